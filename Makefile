@@ -1,0 +1,44 @@
+# caffe2rnn: `make demo` runs the main job, `make test` runs every test.
+# Both set everything up first (a virtual environment in .venv that can see
+# the system's packages, the Python dependencies, the generated protobuf
+# module, the Cython kernels and Graphviz's `dot` binary when it can be installed).
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.caffe2rnn-setup
+
+.PHONY: setup demo test test-fast ext bench docs clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements-dev.txt pyproject.toml setup.py caffe2rnn/proto/caffe2.proto $(wildcard _ext/*.pyx _ext/*.pxd)
+	@test -x $(PY) || $(PYTHON) -m venv --system-site-packages $(VENV) || { \
+	  echo "caffe2rnn: could not create a virtual environment with '$(PYTHON) -m venv'."; \
+	  echo "  Install the venv module (Debian/Ubuntu: sudo apt-get install python3-venv) or run with VENV pointing at an existing one."; exit 1; }
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	$(PY) setup.py -q build_ext --inplace
+	$(PY) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
+	@bash scripts/ensure-dot.sh
+	@touch $@
+
+ext: setup
+	$(PY) setup.py -q build_ext --inplace
+
+demo: setup
+	$(PY) -m caffe2rnn demo --out demo-out
+
+test: setup
+	$(PY) -m pytest -q -p no:cacheprovider tests
+	CAFFE2RNN_KERNELS=python $(PY) -m pytest -q -p no:cacheprovider -m kernels tests
+
+bench: setup
+	$(PY) benchmarks/bench_kernels.py
+	$(PY) benchmarks/bench_lstm.py
+
+docs: setup
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[docs]'
+	$(PY) -m sphinx -W -b html docs docs/_build/html
+
+clean:
+	rm -rf build caffe2rnn/_ext/*.so _ext/*.c caffe2rnn/proto/caffe2_pb2.py demo-out docs/_build

@@ -1,0 +1,33 @@
+"""``caffe2.python.core``: blob references, operators, nets, SSA, gradients.
+
+This is the model-building half of Caffe2: nothing here runs anything. A
+:class:`Net` collects ``OperatorDef`` protos; :class:`GradientRegistry`
+writes their backward ops; :func:`get_ssa` numbers blob versions. Running
+is :mod:`caffe2rnn.workspace`'s job.
+"""
+from ..proto import caffe2_pb2  # noqa: F401
+from ..scope import CurrentNameScope, DeviceScope, NameScope  # noqa: F401
+from .. import scope  # noqa: F401
+from ..operators import registry as _registry
+from .blob import (BlobReference, GradientSlice, ScopedBlobReference,  # noqa: F401
+                   ScopedName)
+from .operator import (CreateOperator, DataType, DeviceOption,  # noqa: F401
+                       _RectifyInputOutput)
+from .ssa import (get_ssa, get_undefined_blobs, get_output_producers,  # noqa: F401
+                  get_op_ids_in_path)
+from .gradients import GradientRegistry, IR  # noqa: F401
+from .net import Net, ExecutionStep, Plan  # noqa: F401
+
+
+def IsOperator(op_type):
+    """True if ``op_type`` names a registered operator."""
+    return _registry.is_registered(op_type)
+
+
+def IsOperatorWithEngine(op_type, engine):
+    return _registry.is_registered(op_type + "_ENGINE_" + engine)
+
+
+def RefreshRegisteredOperators():
+    """Caffe2 re-read the C++ registry here; ours is always current."""
+    return _registry.registered_operators()

@@ -1,0 +1,78 @@
+"""The exceptions caffe2rnn raises.
+
+Caffe2 reported almost every failure as ``caffe2::EnforceNotMet`` (surfaced in
+Python as ``RuntimeError``), with a message that named the failing check. We
+keep that name for the root of operator failures, but give each kind of
+mistake its own class that *also* subclasses the natural built-in exception,
+so ``except ValueError`` / ``except KeyError`` work as a Python user expects.
+
+Every message names where it happened: the net, the operator (index, type and
+name) and the blob, e.g.::
+
+    net 'train', op #2 LSTMUnit: input 'lstm/gates_t' has shape (1, 4, 12);
+    expected (1, 4, 16) (4 x cell_t_prev.dim(2))
+"""
+
+
+class Caffe2RNNError(Exception):
+    """Root of every exception raised on purpose by caffe2rnn."""
+
+
+class EnforceNotMet(Caffe2RNNError, RuntimeError):
+    """A failed run-time check, as Caffe2's ``CAFFE_ENFORCE`` reported it."""
+
+
+class ShapeError(EnforceNotMet, ValueError):
+    """A blob has the wrong shape (or size) for the operator reading it."""
+
+
+class DTypeError(EnforceNotMet, TypeError):
+    """A blob has the wrong element type for the operator reading it."""
+
+
+class ArgumentError(EnforceNotMet, ValueError):
+    """An operator argument is missing or has a bad value."""
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """An operator argument has the wrong kind of value (int, float, list...)."""
+
+
+class BlobNotFoundError(EnforceNotMet, KeyError):
+    """A blob name that is not in the workspace (nor in its parents)."""
+
+    def __str__(self):  # KeyError would print the repr of the message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownOperatorError(Caffe2RNNError, AttributeError):
+    """An operator type that no implementation is registered for.
+
+    Subclasses ``AttributeError`` because Caffe2 raised it from
+    ``Net.__getattr__`` (``net.Fcc(...)``) at op-creation time.
+    """
+
+
+class GradientError(Caffe2RNNError, RuntimeError):
+    """The gradient of an operator cannot be built (no maker, bad versions...)."""
+
+
+class ProtoParseError(Caffe2RNNError, ValueError):
+    """Bytes or text that do not parse as the expected protobuf message."""
+
+
+class WorkspaceError(EnforceNotMet):
+    """Misuse of workspaces or nets: unknown net, refusing to overwrite one..."""
+
+
+def op_context(op, index=None, net_name=None):
+    """Describe an operator for an error message: ``net 'n', op #3 FC 'fc1'``."""
+    parts = []
+    if net_name:
+        parts.append("net '%s'" % net_name)
+    where = "op" if index is None else "op #%d" % index
+    label = "%s %s" % (where, op.type)
+    if op.name:
+        label += " '%s'" % op.name
+    parts.append(label)
+    return ", ".join(parts)

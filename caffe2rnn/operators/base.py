@@ -1,0 +1,100 @@
+"""``Operator``: the base class of every operator implementation.
+
+Creating an operator (C++ ``OperatorBase`` constructor) binds it to the blobs
+it reads and writes: every input must already exist in the workspace (or a
+parent), every output is created if it does not. Arguments are parsed once
+here (:meth:`Operator.setup`); :meth:`Operator.run` then only computes.
+
+Helpers for implementations:
+
+* ``self.input(i)`` — input i's tensor (a clear error if it is not a tensor);
+* ``self.output(i, shape, dtype)`` — the array to write output i into (keeps
+  the existing memory when the size matches, see :meth:`Blob.resize`);
+* ``self.check(cond, msg)`` and ``self.shape_error(...)`` for validation.
+"""
+import numpy as np
+
+from ..errors import BlobNotFoundError, DTypeError, EnforceNotMet, ShapeError
+from ..runtime.arguments import ArgumentHelper
+
+FLOAT_TYPES = (np.float32, np.float64)
+
+
+class Operator:
+    """An operator bound to a workspace. Subclasses implement :meth:`run`."""
+
+    op_type = None
+    schema = None
+
+    def __init__(self, op_def, ws):
+        self.def_ = op_def
+        self.ws = ws
+        self.args = ArgumentHelper(op_def)
+        self.inputs = []
+        for name in op_def.input:
+            blob = ws.get_blob(name)
+            if blob is None:
+                raise BlobNotFoundError(
+                    "Encountered a non-existing input blob: %s" % name)
+            self.inputs.append(blob)
+        self.outputs = [ws.create_blob(name) for name in op_def.output]
+        self.setup()
+
+    def setup(self):
+        """Parse arguments; called once at creation. Override as needed."""
+
+    def run(self):
+        raise NotImplementedError(self.op_type)
+
+    # --- reading inputs --------------------------------------------------------
+    def input(self, i):
+        value = self.inputs[i].value
+        if type(value) is not np.ndarray:
+            raise DTypeError("input %d ('%s') is %s, not a tensor" % (
+                i, self.inputs[i].name,
+                "empty" if value is None else "a " + type(value).__name__))
+        return value
+
+    def float_input(self, i):
+        """Input i, which must be a float32 or float64 tensor."""
+        x = self.input(i)
+        if x.dtype not in FLOAT_TYPES:
+            raise DTypeError("input %d ('%s') has type %s; expected float32 or "
+                             "float64" % (i, self.inputs[i].name, x.dtype))
+        return x
+
+    def input_name(self, i):
+        return self.inputs[i].name
+
+    # --- writing outputs ------------------------------------------------------
+    def output(self, i, shape, dtype=np.float32):
+        return self.outputs[i].resize(shape, dtype)
+
+    def set_output(self, i, value):
+        """Make output i hold ``value`` itself (shares memory; no copy)."""
+        self.outputs[i].value = value
+
+    def copy_to_output(self, i, value):
+        """Write ``value`` into output i, reusing its memory when possible."""
+        out = self.outputs[i].resize(value.shape, value.dtype)
+        if out is not value:
+            np.copyto(out, value)
+        return out
+
+    # --- validation -----------------------------------------------------------
+    def check(self, condition, message, error=EnforceNotMet):
+        if not condition:
+            raise error(message)
+
+    def shape_error(self, i, expected, got=None):
+        got = self.input(i).shape if got is None else got
+        return ShapeError("input %d ('%s') has shape %s; expected %s" % (
+            i, self.inputs[i].name, tuple(got), expected))
+
+    def same_dtype(self, *indices):
+        dtypes = {self.input(i).dtype for i in indices}
+        if len(dtypes) > 1:
+            raise DTypeError("inputs %s have different types: %s" % (
+                ", ".join("%d ('%s')" % (i, self.inputs[i].name) for i in indices),
+                ", ".join(str(self.input(i).dtype) for i in indices)))
+        return dtypes.pop()

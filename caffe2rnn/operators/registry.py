@@ -1,0 +1,139 @@
+"""The operator registry: op type name → implementation, schema, gradient.
+
+Caffe2 kept three registries in C++: operator implementations
+(``REGISTER_CPU_OPERATOR``), schemas (``OPERATOR_SCHEMA``: input/output counts
+and in-place rules) and gradient makers (``REGISTER_GRADIENT``). Here one
+decorator call registers all three facts about an op type::
+
+    @register("Sigmoid", inputs=1, outputs=1, inplace=[(0, 0)])
+    class Sigmoid(Operator):
+        def run(self): ...
+
+    @register_gradient("Sigmoid")
+    class GetSigmoidGradient(GradientMaker):
+        def get_gradient_defs(self):
+            return [self.op_def("SigmoidGradient", [self.O(0), self.GO(0)], [self.GI(0)])]
+"""
+import difflib
+
+from ..errors import GradientError, UnknownOperatorError
+
+_OPERATORS = {}
+_SCHEMAS = {}
+_GRADIENTS = {}
+
+
+class OpSchema:
+    """Input/output counts and in-place rules of one op type.
+
+    ``inputs``/``outputs`` are an int or ``(min, max)`` (``max=None``: no limit).
+    ``inplace`` lists the allowed ``(input, output)`` index pairs (``"any"``:
+    all); ``enforce_inplace`` the pairs that *must* share a name.
+    """
+
+    def __init__(self, op_type, inputs=(0, None), outputs=(0, None),
+                 inplace=(), enforce_inplace=(), doc=None):
+        self.op_type = op_type
+        self.inputs = (inputs, inputs) if isinstance(inputs, int) else tuple(inputs)
+        self.outputs = (outputs, outputs) if isinstance(outputs, int) else tuple(outputs)
+        self.inplace = inplace if inplace == "any" else frozenset(inplace)
+        self.enforce_inplace = frozenset(enforce_inplace)
+        self.doc = doc
+
+    @staticmethod
+    def _count_ok(n, bounds):
+        low, high = bounds
+        return n >= low and (high is None or n <= high)
+
+    @staticmethod
+    def _describe(bounds):
+        low, high = bounds
+        if high == low:
+            return str(low)
+        return "%d or more" % low if high is None else "%d to %d" % (low, high)
+
+    def verify(self, op_def):
+        """Return ``None`` if ``op_def`` fits the schema, else what is wrong."""
+        n_in, n_out = len(op_def.input), len(op_def.output)
+        if not self._count_ok(n_in, self.inputs):
+            return "%s takes %s inputs, got %d" % (
+                self.op_type, self._describe(self.inputs), n_in)
+        if not self._count_ok(n_out, self.outputs):
+            return "%s takes %s outputs, got %d" % (
+                self.op_type, self._describe(self.outputs), n_out)
+        for i, name in enumerate(op_def.input):
+            for j, out in enumerate(op_def.output):
+                if name != out:
+                    continue
+                if self.inplace != "any" and (i, j) not in self.inplace \
+                        and (i, j) not in self.enforce_inplace:
+                    return ("%s does not allow input %d ('%s') to be written in "
+                            "place as output %d" % (self.op_type, i, name, j))
+        for i, j in self.enforce_inplace:
+            if i < n_in and j < n_out and op_def.input[i] != op_def.output[j]:
+                return ("%s requires input %d and output %d to be the same blob"
+                        % (self.op_type, i, j))
+        return None
+
+
+def register(op_type, inputs=(0, None), outputs=(0, None), inplace=(),
+             enforce_inplace=(), doc=None):
+    """Class decorator: register an :class:`~caffe2rnn.operators.base.Operator`."""
+    def decorate(cls):
+        schema = OpSchema(op_type, inputs, outputs, inplace, enforce_inplace,
+                          doc or cls.__doc__)
+        _OPERATORS[op_type] = cls
+        _SCHEMAS[op_type] = schema
+        cls.op_type = op_type
+        cls.schema = schema
+        return cls
+    return decorate
+
+
+def register_gradient(op_type):
+    """Decorator: register a gradient maker (a GradientMaker subclass or marker)."""
+    def decorate(maker):
+        _GRADIENTS[op_type] = maker
+        return maker
+    return decorate
+
+
+def is_registered(op_type):
+    return op_type in _OPERATORS
+
+
+def registered_operators():
+    """Sorted list of every registered op type (``workspace.RegisteredOperators``)."""
+    return sorted(_OPERATORS)
+
+
+def close_matches(op_type):
+    return difflib.get_close_matches(op_type, list(_OPERATORS), n=5, cutoff=0.6)
+
+
+def operator_class(op_type):
+    """The implementation class of ``op_type``; UnknownOperatorError if none."""
+    try:
+        return _OPERATORS[op_type]
+    except KeyError:
+        hint = close_matches(op_type)
+        raise UnknownOperatorError(
+            "operator type '%s' is not registered%s" % (
+                op_type, "; did you mean: " + ", ".join(hint) if hint else "")) from None
+
+
+def schema(op_type):
+    return _SCHEMAS.get(op_type)
+
+
+def gradient_maker(op_type):
+    """The registered gradient maker of ``op_type``; GradientError if none."""
+    try:
+        return _GRADIENTS[op_type]
+    except KeyError:
+        raise GradientError("Gradient maker for operator %s not implemented."
+                            % op_type) from None
+
+
+def has_gradient_maker(op_type):
+    return op_type in _GRADIENTS

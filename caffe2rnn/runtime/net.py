@@ -1,0 +1,94 @@
+"""``NetInstance``: a NetDef instantiated in a workspace, ready to run.
+
+Caffe2's ``SimpleNet``: operators are created in order (each binding its blobs)
+and run one after the other. Every net type this project meets (unset,
+``simple``, ``dag``, ``async_simple``, ``rnn``, ``prof_dag``) runs sequentially,
+which is what their results are defined by.
+"""
+from ..errors import (Caffe2RNNError, EnforceNotMet, WorkspaceError,
+                      op_context)
+from ..operators import registry
+
+SEQUENTIAL_NET_TYPES = frozenset(
+    ["", "simple", "dag", "async_simple", "async_dag", "rnn", "prof_dag",
+     "async_scheduling"])
+
+
+def with_context(exc, context):
+    """Re-raise ``exc`` with ``context`` (``net 'n', op #3 FC``) in its message."""
+    message = "%s: %s" % (context, exc)
+    if isinstance(exc, Caffe2RNNError):
+        try:
+            new = type(exc)(message)
+        except TypeError:  # a subclass with a different constructor
+            new = EnforceNotMet(message)
+    else:
+        new = EnforceNotMet("%s (%s)" % (message, type(exc).__name__))
+    return new
+
+
+def sanity_check(netdef):
+    """The checks Caffe2's NetBase constructor made (spec §5.3)."""
+    if netdef.type not in SEQUENTIAL_NET_TYPES:
+        raise WorkspaceError("net '%s': unknown net type '%s'" % (netdef.name, netdef.type))
+    known = set(netdef.external_input)
+    if netdef.external_input:
+        for op in netdef.op:
+            for name in op.input:
+                if name not in known:
+                    raise WorkspaceError(
+                        "op %s: Source for input %s is unknown for net %s, "
+                        "operator %s" % (op.type, name, netdef.name, op.type))
+            known.update(op.output)
+    else:
+        for op in netdef.op:
+            known.update(op.output)
+    for name in netdef.external_output:
+        if name not in known:
+            raise WorkspaceError(
+                "Some of the blobs are declared as output but never produced by "
+                "the net %s, the first one is %s" % (netdef.name, name))
+
+
+def create_operator(op_def, ws, index=None, net_name=None):
+    """Instantiate one OperatorDef in ``ws`` (checks device, type and schema)."""
+    try:
+        if op_def.HasField("device_option") and op_def.device_option.device_type != 0:
+            raise EnforceNotMet("device type %d (CUDA or other) is not supported; "
+                                "caffe2rnn runs on the CPU"
+                                % op_def.device_option.device_type)
+        cls = registry.operator_class(op_def.type)
+        problem = cls.schema.verify(op_def)
+        if problem:
+            raise EnforceNotMet("Operator def did not pass schema checking: " + problem)
+        return cls(op_def, ws)
+    except Exception as exc:
+        raise with_context(exc, op_context(op_def, index, net_name)) from exc
+
+
+class NetInstance:
+    """A created net: bound operators that :meth:`run` executes in order."""
+
+    def __init__(self, netdef, ws):
+        sanity_check(netdef)
+        self.name = netdef.name
+        self.proto = netdef
+        self.ws = ws
+        before = set(ws.local_blob_names())
+        try:
+            self.ops = [create_operator(op, ws, i, self.name)
+                        for i, op in enumerate(netdef.op)]
+        except Exception:
+            # Nothing half-written: drop the blobs this attempt created.
+            for name in set(ws.local_blob_names()) - before:
+                ws.remove_blob(name)
+            raise
+
+    def run(self):
+        index = 0
+        try:
+            for index, op in enumerate(self.ops):
+                op.run()
+        except Exception as exc:
+            raise with_context(exc, op_context(self.proto.op[index], index, self.name)) from exc
+        return True

@@ -1,0 +1,71 @@
+"""Build caffe2rnn: generate ``caffe2_pb2.py`` and compile the Cython kernels.
+
+Every ``_ext/<name>.pyx`` becomes the extension ``caffe2rnn._ext.<name>``. A
+failed or skipped Cython build (``CAFFE2RNN_NO_CYTHON=1``) is not fatal: the
+package then runs its pure-Python kernel twins and says so once on import.
+Compiler directives are set here for every kernel; ``CAFFE2RNN_CYTHON_DEBUG=1``
+turns bounds and wrap-around checks back on to chase a memory error.
+"""
+import glob
+import os
+import sys
+
+from setuptools import find_packages, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "caffe2rnn", "proto"))
+import build as proto_build  # noqa: E402  (caffe2rnn/proto/build.py)
+
+
+def extensions():
+    if os.environ.get("CAFFE2RNN_NO_CYTHON"):
+        return []
+    try:
+        import numpy
+        from Cython.Build import cythonize
+    except ImportError as exc:
+        print("caffe2rnn: not building Cython kernels (%s)" % exc)
+        return []
+    from setuptools import Extension
+    debug = bool(os.environ.get("CAFFE2RNN_CYTHON_DEBUG"))
+    directives = {
+        "language_level": 3, "boundscheck": debug, "wraparound": debug,
+        "initializedcheck": debug, "nonecheck": False, "cdivision": True,
+    }
+    exts = [
+        Extension("caffe2rnn._ext." + os.path.splitext(os.path.basename(path))[0],
+                  [path], include_dirs=[numpy.get_include(), "_ext"],
+                  extra_compile_args=["-O3"],
+                  define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
+        for path in sorted(glob.glob("_ext/*.pyx"))
+    ]
+    return cythonize(exts, compiler_directives=directives, quiet=True,
+                     include_path=["_ext"])
+
+
+class BuildPy(build_py):
+    def run(self):
+        proto_build.generate()
+        super().run()
+
+
+class BuildExt(build_ext):
+    """Generate the proto module too, and never fail the install on a compile error."""
+
+    def run(self):
+        proto_build.generate()
+        try:
+            super().run()
+        except Exception as exc:  # pragma: no cover - depends on the machine
+            print("caffe2rnn: Cython kernels not built (%s); the pure-Python "
+                  "kernels will be used" % exc)
+
+
+setup(
+    packages=find_packages(include=["caffe2rnn", "caffe2rnn.*"]),
+    package_data={"caffe2rnn.proto": ["caffe2.proto"]},
+    ext_modules=extensions(),
+    cmdclass={"build_py": BuildPy, "build_ext": BuildExt},
+)
