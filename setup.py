@@ -56,6 +56,9 @@ class BuildExt(build_ext):
 
     def run(self):
         proto_build.generate()
+        # caffe2rnn/_ext/ is a git-ignored namespace package holding only
+        # build outputs: an in-place build must create it before copying.
+        os.makedirs(os.path.join(HERE, "caffe2rnn", "_ext"), exist_ok=True)
         try:
             super().run()
         except Exception as exc:  # pragma: no cover - depends on the machine

@@ -48,6 +48,18 @@ class Era:
     #: E0-E3 raised RuntimeError for ``net.UnknownOp``; later AttributeError
     #: with a "Did you mean" list.
     unknown_op_is_attribute_error: bool = True
+    #: E0 (3b190c4df) named no near matches for an unknown op; from E1 the
+    #: message ends with "Did you mean: [...]".
+    unknown_op_lists_near_names: bool = True
+    #: f9a9c52d9 (2017-05-12): ``ModelHelper.arg_scope`` is copied into every
+    #: ``brew`` helper call, so helpers taking ``**kwargs`` (``fc``, ``sum``,
+    #: ...) leak ``order``/``use_cudnn``/``cudnn_exhaustive_search`` into the
+    #: ops they create, and ``CNNModelHelper`` is a thin wrapper over ``brew``.
+    #: Before (E0-E4): ``CNNModelHelper`` passed its keywords straight through.
+    brew_argument_leakage: bool = True
+    #: 0d9607ace (2017-08-24): FC reads ``axis_w`` and flattens an N-D W at
+    #: it. Before: W must be 2-D.
+    fc_axis_w: bool = False
 
 
 ERAS = {}
@@ -60,8 +72,9 @@ def _define(era):
 
 E5 = _define(Era("E5", "0cdd09da6", "2017-06-29"))
 E6 = _define(replace(E5, name="E6", commit="929c33cee", date="2018-03-26",
-                     netdef_arguments=True))
+                     netdef_arguments=True, fc_axis_w=True))
 E4 = _define(replace(E5, name="E4", commit="c2913bcac", date="2017-04-12",
+                     brew_argument_leakage=False,
                      ys_count_as_use=False, equal_generator_names=True,
                      first_generator_keeps_name=False,
                      zero_gradient_always=False))
@@ -72,7 +85,8 @@ E2 = _define(replace(E3, name="E2", commit="73f75a980", date="2017-03-19",
                      elementwise_gradient="A"))
 E1 = _define(replace(E2, name="E1", commit="3913181a4", date="2017-01-24",
                      lstm_unit_has_hidden_input=False))
-E0 = _define(replace(E1, name="E0", commit="3b190c4df", date="2016-12-20"))
+E0 = _define(replace(E1, name="E0", commit="3b190c4df", date="2016-12-20",
+                     unknown_op_lists_near_names=False))
 
 DEFAULT = E5
 _current = contextvars.ContextVar("caffe2rnn_era", default=DEFAULT)

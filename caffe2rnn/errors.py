@@ -76,3 +76,16 @@ def op_context(op, index=None, net_name=None):
         label += " '%s'" % op.name
     parts.append(label)
     return ", ".join(parts)
+
+
+class DrawingError(Caffe2RNNError, ValueError):
+    """Something :mod:`caffe2rnn.viz` cannot draw: not a net, not a
+    RecurrentNetwork operator, link/alias arguments of unequal lengths..."""
+
+
+class GraphvizNotFoundError(Caffe2RNNError, RuntimeError):
+    """Rendering needs Graphviz's ``dot`` program, which is not installed.
+
+    ``pip install graphviz`` installs only the Python bindings; the binary
+    comes from the operating system or conda.
+    """

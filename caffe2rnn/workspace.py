@@ -10,7 +10,7 @@ import numpy as np
 from . import eras
 from .errors import BlobNotFoundError, WorkspaceError
 from .operators import registry as _registry
-from .proto import caffe2_pb2
+from .proto import caffe2_pb2, parse
 from .runtime import Workspace
 
 _workspaces = {}
@@ -120,9 +120,7 @@ def _netdef(net):
 
 def _op_def(op):
     if isinstance(op, bytes):
-        parsed = caffe2_pb2.OperatorDef()
-        parsed.ParseFromString(op)
-        return parsed
+        return parse(caffe2_pb2.OperatorDef, op)
     return op
 
 

@@ -1,13 +1,351 @@
-"""Placeholder: the core helper writes Net here."""
+"""``core.Net``: a named, growing ``NetDef`` and the ``net.<OpType>(...)`` API.
+
+A Net does not run anything. It owns one ``NetDef`` proto and appends an
+``OperatorDef`` to it each time you call an operator by name::
+
+    net = core.Net("step")
+    h = net.FC(["x", "w", "b"], "h", axis=2)   # appends FC, returns BlobReference("h")
+    y = net.Sum([h, "x"])                      # output auto-named "step/Sum"
+
+Three Caffe2 habits shape what ``recurrent_net`` builds and are kept here:
+
+* a blob read by an op but produced by nobody in this net becomes an
+  *external input* of the net (that is how a step net learns which outer
+  blobs, e.g. parameters, it references);
+* net names are unique in the process (``lstm_cell``, ``lstm_cell_1``...), and
+  that name is printed inside every serialized step net;
+* ``NextName('recurrent')`` keeps returning ``'<net>/recurrent'`` because no
+  blob of exactly that name is ever defined (spec §2.7, §10.6).
+"""
+from collections import defaultdict
+
+from .. import eras
+from .. import scope as _scope
+from ..errors import EnforceNotMet, UnknownOperatorError, WorkspaceError
+from ..operators import registry as _registry
+from ..proto import caffe2_pb2
+from .blob import BlobReference, ScopedBlobReference
+from .operator import CreateOperator, _RectifyInputOutput
+
+
+def unknown_operator_error(op_type):
+    """The exception Caffe2 raised for ``net.<op_type>`` of an unknown type.
+
+    E4 onwards: an ``AttributeError`` (so ``hasattr(net, 'Fcc')`` is False)
+    listing near names; E0-E3: a ``RuntimeError`` (E0 without the list).
+    """
+    message = 'Method ' + op_type + ' is not a registered operator.'
+    era = eras.current()
+    if era.unknown_op_lists_near_names:
+        message += ' Did you mean: [' + ','.join(_registry.close_matches(op_type)) + ']'
+    if era.unknown_op_is_attribute_error:
+        return UnknownOperatorError(message)
+    return EnforceNotMet(message)
+
+
+def _is_known_operator(op_type):
+    return (_registry.is_registered(op_type)
+            or _registry.is_registered(op_type + "_ENGINE_CUDNN"))
+
+
+def _first_digit_after(name, prefix):
+    """The digit right after ``prefix`` in ``name``, or None.
+
+    Caffe2 read exactly one character there, so ``n_blob_12`` counts as 1.
+    """
+    if name.startswith(prefix) and name[len(prefix):len(prefix) + 1].isdigit():
+        return int(name[len(prefix)])
+    return None
 
 
 class Net:
-    pass
+    """A ``NetDef`` under construction (Caffe2's ``core.Net``, spec §2.7).
 
+    ``Net(name)`` starts an empty net; ``Net(netdef)`` starts from a copy of a
+    NetDef. Either way the name is made unique in the process: the second
+    ``Net("RecurrentBackwardStep")`` is called ``RecurrentBackwardStep_1``.
+    """
 
-class ExecutionStep:
-    pass
+    #: Every net name handed out in this process (Caffe2 never cleared it).
+    _net_names_used = set()
+    operator_registry_ = {}
 
+    @classmethod
+    def reset_names(cls):
+        """Forget every net name used so far (not in Caffe2; for tests)."""
+        cls._net_names_used.clear()
 
-class Plan:
-    pass
+    @staticmethod
+    def _get_next_net_name(basename):
+        name = basename
+        next_idx = 1
+        while name in Net._net_names_used:
+            name = basename + '_' + str(next_idx)
+            next_idx += 1
+        Net._net_names_used.add(name)
+        return name
+
+    def __init__(self, name_or_proto):
+        self._input_record = None
+        self._output_record = None
+        self._registered_blob_names = set()
+        self._attr_dict = defaultdict(list)
+        self._recreate_lookup_tables = False
+        self._net = caffe2_pb2.NetDef()
+        if type(name_or_proto) is caffe2_pb2.NetDef:
+            self._net.CopyFrom(name_or_proto)
+            name = self._net.name
+            prefix = name + '_blob_'
+            digits = [_first_digit_after(blob, prefix)
+                      for op in self._net.op
+                      for blob in list(op.input) + list(op.output)]
+            digits = [d for d in digits if d is not None]
+            self._next_name_index = max(digits) + 1 if digits else 0
+        else:
+            name = name_or_proto
+            self._next_name_index = 0
+        self._net.name = Net._get_next_net_name(name)
+        self._RecreateLookupTables()
+
+    # -- lookup tables -----------------------------------------------------
+
+    def _RecreateLookupTables(self):
+        """Rebuild the sets of op outputs and external inputs from the proto."""
+        self._op_outputs = {o for op in self._net.op for o in op.output}
+        self._external_input_map = set(self._net.external_input)
+        self._recreate_lookup_tables = False
+
+    def BlobIsDefined(self, blob):
+        """True if some op of this net writes ``blob`` or it is an external input."""
+        if self._recreate_lookup_tables:
+            self._RecreateLookupTables()
+        name = str(blob)
+        return name in self._op_outputs or name in self._external_input_map
+
+    def UsesBlob(self, blob):
+        """True if some op of this net reads ``blob``."""
+        name = str(blob)
+        return any(name == i for op in self._net.op for i in op.input)
+
+    def GetBlobRef(self, blob_name):
+        """A BlobReference (bound to this net) to a blob the net defines."""
+        blob_name = str(blob_name)
+        if not self.BlobIsDefined(blob_name):
+            raise KeyError('Net does not define blob %s' % blob_name)
+        return BlobReference(blob_name, self)
+
+    def is_external_input(self, blob):
+        if self._recreate_lookup_tables:
+            self._RecreateLookupTables()
+        return str(blob) in self._external_input_map
+
+    @property
+    def external_inputs(self):
+        return [BlobReference(name) for name in self._net.external_input]
+
+    @property
+    def external_outputs(self):
+        return [BlobReference(name) for name in self._net.external_output]
+
+    # -- names ---------------------------------------------------------------
+
+    def Name(self):
+        return self._net.name
+
+    def __str__(self):
+        return self.Name()
+
+    def Proto(self):
+        """The net's own NetDef (not a copy): edits to it are edits to the net.
+
+        Since the caller may edit it, the lookup tables are rebuilt lazily
+        before the next ``BlobIsDefined``.
+        """
+        self._recreate_lookup_tables = True
+        return self._net
+
+    def NextName(self, prefix=None, output_id=None):
+        """A fresh (unscoped) blob name: ``<net>/<prefix>[_k][:<output_id>]``.
+
+        The uniqueness test looks at the *scoped* candidate while the result is
+        returned unscoped, so outside a name scope a name that no op ever
+        writes verbatim (``NextName('recurrent')``) comes back every time.
+        Without a prefix: ``<net>_blob_<k>`` from a per-net counter.
+        """
+        if not prefix:
+            name = self._net.name + '_blob_' + str(self._next_name_index)
+            self._next_name_index += 1
+            return name
+        base = self._net.name + '/' + prefix
+        suffix = '' if output_id is None else ':' + str(output_id)
+        name = base + suffix
+        index = 2
+        while self.BlobIsDefined(str(ScopedBlobReference(name))):
+            name = base + '_' + str(index) + suffix
+            index += 1
+        return name
+
+    def NextBlob(self, prefix='unnamed'):
+        """A BlobReference named ``prefix`` (or ``prefix_auto_<i>``) not used yet."""
+        name = str(prefix)
+        index = 0
+        while name in self._registered_blob_names or self.BlobIsDefined(name):
+            name = str(prefix) + '_auto_' + str(index)
+            index += 1
+        self._registered_blob_names.add(name)
+        return BlobReference(name)
+
+    def NextScopedBlob(self, prefix='unnamed'):
+        return self.NextBlob(_scope.CurrentNameScope() + str(prefix))
+
+    # -- external inputs and outputs ---------------------------------------------
+
+    def AddExternalInput(self, *inputs):
+        """Declare external inputs; return one BlobReference or a list of them.
+
+        As in Caffe2 the references have no net (its helper tested the builtin
+        ``input`` instead of the argument), so ``ref.Relu()`` on them fails.
+        """
+        if not inputs:
+            raise WorkspaceError("AddExternalInput of net '%s' needs at least "
+                                 "one blob" % self.Name())
+        if self._recreate_lookup_tables:
+            self._RecreateLookupTables()
+        for blob in inputs:
+            if str(blob) in self._external_input_map:
+                raise WorkspaceError("Net already contains an input named %s"
+                                     % str(blob))
+        refs = []
+        for blob in inputs:
+            name = str(blob)
+            self._net.external_input.append(name)
+            self._external_input_map.add(name)
+            refs.append(BlobReference(name))
+        return refs[0] if len(refs) == 1 else refs
+
+    AddExternalInputs = AddExternalInput
+
+    def AddScopedExternalInputs(self, *inputs):
+        """Add inputs with the current name scope prepended; always a list."""
+        refs = self.AddExternalInput(*[ScopedBlobReference(b) for b in inputs])
+        return refs if isinstance(refs, list) else [refs]
+
+    def AddExternalOutput(self, *outputs):
+        """Declare outputs; each must be a BlobReference the net defines."""
+        for blob in outputs:
+            if not isinstance(blob, BlobReference):
+                raise TypeError("AddExternalOutput of net '%s' takes "
+                                "BlobReferences, got %r" % (self.Name(), blob))
+            if not self.BlobIsDefined(blob):
+                raise WorkspaceError("Net '%s' does not define blob %s, so it "
+                                     "cannot be an external output"
+                                     % (self.Name(), blob))
+        self._net.external_output.extend(str(b) for b in outputs)
+
+    AddExternalOutputs = AddExternalOutput
+
+    def AddScopedExternalOutputs(self, *outputs):
+        return self.AddExternalOutput(*[ScopedBlobReference(b) for b in outputs])
+
+    # -- attributes (Python-side notes carried by Clone) ---------------------
+
+    def AddAttribute(self, name, obj):
+        self._attr_dict[name].append(obj)
+
+    def get_attributes(self, name):
+        return self._attr_dict.get(name, [])
+
+    # -- operators ---------------------------------------------------------------
+
+    def _ExtendOps(self, new_ops):
+        self._net.op.extend(new_ops)
+        for op in new_ops:
+            self._op_outputs.update(op.output)
+
+    def __getattr__(self, op_type):
+        """``net.FC(...)``: a function that appends an ``op_type`` operator."""
+        if op_type.startswith('__'):
+            raise AttributeError(op_type)
+        if not _is_known_operator(op_type):
+            raise unknown_operator_error(op_type)
+        return lambda *args, **kwargs: self._CreateAndAddToSelf(
+            op_type, *args, **kwargs)
+
+    def _CreateAndAddToSelf(self, op_type, inputs, outputs=None, **kwargs):
+        """Append one operator; see the class docs for the naming rules.
+
+        Returns None (no output), one BlobReference, or a tuple of them.
+        """
+        inputs = _RectifyInputOutput(inputs)
+        for blob in inputs:
+            if not self.BlobIsDefined(blob):
+                if blob.Net() is self:
+                    raise WorkspaceError(
+                        "blob %s claims to come from net '%s' but the net does "
+                        "not define it" % (blob, self.Name()))
+                self.AddExternalInput(blob)
+        if outputs is None:
+            outputs = self.NextName(prefix=op_type)
+        elif type(outputs) is int:
+            outputs = [self.NextName(prefix=op_type, output_id=i)
+                       for i in range(outputs)]
+        outputs = _RectifyInputOutput(outputs, net=self)
+        op = CreateOperator(op_type, inputs, outputs, **kwargs)
+        self._ExtendOps([op])
+        if len(op.output) == 0:
+            return None
+        if len(op.output) == 1:
+            return BlobReference(op.output[0], self)
+        return tuple(BlobReference(o, self) for o in op.output)
+
+    def AddGradientOperators(self, ys, skip=0):
+        """Append the backward pass of ``op[skip:]`` for ``ys``; return its map.
+
+        ``ys`` is a list of blobs (their gradients are filled with ones) or a
+        dict blob → gradient blob; see ``GradientRegistry.GetBackwardPass``.
+        """
+        from .gradients import GradientRegistry  # written alongside; avoids a cycle
+        grad_ops, input_to_grad = GradientRegistry.GetBackwardPass(
+            self._net.op[skip:], ys)
+        self._ExtendOps(grad_ops)
+        return input_to_grad
+
+    def Clone(self, name, blob_remap=None, op_id_mask=None, remap_funcs=None,
+              keep_schema=True):
+        """A new Net (uniquely renamed from ``name``) with some ops and renamed blobs.
+
+        ``op_id_mask`` lists the op indices to keep (default: all, in order);
+        ``blob_remap`` renames blobs of ops and of external inputs/outputs;
+        ``remap_funcs[op_type](op, name + '/')`` may edit each kept op;
+        ``keep_schema`` also carries the (input/output) records over.
+        """
+        blob_remap = blob_remap or {}
+        remap_funcs = remap_funcs or {}
+        if op_id_mask is None:
+            op_id_mask = range(len(self._net.op))
+
+        def remap(names):
+            renamed = [str(blob_remap.get(n, n)) for n in names]
+            del names[:]
+            names.extend(renamed)
+
+        proto = caffe2_pb2.NetDef()
+        proto.CopyFrom(self._net)
+        proto.name = name
+        del proto.op[:]
+        for op_id in op_id_mask:
+            op = proto.op.add()
+            op.CopyFrom(self._net.op[op_id])
+            remap(op.input)
+            remap(op.output)
+            if op.type in remap_funcs:
+                remap_funcs[op.type](op, (name + '/') if name else '')
+        remap(proto.external_input)
+        remap(proto.external_output)
+        new_net = Net(proto)
+        if keep_schema:
+            new_net._input_record = self._input_record
+            new_net._output_record = self._output_record
+        for key, values in self._attr_dict.items():
+            new_net._attr_dict[key].extend(values)
+        return new_net

@@ -1,0 +1,91 @@
+"""Peak memory of a forward-only LSTM RecurrentNetwork: T = 1,000 vs T = 100.
+
+Run from the repository root:
+
+    python benchmarks/bench_forward_only_memory.py
+
+Without a backward step net the op cycles over ``num_workspaces`` (2) step
+workspaces, so the only memory that grows with T should be the (T + 1)-row
+state tensors themselves. The script measures the peak of Python/NumPy
+allocations (tracemalloc) during one run of the op in a fresh workspace,
+subtracts the two state tensors, and compares T = 1,000 with T = 100 (target:
+within 1.2x).
+"""
+import os
+import sys
+import tracemalloc
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from caffe2rnn.proto import caffe2_pb2  # noqa: E402
+from caffe2rnn.runtime import Workspace  # noqa: E402
+from caffe2rnn.utils import MakeArgument  # noqa: E402
+
+N, D = 8, 64
+
+
+def op(op_type, inputs, outputs, **args):
+    o = caffe2_pb2.OperatorDef(type=op_type, input=inputs, output=outputs)
+    o.arg.extend(MakeArgument(k, v) for k, v in args.items())
+    return o
+
+
+def lstm_forward_only():
+    """Caffe2's LSTM step net (FC on h_{t-1}, + x_t, LSTMUnit), no backward net."""
+    step = caffe2_pb2.NetDef(name="lstm_step", external_input=[
+        "hidden_t_prev", "cell_t_prev", "input_t", "gates_w", "gates_b", "seq_lengths"])
+    step.op.extend([
+        op("FC", ["hidden_t_prev", "gates_w", "gates_b"], ["gates_t"], axis=2),
+        op("Sum", ["gates_t", "input_t"], ["gates_t"]),
+        op("LSTMUnit", ["hidden_t_prev", "cell_t_prev", "gates_t", "seq_lengths",
+                        "timestep"], ["hidden_t", "cell_t"])])
+    links = [("hidden_t_prev", "hidden", 0), ("hidden_t", "hidden", 1),
+             ("cell_t_prev", "cell", 0), ("cell_t", "cell", 1), ("input_t", "input", 0)]
+    return op("RecurrentNetwork", ["input", "h0", "c0", "gates_w", "gates_b", "seq_lengths"],
+              ["hidden_all", "hidden_last", "cell_all", "cell_last", "step_workspaces"],
+              step_net=str(step), recurrent_states=["hidden", "cell"],
+              initial_recurrent_state_ids=[1, 2],
+              link_internal=[l[0] for l in links], link_external=[l[1] for l in links],
+              link_offset=[l[2] for l in links],
+              alias_src=["hidden", "hidden", "cell", "cell"],
+              alias_dst=["hidden_all", "hidden_last", "cell_all", "cell_last"],
+              alias_offset=[1, -1, 1, -1])
+
+
+def peak_bytes(seq_len):
+    """(peak bytes during one run, bytes of the two state tensors)."""
+    rng = np.random.RandomState(0)
+    ws = Workspace()
+    ws.feed("input", rng.standard_normal((seq_len, N, 4 * D)).astype(np.float32))
+    ws.feed("h0", np.zeros((N, D), np.float32))
+    ws.feed("c0", np.zeros((N, D), np.float32))
+    ws.feed("gates_w", (rng.standard_normal((4 * D, D)) * 0.1).astype(np.float32))
+    ws.feed("gates_b", np.zeros(4 * D, np.float32))
+    ws.feed("seq_lengths", np.full(N, seq_len, np.int32))
+    op_def = lstm_forward_only()
+    tracemalloc.start()
+    ws.run_operator_once(op_def)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    states = ws.blob("hidden").value.nbytes + ws.blob("cell").value.nbytes
+    assert len(ws.blob("step_workspaces").value.step_workspaces) == 2
+    return peak, states
+
+
+def main():
+    print("forward-only LSTM, N=%d, D=%d, float32, num_workspaces=2 (default)\n" % (N, D))
+    print("%6s %14s %16s %18s" % ("T", "peak bytes", "state tensors", "peak - states"))
+    peak_bytes(10)  # warm-up: one-time imports and caches are not the op's memory
+    rows = {}
+    for seq_len in (100, 1000):
+        peak, states = peak_bytes(seq_len)
+        rows[seq_len] = peak - states
+        print("%6d %14d %16d %18d" % (seq_len, peak, states, peak - states))
+    ratio = rows[1000] / rows[100]
+    print("\n(peak - states) at T=1000 / at T=100: %.3fx (target <= 1.2x)" % ratio)
+    print("\nreproduce: python benchmarks/bench_forward_only_memory.py")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""Time each RNN kernel on its Python twin and its Cython build.
+
+Run from the repository root, after `python setup.py build_ext --inplace`:
+
+    python benchmarks/bench_kernels.py
+
+For every kernel and a few small shapes (N x D rows, float32) it prints the
+median time per call of the raw kernel on each path and the speed-up, then
+checks that creating a view (link or alias) costs the same for T = 10 and
+T = 10,000 (views are O(1) in T). Validation (kernels.checked) is shared by
+both paths and not included in the kernel columns; the last table shows the
+checked entry points the operators call.
+"""
+import os
+import sys
+import timeit
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from caffe2rnn import kernels  # noqa: E402
+from caffe2rnn.kernels import checked  # noqa: E402
+
+SHAPES = [(4, 16), (8, 64), (32, 256)]  # N x D, all with N * D <= 8192
+T = 16
+
+
+def per_call_us(fn, number=2000, repeat=7):
+    """Median over ``repeat`` runs of ``number`` calls, in microseconds."""
+    times = sorted(timeit.repeat(fn, number=number, repeat=repeat))
+    return times[len(times) // 2] / number * 1e6
+
+
+def cases(n, d):
+    """(kernel, description, callable taking a path) for one N x D."""
+    rng = np.random.RandomState(0)
+    states = rng.standard_normal((T + 1, n, d)).astype(np.float32)
+    grad = rng.standard_normal((T, n, d)).astype(np.float32)
+    row = rng.standard_normal(d).astype(np.float32)
+    block = np.empty((n, d), np.float32)
+    other = states[3]
+    acc = np.zeros(d, np.float32)
+    return [
+        ("repeat_copy", lambda k: k.repeat_copy(row, block)),
+        ("accumulate_input_gradient",
+         lambda k: k.accumulate_input_gradient(states, grad, 5, 1)),
+        ("add_striped_batch", lambda k: k.add_striped_batch(block, acc, d, n)),
+        ("inplace_add", lambda k: k.inplace_add(block, other)),
+        ("link_view", lambda k: k.link_view(states, 4, 1)),
+        ("offset_alias", lambda k: k.offset_alias(states, 1)),
+    ]
+
+
+def kernel_table():
+    py, cy = kernels.implementation("python"), kernels.implementation("cython")
+    print("%-27s %-10s %11s %11s %9s" % ("kernel", "N x D", "python us", "cython us",
+                                         "speed-up"))
+    for n, d in SHAPES:
+        for name, call in cases(n, d):
+            tp = per_call_us(lambda: call(py))
+            tc = per_call_us(lambda: call(cy))
+            print("%-27s %-10s %11.3f %11.3f %8.1fx" % (name, "%dx%d" % (n, d), tp, tc,
+                                                       tp / tc))
+
+
+def view_table():
+    print("\nview creation vs T (checked entry points, N x D = 8x64, float32)")
+    print("%-14s %-7s %12s %12s %7s" % ("view", "path", "T=10 us", "T=10000 us", "ratio"))
+    for path in ("python", "cython"):
+        with kernels.use(path):
+            for name, make in [("link_view", lambda s: checked.link_view(s, 7, 1, 1)),
+                               ("offset_alias", lambda s: checked.offset_alias(s, -1))]:
+                small = np.zeros((11, 8, 64), np.float32)
+                large = np.zeros((10001, 8, 64), np.float32)
+                ts = per_call_us(lambda: make(small))
+                tl = per_call_us(lambda: make(large))
+                print("%-14s %-7s %12.3f %12.3f %6.2fx" % (name, path, ts, tl, tl / ts))
+
+
+def main():
+    if not kernels.cython_available():
+        sys.exit("the Cython kernels are not built: run `python setup.py build_ext --inplace`")
+    print("caffe2rnn kernel benchmark (median per call; numpy %s)\n" % np.__version__)
+    kernel_table()
+    view_table()
+    print("\nreproduce: python benchmarks/bench_kernels.py")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""``caffe2.python.cnn``: ``CNNModelHelper``, the model helper the RNN seeds use.
+
+E3 ``recurrent.LSTM`` builds its step model as
+``CNNModelHelper(name='lstm_cell', param_model=model)`` and calls
+``step_model.FC(hidden_t_prev, s('gates_t'), dim_in, 4 * dim_out, axis=2)``.
+What that FC op looks like depends on the era (``eras.current()``):
+
+* E0-E4 (``brew_argument_leakage`` off): the helper methods pass their
+  keywords straight to the op: the FC gets only ``axis: 2``; ``Transpose``
+  and ``Softmax`` get ``engine: "CUDNN"`` when ``use_cudnn``; ``Concat`` gets
+  ``order``.
+* E5/E6: ``CNNModelHelper`` is a deprecated thin wrapper over ``ModelHelper``
+  + :mod:`brew`, with ``order``/``use_cudnn``/``cudnn_exhaustive_search`` as
+  the model's ``arg_scope`` — which brew copies into the FC's arguments.
+
+The era is read when a method is called, like every other era policy.
+"""
+import logging
+
+from . import brew, core, eras
+from .errors import ArgumentError
+from .model_helper import ModelHelper
+
+logger = logging.getLogger(__name__)
+
+
+class CNNModelHelper(ModelHelper):
+    """A :class:`ModelHelper` with CNN defaults and CamelCase layer methods."""
+
+    def __init__(self, order="NCHW", name=None, use_cudnn=True,
+                 cudnn_exhaustive_search=False, ws_nbytes_limit=None,
+                 init_params=True, skip_sparse_optim=False, param_model=None):
+        if eras.current().brew_argument_leakage:
+            logger.warning(
+                "[====DEPRECATE WARNING====]: you are creating an object from "
+                "CNNModelHelper class which will be deprecated soon. Please "
+                "use ModelHelper object with brew module.")
+        if order not in ("NCHW", "NHWC"):
+            raise ArgumentError("Cannot understand the CNN storage order %s; "
+                                "expected 'NCHW' or 'NHWC'." % order)
+        cnn_arg_scope = {'order': order, 'use_cudnn': use_cudnn,
+                         'cudnn_exhaustive_search': cudnn_exhaustive_search}
+        if ws_nbytes_limit:
+            cnn_arg_scope['ws_nbytes_limit'] = ws_nbytes_limit
+        super().__init__(name="CNN" if name is None else name,
+                         init_params=init_params,
+                         skip_sparse_optim=skip_sparse_optim,
+                         param_model=param_model, arg_scope=cnn_arg_scope)
+        self.order = order
+        self.use_cudnn = use_cudnn
+        self.cudnn_exhaustive_search = cudnn_exhaustive_search
+        self.ws_nbytes_limit = ws_nbytes_limit
+
+    @staticmethod
+    def _leaks():
+        return eras.current().brew_argument_leakage
+
+    def FC(self, blob_in, blob_out, dim_in, dim_out, weight_init=None,
+           bias_init=None, **kwargs):
+        """Fully connected layer; parameters ``<blob_out>_w`` and ``<blob_out>_b``."""
+        if self._leaks():
+            return brew.fc(self, blob_in, blob_out, dim_in, dim_out,
+                           weight_init=weight_init, bias_init=bias_init, **kwargs)
+        weight_init = weight_init or ('XavierFill', {})
+        bias_init = bias_init or ('ConstantFill', {})
+        blob_out = blob_out or self.net.NextName()
+        if self.init_params:
+            weight = self.param_init_net.__getattr__(weight_init[0])(
+                [], blob_out + '_w', shape=[dim_out, dim_in], **weight_init[1])
+            bias = self.param_init_net.__getattr__(bias_init[0])(
+                [], blob_out + '_b', shape=[dim_out], **bias_init[1])
+        else:
+            weight = core.ScopedBlobReference(blob_out + '_w', self.param_init_net)
+            bias = core.ScopedBlobReference(blob_out + '_b', self.param_init_net)
+        self.params.extend([weight] if 'freeze_bias' in kwargs else [weight, bias])
+        self.weights.append(weight)
+        self.biases.append(bias)
+        return self.net.FC([blob_in, weight, bias], blob_out, **kwargs)
+
+    def Transpose(self, blob_in, blob_out, **kwargs):
+        if self._leaks():
+            return brew.transpose(self, blob_in, blob_out,
+                                  use_cudnn=self.use_cudnn, **kwargs)
+        if self.use_cudnn:
+            kwargs['engine'] = 'CUDNN'
+        return self.net.Transpose(blob_in, blob_out, **kwargs)
+
+    def Softmax(self, blob_in, blob_out=None, **kwargs):
+        if self._leaks():
+            return brew.softmax(self, blob_in, blob_out,
+                                use_cudnn=self.use_cudnn, **kwargs)
+        if self.use_cudnn:
+            kwargs['engine'] = 'CUDNN'
+        if blob_out is None:
+            return self.net.Softmax(blob_in, **kwargs)
+        return self.net.Softmax(blob_in, blob_out, **kwargs)
+
+    def Concat(self, blobs_in, blob_out, **kwargs):
+        if self._leaks():
+            return brew.concat(self, blobs_in, blob_out, order=self.order, **kwargs)
+        return self.net.Concat(blobs_in, [blob_out, "_" + blob_out + "_concat_dims"],
+                               order=self.order, **kwargs)[0]
+
+    def Sum(self, blob_in, blob_out, **kwargs):
+        if self._leaks():
+            return brew.sum(self, blob_in, blob_out, **kwargs)
+        return self.net.Sum(blob_in, blob_out, **kwargs)

@@ -1,0 +1,109 @@
+"""The recurrent op's kernels, each with a readable Python twin and a Cython build.
+
+Every kernel exists twice under one name: ``caffe2rnn/kernels/<name>.py``
+(vectorised NumPy, the reference) and ``_ext/<name>.pyx`` (compiled into
+``caffe2rnn._ext.<name>``). The two give bit-identical results; the compiled
+one saves NumPy's per-call overhead, which is most of the cost at the small
+row sizes a step net works on.
+
+The path is chosen by ``CAFFE2RNN_KERNELS``:
+
+* ``python`` — the NumPy twins;
+* ``cython`` — the compiled kernels (an ImportError if they were not built);
+* unset or ``auto`` — compiled when they import, otherwise the twins, with a
+  one-line notice on stderr the first time a kernel runs.
+
+Operators call the checked entry points of :mod:`caffe2rnn.kernels.checked`
+(``checked.link_view(...)``): each validates its arguments once and then
+calls the active path, so a bad offset, window or shape is a clear error on
+both paths. Tests and the benchmark reach the raw, unchecked functions of a
+path through :func:`implementation`; ``with kernels.use("python"): ...``
+switches paths for a block. (The entry points live in their own module
+because each twin module's name is also a kernel's name.)
+"""
+import contextlib
+import importlib
+import os
+import sys
+import types
+
+NAMES = ("offset_alias", "link_view", "repeat_copy", "accumulate_input_gradient",
+         "add_striped_batch", "inplace_add")
+PATHS = ("python", "cython")
+
+_loaded = {}
+_state = {"path": None, "impl": None}
+
+
+def implementation(path):
+    """A namespace holding the raw kernels of ``path`` ("python" or "cython")."""
+    if path not in PATHS:
+        raise ValueError("unknown kernel path %r; expected one of %s" % (path, PATHS))
+    if path not in _loaded:
+        package = "caffe2rnn.kernels." if path == "python" else "caffe2rnn._ext."
+        modules = {name: importlib.import_module(package + name) for name in NAMES}
+        _loaded[path] = types.SimpleNamespace(
+            path=path, **{name: getattr(modules[name], name) for name in NAMES})
+    return _loaded[path]
+
+
+def cython_available():
+    """True when the compiled kernels import."""
+    try:
+        implementation("cython")
+    except ImportError:
+        return False
+    return True
+
+
+def _select(path):
+    _state["impl"] = implementation(path)
+    _state["path"] = path
+
+
+def _resolve():
+    """Pick the path from ``CAFFE2RNN_KERNELS`` the first time a kernel runs."""
+    wanted = os.environ.get("CAFFE2RNN_KERNELS", "auto").strip().lower() or "auto"
+    if wanted in PATHS:
+        try:
+            _select(wanted)
+        except ImportError as exc:
+            raise ImportError("CAFFE2RNN_KERNELS=cython but the compiled kernels do "
+                              "not import (%s); build them with `python setup.py "
+                              "build_ext --inplace`" % exc) from exc
+    elif wanted == "auto":
+        if cython_available():
+            _select("cython")
+        else:
+            _select("python")
+            sys.stderr.write("caffe2rnn: Cython kernels not built; using the pure-"
+                             "Python kernels (build: python setup.py build_ext "
+                             "--inplace)\n")
+    else:
+        raise ValueError("CAFFE2RNN_KERNELS=%r: expected python, cython or auto" % wanted)
+    return _state["impl"]
+
+
+def current():
+    """The namespace of raw kernels of the active path (resolved on first use)."""
+    return _state["impl"] or _resolve()
+
+
+def active():
+    """The kernel path in use: ``"python"`` or ``"cython"``."""
+    current()
+    return _state["path"]
+
+
+@contextlib.contextmanager
+def use(path):
+    """Run a block with the kernels of ``path``: ``with kernels.use("python"): ...``."""
+    previous = _state["path"]
+    _select(path)
+    try:
+        yield implementation(path)
+    finally:
+        if previous is None:
+            _state["path"] = _state["impl"] = None
+        else:
+            _select(previous)

@@ -1,0 +1,23 @@
+"""Accumulate one timestep of an external gradient into the states gradient.
+
+``rnn_internal_accumulate_gradient_input`` runs first in the backward step
+net at step t and adds the gradient of ``hidden_all[t]`` (arriving from
+outside the recurrent op) into row ``t + offset`` of ``states_grad``:
+
+    g   R x N x D  (states_grad),   og  T x N x D  (d loss / d hidden_all)
+    g[t + offset] += og[t]            (offset is 1: hidden_all = states[1:])
+
+Rows are addressed by the size of one row of ``g`` (``g.size / g.shape[0]``),
+as Caffe2 did with raw pointers. The caller has checked both rows are in
+bounds ("Accumulation destination address over bounds", "Accumulation source
+address out of bounds").
+"""
+import numpy as np
+
+
+def accumulate_input_gradient(g, og, t, offset):
+    """``g[t + offset] += og[t]``, rows of ``g.size // g.shape[0]`` elements."""
+    step = g.size // g.shape[0]
+    dst = g.reshape(-1)[(t + offset) * step:(t + offset + 1) * step]
+    src = og.reshape(-1)[t * step:(t + 1) * step]
+    np.add(dst, src, out=dst)

@@ -1,0 +1,155 @@
+"""The checked kernel entry points operators call, and their validation.
+
+The compiled kernels run unchecked loops over raw memory, so every argument
+that decides *where* they read or write is checked here first: a bad offset,
+window or shape becomes a clear :mod:`caffe2rnn.errors` exception naming the
+blobs involved, never an out-of-bounds access. The messages keep the words of
+Caffe2's own checks ("Invalid offset", "Accumulation destination address over
+bounds", ...) so they can be searched for in the C++ source.
+
+Each entry point validates, then runs the active path's raw kernel
+(:func:`caffe2rnn.kernels.current`). ``where`` is a short description the
+caller supplies (``"link 'hidden_t' ->
+'states'"``); the operator's net adds ``net 'n', op #i Type`` in front.
+"""
+import numpy as np
+
+from . import current
+from ..errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
+
+FLOAT_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def tensor(value, where):
+    """``value`` must be an ndarray with at least one dimension."""
+    if type(value) is not np.ndarray:
+        raise DTypeError("%s: expected a tensor, got %s" % (where, type(value).__name__))
+    if value.ndim < 1:
+        raise ShapeError("%s: expected a tensor with a leading (time) dimension, "
+                         "got a scalar" % where)
+    return value
+
+
+def float_tensors(where, *arrays):
+    """Contiguous float32/float64 tensors of one type: what the data kernels loop over."""
+    dtype = arrays[0].dtype
+    for a in arrays:
+        if a.dtype not in FLOAT_TYPES or a.dtype != dtype:
+            raise DTypeError("%s: expected float32 or float64 tensors of one type, "
+                             "got %s" % (where, ", ".join(str(x.dtype) for x in arrays)))
+        if not a.flags.c_contiguous:
+            raise EnforceNotMet("%s: expected C-contiguous tensors" % where)
+
+
+def offset_alias_start(src, offset, where):
+    """First row of the alias ``src[offset:]`` (negative offsets count from the end).
+
+    Caffe2 enforced ``Invalid offset`` / ``Invalid number of timesteps``; an
+    offset before the first row (``offset < -rows``), which the C++ did not
+    catch, is an ``Invalid offset`` here too.
+    """
+    rows = tensor(src, where).shape[0]
+    start = offset if offset >= 0 else rows + offset
+    if start < 0:
+        raise ArgumentError("%s: Invalid offset %d for a tensor of %d rows (shape "
+                            "%s): expected -%d <= offset <= %d"
+                            % (where, offset, rows, src.shape, rows, rows))
+    if start > rows:
+        raise ArgumentError("%s: Invalid number of timesteps: %d (offset %d, "
+                            "tensor of %d rows, shape %s)"
+                            % (where, rows - start, offset, rows, src.shape))
+    return start
+
+
+def link_start(external, t, offset, window, where):
+    """First row of the link window ``external[t + offset : t + offset + window]``."""
+    rows = tensor(external, where).shape[0]
+    if external.size == 0:
+        raise ShapeError("%s: the external tensor is empty (shape %s)"
+                         % (where, external.shape))
+    start = t + offset
+    if offset < 0 or window < 0 or start < 0 or start + window > rows:
+        raise ShapeError("%s: rows [%d, %d) (timestep %d + offset %d, window %d) "
+                         "are outside the %d rows of the external tensor (shape %s)"
+                         % (where, start, start + window, t, offset, window, rows,
+                            external.shape))
+    return start
+
+
+def accumulate_rows(g, og, t, offset, where):
+    """Bounds of ``g[t + offset] += og[t]`` (rows of ``g.size / g.shape[0]``)."""
+    float_tensors(where, tensor(g, where), tensor(og, where))
+    if g.shape[0] == 0:
+        raise ShapeError("%s: the gradient tensor has no rows (shape %s)" % (where, g.shape))
+    step = g.size // g.shape[0]
+    if t < 0 or t + offset < 0 or (t + offset) * step + step > g.size:
+        raise ShapeError("%s: Accumulation destination address over bounds: row "
+                         "%d (timestep %d + offset %d) of a gradient of shape %s"
+                         % (where, t + offset, t, offset, g.shape))
+    if t * step + step > og.size:
+        raise ShapeError("%s: Accumulation source address out of bounds: row %d "
+                         "(of %d elements) of an output gradient of shape %s"
+                         % (where, t, step, og.shape))
+
+
+def same_size(dst, src, where):
+    """``dst`` and ``src`` hold the same number of elements (and one float type)."""
+    float_tensors(where, dst, src)
+    if dst.size != src.size:
+        raise ShapeError("%s: shapes %s and %s hold different numbers of elements"
+                         % (where, dst.shape, src.shape))
+
+
+def repeat_rows(src, dst, where):
+    """``dst`` is whole copies of ``src`` (``dst.size`` a multiple of ``src.size``)."""
+    float_tensors(where, src, dst)
+    if src.size == 0 or dst.size % src.size:
+        raise ShapeError("%s: cannot repeat a tensor of shape %s to fill shape %s"
+                         % (where, src.shape, dst.shape))
+
+
+def stripes(first, y, stripe, batch, where):
+    """``batch`` stripes of ``len(y)`` elements, ``stripe`` apart, fit in ``first``."""
+    float_tensors(where, first, y)
+    n = y.size
+    if y.ndim != 1 or stripe < n or batch < 0 or (
+            batch > 0 and (batch - 1) * stripe + n > first.size):
+        raise ShapeError("%s: %d stripes of %d elements every %d do not fit in a "
+                         "tensor of shape %s" % (where, batch, n, stripe, first.shape))
+
+
+# --- entry points ---------------------------------------------------------
+def offset_alias(src, offset, where="alias"):
+    """View of ``src`` from row ``offset`` (negative: from the end) to the end."""
+    start = offset_alias_start(src, offset, where)
+    return current().offset_alias(src, start)
+
+
+def link_view(external, t, offset, window, where="link"):
+    """View of rows ``[t + offset, t + offset + window)`` of ``external``."""
+    start = link_start(external, t, offset, window, where)
+    return current().link_view(external, start, window)
+
+
+def repeat_copy(src, dst, where="repeat_copy"):
+    """Fill ``dst`` with copies of ``src`` (a 1-D initial state over the batch)."""
+    repeat_rows(src, dst, where)
+    current().repeat_copy(src, dst)
+
+
+def accumulate_input_gradient(g, og, t, offset, where="accumulate_gradient_input"):
+    """``g[t + offset] += og[t]``, rows of ``g.size / g.shape[0]`` elements."""
+    accumulate_rows(g, og, t, offset, where)
+    current().accumulate_input_gradient(g, og, t, offset)
+
+
+def add_striped_batch(first, y, stripe, batch, where="AddStripedBatch"):
+    """``y += first[j * stripe : j * stripe + len(y)]`` for j = 0 .. batch - 1."""
+    stripes(first, y, stripe, batch, where)
+    current().add_striped_batch(first, y, stripe, batch)
+
+
+def inplace_add(dst, src, where="inplace_add"):
+    """``dst += src`` over two tensors of the same size."""
+    same_size(dst, src, where)
+    current().inplace_add(dst, src)

@@ -1,0 +1,117 @@
+"""Element-wise activations Tanh, Sigmoid, Relu and their gradients.
+
+Each forward op may run in place (``X → X``), and each gradient op reads the
+forward **output** Y, not X (``[Y, dY] → dX``), because every one of these
+derivatives is cheapest in terms of Y:
+
+* tanh:    ``dX = dY ⊙ (1 − Y²)``
+* sigmoid: ``dX = dY ⊙ Y ⊙ (1 − Y)``
+* relu:    ``dX = dY ⊙ (Y > 0)``
+
+Reading Y is also what lets the forward op overwrite X. The gradient ops may
+write dX over dY (in place ``{1 → 0}``). float32 or float64 only.
+"""
+import numpy as np
+
+from ..errors import DTypeError
+from .base import Operator
+from .gradient_maker import GradientMaker
+from .registry import register, register_gradient
+
+
+@register("Tanh", inputs=1, outputs=1, inplace=[(0, 0)])
+class Tanh(Operator):
+    """Y = tanh(X). Caffe2 wrote it ``1 − 2 / (exp(2X) + 1)``; same function."""
+
+    def run(self):
+        x = self.float_input(0)
+        np.tanh(x, out=self.output(0, x.shape, x.dtype))
+
+
+@register("Sigmoid", inputs=1, outputs=1, inplace=[(0, 0)])
+class Sigmoid(Operator):
+    """Y = 1 / (1 + exp(−X))."""
+
+    def run(self):
+        x = self.float_input(0)
+        y = self.output(0, x.shape, x.dtype)
+        np.negative(x, out=y)
+        np.exp(y, out=y)
+        y += 1
+        np.reciprocal(y, out=y)
+
+
+@register("Relu", inputs=1, outputs=1, inplace=[(0, 0)])
+class Relu(Operator):
+    """Y = max(X, 0)."""
+
+    def run(self):
+        x = self.float_input(0)
+        np.maximum(x, 0, out=self.output(0, x.shape, x.dtype))
+
+
+class ActivationGradient(Operator):
+    """``[Y, dY] → dX``; subclasses implement :meth:`compute`."""
+
+    def run(self):
+        y = self.float_input(0)
+        dy = self.input(1)
+        if dy.shape != y.shape:
+            raise self.shape_error(1, "%s like input 0 ('%s')" % (y.shape, self.input_name(0)))
+        if dy.dtype != y.dtype:
+            raise DTypeError("input 1 ('%s') has type %s; expected %s like input 0 "
+                             "('%s')" % (self.input_name(1), dy.dtype, y.dtype,
+                                         self.input_name(0)))
+        # The factor is computed before dX is touched: dX may be dY's memory.
+        self.compute(y, dy, self.output(0, y.shape, y.dtype))
+
+
+_GRADIENT_SCHEMA = dict(inputs=2, outputs=1, inplace=[(1, 0)])
+
+
+@register("TanhGradient", **_GRADIENT_SCHEMA)
+class TanhGradient(ActivationGradient):
+    """dX = dY ⊙ (1 − Y²)."""
+
+    @staticmethod
+    def compute(y, dy, dx):
+        factor = np.square(y)
+        np.subtract(1, factor, out=factor)
+        np.multiply(dy, factor, out=dx)
+
+
+@register("SigmoidGradient", **_GRADIENT_SCHEMA)
+class SigmoidGradient(ActivationGradient):
+    """dX = dY ⊙ Y ⊙ (1 − Y)."""
+
+    @staticmethod
+    def compute(y, dy, dx):
+        factor = np.subtract(1, y)
+        factor *= y
+        np.multiply(dy, factor, out=dx)
+
+
+@register("ReluGradient", **_GRADIENT_SCHEMA)
+class ReluGradient(ActivationGradient):
+    """dX = dY ⊙ (Y > 0)."""
+
+    @staticmethod
+    def compute(y, dy, dx):
+        np.multiply(dy, y > 0, out=dx)
+
+
+def _register_output_based_gradient(op_type):
+    @register_gradient(op_type)
+    class GetGradient(GradientMaker):
+        def get_gradient_defs(self):
+            return [self.op_def(op_type + "Gradient", [self.O(0), self.GO(0)],
+                                [self.GI(0)])]
+
+    GetGradient.__name__ = GetGradient.__qualname__ = "Get%sGradient" % op_type
+    GetGradient.__doc__ = "``%sGradient([O0, GO0] → GI0)``." % op_type
+    return GetGradient
+
+
+GetTanhGradient = _register_output_based_gradient("Tanh")
+GetSigmoidGradient = _register_output_based_gradient("Sigmoid")
+GetReluGradient = _register_output_based_gradient("Relu")

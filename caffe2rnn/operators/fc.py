@@ -1,0 +1,152 @@
+"""FC (fully connected) and FCGradient: ``Y = X · Wᵀ + b``.
+
+Caffe2 (``caffe2/operators/fully_connected_op.h``) flattens X to a matrix
+``X₂ = M × K`` at ``axis`` (M = product of the dims before it, K = of the rest)
+and keeps W in ``(out, in) = N × K`` layout, so ``Y₂ = X₂ · W₂ᵀ + b`` and Y's
+shape is ``X.shape[:axis] + (N,)``. In an LSTM step net X is ``1 × batch × D``
+with ``axis=2``, giving gates of shape ``1 × batch × 4H``.
+
+W must be 2-D until 0d9607ace (2017-08, era E6); from then on ``axis_w``
+flattens an N-D W the same way (``N = W.size_to_dim(axis_w)``).
+
+FC runs in every timestep of a recurrent net, so :meth:`FC.run` does only the
+checks that can fail cheaply and writes straight into the output's memory.
+"""
+import math
+
+import numpy as np
+
+from .. import eras
+from ..errors import ArgumentError, DTypeError, ShapeError
+from .base import Operator
+from .gradient_maker import GradientMaker
+from .registry import register, register_gradient
+
+#: Never held by a blob (unlike None, an empty blob's value): forces a refresh.
+_STALE = object()
+
+
+class FullyConnectedBase(Operator):
+    """Argument parsing and the X/W/b shape rules shared by FC and FCGradient."""
+
+    def setup(self):
+        self.axis = self.args.single("axis", 1, int)
+        self.axis_w = self.args.single("axis_w", 1, int) if eras.current().fc_axis_w else None
+
+    def matrix_dims(self, x, w):
+        """``(M, K, N)`` of ``Y₂ (M×N) = X₂ (M×K) · W₂ᵀ (K×N)``, validated."""
+        axis = self.axis + x.ndim if self.axis < 0 else self.axis
+        if not 0 <= axis <= x.ndim:
+            raise ArgumentError("axis %d is out of range for input 0 ('%s') of "
+                                "shape %s" % (self.axis, self.input_name(0), x.shape))
+        m, k = math.prod(x.shape[:axis]), math.prod(x.shape[axis:])
+        if self.axis_w is None:
+            if w.ndim != 2:
+                raise self.shape_error(1, "a 2-D matrix (N, %d)" % k)
+            n, k_w = w.shape
+        else:
+            axis_w = self.axis_w + w.ndim if self.axis_w < 0 else self.axis_w
+            if not 0 <= axis_w <= w.ndim:
+                raise ArgumentError("axis_w %d is out of range for input 1 ('%s') "
+                                    "of shape %s" % (self.axis_w, self.input_name(1), w.shape))
+            n, k_w = math.prod(w.shape[:axis_w]), math.prod(w.shape[axis_w:])
+        if k_w != k:
+            raise ShapeError(
+                "Dimension mismatch: input 1 ('%s') has shape %s, i.e. N x K = %d x %d; "
+                "expected K = %d, the size of input 0 ('%s', shape %s) from axis %d"
+                % (self.input_name(1), w.shape, n, k_w, k, self.input_name(0),
+                   x.shape, axis))
+        if w.dtype != x.dtype:
+            raise DTypeError("input 1 ('%s') has type %s; expected %s like input 0 "
+                             "('%s')" % (self.input_name(1), w.dtype, x.dtype,
+                                         self.input_name(0)))
+        return m, k, n, axis
+
+
+@register("FC", inputs=3, outputs=1)
+class FC(FullyConnectedBase):
+    """``Y = X₂ · W₂ᵀ + b`` with Y shaped ``X.shape[:axis] + (N,)``.
+
+    Inputs X, W (N × K), b (N,). The shapes are validated when they change,
+    not on every run, and the 2-D views of X, W and Y are kept while the
+    blobs hold the same arrays: in a step net W and Y usually do (Y being
+    rewritten in place), so a run is one ``np.dot`` and one bias add.
+    """
+
+    def setup(self):
+        super().setup()
+        self._checked = ()  # the input shapes/types last validated
+        self._x = self._w = self._y = _STALE  # arrays whose 2-D views are cached
+
+    def run(self):
+        x = self.inputs[0].value
+        w = self.inputs[1].value
+        b = self.inputs[2].value
+        try:
+            key = (x.shape, w.shape, b.shape, x.dtype, w.dtype, b.dtype)
+        except AttributeError:  # not arrays; let the full check name the blob
+            key = None
+        if key != self._checked:
+            self.plan(key)
+        # A reshape of a non-contiguous array is a copy, which must not be kept.
+        if x is not self._x:
+            self._x2 = x.reshape(self._x2_shape)
+            self._x = x if x.flags.c_contiguous else _STALE
+        if w is not self._w:
+            self._w2t = w.reshape(self._w2_shape).T
+            self._w = w if w.flags.c_contiguous else _STALE
+        y = self.outputs[0].value
+        if y is not self._y:
+            y = self.outputs[0].resize(self._y_shape, x.dtype)
+            self._y, self._y2 = y, y.reshape(self._y2_shape)
+        y2 = self._y2
+        # np.dot is matmul for 2-D operands, with less dispatch overhead.
+        np.dot(self._x2, self._w2t, out=y2)
+        np.add(y2, b, out=y2)
+
+    def plan(self, key):
+        """Validate the inputs; remember the 2-D shapes run() uses."""
+        x = self.float_input(0)
+        w = self.input(1)
+        b = self.input(2)
+        m, k, n, axis = self.matrix_dims(x, w)
+        if b.shape != (n,):
+            raise self.shape_error(2, "(%d,), one bias per output (N = W's dim 0)" % n)
+        if b.dtype != x.dtype:
+            raise DTypeError("input 2 ('%s') has type %s; expected %s like input 0"
+                             % (self.input_name(2), b.dtype, x.dtype))
+        self._x2_shape, self._w2_shape = (m, k), (n, k)
+        self._y_shape, self._y2_shape = x.shape[:axis] + (n,), (m, n)
+        self._checked = key
+        self._x = self._w = self._y = _STALE
+
+
+@register("FCGradient", inputs=3, outputs=(2, 3))
+class FCGradient(FullyConnectedBase):
+    """Inputs X, W, dY → dW = dY₂ᵀ · X₂, db = Σ_rows dY₂, and (3rd output) dX = dY₂ · W₂."""
+
+    def run(self):
+        x = self.float_input(0)
+        w = self.input(1)
+        dy = self.input(2)
+        m, k, n, _ = self.matrix_dims(x, w)
+        if dy.size != m * n:
+            raise self.shape_error(2, "%d x %d = %d elements (M x N)" % (m, n, m * n))
+        if dy.dtype != x.dtype:
+            raise DTypeError("input 2 ('%s') has type %s; expected %s like input 0"
+                             % (self.input_name(2), dy.dtype, x.dtype))
+        x2, w2, dy2 = x.reshape(m, k), w.reshape(n, k), dy.reshape(m, n)
+        np.matmul(dy2.T, x2, out=self.output(0, w.shape, x.dtype).reshape(n, k))
+        np.add.reduce(dy2, axis=0, out=self.output(1, (n,), x.dtype))
+        if len(self.outputs) == 3:
+            np.matmul(dy2, w2, out=self.output(2, x.shape, x.dtype).reshape(m, k))
+
+
+@register_gradient("FC")
+class GetFCGradient(GradientMaker):
+    """``FCGradient([X, W, dY] → [dW, db, dX])``; forward args (axis...) copied."""
+
+    def get_gradient_defs(self):
+        return [self.op_def("FCGradient", [self.I(0), self.I(1), self.GO(0)],
+                            [self.GI(1), self.GI(2), self.GI(0)])]
+

@@ -1,0 +1,180 @@
+"""Sum reductions: ReduceFrontSum/ReduceBackSum, SumElements, AveragedLoss.
+
+* ``ReduceFrontSum`` sums over the first ``num_reduce_dim`` dims (default 1):
+  ``(T, N, D) → (N, D)``; ``ReduceBackSum`` over the last ones:
+  ``(T, N, D) → (T, N)``. Their gradient broadcasts dY back over the reduced
+  dims, so it needs X's *shape* but not X: the 2017 makers (E3–E5,
+  ``segment_reduction_op.cc``) emit a ``Shape`` op writing ``_<Y>_dims`` and
+  pass that small int64 tensor to the gradient op.
+* ``SumElements`` sums every element into a 0-d tensor (``average=1``: the
+  mean); ``AveragedLoss`` is the mean, the usual last op of a training net.
+"""
+import numpy as np
+
+from ..errors import ArgumentError, DTypeError
+from .base import Operator
+from .gradient_maker import GradientMaker
+from .registry import register, register_gradient
+
+
+class ReduceSumBase(Operator):
+    """``num_reduce_dim`` parsing shared by the front/back sums and gradients."""
+
+    front = True
+
+    def setup(self):
+        self.num_reduce_dim = self.args.single("num_reduce_dim", 1, int)
+        if self.num_reduce_dim < 0:
+            raise ArgumentError("num_reduce_dim must be >= 0, got %d" % self.num_reduce_dim)
+
+    def kept_dims(self, shape, i):
+        """The dims of ``shape`` (input i's) that survive the reduction."""
+        if self.num_reduce_dim > len(shape):
+            raise ArgumentError("num_reduce_dim %d exceeds the %d dimensions of "
+                                "input %d ('%s', shape %s)" % (
+                                    self.num_reduce_dim, len(shape), i,
+                                    self.input_name(i), tuple(shape)))
+        if self.front:
+            return tuple(shape[self.num_reduce_dim:])
+        return tuple(shape[:len(shape) - self.num_reduce_dim])
+
+
+class ReduceSum(ReduceSumBase):
+    def run(self):
+        x = self.float_input(0)
+        kept = self.kept_dims(x.shape, 0)
+        axes = (tuple(range(self.num_reduce_dim)) if self.front
+                else tuple(range(len(kept), x.ndim)))
+        np.sum(x, axis=axes, out=self.output(0, kept, x.dtype))
+
+
+class ReduceSumGradient(ReduceSumBase):
+    """Inputs dY and the int64 shape of X → dX = dY repeated over the reduced dims."""
+
+    def run(self):
+        dy = self.float_input(0)
+        dims = self.input(1)
+        if dims.ndim != 1 or dims.dtype.kind not in "iu":
+            raise DTypeError("input 1 ('%s') is %s%s; expected a 1-D integer tensor "
+                             "holding the forward input's shape"
+                             % (self.input_name(1), dims.dtype, dims.shape))
+        shape = tuple(dims.tolist())
+        kept = self.kept_dims(shape, 1)
+        if dy.shape != kept:
+            raise self.shape_error(0, "%s (input 1 ('%s') = %s without the %d reduced "
+                                   "dims)" % (kept, self.input_name(1), shape,
+                                             self.num_reduce_dim))
+        if not self.front:
+            dy = dy.reshape(kept + (1,) * self.num_reduce_dim)
+        np.copyto(self.output(0, shape, dy.dtype), dy)
+
+
+@register("ReduceFrontSum", inputs=1, outputs=1)
+class ReduceFrontSum(ReduceSum):
+    """Y = X summed over its first ``num_reduce_dim`` dims."""
+
+
+@register("ReduceBackSum", inputs=1, outputs=1)
+class ReduceBackSum(ReduceSum):
+    """Y = X summed over its last ``num_reduce_dim`` dims."""
+
+    front = False
+
+
+@register("ReduceFrontSumGradient", inputs=2, outputs=1)
+class ReduceFrontSumGradient(ReduceSumGradient):
+    pass
+
+
+@register("ReduceBackSumGradient", inputs=2, outputs=1)
+class ReduceBackSumGradient(ReduceSumGradient):
+    front = False
+
+
+class GetReduceSumGradient(GradientMaker):
+    """``Shape(I0 → _<O0>_dims)`` then ``<Op>Gradient([GO0, _<O0>_dims] → GI0)``.
+
+    Forward arguments are copied onto both ops (so ``num_reduce_dim`` reaches
+    the gradient op; ``Shape`` ignores it).
+    """
+
+    def get_gradient_defs(self):
+        dims = "_" + self.O(0) + "_dims"
+        return [self.op_def("Shape", [self.I(0)], [dims]),
+                self.op_def(self.def_.type + "Gradient", [self.GO(0), dims], [self.GI(0)])]
+
+
+register_gradient("ReduceFrontSum")(GetReduceSumGradient)
+register_gradient("ReduceBackSum")(GetReduceSumGradient)
+
+
+class SumAll(Operator):
+    """0-d ``Σ X`` (divided by X.size when averaging)."""
+
+    def setup(self):
+        self.average = self.args.single("average", False, bool)
+
+    def run(self):
+        x = self.float_input(0)
+        y = self.output(0, (), x.dtype)
+        np.add.reduce(x.reshape(-1), out=y)
+        if self.average:
+            y /= x.size
+
+
+class SumAllGradient(Operator):
+    """Inputs X, dY (one element) → dX = dY (or dY / X.size) everywhere."""
+
+    def setup(self):
+        self.average = self.args.single("average", False, bool)
+
+    def run(self):
+        x = self.float_input(0)
+        dy = self.input(1)
+        if dy.size != 1:
+            raise self.shape_error(1, "a single element (the gradient of a 0-d sum)")
+        if dy.dtype != x.dtype:
+            raise DTypeError("input 1 ('%s') has type %s; expected %s like input 0"
+                             % (self.input_name(1), dy.dtype, x.dtype))
+        scale = 1.0 / x.size if self.average and x.size else 1.0
+        np.multiply(dy.reshape(()), scale, out=self.output(0, x.shape, x.dtype))
+
+
+@register("SumElements", inputs=1, outputs=1)
+class SumElements(SumAll):
+    """0-d sum of all elements; ``average=1`` divides by the element count."""
+
+
+@register("SumElementsGradient", inputs=2, outputs=1)
+class SumElementsGradient(SumAllGradient):
+    pass
+
+
+@register("AveragedLoss", inputs=1, outputs=1)
+class AveragedLoss(SumAll):
+    """0-d mean of all elements (``SumElements`` with ``average=1``)."""
+
+    def setup(self):
+        self.average = True
+
+
+@register("AveragedLossGradient", inputs=2, outputs=1)
+class AveragedLossGradient(SumAllGradient):
+    def setup(self):
+        self.average = True
+
+
+def _register_sum_all_gradient(op_type):
+    @register_gradient(op_type)
+    class GetGradient(GradientMaker):
+        def get_gradient_defs(self):
+            return [self.op_def(op_type + "Gradient", [self.I(0), self.GO(0)],
+                                [self.GI(0)])]
+
+    GetGradient.__name__ = GetGradient.__qualname__ = "Get%sGradient" % op_type
+    GetGradient.__doc__ = "``%sGradient([I0, GO0] → GI0)``, args copied." % op_type
+    return GetGradient
+
+
+GetSumElementsGradient = _register_sum_all_gradient("SumElements")
+GetAveragedLossGradient = _register_sum_all_gradient("AveragedLoss")

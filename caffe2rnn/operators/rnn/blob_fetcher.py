@@ -1,0 +1,76 @@
+"""Copying the blobs of every step workspace out, to look at them.
+
+``RecurrentNetworkBlobFetcher`` (Caffe2 ``c0ef34a60``, 2017-07): input 0 is a
+``step_workspaces`` blob; for each step workspace i and each of its *local*
+blobs ``b`` (the step's intermediates: gates, timestep, link views...), a copy
+is stored in the op's workspace as ``<prefix>_<b><i>`` (argument ``prefix``,
+default ``"rnn"``). Output 0 is a 1-D string tensor of the names written.
+
+:func:`retrieve_step_blobs` runs it for every ``RecurrentNetwork`` op of a net
+(Caffe2's ``recurrent.retrieve_step_blobs(net, prefix)``).
+"""
+import numpy as np
+
+from ...errors import DTypeError, EnforceNotMet
+from ...proto import caffe2_pb2
+from ...utils import MakeArgument
+from ..base import Operator
+from ..registry import register, register_gradient
+from ..gradient_maker import NoGradient
+from .step_workspaces import ScratchWorkspaces
+
+
+@register("RecurrentNetworkBlobFetcher", inputs=1, outputs=1)
+class RecurrentNetworkBlobFetcherOp(Operator):
+    """Copy every step workspace's local blobs into this workspace."""
+
+    def setup(self):
+        self.prefix = self.args.single("prefix", "rnn", str)
+
+    def run(self):
+        scratch = self.inputs[0].value
+        if not isinstance(scratch, ScratchWorkspaces):
+            raise EnforceNotMet("input 0 ('%s') must hold the step workspaces of a "
+                                "RecurrentNetwork op" % self.input_name(0))
+        names = []
+        for i, step_ws in enumerate(scratch.step_workspaces):
+            if step_ws is None:
+                continue
+            for name in step_ws.local_blobs():
+                value = step_ws.get_blob(name).value
+                if type(value) is not np.ndarray:
+                    raise DTypeError("step workspace %d: blob '%s' is not a tensor"
+                                     % (i, name))
+                new_name = "%s_%s%d" % (self.prefix, name, i)
+                self.ws.create_blob(new_name).value = value.copy()
+                names.append(new_name)
+        self.outputs[0].value = np.array(names, dtype=object).reshape(len(names))
+
+
+register_gradient("RecurrentNetworkBlobFetcher")(NoGradient)
+
+
+def retrieve_step_blobs(net, prefix="rnn"):
+    """Copy the step blobs of every ``RecurrentNetwork`` op of ``net`` (a Net or a
+    NetDef) into the current workspace; return the list of names written.
+
+    The i-th recurrent op (from 1) writes its name list to blob
+    ``<prefix>_<i>``.
+    """
+    from ... import workspace  # the module API: current workspace
+
+    netdef = net if isinstance(net, caffe2_pb2.NetDef) else net.Proto()
+    names = []
+    count = 1
+    for op in netdef.op:
+        if op.type != "RecurrentNetwork":
+            continue
+        fetcher = caffe2_pb2.OperatorDef()
+        fetcher.type = "RecurrentNetworkBlobFetcher"
+        fetcher.input.append(op.output[-1])
+        fetcher.output.append("%s_%d" % (prefix, count))
+        fetcher.arg.add().CopyFrom(MakeArgument("prefix", prefix))
+        workspace.RunOperatorOnce(fetcher)
+        names += [str(n) for n in workspace.FetchBlob(fetcher.output[0]).tolist()]
+        count += 1
+    return names

@@ -1,0 +1,110 @@
+"""``RecurrentNetwork``: run a step net over time (seed 004's ``RecurrentNetworkOp``).
+
+Inputs: the sequence ``input`` (T x N x ...), the initial recurrent states,
+then any other blob the step net reads (parameters...). Outputs: the aliases
+(``<state>_all``, ``<state>_last`` ...) and, last, the ``step_workspaces``
+blob. One run does, in order:
+
+1. for each recurrent state, resize ``<state>`` to (T + k) x N x D and copy
+   the initial state into its first k rows (:mod:`.initial_states`);
+2. for t = 0 .. T-1, in step workspace t (:mod:`.step_workspaces`): set the
+   int32 ``timestep`` blob to t and run the step net. Its first ops are the
+   ``rnn_internal_apply_link`` ops (:mod:`.links`) that make ``input_t``,
+   ``hidden_t_prev``, ``hidden_t`` views of row t / t / t + 1, so the cell
+   reads the previous state from, and writes the new one into, ``<state>``;
+3. make each output alias a view of its state tensor (:mod:`.aliases`).
+
+Arguments (caffe2-core.md §8.1): ``step_net`` (NetDef or its text),
+``recurrent_states``, ``initial_recurrent_state_ids``, ``link_internal`` /
+``link_external`` / ``link_offset`` / ``link_window``, ``alias_src`` /
+``alias_dst`` / ``alias_offset``, ``timestep`` (default ``"timestep"``),
+``recompute_blobs_on_backward``, ``backward_step_net`` (its presence means one
+step workspace per timestep is kept for the gradient), ``num_workspaces``
+(forward-only), ``enable_rnn_executor`` (accepted; steps always run in order
+here, which is what the executor's results were defined by).
+"""
+from ...errors import ArgumentError, ShapeError
+from ..base import Operator
+from ..registry import register
+from .aliases import apply_offset_alias, extract_aliases
+from .initial_states import RecurrentInput, initialize_recurrent_input
+from .links import extract_links
+from .policies import SEED_004
+from .step_net import extract_net_def, has_net_argument, run_step
+from .step_workspaces import scratch_of, update_timestep_blob
+
+
+def recurrent_inputs(op_def, args, ws):
+    """Pair each ``recurrent_states`` name with its initial-state input, and
+    create the state blobs in the op's workspace (forward and backward share them)."""
+    states = args.repeated("recurrent_states", kind=str)
+    ids = args.repeated("initial_recurrent_state_ids", kind=int)
+    if len(states) != len(ids):
+        raise ArgumentError("states/inputs mismatch: %d recurrent_states, %d "
+                            "initial_recurrent_state_ids" % (len(states), len(ids)))
+    result = []
+    for state, i in zip(states, ids):
+        if not 0 <= i < len(op_def.input):
+            raise ArgumentError("initial_recurrent_state_ids: %d is not an input "
+                                "index (the op has %d inputs)" % (i, len(op_def.input)))
+        ws.create_blob(state)
+        result.append(RecurrentInput(state, op_def.input[i]))
+    return result
+
+
+def sequence_shape(op, i):
+    """(T, N) from input ``i``, the T x N x ... sequence."""
+    x = op.input(i)
+    if x.ndim < 2:
+        raise ShapeError("input %d ('%s') has shape %s; expected a sequence of at "
+                         "least 2 dimensions (T x N x ...)" % (i, op.input_name(i), x.shape))
+    return x.shape[0], x.shape[1]
+
+
+@register("RecurrentNetwork", inputs=(1, None), outputs=(2, None))
+class RecurrentNetworkOp(Operator):
+    """Run ``step_net`` for every timestep of input 0 (see the module docstring)."""
+
+    policies = SEED_004
+
+    def setup(self):
+        args = self.args
+        self.timestep = args.single("timestep", "timestep", str)
+        # Accepted (and type-checked); steps always run one after the other here.
+        args.single("enable_rnn_executor", False, bool)
+        self.step_net = extract_net_def(self.def_, "step_net")
+        self.recurrent_inputs = recurrent_inputs(self.def_, args, self.ws)
+        self.links = extract_links(args, "link_internal", "link_external",
+                                   "link_offset", "link_window")
+        self.aliases = extract_aliases(args)
+        self.recompute_blobs = args.repeated("recompute_blobs_on_backward", kind=str)
+        self.has_backward_pass = has_net_argument(self.def_, "backward_step_net")
+        workspaces = self.policies.step_workspaces
+        self.num_workspaces = workspaces.num_workspaces(args)
+
+        self.step_net.external_input.append(self.timestep)
+        self.policies.apply_links(self.links, self.timestep, self.def_.device_option,
+                                  self.step_net)
+
+    def run(self):
+        seq_len, batch = sequence_shape(self, 0)
+        for ri in self.recurrent_inputs:
+            initialize_recurrent_input(ri, seq_len, batch, self.ws)
+
+        scratch = scratch_of(self.outputs[-1])
+        shared = scratch.shared(self.ws)
+        # Blobs recomputed on backward need no per-step copy: pre-creating
+        # them here makes every step's net write the same buffer.
+        for name in self.recompute_blobs:
+            shared.create_blob(name)
+
+        workspaces = self.policies.step_workspaces
+        workspaces.prepare(scratch, seq_len, self.has_backward_pass, self.num_workspaces)
+        for t in range(seq_len):
+            step_ws = scratch.step(
+                workspaces.index(t, self.has_backward_pass, self.num_workspaces))
+            update_timestep_blob(step_ws, self.timestep, t)
+            run_step(step_ws, self.step_net, t)
+
+        for alias in self.aliases:
+            apply_offset_alias(alias, self.ws)

@@ -1,0 +1,89 @@
+"""The step nets a recurrent op carries in its arguments, and edits made to them.
+
+``RecurrentNetwork`` runs a *step net* once per timestep; its gradient runs a
+*backward step net* once per timestep in reverse. Both travel inside the op as
+arguments (caffe2-core.md §1.2): until 2017-08 as the protobuf *text* of the
+NetDef in ``Argument.s`` (``str(net.Proto())``), later as a NetDef in
+``Argument.n``. Caffe2's ``detail::extractNetDef`` accepted either; so does
+:func:`extract_net_def`.
+
+The ops then edit their private copy before instantiating it: ops are
+prepended (links, gradient accumulation), appended (parameter-gradient
+``Sum``), blobs renamed (``<grad>_tmpstep``), external inputs added. The
+helpers for those edits live here too.
+"""
+from google.protobuf import text_format
+
+from ...errors import ArgumentError, ProtoParseError
+from ...proto import caffe2_pb2
+from ...runtime.net import with_context
+
+
+def extract_net_def(op_def, arg_name):
+    """The NetDef in argument ``arg_name`` of ``op_def`` (NetDef in ``n`` or text in ``s``).
+
+    A missing argument gives an empty NetDef, as in Caffe2 (where an empty
+    ``backward_step_net`` means "forward only"). Text that does not parse is a
+    :class:`~caffe2rnn.errors.ProtoParseError` naming the op and argument.
+    """
+    net = caffe2_pb2.NetDef()
+    for arg in op_def.arg:
+        if arg.name != arg_name:
+            continue
+        if arg.HasField("n"):
+            net.CopyFrom(arg.n)
+        elif arg.HasField("s"):
+            try:
+                text_format.Parse(arg.s.decode("utf-8"), net)
+            except (text_format.ParseError, UnicodeDecodeError) as exc:
+                raise ProtoParseError(
+                    "%s: argument '%s' is not a valid NetDef (text format): %s"
+                    % (op_def.type, arg_name, exc)) from None
+        else:
+            raise ArgumentError("%s: argument '%s' must hold a NetDef (in n) or its "
+                                "text (in s)" % (op_def.type, arg_name))
+    return net
+
+
+def has_net_argument(op_def, arg_name):
+    """True if ``arg_name`` holds a NetDef or a non-empty string (Caffe2's test
+    for "this op has a backward pass")."""
+    for arg in op_def.arg:
+        if arg.name == arg_name:
+            return arg.HasField("n") or (arg.HasField("s") and arg.s != b"")
+    return False
+
+
+def prepend_ops(ops, netdef):
+    """Put ``ops`` (in order) before the existing ops of ``netdef``."""
+    existing = list(netdef.op)
+    del netdef.op[:]
+    netdef.op.extend(list(ops) + existing)
+
+
+def rename_op_input_output(netdef, from_name, to_name):
+    """Rename every op input and output ``from_name`` to ``to_name``."""
+    for op in netdef.op:
+        for i, name in enumerate(op.input):
+            if name == from_name:
+                op.input[i] = to_name
+        for i, name in enumerate(op.output):
+            if name == from_name:
+                op.output[i] = to_name
+
+
+def get_or_create_net(ws, netdef):
+    """The net called ``netdef.name`` in ``ws``, instantiating it the first time.
+
+    Each step workspace keeps its own instance of the step net (bound to that
+    step's blobs); later runs of the recurrent op reuse it, as Caffe2 did.
+    """
+    return ws.get_net(netdef.name) or ws.create_net(netdef)
+
+
+def run_step(ws, netdef, t):
+    """Run the step net of timestep ``t`` in ``ws``; errors say which timestep."""
+    try:
+        get_or_create_net(ws, netdef).run()
+    except Exception as exc:
+        raise with_context(exc, "timestep %d" % t) from exc

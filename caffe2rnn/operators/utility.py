@@ -1,0 +1,193 @@
+"""Utility ops: Sum, Copy, Alias, StopGradient, ZeroGradient, Print, Shape.
+
+These are the plumbing of a Caffe2 net (``caffe2/operators/utility_ops.h``).
+Two matter in every recurrent step: ``Sum`` (it adds the input projection to
+the recurrent gates, and it is how the gradient machinery accumulates the
+gradients of a blob read by several ops, always *in place* on input 0) and
+``Copy``. Both write into the output's existing memory whenever the size
+matches, so a step net can write straight into a row of a states tensor.
+"""
+import numpy as np
+
+from ..errors import DTypeError
+from .base import Operator
+from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
+from .registry import register, register_gradient
+
+_SUM_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32))
+
+
+@register("Sum", inputs=(1, None), outputs=1, inplace=[(0, 0)])
+class Sum(Operator):
+    """``out = in0 + in1``, then ``out += in_i`` for i ≥ 2 (float or int32).
+
+    All inputs must have input 0's shape and type. The addition order is
+    Caffe2's, which is why the output may share memory with input 0 (the
+    gradient accumulation ``Sum([g, g_autosplit_0]) → g``) but an alias of an
+    input with index ≥ 2 would be overwritten before it is read. One input:
+    the output is a copy.
+    """
+
+    def setup(self):
+        self.others = self.inputs[1:]
+
+    def run(self):
+        x0 = self.inputs[0].value
+        if type(x0) is not np.ndarray or x0.dtype not in _SUM_TYPES:
+            raise self.bad_first_input()
+        dtype, shape = x0.dtype, x0.shape
+        for i, blob in enumerate(self.others, 1):
+            x = blob.value
+            if type(x) is not np.ndarray or x.dtype != dtype or x.shape != shape:
+                raise self.mismatch(i, x0)
+        out = self.outputs[0].value
+        if out is not x0:  # in place (gradient accumulation) needs no resize
+            out = self.outputs[0].resize(shape, dtype)
+        others = self.others
+        if not others:
+            if out is not x0:
+                np.copyto(out, x0)
+            return
+        np.add(x0, others[0].value, out=out)
+        for blob in others[1:]:
+            np.add(out, blob.value, out=out)
+
+    def bad_first_input(self):
+        x0 = self.input(0)  # raises for a non-tensor
+        return DTypeError("input 0 ('%s') has type %s; expected float32, float64 "
+                          "or int32" % (self.input_name(0), x0.dtype))
+
+    def mismatch(self, i, x0):
+        x = self.input(i)  # raises for a non-tensor
+        if x.dtype != x0.dtype:
+            return DTypeError("input %d ('%s') has type %s; expected %s like input 0 "
+                              "('%s')" % (i, self.input_name(i), x.dtype, x0.dtype,
+                                          self.input_name(0)))
+        return self.shape_error(i, "%s like input 0 ('%s')" % (x0.shape, self.input_name(0)))
+
+
+@register_gradient("Sum")
+class GetSumGradient(GradientMaker):
+    """Every input's gradient is the output's gradient: no ops."""
+
+    def get_gradient_defs(self):
+        for i in range(len(self.def_.input)):
+            self.SetDense(i, self.GO(0))
+        return []
+
+
+@register("Copy", inputs=1, outputs=1)
+class Copy(Operator):
+    """A deep copy of the input, written into the output's memory when sizes match."""
+
+    def run(self):
+        self.copy_to_output(0, self.input(0))
+
+
+@register_gradient("Copy")
+class GetCopyGradient(GradientMaker):
+    """``CopyOnDeviceLike([GO0, I0] → GI0)``: copy dY to X's device (args copied)."""
+
+    def get_gradient_defs(self):
+        return [self.op_def("CopyOnDeviceLike", [self.GO(0), self.I(0)], [self.GI(0)])]
+
+
+@register("CopyOnDeviceLike", inputs=2, outputs=1)
+class CopyOnDeviceLike(Operator):
+    """A copy of input 0 placed on input 1's device; one device (CPU) here."""
+
+    def run(self):
+        self.input(1)  # must exist as a tensor, as the device reference
+        self.copy_to_output(0, self.input(0))
+
+
+@register("Alias", inputs=1, outputs=1)
+class Alias(Operator):
+    """The output *is* the input's storage: writes through either name show in both.
+
+    The sharing lasts until one of the two blobs is resized to a different
+    number of elements (a new buffer), as with Caffe2's ``ShareData``.
+    """
+
+    def run(self):
+        self.set_output(0, self.input(0))
+
+
+@register_gradient("Alias")
+class GetAliasGradient(GradientMaker):
+    def get_gradient_defs(self):
+        self.SetDense(0, self.GO(0))
+        return []
+
+
+@register("StopGradient", inputs=1, outputs=1, inplace=[(0, 0)])
+class StopGradient(Operator):
+    """Identity on the forward pass (a copy unless in place); no gradient flows back."""
+
+    def run(self):
+        self.copy_to_output(0, self.input(0))
+
+
+register_gradient("StopGradient")(NoGradient)
+
+
+@register("ZeroGradient", inputs=1, outputs=0)
+class ZeroGradient(Operator):
+    """Does nothing when run; its gradient makes the input's gradient zeros.
+
+    Used (from 2017-06) to give a recurrent output that nothing reads a
+    gradient of the right shape: ``ConstantFill([X] → X_grad, value=0.0)``.
+    """
+
+    def run(self):
+        pass
+
+
+@register_gradient("ZeroGradient")
+class GetZeroGradientGradient(GradientMaker):
+    def get_gradient_defs(self):
+        return [self.op_def("ConstantFill", [self.I(0)], [self.GI(0)], value=0.0)]
+
+
+@register("Print", inputs=1, outputs=0)
+class Print(Operator):
+    """Print a blob: its name, type, dims and (up to ``limit``) values.
+
+    With ``to_file=1`` the text is appended to ``<blob name>.log`` in the
+    current directory instead of standard output, as Caffe2 wrote it to its
+    root folder.
+    """
+
+    def setup(self):
+        self.to_file = self.args.single("to_file", 0, int) != 0
+        self.limit = self.args.single("limit", 1000, int)
+
+    def run(self):
+        blob = self.inputs[0]
+        value = blob.value
+        if type(value) is np.ndarray:
+            text = "Tensor %s of type %s. Dims: (%s): %s" % (
+                blob.name, value.dtype, ",".join(str(d) for d in value.shape),
+                ",".join(str(v) for v in value.reshape(-1)[:max(self.limit, 0)].tolist()))
+        else:
+            text = "Blob %s holds %s" % (blob.name, blob.type_name())
+        if self.to_file:
+            with open(blob.name.replace("/", "_") + ".log", "a") as log:
+                log.write(text + "\n")
+        else:
+            print(text)
+
+
+register_gradient("Print")(ShouldNotDoGradient)
+
+
+@register("Shape", inputs=1, outputs=1)
+class Shape(Operator):
+    """A 1-D int64 tensor holding the input's dims (reduction gradients read it)."""
+
+    def run(self):
+        x = self.input(0)
+        self.output(0, (x.ndim,), np.int64)[:] = x.shape
+
+
+register_gradient("Shape")(ShouldNotDoGradient)

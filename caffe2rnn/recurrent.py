@@ -1,0 +1,371 @@
+"""``caffe2.python.recurrent``: ``recurrent_net`` and the cells built on it.
+
+:func:`recurrent_net` is the newest 2017 text (seed 000 #2, 2017-06-29 …
+08-17) with the one-line fix of 96e718751 (bug B9: ``forward_only=True`` used
+to raise ``UnboundLocalError``). The cells — :func:`LSTM`, :func:`MILSTM`,
+:func:`LSTMWithAttention` — and the parameter helpers mirror the 2017-04
+module (seed 002, 89ea32b11), so their step nets, blob names and outputs are
+the ones Caffe2 built (``<scope>/hidden_t_all``, ``<scope>/cell_t_last``...).
+The faithful historical versions of ``recurrent_net``, bugs included, are in
+:mod:`caffe2rnn.history`.
+"""
+import numpy as np
+
+from . import workspace
+from .attention import (AttentionType, apply_recurrent_attention,  # noqa: F401
+                        apply_regular_attention)
+from .cnn import CNNModelHelper
+from .operators.rnn.blob_fetcher import retrieve_step_blobs  # noqa: F401
+from .recurrent_stages import (accumulate_linked_gradients, build_backward_cell,
+                               check_scoping, find_references, parameters,
+                               plan_links, scoper, unpack_triples)
+
+
+def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
+                  timestep=None, scope=None, outputs_with_grads=(0,),
+                  recompute_blobs_on_backward=None, forward_only=False):
+    """Add a ``RecurrentNetwork`` op to ``net`` that runs ``cell_net`` over time.
+
+    net: the main net the operator is added to.
+    cell_net: one timestep, executed T times (in per-step workspaces).
+    inputs: ``[(cell_input_name, sequence_blob)]`` — one T × N × D… sequence;
+        step t's cell sees row t as ``cell_input_name``.
+    initial_cell_inputs: ``[(cell_input_name, initial_blob)]`` for the
+        recurrent inputs at t = 0 (initial blob 1-D: repeated over the batch;
+        2-D N × D; or 3-D k × N × D with k initial rows).
+    links: ``{cell_input_name: cell_output_name}``: the output of step t is
+        that input at step t + 1.
+    timestep: name of the int32 timestep blob (default ``"timestep"``).
+    scope: prefix of internal blob names (default: ``net.NextName('recurrent')``).
+    outputs_with_grads: indices of the op outputs that receive an external
+        gradient in the backward pass.
+    recompute_blobs_on_backward: forward blobs not kept per timestep but
+        recomputed in the backward step (saves memory; same gradients).
+    forward_only: build no backward step net; the op then cycles a couple of
+        step workspaces instead of keeping T.
+
+    Returns the op's outputs without its last one (the step workspaces):
+    ``(out0_all, out0_last, out1_all, out1_last, ...)`` in
+    ``initial_cell_inputs`` order.
+    """
+    assert len(inputs) == 1, "Only one input blob is supported so far"
+    check_scoping(cell_net)
+    op_name = net.NextName('recurrent')
+    s = scoper(op_name, scope)
+    references = find_references(cell_net.Proto(), inputs, initial_cell_inputs,
+                                 timestep)
+    backward = None
+    if not forward_only:
+        backward = build_backward_cell(cell_net, recompute_blobs_on_backward)
+
+    all_inputs = [i[1] for i in inputs] + [x[1] for x in initial_cell_inputs] \
+        + references
+    # 'rnn' selected Caffe2's single-threaded RecurrentNetworkExecutor while
+    # the op was built; the type is restored below (unknown outside RNNs).
+    cell_net.Proto().type = 'rnn'
+
+    plan = plan_links(inputs, initial_cell_inputs, links, s, backward)
+    if backward is not None:
+        backward.net.Proto().external_input.extend(cell_net.Proto().external_input)
+        backward.net.Proto().external_input.extend(cell_net.Proto().external_output)
+        accumulate_linked_gradients(backward.net)
+
+    link_internal, link_external, link_offset = unpack_triples(plan.forward_links)
+    alias_src, alias_dst, alias_offset = unpack_triples(plan.aliases)
+    recurrent_inputs = [str(x[1]) for x in initial_cell_inputs]
+
+    backward_args = {}
+    if backward is not None:
+        b_internal, b_external, b_offset = unpack_triples(plan.backward_links)
+        params, param_grads = parameters(references, backward)
+        backward_args = {
+            'param': [all_inputs.index(p) for p in params],
+            'backward_link_internal': [str(l) for l in b_internal],
+            'backward_link_external': [str(l) for l in b_external],
+            'backward_link_offset': b_offset,
+            'backward_step_net': str(backward.net.Proto()),
+            'outputs_with_grads': outputs_with_grads,
+            'recompute_blobs_on_backward': list(backward.recompute),
+            'param_grads': param_grads,
+        }
+
+    results = net.RecurrentNetwork(
+        all_inputs,
+        plan.outputs + [s("step_workspaces")],
+        alias_src=alias_src,
+        alias_dst=[str(a) for a in alias_dst],
+        alias_offset=alias_offset,
+        recurrent_states=plan.recurrent_states,
+        initial_recurrent_state_ids=[all_inputs.index(i) for i in recurrent_inputs],
+        link_internal=[str(l) for l in link_internal],
+        link_external=[str(l) for l in link_external],
+        link_offset=link_offset,
+        step_net=str(cell_net.Proto()),
+        timestep="timestep" if timestep is None else str(timestep),
+        **backward_args
+    )
+    cell_net.Proto().type = 'simple'
+    # The last output holds the step workspaces, needed only by the gradient.
+    return results[:-1]
+
+
+def _scoped(scope):
+    def s(name):
+        return "{}/{}".format(str(scope), str(name))
+    return s
+
+
+def _lstm_unit_args(forget_bias, drop_states):
+    # Only non-default values become arguments, so default LSTMs build the
+    # exact ops of the 2017-04 module (whose LSTMUnit had no arguments).
+    args = {}
+    if forget_bias:
+        args['forget_bias'] = float(forget_bias)
+    if drop_states:
+        args['drop_states'] = True
+    return args
+
+
+def _run_lstm_cell(model, step_model, input_t, input_blob, timestep,
+                   hidden_t_prev, cell_t_prev, hidden_t, cell_t, initial_states,
+                   scope, outputs_with_grads, recompute, forward_only):
+    hidden_input_blob, cell_input_blob = initial_states
+    return recurrent_net(
+        net=model.net,
+        cell_net=step_model.net,
+        inputs=[(input_t, input_blob)],
+        initial_cell_inputs=[
+            (hidden_t_prev, hidden_input_blob),
+            (cell_t_prev, cell_input_blob),
+        ],
+        links={hidden_t_prev: hidden_t, cell_t_prev: cell_t},
+        timestep=timestep,
+        scope=scope,
+        outputs_with_grads=outputs_with_grads,
+        recompute_blobs_on_backward=recompute,
+        forward_only=forward_only,
+    )
+
+
+def LSTM(model, input_blob, seq_lengths, initial_states, dim_in, dim_out,
+         scope, outputs_with_grads=(0,), return_params=False,
+         memory_optimization=False, forget_bias=0.0, forward_only=False,
+         drop_states=False):
+    """A standard LSTM layer over ``input_blob`` (T × N × dim_in).
+
+    The input projection ``i2h`` (one FC over all timesteps, outside the
+    loop) feeds the step net ``gates_t = FC(hidden_t_prev) + input_t;
+    hidden_t, cell_t = LSTMUnit(...)``. ``LSTMUnit`` holds no weights: gates
+    come from the FCs, in the order input, forget, output, cell candidate.
+    ``seq_lengths`` (int32, N) masks finished sequences.
+
+    Returns ``(hidden_all, hidden_last, cell_all, cell_last)`` (plus a dict of
+    the parameter blobs when ``return_params``). ``memory_optimization``
+    recomputes ``gates_t`` in the backward pass instead of storing it per step.
+    """
+    s = _scoped(scope)
+    input_blob = model.FC(input_blob, s('i2h'), dim_in=dim_in,
+                          dim_out=4 * dim_out, axis=2)
+
+    step_model = CNNModelHelper(name='lstm_cell', param_model=model)
+    input_t, timestep, cell_t_prev, hidden_t_prev = (
+        step_model.net.AddScopedExternalInputs(
+            'input_t', 'timestep', 'cell_t_prev', 'hidden_t_prev'))
+    gates_t = step_model.FC(hidden_t_prev, s('gates_t'), dim_in=dim_out,
+                            dim_out=4 * dim_out, axis=2)
+    step_model.net.Sum([gates_t, input_t], gates_t)
+    hidden_t, cell_t = step_model.net.LSTMUnit(
+        [hidden_t_prev, cell_t_prev, gates_t, seq_lengths, timestep],
+        [s('hidden_t'), s('cell_t')], **_lstm_unit_args(forget_bias, drop_states))
+    step_model.net.AddExternalOutputs(cell_t, hidden_t)
+
+    outputs = _run_lstm_cell(
+        model, step_model, input_t, input_blob, timestep, hidden_t_prev,
+        cell_t_prev, hidden_t, cell_t, initial_states, scope, outputs_with_grads,
+        [gates_t] if memory_optimization else None, forward_only)
+    output, last_output, all_states, last_state = outputs
+    if return_params:
+        params = {
+            'input': {'weights': input_blob + "_w", 'biases': input_blob + '_b'},
+            'recurrent': {'weights': gates_t + "_w", 'biases': gates_t + '_b'},
+        }
+        return output, last_output, all_states, last_state, params
+    return output, last_output, all_states, last_state
+
+
+def GetLSTMParamNames():
+    """Per-gate parameter names, in Caffe2's gate order i, f, o, g (``cell``)."""
+    weight_params = ["input_gate_w", "forget_gate_w", "output_gate_w", "cell_w"]
+    bias_params = ["input_gate_b", "forget_gate_b", "output_gate_b", "cell_b"]
+    return {'weights': weight_params, 'biases': bias_params}
+
+
+def InitFromLSTMParams(lstm_pblobs, param_values):
+    """Set an LSTM's weights from per-gate values.
+
+    ``lstm_pblobs`` is the dict :func:`LSTM` returns with ``return_params``
+    (``{'input'|'recurrent': {'weights': blob, 'biases': blob}}``);
+    ``param_values[input_type][name]`` holds one gate's block for each name of
+    :func:`GetLSTMParamNames`. The blocks are stacked in gate order i, f, o, g
+    into the existing (4H × in) weight and (4H,) bias blobs.
+    """
+    weight_params = GetLSTMParamNames()['weights']
+    bias_params = GetLSTMParamNames()['biases']
+    for input_type in param_values.keys():
+        values = param_values[input_type]
+        wmat = np.concatenate([np.asarray(values[w]).ravel() for w in weight_params])
+        bm = np.concatenate([np.asarray(values[b]).ravel() for b in bias_params])
+        weights_blob = lstm_pblobs[input_type]['weights']
+        bias_blob = lstm_pblobs[input_type]['biases']
+        cur_weight = workspace.FetchBlob(weights_blob)
+        cur_biases = workspace.FetchBlob(bias_blob)
+        workspace.FeedBlob(weights_blob,
+                           wmat.reshape(cur_weight.shape).astype(np.float32))
+        workspace.FeedBlob(bias_blob,
+                           bm.reshape(cur_biases.shape).astype(np.float32))
+
+
+def MILSTM(model, input_blob, seq_lengths, initial_states, dim_in, dim_out,
+           scope, outputs_with_grads=(0,), memory_optimization=False,
+           forget_bias=0.0, forward_only=False, drop_states=False):
+    """Multiplicative-integration LSTM (arXiv:1606.06630).
+
+    The gate pre-activation ``Wx + Uh + b`` becomes
+    ``α ⊙ Wx ⊙ Uh + β1 ⊙ Uh + β2 ⊙ Wx + b`` with learned per-unit vectors
+    α, β1, β2 (initialised to 1) and b (0). In Caffe2's 2017-04 version
+    those four vectors are created in ``param_init_net`` but not added to
+    the model's params, so they reach the op as references with gradients.
+    """
+    s = _scoped(scope)
+    input_blob = model.FC(input_blob, s('i2h'), dim_in=dim_in,
+                          dim_out=4 * dim_out, axis=2)
+
+    step_model = CNNModelHelper(name='milstm_cell', param_model=model)
+    input_t, timestep, cell_t_prev, hidden_t_prev = (
+        step_model.net.AddScopedExternalInputs(
+            'input_t', 'timestep', 'cell_t_prev', 'hidden_t_prev'))
+    # hU^T: 1 × N × 4H
+    prev_t = step_model.FC(hidden_t_prev, s('prev_t'), dim_in=dim_out,
+                           dim_out=4 * dim_out, axis=2)
+    alpha, beta1, beta2, b = [
+        step_model.param_init_net.ConstantFill(
+            [], [s(name)], shape=[4 * dim_out], value=value)
+        for name, value in (('alpha', 1.0), ('beta1', 1.0), ('beta2', 1.0),
+                            ('b', 0.0))]
+
+    def flat(blob, name):
+        # N × 4H, so the per-unit vectors broadcast along the last axis
+        return step_model.net.Reshape(
+            blob, [s(name + '_rs'), s(name + '_old_shape')],
+            shape=[-1, 4 * dim_out])[0]
+
+    alpha_tdash = step_model.net.Mul([prev_t, input_t], s('alpha_tdash'))
+    alpha_t = step_model.net.Mul([flat(alpha_tdash, 'alpha_tdash'), alpha],
+                                 s('alpha_t'), broadcast=1, use_grad_hack=1)
+    beta1_t = step_model.net.Mul([flat(prev_t, 'prev_t'), beta1], s('beta1_t'),
+                                 broadcast=1, use_grad_hack=1)
+    beta2_t = step_model.net.Mul([flat(input_t, 'input_t'), beta2], s('beta2_t'),
+                                 broadcast=1, use_grad_hack=1)
+    gates_tdash = step_model.net.Sum([alpha_t, beta1_t, beta2_t], s('gates_tdash'))
+    gates_t = step_model.net.Add([gates_tdash, b], s('gates_t'),
+                                 broadcast=1, use_grad_hack=1)
+    # back to 1 × N × 4H for LSTMUnit
+    gates_t_rs, _ = step_model.net.Reshape(
+        gates_t, [s('gates_t_rs'), s('gates_t_old_shape')],
+        shape=[1, -1, 4 * dim_out])
+    hidden_t, cell_t = step_model.net.LSTMUnit(
+        [hidden_t_prev, cell_t_prev, gates_t_rs, seq_lengths, timestep],
+        [s('hidden_t'), s('cell_t')], **_lstm_unit_args(forget_bias, drop_states))
+    step_model.net.AddExternalOutputs(cell_t, hidden_t)
+
+    return _run_lstm_cell(
+        model, step_model, input_t, input_blob, timestep, hidden_t_prev,
+        cell_t_prev, hidden_t, cell_t, initial_states, scope, outputs_with_grads,
+        [gates_t] if memory_optimization else None, forward_only)
+
+
+def LSTMWithAttention(model, decoder_inputs, decoder_input_lengths,
+                      initial_decoder_hidden_state, initial_decoder_cell_state,
+                      initial_attention_weighted_encoder_context,
+                      encoder_output_dim, encoder_outputs, decoder_input_dim,
+                      decoder_state_dim, scope,
+                      attention_type=AttentionType.Regular,
+                      outputs_with_grads=(0, 4), weighted_encoder_outputs=None,
+                      forward_only=False):
+    """An LSTM decoder with attention over ``encoder_outputs`` (S × N × E).
+
+    Three recurrent states: hidden, cell, and the attention context
+    ``c_{t-1}``, which is concatenated to ``h_{t-1}`` as the gates' FC input
+    (arXiv:1409.0473, with the context computed after the new hidden state as
+    in arXiv:1508.04025). Returns the six outputs
+    ``(hidden_all, hidden_last, cell_all, cell_last, context_all,
+    context_last)``; by default the external gradient enters through outputs 0
+    and 4 (all hidden states and all contexts).
+    """
+    s = _scoped(scope)
+    decoder_inputs = model.FC(decoder_inputs, s('i2h'), dim_in=decoder_input_dim,
+                              dim_out=4 * decoder_state_dim, axis=2)
+    # N × E × S, for the context BatchMatMul
+    encoder_outputs_transposed = model.Transpose(
+        encoder_outputs, s('encoder_outputs_transposed'), axes=[1, 2, 0])
+    if weighted_encoder_outputs is None:
+        weighted_encoder_outputs = model.FC(
+            encoder_outputs, s('weighted_encoder_outputs'),
+            dim_in=encoder_output_dim, dim_out=encoder_output_dim, axis=2)
+
+    step_model = CNNModelHelper(name='lstm_with_attention_cell', param_model=model)
+    (input_t, timestep, cell_t_prev, hidden_t_prev,
+     attention_weighted_encoder_context_t_prev) = (
+        step_model.net.AddScopedExternalInputs(
+            'input_t', 'timestep', 'cell_t_prev', 'hidden_t_prev',
+            'attention_weighted_encoder_context_t_prev'))
+    step_model.net.AddExternalInputs(encoder_outputs_transposed,
+                                     weighted_encoder_outputs)
+    gates_concatenated_input_t, _ = step_model.net.Concat(
+        [hidden_t_prev, attention_weighted_encoder_context_t_prev],
+        [s('gates_concatenated_input_t'), s('_gates_concatenated_input_t_concat_dims')],
+        axis=2)
+    gates_t = step_model.FC(gates_concatenated_input_t, s('gates_t'),
+                            dim_in=decoder_state_dim + encoder_output_dim,
+                            dim_out=4 * decoder_state_dim, axis=2)
+    step_model.net.Sum([gates_t, input_t], gates_t)
+    # 'hidden_t_intermediate' is unscoped in Caffe2 too; the Copy below gives
+    # the linked output its own blob (a 2017-04 workaround for bug B7).
+    hidden_t_intermediate, cell_t = step_model.net.LSTMUnit(
+        [hidden_t_prev, cell_t_prev, gates_t, decoder_input_lengths, timestep],
+        ['hidden_t_intermediate', s('cell_t')])
+    attention = dict(
+        model=step_model, encoder_output_dim=encoder_output_dim,
+        encoder_outputs_transposed=encoder_outputs_transposed,
+        weighted_encoder_outputs=weighted_encoder_outputs,
+        decoder_hidden_state_t=hidden_t_intermediate,
+        decoder_hidden_state_dim=decoder_state_dim, scope=scope)
+    if attention_type == AttentionType.Recurrent:
+        context_t, _ = apply_recurrent_attention(
+            attention_weighted_encoder_context_t_prev=(
+                attention_weighted_encoder_context_t_prev), **attention)
+    else:
+        context_t, _ = apply_regular_attention(**attention)
+    hidden_t = step_model.Copy(hidden_t_intermediate, s('hidden_t'))
+    step_model.net.AddExternalOutputs(cell_t, hidden_t, context_t)
+
+    return recurrent_net(
+        net=model.net,
+        cell_net=step_model.net,
+        inputs=[(input_t, decoder_inputs)],
+        initial_cell_inputs=[
+            (hidden_t_prev, initial_decoder_hidden_state),
+            (cell_t_prev, initial_decoder_cell_state),
+            (attention_weighted_encoder_context_t_prev,
+             initial_attention_weighted_encoder_context),
+        ],
+        links={
+            hidden_t_prev: hidden_t,
+            cell_t_prev: cell_t,
+            attention_weighted_encoder_context_t_prev: context_t,
+        },
+        timestep=timestep,
+        scope=scope,
+        outputs_with_grads=outputs_with_grads,
+        forward_only=forward_only,
+    )

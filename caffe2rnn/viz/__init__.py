@@ -1,0 +1,22 @@
+"""Graphviz drawings that teach what ``recurrent_net`` builds.
+
+Every function returns a ``graphviz.Digraph``: its DOT text is
+``graph.source`` (no Graphviz needed); :func:`render` writes SVG/PNG/PDF and
+:func:`show` displays it in Jupyter. One palette and legend
+(:mod:`caffe2rnn.viz.style`) is shared by all views:
+
+* :func:`net` — Caffe2 ``net_drawer``'s op/blob view (or ops only);
+* :func:`ssa` — every blob version ``name@v`` as ``core.get_ssa`` numbers it;
+* :func:`scratches` — the forward cell with what the backward step reads;
+* :func:`recurrent` — a RecurrentNetwork op with its step nets, links, aliases;
+* :func:`backward` — its backward step net as the C++ op runs it;
+* :func:`timeline` — the (T+1)-row state tensors and the rows each step uses;
+* :func:`unroll` — one column per timestep.
+"""
+from .netdraw import net  # noqa: F401
+from .recurrent import backward, recurrent  # noqa: F401
+from .render import render, show  # noqa: F401
+from .scratches import scratches, scratches_of  # noqa: F401
+from .ssa import ssa  # noqa: F401
+from .timeline import timeline  # noqa: F401
+from .unroll import unroll  # noqa: F401

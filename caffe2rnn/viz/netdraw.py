@@ -1,0 +1,100 @@
+"""``net(netdef)``: Caffe2's ``net_drawer`` views, with our palette.
+
+``net_drawer.GetPydotGraph`` drew a *bipartite* graph: op boxes labelled
+``"<name>/<Type> (op#<i>)"`` and blob nodes labelled with the blob name. A
+read attaches to the blob's current node; every write makes a *new* node
+with the same label, so an in-place op ``X -> X`` draws as a chain ``X → op
+→ X`` rather than a cycle. ``GetPydotGraphMinimal`` kept only the ops: an
+edge from the last producer of each input, and with ``minimal_dependency``
+only the parents that are not already ancestors of another parent.
+
+We keep both and add what a learner needs: net inputs/outputs as pills,
+parameters blue, gradient blobs orange (dashed).
+"""
+from . import sources
+from .style import Canvas, is_gradient_name, op_label, wrap
+
+
+def net(net_like, minimal=False, minimal_dependency=False, params=None,
+        append_output=False, rankdir="LR"):
+    """Draw a NetDef, ``core.Net``, model helper or list of OperatorDefs.
+
+    ``minimal=True`` draws ops only (edges labelled with the blobs that
+    connect them); ``append_output`` lists each op's outputs under its label,
+    as net_drawer's option did (always on in the minimal view, where blobs
+    are otherwise invisible).
+    """
+    netdef = sources.as_netdef(net_like)
+    name = netdef.name or "unnamed"
+    title = "net '%s'%s" % (name, " (ops only)" if minimal else "")
+    canvas = Canvas(("minimal_" if minimal else "net_") + name, title, rankdir)
+    if minimal:
+        _draw_minimal(canvas, netdef, minimal_dependency)
+    else:
+        _draw_bipartite(canvas, netdef, sources.param_names(net_like, netdef, params),
+                        append_output)
+    return canvas.finish()
+
+
+def _label(op, index, with_outputs):
+    label = op_label(op, index)
+    if with_outputs:
+        label += "".join("\n" + wrap(o) for o in op.output)
+    return label
+
+
+def _draw_bipartite(canvas, netdef, params, append_output):
+    external_in, external_out = set(netdef.external_input), set(netdef.external_output)
+    written_last = {}
+    for index, op in enumerate(netdef.op):
+        for output in op.output:
+            written_last[output] = index
+    current, count = {}, {}
+
+    def blob(name, kinds):
+        node_id = "%s#%d" % (name, count.get(name, 0))
+        if name in params:
+            kinds.append("param")
+        if is_gradient_name(name):
+            kinds.append("gradient")
+        canvas.blob(node_id, wrap(name), kinds)
+        current[name] = node_id
+        return node_id
+
+    for index, op in enumerate(netdef.op):
+        op_id = "op#%d" % index
+        canvas.op(op_id, _label(op, index, append_output), op)
+        for name in op.input:
+            if name not in current:
+                blob(name, ["external_input" if name in external_in else "blob"])
+            canvas.edge(current[name], op_id)
+        for name in op.output:
+            if name in current:
+                count[name] = count.get(name, 0) + 1  # an overwrite: a new node
+            kinds = ["blob"]
+            if name in external_out and written_last[name] == index:
+                kinds.append("external_output")
+            canvas.edge(op_id, blob(name, kinds))
+
+
+def _draw_minimal(canvas, netdef, minimal_dependency):
+    producer, ancestors = {}, {}
+    for index, op in enumerate(netdef.op):
+        op_id = "op#%d" % index
+        canvas.op(op_id, _label(op, index, True), op)
+        via = {}
+        for name in op.input:
+            if name in producer:
+                via.setdefault(producer[name], []).append(name)
+        parents = set(via)
+        ancestors[index] = set(parents)
+        for parent in parents:
+            ancestors[index] |= ancestors[parent]
+        if minimal_dependency:
+            parents = {p for p in parents
+                       if not any(p in ancestors[other] for other in parents if other != p)}
+        for parent in sorted(parents):
+            canvas.edge("op#%d" % parent, op_id,
+                        label=wrap(", ".join(dict.fromkeys(via[parent]))))
+        for name in op.output:
+            producer[name] = index

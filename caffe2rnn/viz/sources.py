@@ -1,0 +1,94 @@
+"""What the drawers accept: nets, lists of ops, and nets stored in arguments.
+
+Caffe2's ``net_drawer`` accepted a ``NetDef``, anything with a ``Proto()``
+method returning one (``core.Net``, a model helper), or a plain list of
+``OperatorDef``s. A ``RecurrentNetwork`` op carries its step nets as
+*arguments*: until August 2017 ``recurrent_net`` passed ``str(net.Proto())``
+(protobuf text, in the argument's ``s`` field); later the ``NetDef`` itself
+(field ``n``). :func:`net_argument` reads either.
+"""
+from google.protobuf import text_format
+
+from ..errors import DrawingError, ProtoParseError, op_context
+from ..proto import caffe2_pb2
+
+
+def as_netdef(net_like):
+    """A ``NetDef`` for a NetDef, a ``Net``/model helper, or a list of ops."""
+    if isinstance(net_like, caffe2_pb2.NetDef):
+        return net_like
+    proto = getattr(net_like, "Proto", None)
+    if callable(proto):
+        return as_netdef(proto())
+    if isinstance(net_like, (list, tuple)) and all(
+            isinstance(op, caffe2_pb2.OperatorDef) for op in net_like):
+        netdef = caffe2_pb2.NetDef(name="unnamed")
+        netdef.op.extend(net_like)
+        return netdef
+    raise DrawingError("cannot draw %r: expected a NetDef, an object with Proto() "
+                       "(core.Net, ModelHelper) or a list of OperatorDefs"
+                       % type(net_like).__name__)
+
+
+def find_argument(op, name):
+    for argument in op.arg:
+        if argument.name == name:
+            return argument
+    return None
+
+
+def net_argument(op, name):
+    """The NetDef stored in argument ``name`` of ``op``, or None if absent/empty.
+
+    An empty string means "no net": that is how a forward-only
+    RecurrentNetwork op says it has no backward pass.
+    """
+    argument = find_argument(op, name)
+    if argument is None:
+        return None
+    if argument.HasField("n"):
+        return argument.n
+    if not argument.s:
+        return None
+    netdef = caffe2_pb2.NetDef()
+    try:
+        text_format.Parse(argument.s.decode("utf-8"), netdef)
+    except (text_format.ParseError, UnicodeDecodeError) as error:
+        raise ProtoParseError("%s: argument '%s' is not a NetDef in protobuf text "
+                              "format: %s" % (op_context(op), name, error)) from None
+    return netdef
+
+
+def strings(op, name):
+    argument = find_argument(op, name)
+    return [s.decode("utf-8") for s in argument.strings] if argument else []
+
+
+def ints(op, name):
+    argument = find_argument(op, name)
+    return list(argument.ints) if argument else []
+
+
+def string(op, name, default):
+    argument = find_argument(op, name)
+    return argument.s.decode("utf-8") if argument is not None and argument.s else default
+
+
+# brew/ModelHelper name parameters "<scope>/<name>_w" and "_b"; recurrent
+# cells add "_v" for attention vectors.
+_PARAM_SUFFIXES = ("_w", "_b", "_v")
+
+
+def param_names(net_like, netdef, params=None):
+    """The parameter blobs to colour blue.
+
+    A NetDef does not record which inputs are parameters; a model helper
+    does (``model.params``). Without either, external inputs named like
+    Caffe2 parameters (``..._w``, ``..._b``) are taken.
+    """
+    if params is not None:
+        return {str(p) for p in params}
+    known = getattr(net_like, "params", None)
+    if known is not None:
+        return {str(p) for p in known}
+    return {b for b in netdef.external_input if b.endswith(_PARAM_SUFFIXES)}

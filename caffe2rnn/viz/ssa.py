@@ -1,0 +1,111 @@
+"""``ssa(net)``: every version of every blob as its own node, ``name@v``.
+
+A NetDef may write one blob name several times. Caffe2's ``core.get_ssa``
+numbers the writes: ``name@0`` is the value the net was handed (an
+*undefined* blob: read before any op of this net wrote it), ``name@k`` the
+value after the k-th write. An in-place op ``Sum([g, x]) -> g`` therefore
+reads ``g@1`` and writes ``g@2``: two nodes, joined here by a dotted
+"same buffer" line, so the overwrite is visible instead of a cycle.
+
+``recurrent_net`` used exactly these numbers: a *scratch* is a cell blob with
+version > 0 that the backward step reads at version 0. The drawing uses
+``core.get_ssa`` itself, so what you see is what Caffe2 computed.
+"""
+from .. import core
+from . import sources
+from .style import Canvas, is_gradient_name, op_label, wrap
+
+
+class VersionNodes:
+    """Node ids of the blob versions drawn for one net (optionally prefixed)."""
+
+    def __init__(self, prefix, blob_versions):
+        self.prefix = prefix
+        self.final = dict(blob_versions)
+        self.drawn = set()
+
+    def id(self, name, version):
+        return "%s%s@%d" % (self.prefix, name, version)
+
+    def first(self, name):
+        """The node of the version a link *into* the net feeds (version 0)."""
+        return self.id(name, 0)
+
+    def last(self, name):
+        return self.id(name, self.final.get(name, 0))
+
+    def has(self, name, version=None):
+        return (name, self.final.get(name, 0) if version is None else version) in self.drawn
+
+
+def draw_versions(canvas, graph, netdef, prefix="", params=(), extra_kinds=None,
+                  always_version=True, op_class=None, tooltips=None,
+                  inplace_edges=True):
+    """Draw ``netdef``'s ops and blob versions into ``graph``.
+
+    ``extra_kinds(name, version)`` returns more style kinds for a blob (scratch,
+    recompute...); ``op_class(index, op)`` an extra class for an op;
+    ``always_version=False`` labels a blob ``name@v`` only when the net writes
+    it more than once; ``inplace_edges`` joins the versions an in-place op
+    reads and writes with a dotted line. Returns the :class:`VersionNodes`.
+    """
+    ssa, blob_versions = core.get_ssa(netdef)
+    external_in, external_out = set(netdef.external_input), set(netdef.external_output)
+    nodes = VersionNodes(prefix, {})
+    for _, outputs in ssa:
+        for name, version in outputs:
+            nodes.final[name] = version
+
+    def blob(name, version):
+        if (name, version) in nodes.drawn:
+            return nodes.id(name, version)
+        nodes.drawn.add((name, version))
+        kinds = ["blob"]
+        if version == 0:
+            kinds.append("external_input" if name in external_in else "undefined")
+        if version == nodes.final.get(name, 0) and name in external_out:
+            kinds.append("external_output")
+        if name in params:
+            kinds.append("param")
+        if is_gradient_name(name):
+            kinds.append("gradient")
+        if extra_kinds is not None:
+            kinds.extend(extra_kinds(name, version))
+        shown = always_version or nodes.final.get(name, 0) > 1
+        label = wrap(name) + ("@%d" % version if shown else "")
+        canvas.blob(nodes.id(name, version), label, kinds, graph=graph,
+                    tooltip=(tooltips or {}).get(name))
+        return nodes.id(name, version)
+
+    for index, (op, (inputs, outputs)) in enumerate(zip(netdef.op, ssa)):
+        op_id = "%sop#%d" % (prefix, index)
+        inplace = sorted({n for n, _ in outputs} & {n for n, _ in inputs})
+        label = op_label(op, index) + ("\nin-place" if inplace else "")
+        extra = op_class(index, op) if op_class else ""
+        canvas.op(op_id, label, op, graph=graph,
+                  extra_class=" ".join(filter(None, [extra, "inplace" if inplace else ""])))
+        for name, version in inputs:
+            canvas.edge(blob(name, version), op_id, graph=graph)
+        for name, version in outputs:
+            canvas.edge(op_id, blob(name, version), graph=graph)
+        read = dict(inputs)
+        for name in inplace if inplace_edges else ():
+            canvas.edge(nodes.id(name, read[name]), nodes.id(name, dict(outputs)[name]),
+                        kind="inplace", graph=graph, constraint="false")
+    return nodes
+
+
+def ssa(net_like, params=None, rankdir="LR"):
+    """SSA drawing of a net (NetDef, ``core.Net``, model helper or list of ops).
+
+    Nodes: ``Type (op#i)`` boxes and one ``name@v`` node per blob version;
+    version-0 reads are grey pills when declared external inputs and red
+    dashed pills when not declared ("undefined"); final versions of external
+    outputs are bold pills. ``params`` overrides which blobs are parameters.
+    """
+    netdef = sources.as_netdef(net_like)
+    name = netdef.name or "unnamed"
+    canvas = Canvas("ssa_" + name, "SSA of net '%s': name@version" % name, rankdir)
+    draw_versions(canvas, canvas.graph, netdef,
+                  params=sources.param_names(net_like, netdef, params))
+    return canvas.finish()

@@ -1,0 +1,179 @@
+"""Sum, Copy, CopyOnDeviceLike, Alias, StopGradient, ZeroGradient, Print, Shape."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from caffe2rnn import core
+from caffe2rnn.errors import DTypeError, EnforceNotMet, GradientError, ShapeError
+from caffe2rnn.runtime import Workspace
+from ops_testing import check_gradients, gradient_of, random, run1, run_op
+
+
+# --- Sum ------------------------------------------------------------------------
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(1, 5), shape=st.lists(st.integers(0, 3), max_size=3),
+       dtype=st.sampled_from([np.float32, np.float64, np.int32]))
+def test_sum_adds_all_inputs(n, shape, dtype):
+    xs = {"x%d" % i: np.asarray(random(tuple(shape), i) * 100, dtype) for i in range(n)}
+    out = run1("Sum", xs)
+    assert out.dtype == dtype and out.shape == tuple(shape)
+    expected = xs["x0"].copy()
+    for i in range(1, n):
+        expected = expected + xs["x%d" % i]
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+
+def test_sum_of_one_input_is_a_copy():
+    ws = run_op("Sum", {"x": random((2, 3))}, ["y"])
+    assert not np.shares_memory(ws.blob("y").value, ws.blob("x").value)
+    np.testing.assert_array_equal(ws.fetch("y"), ws.fetch("x"))
+
+
+def test_sum_in_place_accumulates_into_input_zero_memory():
+    ws = Workspace()
+    a, b, c = random((2, 3), 1), random((2, 3), 2), random((2, 3), 3)
+    for name, value in zip("abc", (a, b, c)):
+        ws.feed(name, value)
+    memory = ws.blob("a").value
+    ws.run_operator_once(core.CreateOperator("Sum", ["a", "b", "c"], ["a"]))
+    assert ws.blob("a").value is memory
+    np.testing.assert_allclose(ws.fetch("a"), a + b + c, rtol=1e-6)
+
+
+def test_sum_follows_caffe2s_addition_order():
+    # out = in0 + in1, then out += in2: an input >= 2 sharing out's memory is
+    # overwritten before it is read, so the result is 2 * (in0 + in1).
+    ws = Workspace()
+    a, b = random((4,), 1), random((4,), 2)
+    ws.feed("a", a)
+    ws.feed("b", b)
+    ws.feed("out", np.zeros(4, np.float32))
+    ws.run_operator_once(core.CreateOperator("Alias", ["out"], ["c"]))
+    ws.run_operator_once(core.CreateOperator("Sum", ["a", "b", "c"], ["out"]))
+    np.testing.assert_allclose(ws.fetch("out"), 2 * (a + b), rtol=1e-6)
+
+
+def test_sum_schema_allows_in_place_only_on_input_zero():
+    with pytest.raises(EnforceNotMet, match="does not allow input 1 \\('b'\\)"):
+        run_op("Sum", {"a": random((2,)), "b": random((2,))}, ["b"])
+
+
+@pytest.mark.parametrize("inputs, error, pattern", [
+    ({"a": random((2, 3)), "b": random((3, 2))}, ShapeError,
+     r"input 1 \('b'\) has shape \(3, 2\); expected \(2, 3\) like input 0 \('a'\)"),
+    ({"a": random((2,)), "b": random((2,)), "c": random((2,), dtype=np.float64)},
+     DTypeError, r"input 2 \('c'\) has type float64; expected float32"),
+    ({"a": np.ones(2, np.int64)}, DTypeError, r"input 0 \('a'\) has type int64"),
+])
+def test_sum_errors_name_the_blob_and_write_nothing(inputs, error, pattern):
+    ws = Workspace()
+    with pytest.raises(error, match=pattern):
+        run_op("Sum", inputs, ["out"], ws=ws)
+    assert ws.blob("out").value is None
+
+
+def test_sum_gradients_including_in_place():
+    inputs = {"a": random((2, 3), 1), "b": random((2, 3), 2), "c": random((2, 3), 3)}
+    check_gradients("Sum", inputs, ["s"])
+    check_gradients("Sum", inputs, ["a"])
+    ops, g_input = gradient_of("Sum", ["a", "b", "c"], ["s"])
+    assert ops == [] and g_input == ["s_grad"] * 3
+
+
+# --- Copy, CopyOnDeviceLike, Alias ----------------------------------------------------
+@pytest.mark.parametrize("value", [random((2, 3)), np.arange(5, dtype=np.int64),
+                                   np.array(3.5), np.array([True, False])])
+def test_copy_is_deep(value):
+    ws = run_op("Copy", {"x": value}, ["y"])
+    y = ws.blob("y").value
+    assert y.dtype == value.dtype and not np.shares_memory(y, ws.blob("x").value)
+    np.testing.assert_array_equal(y, value)
+
+
+def test_copy_writes_into_existing_output_memory():
+    ws = Workspace()
+    ws.feed("y", np.zeros((3, 2), np.float32))
+    memory = ws.blob("y").value
+    run_op("Copy", {"x": random((2, 3))}, ["y"], ws=ws)
+    assert np.shares_memory(ws.blob("y").value, memory)
+    np.testing.assert_array_equal(ws.fetch("y"), ws.fetch("x"))
+
+
+def test_copy_gradient_is_copy_on_device_like():
+    ops, g_input = gradient_of("Copy", ["x"], ["y"], some_arg=2)
+    assert ops == [("CopyOnDeviceLike", "", ["y_grad", "x"], ["x_grad"],
+                    [("some_arg", 2)], True)]
+    assert g_input == ["x_grad"]
+    check_gradients("Copy", {"x": random((2, 3))}, ["y"])
+    out = run1("CopyOnDeviceLike", {"x": random((2,)), "like": random((5,))})
+    np.testing.assert_array_equal(out, random((2,)))
+
+
+def test_copy_of_a_non_tensor_names_the_blob():
+    ws = Workspace()
+    ws.feed("x", "text")
+    with pytest.raises(DTypeError, match=r"input 0 \('x'\) is a str, not a tensor"):
+        ws.run_operator_once(core.CreateOperator("Copy", ["x"], ["y"]))
+
+
+def test_alias_shares_storage():
+    ws = run_op("Alias", {"x": random((2, 3))}, ["y"])
+    ws.blob("x").value[0, 0] = 42.0
+    assert ws.fetch("y")[0, 0] == 42.0
+    ops, g_input = gradient_of("Alias", ["x"], ["y"])
+    assert ops == [] and g_input == ["y_grad"]
+
+
+# --- StopGradient, ZeroGradient ------------------------------------------------------
+def test_stop_gradient():
+    x = random((2, 3))
+    ws = run_op("StopGradient", {"x": x}, ["y"])
+    assert not np.shares_memory(ws.blob("y").value, ws.blob("x").value)
+    np.testing.assert_array_equal(ws.fetch("y"), x)
+    ws = run_op("StopGradient", {"x": x}, ["x"])
+    np.testing.assert_array_equal(ws.fetch("x"), x)
+    assert gradient_of("StopGradient", ["x"], ["y"]) == ([], [None])
+
+
+def test_zero_gradient():
+    ws = run_op("ZeroGradient", {"x": random((2,))}, [])
+    assert ws.local_blobs() == ["x"]
+    ops, g_input = gradient_of("ZeroGradient", ["x"], [], g_output=[])
+    assert ops == [("ConstantFill", "", ["x"], ["x_grad"], [("value", 0.0)], True)]
+    assert g_input == ["x_grad"]
+
+
+# --- Print, Shape -------------------------------------------------------------------
+def test_print_writes_name_dims_and_values(capsys):
+    run_op("Print", {"blob/x": np.arange(6, dtype=np.int32).reshape(2, 3)}, [])
+    out = capsys.readouterr().out
+    assert "blob/x" in out and "(2,3)" in out and "0,1,2,3,4,5" in out
+
+
+def test_print_limit_and_to_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run_op("Print", {"x": np.arange(10.0)}, [], to_file=1, limit=3)
+    text = (tmp_path / "x.log").read_text()
+    assert "0.0,1.0,2.0\n" in text and "3.0" not in text
+
+
+@pytest.mark.parametrize("op_type, outputs", [("Print", []), ("Shape", ["s"])])
+def test_should_not_do_gradient(op_type, outputs):
+    with pytest.raises(GradientError, match="One should not call gradient for operator %s"
+                       % op_type):
+        gradient_of(op_type, ["x"], outputs)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (5,), (), (0, 2)])
+def test_shape(shape):
+    s = run1("Shape", {"x": np.zeros(shape, np.float32)})
+    assert s.dtype == np.int64
+    np.testing.assert_array_equal(s, np.array(shape, np.int64))
+
+
+@pytest.mark.parametrize("op_type", ["RecurrentNetwork", "RecurrentNetworkGradient",
+                                     "rnn_internal_accumulate_gradient_input",
+                                     "rnn_internal_apply_link"])
+def test_recurrent_op_names_are_registered(op_type):
+    # spec §7.19: Net.__getattr__ refuses op types that are not registered.
+    assert core.IsOperator(op_type)

@@ -1,0 +1,132 @@
+"""recurrent(), backward(), scratches() for hand-built RecurrentNetwork ops."""
+import pytest
+
+from caffe2rnn import viz
+from caffe2rnn.errors import DrawingError, ProtoParseError
+from caffe2rnn.proto import caffe2_pb2
+from caffe2rnn.utils import MakeArgument
+from caffe2rnn.viz import examples
+
+
+def _blob_names(ids, prefix=""):
+    """'fwd/lstm/gates_t@2' -> 'lstm/gates_t'."""
+    return {i[len(prefix):].rsplit("@", 1)[0] for i in ids if i.startswith(prefix)}
+
+
+def test_scratches_of_the_lstm_cell_are_exactly_gates_t(parse_dot):
+    dot = parse_dot(viz.scratches_of(examples.lstm()))
+    # spec caffe2-core 4.5: recurrent_net's scratches = ['lstm/gates_t'];
+    # it is the final version (2) that the backward step reads.
+    assert dot.with_class("scratch") == {"lstm/gates_t@2"}
+    assert not dot.with_class("recompute")
+
+
+def test_scratches_of_the_attention_cell_and_its_recompute_blob(parse_dot):
+    dot = parse_dot(viz.scratches_of(examples.attention()))
+    assert _blob_names(dot.with_class("scratch")) == {
+        "att/hidden_ctx", "att/hidden_ctx_dims", "att/gates_t", "att/decoder_state",
+        "att/weights", "att/weights_3d", "att/output_dims"}
+    # scores_in is recomputed on backward, so it is not a scratch
+    assert dot.with_class("recompute") == {"att/scores_in@2"}
+    # cell inputs and outputs reach the backward step through links
+    assert {"hidden_t_prev", "att/hidden_t"} <= _blob_names(
+        dot.with_class("read_by_backward"))
+
+
+def test_scratches_title_lists_them(parse_dot):
+    graph = viz.scratches_of(examples.sum_mul())
+    assert "scratches kept per step = [sum_t]" in graph.source
+
+
+def test_recurrent_view_has_both_clusters_states_links_and_aliases(parse_dot):
+    graph = viz.recurrent(examples.lstm())
+    assert "subgraph cluster_step" in graph.source
+    assert "subgraph cluster_backward" in graph.source
+    dot = parse_dot(graph)
+    state = "state/lstm/hidden_t_prev_states"
+    assert {state, "state/lstm/cell_t_prev_states",
+            "state/lstm/hidden_t_prev_states_grad"} <= dot.with_class("state")
+    links = {(e[0], e[1]): e[2]["label"] for e in dot.edges_of("link")}
+    assert links[(state, "fwd/hidden_t_prev@0")] == "link t+0"       # read row t
+    assert links[("fwd/lstm/hidden_t@1", state)] == "link t+1"       # write row t+1
+    assert links[("io/lstm/i2h", "fwd/input_t@0")] == "link t+0"
+    assert links[("bwd/hidden_t_prev_grad@2", state + "_grad")] == "backward link t+0"
+    assert links[(state + "_grad", "bwd/lstm/hidden_t_grad@0")] == "backward link t+1"
+    aliases = {(e[0], e[1]): e[2]["label"] for e in dot.edges_of("alias")}
+    assert aliases[(state, "io/lstm/hidden_t_all")] == "alias +1 (rows 1..T)"
+    assert aliases[(state, "io/lstm/hidden_t_last")] == "alias -1 (last row)"
+    assert dot.edge("io/hidden_init", state)["label"] == "copied to row 0"
+    refs = {(e[0], e[1]) for e in dot.edges_of("reference")}
+    assert ("io/lstm/gates_t_w", "fwd/lstm/gates_t_w@0") in refs
+    assert {"io/lstm/gates_t_w", "io/lstm/gates_t_b"} <= dot.with_class("param")
+
+
+def test_recurrent_view_reads_a_netdef_argument_too(parse_dot):
+    op = examples.mul()
+    text = [a for a in op.arg if a.name == "step_net"][0]
+    step = caffe2_pb2.NetDef()
+    from google.protobuf import text_format
+    text_format.Parse(text.s.decode(), step)
+    text.ClearField("s")
+    text.n.CopyFrom(step)
+    dot = parse_dot(viz.recurrent(op))
+    assert "fwd/hidden_t@1" in dot.nodes
+
+
+def test_backward_view_shows_accum_sums_tmpstep_and_accumulate_ops(parse_dot):
+    dot = parse_dot(viz.backward(examples.attention()))
+    by_class = {cls: dot.with_class(cls) for cls in
+                ("accumulate_input", "accum_sum", "param_sum", "accum", "renamed")}
+    assert len(by_class["accumulate_input"]) == 2      # GO of hidden_t_all, context_t_all
+    assert len(by_class["accum_sum"]) == 2             # hidden_t_grad, context_t_grad
+    assert _blob_names(by_class["accum"], "bwd/") == {"att/hidden_t_grad_accum",
+                                                      "att/context_t_grad_accum"}
+    assert len(by_class["param_sum"]) == 6
+    assert "att/gates_t_w_grad_tmpstep" in _blob_names(by_class["renamed"], "bwd/")
+    rename = dot.edge("renamed/att/gates_t_w_grad", "bwd/att/gates_t_w_grad_tmpstep@1")
+    assert rename["label"] == "C++: rename to _tmpstep"
+    first = dot.nodes["bwd/op#0"]
+    assert first["label"].startswith("rnn_internal_accumulate_gradient_input")
+    links = {(e[0], e[1]): e[2]["label"] for e in dot.edges_of("link")}
+    states_grad = "state/att/hidden_t_prev_states_grad"
+    assert links[("bwd/hidden_t_prev_grad@2", states_grad)] == "backward link t+0"
+    assert links[(states_grad, "bwd/att/hidden_t_grad@0")] == "backward link t+1"
+    last = dot.edge("io/att/hidden_t_last_grad", states_grad)
+    assert "last row" in last["label"]
+    # the prepended accumulate op writes into the states gradient tensor
+    assert dot.edge("bwd/att/hidden_t_prev_states_grad@1", states_grad)
+
+
+def test_backward_view_of_sum_mul_links_the_pass_through_gradient(parse_dot):
+    dot = parse_dot(viz.backward(examples.sum_mul()))
+    links = {(e[0], e[1]): e[2]["label"] for e in dot.edges_of("link")}
+    # Sum as first op: nobody writes hidden_t_prev_grad, sum_t_grad is linked
+    assert links[("bwd/sum_t_grad@1", "state/sum_mul/hidden_t_prev_states_grad")] == \
+        "backward link t+0"
+    assert "bwd/w_grad_tmpstep@1" in dot.with_class("renamed")
+
+
+def test_forward_only_op_has_no_backward_view():
+    op = examples.mul()
+    for arg in op.arg:
+        if arg.name == "backward_step_net":
+            arg.s = b""
+    with pytest.raises(DrawingError, match="forward-only"):
+        viz.backward(op)
+    assert "cluster_backward" not in viz.recurrent(op).source
+
+
+def test_bad_rnn_ops_are_named_in_the_error():
+    with pytest.raises(DrawingError, match="op Relu 'r'.*not a RecurrentNetwork"):
+        viz.recurrent(caffe2_pb2.OperatorDef(type="Relu", name="r"))
+    op = examples.mul()
+    op.arg.extend([MakeArgument("link_window", [1])])
+    with pytest.raises(DrawingError, match="link_internal, link_external, link_offset, "
+                                           "link_window must have equal lengths"):
+        viz.recurrent(op)
+    op = examples.mul()
+    for arg in op.arg:
+        if arg.name == "step_net":
+            arg.s = b"op { type: "
+    with pytest.raises(ProtoParseError, match="argument 'step_net'"):
+        viz.recurrent(op)

@@ -1,0 +1,111 @@
+"""Rendering (SVG parses, titles present), the missing-`dot` error, the CLI."""
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from caffe2rnn import viz
+from caffe2rnn.__main__ import main
+from caffe2rnn.errors import DrawingError, GraphvizNotFoundError
+from caffe2rnn.viz import examples
+from caffe2rnn.viz.render import Figure
+from caffe2rnn.viz.rnn_op import RecurrentOp
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _titles(path):
+    root = ET.parse(path).getroot()
+    assert root.tag == SVG + "svg"
+    return {t.text for t in root.iter(SVG + "title")}
+
+
+def _views(op):
+    step = RecurrentOp(op).step_net
+    return {"net": viz.net(step), "ssa": viz.ssa(step), "scratches": viz.scratches_of(op),
+            "recurrent": viz.recurrent(op), "backward": viz.backward(op),
+            "timeline": viz.timeline(op, 2), "unroll": viz.unroll(op, 2)}
+
+
+# A node's <title> is its id; edges are "tail->head"; clusters "cluster_<name>".
+EXPECTED_TITLES = {
+    "net": {"op#1", "lstm/gates_t#0", "lstm/gates_t#1", "legend"},
+    "ssa": {"lstm/gates_t@1", "lstm/gates_t@2", "lstm/gates_t@1->op#1"},
+    "scratches": {"lstm/gates_t@2"},
+    "recurrent": {"cluster_rnn", "cluster_step", "cluster_backward",
+                  "state/lstm/hidden_t_prev_states",
+                  "fwd/lstm/hidden_t@1->state/lstm/hidden_t_prev_states"},
+    "backward": {"cluster_backward", "bwd/op#0", "bwd/lstm/gates_t_w_grad_tmpstep@1"},
+    "timeline": {"tensor/lstm/hidden_t_prev_states", "t1/hidden_t_prev"},
+    "unroll": {"cluster_t0", "cluster_t1", "t0/lstm/hidden_t@1->t1/hidden_t_prev@0"},
+}
+
+
+@pytest.mark.needs_dot
+@pytest.mark.parametrize("view", sorted(EXPECTED_TITLES))
+def test_every_view_renders_to_svg_with_its_titles(tmp_path, view):
+    path = viz.render(_views(examples.lstm())[view], str(tmp_path / (view + ".svg")))
+    titles = _titles(path)
+    missing = EXPECTED_TITLES[view] - titles
+    assert not missing, "titles missing from %s: %s" % (view, missing)
+
+
+@pytest.mark.needs_dot
+def test_render_png_and_jupyter_svg(tmp_path):
+    graph = viz.ssa(RecurrentOp(examples.mul()).step_net)
+    png = viz.render(graph, str(tmp_path / "sub" / "mul.png"))
+    assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    bundle = Figure(graph)._repr_mimebundle_()
+    assert ET.fromstring(bundle["image/svg+xml"].split("?>", 1)[-1].lstrip()).tag \
+        == SVG + "svg"
+
+
+def test_missing_dot_says_how_to_install_it_and_keeps_the_dot_text(tmp_path,
+                                                                     monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))          # no `dot` anywhere
+    graph = viz.ssa(RecurrentOp(examples.mul()).step_net)
+    with pytest.raises(GraphvizNotFoundError) as info:
+        viz.render(graph, str(tmp_path / "out.svg"))
+    message = str(info.value)
+    for hint in ("apt-get install graphviz", "brew install graphviz",
+                 "conda install -c conda-forge graphviz", "graph.source"):
+        assert hint in message
+    assert isinstance(info.value, RuntimeError)
+    assert not (tmp_path / "out.svg").exists()
+    assert "hidden_t_prev@0" in graph.source
+    bundle = Figure(graph)._repr_mimebundle_()
+    assert "apt-get install graphviz" in bundle["text/plain"]
+    assert "hidden_t_prev@0" in bundle["text/html"]
+    viz.render(graph, str(tmp_path / "out.dot"))     # DOT needs no binary
+    assert (tmp_path / "out.dot").read_text() == graph.source
+
+
+def test_unknown_format_is_a_drawing_error(tmp_path):
+    with pytest.raises(DrawingError, match="format 'jpeg2000'"):
+        viz.render(viz.ssa(RecurrentOp(examples.mul()).step_net),
+                   str(tmp_path / "x.jpeg2000"))
+
+
+def test_cli_help_lists_views_cells_and_versions(capsys):
+    with pytest.raises(SystemExit):
+        main(["render", "--help"])
+    text = capsys.readouterr().out
+    for word in ("net", "ssa", "scratches", "backward", "recurrent", "timeline",
+                 "unroll", "lstm", "mul", "sum_mul", "v3", "current"):
+        assert word in text
+
+
+def test_cli_prints_dot_or_writes_a_file(tmp_path, capsys):
+    assert main(["render", "--cell", "mul", "--version", "current", "--view", "ssa"]) == 0
+    assert '"hidden_t_prev@0"' in capsys.readouterr().out
+    out = tmp_path / "t.dot"
+    assert main(["render", "--cell", "sum_mul", "--view", "timeline", "-T", "4",
+                 "-o", str(out)]) == 0
+    assert "(5 rows)" in out.read_text()
+
+
+def test_cli_reports_errors_and_demo_placeholder(tmp_path, capsys):
+    assert main(["render", "--cell", "mul", "--view", "ssa",
+                 "-o", str(tmp_path / "x.gif")]) == 2
+    assert "format 'gif'" in capsys.readouterr().err
+    assert main(["demo"]) == 1
+    assert "demo: not yet available" in capsys.readouterr().out
