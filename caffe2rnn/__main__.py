@@ -1,5 +1,7 @@
 """``python -m caffe2rnn``: ``render`` draws a cell; ``demo`` runs the demo.
 
+    python -m caffe2rnn demo --out demo-out
+
     python -m caffe2rnn render --cell lstm --version v3 --view ssa -o out.svg
     python -m caffe2rnn render --cell mul --view timeline --steps 4   # DOT to stdout
 
@@ -8,37 +10,33 @@ RecurrentNetwork ``OperatorDef``); adding a historical version of
 ``recurrent_net`` is one more entry in :data:`VERSIONS`.
 """
 import argparse
+import contextlib
 import sys
 
 from . import errors, viz
 from .viz import examples
-from .viz.rnn_op import RecurrentOp
+from .viz.gallery import VIEWS
 
-# version -> (description, {cell name: builder})
+def _recurrent_lstm():
+    """The op ``recurrent.LSTM`` adds (hidden 4, input 3, scope 'lstm')."""
+    from .model_helper import ModelHelper
+    from .recurrent import LSTM
+    model = ModelHelper(name="lstm_demo")
+    # CNNModelHelper (used inside LSTM, as in 2017) prints a deprecation
+    # banner; keep stdout for the DOT text.
+    with contextlib.redirect_stdout(sys.stderr):
+        LSTM(model, "input", "seq_lengths", ("hidden_init", "cell_init"), dim_in=3,
+             dim_out=4, scope="lstm")
+    return [op for op in model.net.Proto().op if op.type == "RecurrentNetwork"][0]
+
+
+# version -> (description, {cell name: builder}). 'lstm' is built by
+# caffe2rnn.recurrent.LSTM; the other cells are hand-built (viz.examples).
 VERSIONS = {
     "v3": ("recurrent_net of 2017-06-29..08-17 (seed 000 #2): _accum Sums, "
-           "param_grads, _tmpstep", examples.CELLS),
+           "param_grads, _tmpstep", dict(examples.CELLS, lstm=_recurrent_lstm)),
 }
 VERSION_ALIASES = {"current": "v3"}
-
-
-def _step(graph_of):
-    return lambda op, T: graph_of(RecurrentOp(op).step_net)
-
-
-# view -> (description, function(op, T) -> graphviz.Digraph)
-VIEWS = {
-    "net": ("the step net, net_drawer style (ops and blobs)", _step(viz.net)),
-    "ssa": ("the step net's blob versions name@v", _step(viz.ssa)),
-    "scratches": ("the step net with the blobs the backward step reads",
-                  lambda op, T: viz.scratches_of(op)),
-    "backward": ("the backward step net as the C++ op runs it",
-                 lambda op, T: viz.backward(op)),
-    "recurrent": ("the RecurrentNetwork op: step nets, links, aliases",
-                  lambda op, T: viz.recurrent(op)),
-    "timeline": ("the (T+1)-row state tensors and the rows each step uses", viz.timeline),
-    "unroll": ("one column per timestep, recurrent edges between them", viz.unroll),
-}
 
 
 def build_cell(cell, version="v3"):
@@ -63,7 +61,7 @@ def _parser():
     commands = parser.add_subparsers(dest="command", required=True)
     render = commands.add_parser(
         "render", help="draw a cell's nets (Graphviz)",
-        description="Draw one view of a hand-built cell's RecurrentNetwork op.",
+        description="Draw one view of a cell's RecurrentNetwork op.",
         epilog=_render_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     render.add_argument("--cell", default="lstm",
                         choices=sorted({c for _, t in VERSIONS.values() for c in t}))
@@ -75,8 +73,11 @@ def _parser():
     render.add_argument("-o", "--output",
                         help="file to write (.svg, .png, .pdf, .dot); "
                              "without it the DOT text is printed")
-    commands.add_parser("demo", help="train the demo LSTM and write every view "
-                                     "(not yet available)")
+    demo = commands.add_parser(
+        "demo", help="train an LSTM and an attention decoder, check gradients, "
+                     "write a report and every view of the LSTM's op")
+    demo.add_argument("--out", default="demo-out", help="output directory")
+    demo.add_argument("--steps", type=int, default=300, help="SGD steps per model")
     return parser
 
 
@@ -95,8 +96,9 @@ def _render(args):
 def main(argv=None):
     args = _parser().parse_args(argv)
     if args.command == "demo":
-        print("demo: not yet available")
-        return 1
+        from . import demo
+        _, ok = demo.run(out_dir=args.out, steps=args.steps)
+        return 0 if ok else 1
     try:
         return _render(args)
     except errors.Caffe2RNNError as error:

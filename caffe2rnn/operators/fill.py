@@ -113,11 +113,19 @@ class ConstantFill(Filler):
     otherwise inferred from how ``value`` was stored — FLOAT for a float, INT64
     for an int — so ``value=0`` makes an int64 tensor while ``value=0.0``
     makes a float32 one. No value and no dtype: float32 zeros.
+
+    One extension, so float64 nets can be gradient-checked end to end: with a
+    shape-source input, no ``dtype`` and a float (or no) ``value``, a float64
+    input gives a float64 output. (Caffe2 ran float32 only; its output was
+    FLOAT here. This is what makes the ``<y>_autogen_grad`` fill of
+    ``AddGradientOperators`` match a float64 loss.)
     """
 
     def setup(self):
         super().setup()
         value_arg = _raw_arg(self, "value")
+        self.follow_input_float = (len(self.inputs) == 1 and not self.args.has("dtype")
+                                   and (value_arg is None or value_arg.HasField("f")))
         if self.args.has("dtype"):
             code = self.args.single("dtype", kind=int)
             if code not in _DTYPES:
@@ -136,6 +144,12 @@ class ConstantFill(Filler):
         self.value = self.args.single("value", default, int if kind is bool else kind)
         if kind is bool:
             self.value = bool(self.value)
+
+    def run(self):
+        dtype = self.dtype
+        if self.follow_input_float and self.input(0).dtype == np.float64:
+            dtype = np.float64
+        self.output(0, self.output_shape(), dtype).fill(self.value)
 
     def fill(self, out):
         out.fill(self.value)

@@ -27,7 +27,7 @@ _TIPS = {"scratch": "scratch: read by the backward step, kept in each step's wor
                              "reference"}
 
 
-def scratches(cell_net, backward_net, recompute=None, params=None, rankdir="LR"):
+def scratches(cell_net, backward_net, recompute=None, params=None, rankdir="TB"):
     """The forward cell with scratch, recompute and read-by-backward blobs marked.
 
     ``recompute`` defaults to the outputs of backward ops that are copies of
@@ -44,7 +44,7 @@ def scratches(cell_net, backward_net, recompute=None, params=None, rankdir="LR")
                      for o in op.output]
     recompute = set(map(str, recompute))
     name = cell.name or "cell"
-    title = "cell '%s': scratches kept per step = [%s]" % (name, ", ".join(scratch))
+    title = "cell '%s': scratches kept per step =\n[%s]" % (name, ", ".join(scratch))
     canvas = Canvas("scratches_" + name, title, rankdir)
     tooltips = {}
     _, versions = core.get_ssa(cell)
@@ -65,15 +65,9 @@ def scratches(cell_net, backward_net, recompute=None, params=None, rankdir="LR")
     return canvas.finish()
 
 
-def scratches_of(op, rankdir="LR"):
+def scratches_of(op, rankdir="TB"):
     """:func:`scratches` for a RecurrentNetwork op's own step nets."""
     rnn = RecurrentOp(op)
-    if rnn.backward_step_net is None:
-        return scratches(rnn.step_net, [], recompute=rnn.recompute,
-                         params=_params(rnn), rankdir=rankdir)
-    return scratches(rnn.step_net, rnn.backward_step_net, recompute=rnn.recompute,
-                     params=_params(rnn), rankdir=rankdir)
-
-
-def _params(rnn):
-    return {rnn.inputs[i] for i in rnn.params}
+    backward = [] if rnn.backward_step_net is None else rnn.backward_step_net
+    return scratches(rnn.step_net, backward, recompute=rnn.recompute,
+                     params={rnn.inputs[i] for i in rnn.params}, rankdir=rankdir)

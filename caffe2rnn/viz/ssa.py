@@ -95,7 +95,7 @@ def draw_versions(canvas, graph, netdef, prefix="", params=(), extra_kinds=None,
     return nodes
 
 
-def ssa(net_like, params=None, rankdir="LR"):
+def ssa(net_like, params=None, rankdir="TB"):
     """SSA drawing of a net (NetDef, ``core.Net``, model helper or list of ops).
 
     Nodes: ``Type (op#i)`` boxes and one ``name@v`` node per blob version;

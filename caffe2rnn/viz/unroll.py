@@ -17,8 +17,12 @@ from .ssa import draw_versions
 from .style import Canvas, wrap
 
 
-def unroll(op, T=3, rankdir="LR"):
-    """One cluster per timestep t = 0..T-1 with recurrent edges between them."""
+def unroll(op, T=3, rankdir="TB"):
+    """One cluster per timestep t = 0..T-1 with recurrent edges between them.
+
+    Each column flows top to bottom; recurrent edges do not constrain the
+    layout, so the columns stand side by side instead of as a staircase.
+    """
     rnn = RecurrentOp(op)
     if not isinstance(T, int) or T < 1:
         raise DrawingError("%s: unroll needs a sequence length T >= 1, got %r"
@@ -44,7 +48,7 @@ def unroll(op, T=3, rankdir="LR"):
         canvas.edge("io/" + initial, columns[0].first(read), label="row 0")
         for t in range(T - 1):
             canvas.edge(columns[t].last(written), columns[t + 1].first(read),
-                        "recurrent", "row %d" % (t + 1))
+                        "recurrent", "row %d" % (t + 1), constraint="false")
         for alias in rnn.aliases:
             if alias.src != state:
                 continue

@@ -194,3 +194,19 @@ def test_fill_used_by_rnn_cell_for_the_timestep():
                 device_option=core.DeviceOption(0))
     t = ws.fetch("timestep")
     assert t.dtype == np.int32 and t.tolist() == [0]
+
+
+def test_constant_fill_follows_a_float64_shape_source_without_dtype():
+    """The extension that lets AddGradientOperators' autogen fill run in float64."""
+    from caffe2rnn import core, workspace
+    workspace.FeedBlob("x64", np.ones((2, 3)))
+    workspace.FeedBlob("x32", np.ones((2, 3), dtype=np.float32))
+    workspace.RunOperatorOnce(core.CreateOperator("ConstantFill", ["x64"], ["y64"], value=1.0))
+    workspace.RunOperatorOnce(core.CreateOperator("ConstantFill", ["x32"], ["y32"], value=1.0))
+    workspace.RunOperatorOnce(core.CreateOperator("ConstantFill", ["x64"], ["yint"], value=1))
+    workspace.RunOperatorOnce(core.CreateOperator(
+        "ConstantFill", ["x64"], ["yf"], value=1.0, dtype=core.DataType.FLOAT))
+    assert workspace.FetchBlob("y64").dtype == np.float64
+    assert workspace.FetchBlob("y32").dtype == np.float32
+    assert workspace.FetchBlob("yint").dtype == np.int64
+    assert workspace.FetchBlob("yf").dtype == np.float32

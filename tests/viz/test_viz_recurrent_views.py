@@ -35,7 +35,7 @@ def test_scratches_of_the_attention_cell_and_its_recompute_blob(parse_dot):
 
 def test_scratches_title_lists_them(parse_dot):
     graph = viz.scratches_of(examples.sum_mul())
-    assert "scratches kept per step = [sum_t]" in graph.source
+    assert "scratches kept per step =\n[sum_t]" in graph.source
 
 
 def test_recurrent_view_has_both_clusters_states_links_and_aliases(parse_dot):

@@ -109,3 +109,10 @@ def test_cli_reports_errors_and_demo_placeholder(tmp_path, capsys):
     assert "format 'gif'" in capsys.readouterr().err
     assert main(["demo"]) == 1
     assert "demo: not yet available" in capsys.readouterr().out
+
+
+def test_cli_lstm_cell_comes_from_recurrent_lstm(capsys):
+    assert main(["render", "--cell", "lstm", "--view", "scratches"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("digraph")                  # no banner on stdout
+    assert "scratches kept per step =\n[lstm/gates_t]" in out

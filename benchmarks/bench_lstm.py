@@ -1,0 +1,400 @@
+"""Time one LSTM layer, forward and forward+backward: caffe2rnn against its floor.
+
+Run from the repository root, after `python setup.py build_ext --inplace`:
+
+    python benchmarks/bench_lstm.py            # the four issue shapes
+    python benchmarks/bench_lstm.py --quick    # a fast smoke run
+
+For each (T, N, D, H) it prints milliseconds per forward and per
+forward+backward (median of several repetitions, one thread) of
+
+* caffe2rnn: ``recurrent.LSTM`` built on a CNNModelHelper, its gradient from
+  ``AddGradientOperators`` with an explicit given gradient of ``hidden_all``;
+  "forward" runs only the forward ops. Once with the Cython kernels, once with
+  the Python twins (``kernels.use``);
+* the NumPy floor: a hand-written LSTM with no framework at all (one GEMM for
+  the input projection of every step, per step one GEMM plus the gates and
+  the cell update, backward through time by hand with the weight gradients
+  batched into one GEMM after the loop). It is what a NumPy framework can
+  reach; its outputs and gradients are checked against caffe2rnn's;
+* torch.nn.LSTM and a per-step torch.nn.LSTMCell Python loop, if torch imports;
+
+each also as a ratio to the floor. A second table gives the per-operator
+dispatch cost: microseconds per run of each operator inside the step nets.
+"""
+import os
+
+# One thread everywhere, before NumPy (and its BLAS) is first imported.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from caffe2rnn import kernels, recurrent, workspace  # noqa: E402
+from caffe2rnn.cnn import CNNModelHelper  # noqa: E402
+
+SHAPES = [(32, 32, 256, 256), (100, 16, 128, 128), (20, 64, 512, 512),
+          (1000, 8, 64, 64)]
+QUICK_SHAPES = [(8, 4, 16, 16), (50, 4, 8, 8)]
+
+
+def median_ms(fn, repeat):
+    """Median wall time of ``fn()`` over ``repeat`` calls, after one warm-up."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2] * 1e3
+
+
+# --- the data every contender gets ----------------------------------------
+def make_problem(T, N, D, H, seed=0, dtype=np.float32):
+    """Inputs, weights (Caffe2 layout: gates i, f, o, g; W is out x in) and the
+    given gradient of every hidden output."""
+    rng = np.random.RandomState(seed)
+    scale = 1.0 / np.sqrt(H)
+
+    def u(*shape):
+        return rng.uniform(-scale, scale, shape).astype(dtype)
+
+    return dict(x=rng.standard_normal((T, N, D)).astype(dtype),
+                h0=u(1, N, H), c0=u(1, N, H),
+                w_x=u(4 * H, D), b_x=u(4 * H), w_h=u(4 * H, H), b_h=u(4 * H),
+                dy=rng.standard_normal((T, N, H)).astype(dtype))
+
+
+# --- the NumPy floor -------------------------------------------------------
+class NumpyLSTM:
+    """The fastest plain NumPy LSTM layer we know how to write (no masking).
+
+    Buffers are allocated once; ``forward`` keeps the activated gates and
+    tanh(c) of every step for ``backward``.
+    """
+
+    def __init__(self, p):
+        self.p = p
+        T, N, D = p["x"].shape
+        H = p["w_h"].shape[1]
+        self.T, self.N, self.D, self.H = T, N, D, H
+        dt = p["x"].dtype
+        self.w_h_t = np.ascontiguousarray(p["w_h"].T)  # h @ W_hᵀ as a plain GEMM
+        self.bias = p["b_x"] + p["b_h"]
+        self.acts = np.empty((T, N, 4 * H), dt)
+        self.hs = np.empty((T + 1, N, H), dt)
+        self.cs = np.empty((T + 1, N, H), dt)
+        self.tanh_c = np.empty((T, N, H), dt)
+        self.tmp = np.empty((N, H), dt)
+        self.dgates = np.empty((T, N, 4 * H), dt)
+        self.dh = np.empty((N, H), dt)
+        self.dc = np.empty((N, H), dt)
+        self.work = np.empty((N, H), dt)
+
+    def forward(self):
+        p, H, T = self.p, self.H, self.T
+        x2 = p["x"].reshape(-1, self.D)
+        np.dot(x2, p["w_x"].T, out=self.acts.reshape(-1, 4 * H))
+        self.acts += self.bias
+        self.hs[0] = p["h0"][0]
+        self.cs[0] = p["c0"][0]
+        acts, hs, cs, tanh_c, tmp, w_h_t = (self.acts, self.hs, self.cs, self.tanh_c,
+                                            self.tmp, self.w_h_t)
+        for t in range(T):
+            a = acts[t]
+            a += np.dot(hs[t], w_h_t)
+            s = a[:, :3 * H]                  # σ(x) = 0.5 tanh(0.5 x) + 0.5
+            s *= 0.5
+            np.tanh(s, out=s)
+            s *= 0.5
+            s += 0.5
+            g = a[:, 3 * H:]
+            np.tanh(g, out=g)
+            c = cs[t + 1]
+            np.multiply(a[:, H:2 * H], cs[t], out=c)
+            np.multiply(a[:, :H], g, out=tmp)
+            c += tmp
+            np.tanh(c, out=tanh_c[t])
+            np.multiply(a[:, 2 * H:3 * H], tanh_c[t], out=hs[t + 1])
+        return hs[1:]
+
+    def backward(self):
+        """Gradients of sum(hidden_all * dy): dx, dh0, dc0, dW_x, db, dW_h."""
+        p, H, T, N = self.p, self.H, self.T, self.N
+        dy, w_h = p["dy"], p["w_h"]
+        acts, cs, tanh_c, dgates = self.acts, self.cs, self.tanh_c, self.dgates
+        dh, dc, work = self.dh, self.dc, self.work
+        dh.fill(0)
+        dc.fill(0)
+        for t in range(T - 1, -1, -1):
+            a, dg_all, tc = acts[t], dgates[t], tanh_c[t]
+            i, f, o, g = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
+            dh += dy[t]
+            # do = dh tanh(c) o (1 - o)
+            np.subtract(1, o, out=work)
+            work *= o
+            work *= tc
+            np.multiply(work, dh, out=dg_all[:, 2 * H:3 * H])
+            # dc += dh o (1 - tanh²c)
+            np.multiply(tc, tc, out=work)
+            np.subtract(1, work, out=work)
+            work *= o
+            work *= dh
+            dc += work
+            # di = dc g i (1 - i)
+            np.subtract(1, i, out=work)
+            work *= i
+            work *= g
+            np.multiply(work, dc, out=dg_all[:, :H])
+            # df = dc c_prev f (1 - f)
+            np.subtract(1, f, out=work)
+            work *= f
+            work *= cs[t]
+            np.multiply(work, dc, out=dg_all[:, H:2 * H])
+            # dg = dc i (1 - g²)
+            np.multiply(g, g, out=work)
+            np.subtract(1, work, out=work)
+            work *= i
+            np.multiply(work, dc, out=dg_all[:, 3 * H:])
+            dc *= f
+            np.dot(dg_all, w_h, out=dh)
+        dg2 = dgates.reshape(T * N, 4 * H)
+        x2 = p["x"].reshape(T * N, self.D)
+        return dict(dx=np.dot(dg2, p["w_x"]).reshape(p["x"].shape), dh0=dh.copy(),
+                    dc0=dc.copy(), dw_x=np.dot(dg2.T, x2), db=dg2.sum(axis=0),
+                    dw_h=np.dot(dg2.T, self.hs[:-1].reshape(T * N, H)))
+
+
+# --- caffe2rnn -------------------------------------------------------------
+class Caffe2RNNLSTM:
+    """``recurrent.LSTM`` on a CNNModelHelper, gradients by AddGradientOperators.
+
+    The loss is implicit: ``hidden_all``'s gradient is the given blob ``dy``.
+    """
+
+    def __init__(self, p, scope="bench_lstm"):
+        T, N, D = p["x"].shape
+        H = p["w_h"].shape[1]
+        workspace.ResetWorkspace()
+        model = CNNModelHelper(name="bench_lstm")
+        seq = model.net.AddExternalInput("seq_lengths")
+        outputs = recurrent.LSTM(model, "x", seq, ("h0", "c0"), D, H, scope=scope)
+        self.hidden_all = str(outputs[0])
+        model.net.AddExternalInput("dy")
+        self.n_forward_ops = len(model.net.Proto().op)
+        model.AddGradientOperators({outputs[0]: "dy"})
+        workspace.RunNetOnce(model.param_init_net)
+        feeds = {"x": p["x"], "h0": p["h0"], "c0": p["c0"], "dy": p["dy"],
+                 "seq_lengths": np.full(N, T, np.int32),
+                 scope + "/i2h_w": p["w_x"], scope + "/i2h_b": p["b_x"],
+                 scope + "/gates_t_w": p["w_h"], scope + "/gates_t_b": p["b_h"]}
+        for name, value in feeds.items():
+            workspace.FeedBlob(name, value)
+        self.scope = scope
+        self.name = model.net.Proto().name
+        workspace.CreateNet(model.net)
+        self.net = workspace.C_Workspace().get_net(self.name)
+        self.forward_ops = self.net.ops[:self.n_forward_ops]
+
+    def forward(self):
+        for op in self.forward_ops:
+            op.run()
+
+    def forward_backward(self):
+        self.net.run()
+
+    def results(self):
+        s = self.scope + "/"
+        fetch = workspace.FetchBlob
+        return dict(h=fetch(self.hidden_all), dx=fetch("x_grad"), dh0=fetch("h0_grad"),
+                    dc0=fetch("c0_grad"), dw_x=fetch(s + "i2h_w_grad"),
+                    db=fetch(s + "i2h_b_grad"), db_h=fetch(s + "gates_t_b_grad"),
+                    dw_h=fetch(s + "gates_t_w_grad"))
+
+
+def check_against_floor(p, floor, model, rtol=2e-3, atol=2e-4):
+    """caffe2rnn's outputs and gradients equal the floor's (float32 tolerance)."""
+    model.forward_backward()
+    got = model.results()
+    want = dict(h=floor.forward().copy(), **floor.backward())
+    want["db_h"] = want["db"]
+    for key, value in want.items():
+        np.testing.assert_allclose(got[key].reshape(value.shape), value, rtol=rtol,
+                                   atol=atol, err_msg="caffe2rnn vs NumPy floor: " + key)
+
+
+# --- per-operator dispatch cost ---------------------------------------------
+def step_op_costs(model, repeat=200):
+    """µs per run of each operator of the forward and backward step nets.
+
+    Each op of the step net instance of one step workspace is run ``repeat``
+    times in a row (after a full forward+backward pass set every blob up).
+    The accumulating ops then hold nonsense, so call this last.
+    """
+    model.forward_backward()
+    recurrent_ops = [op for op in model.net.ops
+                     if op.op_type in ("RecurrentNetwork", "RecurrentNetworkGradient")]
+    costs = {}
+    for op in recurrent_ops:
+        scratch = op.outputs[-1].value if op.op_type == "RecurrentNetwork" \
+            else op.inputs[-1].value
+        step_ws = scratch.step(0)
+        net = step_ws.get_net(op.step_net.name)
+        for step_op in net.ops:
+            run = step_op.run
+            start = time.perf_counter()
+            for _ in range(repeat):
+                run()
+            us = (time.perf_counter() - start) / repeat * 1e6
+            costs.setdefault((op.op_type, step_op.op_type), []).append(us)
+    return costs
+
+
+# --- torch (optional) --------------------------------------------------------
+def torch_contenders(p):
+    """``{name: (forward, forward_backward)}`` for torch, or {} without torch."""
+    try:
+        import torch
+    except ImportError:
+        return {}
+    torch.set_num_threads(1)
+    T, N, D = p["x"].shape
+    H = p["w_h"].shape[1]
+    x = torch.tensor(p["x"], requires_grad=True)
+    h0, c0 = torch.tensor(p["h0"]), torch.tensor(p["c0"])
+    dy = torch.tensor(p["dy"])
+    # torch's gate order is i, f, g, o; Caffe2's i, f, o, g.
+    order = np.r_[0:2 * H, 3 * H:4 * H, 2 * H:3 * H]
+    lstm = torch.nn.LSTM(D, H)
+    cell = torch.nn.LSTMCell(D, H)
+    with torch.no_grad():
+        for mod, suffix in ((lstm, "_l0"), (cell, "")):
+            getattr(mod, "weight_ih" + suffix).copy_(torch.tensor(p["w_x"][order]))
+            getattr(mod, "weight_hh" + suffix).copy_(torch.tensor(p["w_h"][order]))
+            getattr(mod, "bias_ih" + suffix).copy_(torch.tensor(p["b_x"][order]))
+            getattr(mod, "bias_hh" + suffix).copy_(torch.tensor(p["b_h"][order]))
+
+    def lstm_forward():
+        return lstm(x, (h0, c0))[0]
+
+    def cell_forward():
+        h, c = h0[0], c0[0]
+        out = []
+        for t in range(T):
+            h, c = cell(x[t], (h, c))
+            out.append(h)
+        return torch.stack(out)
+
+    def with_backward(forward):
+        def run():
+            x.grad = None
+            lstm.zero_grad()
+            cell.zero_grad()
+            forward().backward(dy)
+        return run
+
+    def no_grad(forward):
+        def run():
+            with torch.no_grad():
+                forward()
+        return run
+
+    with torch.no_grad():
+        h_lstm = lstm_forward().numpy()
+        h_cell = cell_forward().numpy()
+    return {"torch.nn.LSTM": (no_grad(lstm_forward), with_backward(lstm_forward), h_lstm),
+            "torch LSTMCell loop": (no_grad(cell_forward), with_backward(cell_forward),
+                                    h_cell)}
+
+
+# --- the report ----------------------------------------------------------------
+def blas_description():
+    """Which BLAS (and kernel) NumPy uses, via threadpoolctl when it is installed."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "threadpoolctl not installed (pip install threadpoolctl to see the BLAS kernel)"
+    infos = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    return "; ".join("%s %s, kernel %s, %s thread(s)" % (
+        i.get("internal_api"), i.get("version"), i.get("architecture"),
+        i.get("num_threads")) for i in infos) or "no BLAS found by threadpoolctl"
+
+
+def time_shape(shape, repeat, with_torch=True):
+    """Rows ``(contender, forward ms, forward+backward ms)`` for one shape."""
+    p = make_problem(*shape)
+    floor = NumpyLSTM(p)
+    model = Caffe2RNNLSTM(p)
+    check_against_floor(p, floor, model)
+    rows = [("NumPy floor", median_ms(floor.forward, repeat),
+             median_ms(lambda: (floor.forward(), floor.backward()), repeat))]
+    for path in ("cython", "python"):
+        if path == "cython" and not kernels.cython_available():
+            continue
+        with kernels.use(path):
+            rows.append(("caffe2rnn (%s kernels)" % path,
+                         median_ms(model.forward, repeat),
+                         median_ms(model.forward_backward, repeat)))
+    if with_torch:
+        for name, (fwd, fwd_bwd, h) in torch_contenders(p).items():
+            np.testing.assert_allclose(h, floor.forward(), rtol=1e-3, atol=1e-4,
+                                       err_msg=name + " vs NumPy floor")
+            rows.append((name, median_ms(fwd, repeat), median_ms(fwd_bwd, repeat)))
+    return rows, model
+
+
+def print_timings(shape, rows):
+    floor_f, floor_fb = rows[0][1], rows[0][2]
+    print("\nT,N,D,H = %d,%d,%d,%d" % shape)
+    print("  %-26s %10s %7s %12s %7s" % ("", "fwd ms", "x floor", "fwd+bwd ms",
+                                          "x floor"))
+    for name, f, fb in rows:
+        print("  %-26s %10.2f %6.2fx %12.2f %6.2fx" % (name, f, f / floor_f, fb,
+                                                      fb / floor_fb))
+
+
+def print_op_costs(shape, costs):
+    print("\nper-operator cost inside the step nets, T,N,D,H = %d,%d,%d,%d "
+          "(us per run, median of the op's instances)" % shape)
+    total = {"RecurrentNetwork": [0.0, 0], "RecurrentNetworkGradient": [0.0, 0]}
+    for (net, op_type), values in costs.items():
+        us = sorted(values)[len(values) // 2]
+        total[net][0] += us * len(values)
+        total[net][1] += len(values)
+        print("  %-26s %-40s %3dx %8.2f" % (net, op_type, len(values), us))
+    for net, (us, count) in total.items():
+        if count:
+            print("  %-26s %d ops per step, %.2f us per op on average"
+                  % (net, count, us / count))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny shapes, few repeats")
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="repetitions per timing (median; default 7, quick 3)")
+    parser.add_argument("--no-torch", action="store_true", help="skip torch")
+    args = parser.parse_args(argv)
+    shapes = QUICK_SHAPES if args.quick else SHAPES
+    repeat = args.repeat or (3 if args.quick else 7)
+    print("caffe2rnn LSTM benchmark: one layer, float32, 1 thread, median of %d runs"
+          % repeat)
+    print("numpy %s; BLAS: %s" % (np.__version__, blas_description()))
+    print("kernels: %s" % ("cython and python" if kernels.cython_available()
+                           else "python only (Cython kernels not built)"))
+    model = None
+    for shape in shapes:
+        rows, model = time_shape(shape, repeat, with_torch=not args.no_torch)
+        print_timings(shape, rows)
+    print_op_costs(shapes[-1], step_op_costs(model, repeat=20 if args.quick else 200))
+    print("\nreproduce: python benchmarks/bench_lstm.py%s" % " ".join(
+        [""] + (argv if argv is not None else sys.argv[1:])))
+
+
+if __name__ == "__main__":
+    main()

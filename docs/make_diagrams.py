@@ -1,0 +1,44 @@
+"""Write one SVG of every caffe2rnn.viz view to docs/_static/diagrams/.
+
+Run at docs build time (the SVGs are build outputs, never committed):
+
+    python docs/make_diagrams.py [--cell lstm] [--out docs/_static/diagrams]
+
+Needs Graphviz's ``dot``; without it the .dot sources are written instead,
+and the script says how to install Graphviz.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from caffe2rnn.__main__ import VIEWS, build_cell  # noqa: E402
+from caffe2rnn.errors import GraphvizNotFoundError  # noqa: E402
+from caffe2rnn.viz import render  # noqa: E402
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cell", default="lstm")
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__),
+                                                      "_static", "diagrams"))
+    args = parser.parse_args(argv)
+    op = build_cell(args.cell)
+    fmt = "svg"
+    for view, (_, draw) in VIEWS.items():
+        graph = draw(op, args.steps)
+        path = os.path.join(args.out, "%s_%s.%s" % (args.cell, view, fmt))
+        try:
+            render(graph, path)
+        except GraphvizNotFoundError as error:
+            print(error, file=sys.stderr)
+            fmt = "dot"
+            path = render(graph, path[:-len("svg")] + fmt)
+        print("wrote", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
