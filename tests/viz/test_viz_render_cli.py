@@ -103,12 +103,10 @@ def test_cli_prints_dot_or_writes_a_file(tmp_path, capsys):
     assert "(5 rows)" in out.read_text()
 
 
-def test_cli_reports_errors_and_demo_placeholder(tmp_path, capsys):
+def test_cli_reports_errors(tmp_path, capsys):
     assert main(["render", "--cell", "mul", "--view", "ssa",
                  "-o", str(tmp_path / "x.gif")]) == 2
     assert "format 'gif'" in capsys.readouterr().err
-    assert main(["demo"]) == 1
-    assert "demo: not yet available" in capsys.readouterr().out
 
 
 def test_cli_lstm_cell_comes_from_recurrent_lstm(capsys):
