@@ -10,31 +10,17 @@ RecurrentNetwork ``OperatorDef``); adding a historical version of
 ``recurrent_net`` is one more entry in :data:`VERSIONS`.
 """
 import argparse
-import contextlib
 import sys
 
 from . import errors, viz
 from .viz import examples
 from .viz.gallery import VIEWS
 
-def _recurrent_lstm():
-    """The op ``recurrent.LSTM`` adds (hidden 4, input 3, scope 'lstm')."""
-    from .model_helper import ModelHelper
-    from .recurrent import LSTM
-    model = ModelHelper(name="lstm_demo")
-    # CNNModelHelper (used inside LSTM, as in 2017) prints a deprecation
-    # banner; keep stdout for the DOT text.
-    with contextlib.redirect_stdout(sys.stderr):
-        LSTM(model, "input", "seq_lengths", ("hidden_init", "cell_init"), dim_in=3,
-             dim_out=4, scope="lstm")
-    return [op for op in model.net.Proto().op if op.type == "RecurrentNetwork"][0]
-
-
-# version -> (description, {cell name: builder}). 'lstm' is built by
-# caffe2rnn.recurrent.LSTM; the other cells are hand-built (viz.examples).
+# version -> (description, {cell name: builder}); every cell is built by the
+# real recurrent_net / recurrent.LSTM (viz.examples).
 VERSIONS = {
     "v3": ("recurrent_net of 2017-06-29..08-17 (seed 000 #2): _accum Sums, "
-           "param_grads, _tmpstep", dict(examples.CELLS, lstm=_recurrent_lstm)),
+           "param_grads, _tmpstep", examples.CELLS),
 }
 VERSION_ALIASES = {"current": "v3"}
 

@@ -21,16 +21,23 @@ def test_scratches_of_the_lstm_cell_are_exactly_gates_t(parse_dot):
     assert not dot.with_class("recompute")
 
 
-def test_scratches_of_the_attention_cell_and_its_recompute_blob(parse_dot):
+def test_scratches_of_the_attention_cell(parse_dot):
     dot = parse_dot(viz.scratches_of(examples.attention()))
     assert _blob_names(dot.with_class("scratch")) == {
-        "att/hidden_ctx", "att/hidden_ctx_dims", "att/gates_t", "att/decoder_state",
-        "att/weights", "att/weights_3d", "att/output_dims"}
-    # scores_in is recomputed on backward, so it is not a scratch
-    assert dot.with_class("recompute") == {"att/scores_in@2"}
+        "att/gates_concatenated_input_t", "att/_gates_concatenated_input_t_concat_dims",
+        "att/gates_t", "hidden_t_intermediate", "att/weighted_decoder_hidden_state",
+        "att/decoder_hidden_encoder_outputs_sum", "att/attention_weights",
+        "att/attention_weights_3d", "att/attention_weighted_encoder_context_old_shape"}
+    assert not dot.with_class("recompute")
     # cell inputs and outputs reach the backward step through links
-    assert {"hidden_t_prev", "att/hidden_t"} <= _blob_names(
+    assert {"hidden_t_prev", "att/cell_t"} <= _blob_names(
         dot.with_class("read_by_backward"))
+
+
+def test_scratches_marks_recompute_blobs_instead(parse_dot):
+    dot = parse_dot(viz.scratches_of(examples.lstm_recompute()))
+    assert dot.with_class("recompute") == {"lstm/gates_t@2"}
+    assert not dot.with_class("scratch")
 
 
 def test_scratches_title_lists_them(parse_dot):
@@ -73,16 +80,17 @@ def test_recurrent_view_reads_a_netdef_argument_too(parse_dot):
     assert "fwd/hidden_t@1" in dot.nodes
 
 
-def test_backward_view_shows_accum_sums_tmpstep_and_accumulate_ops(parse_dot):
+def test_backward_view_shows_tmpstep_renames_and_accumulate_ops(parse_dot):
     dot = parse_dot(viz.backward(examples.attention()))
     by_class = {cls: dot.with_class(cls) for cls in
-                ("accumulate_input", "accum_sum", "param_sum", "accum", "renamed")}
-    assert len(by_class["accumulate_input"]) == 2      # GO of hidden_t_all, context_t_all
-    assert len(by_class["accum_sum"]) == 2             # hidden_t_grad, context_t_grad
-    assert _blob_names(by_class["accum"], "bwd/") == {"att/hidden_t_grad_accum",
-                                                      "att/context_t_grad_accum"}
-    assert len(by_class["param_sum"]) == 6
-    assert "att/gates_t_w_grad_tmpstep" in _blob_names(by_class["renamed"], "bwd/")
+                ("accumulate_input", "accum_sum", "param_sum", "renamed")}
+    assert len(by_class["accumulate_input"]) == 2   # GO of hidden_t_all, context_all
+    assert not by_class["accum_sum"]                # hidden_t is a Copy: nothing to add
+    assert len(by_class["param_sum"]) == 8          # one Sum per parameter
+    renamed = _blob_names(by_class["renamed"], "bwd/")
+    assert "att/gates_t_w_grad_tmpstep" in renamed
+    # weighted_encoder_outputs' gradient is the pass-through name of the Add
+    assert "att/decoder_hidden_encoder_outputs_sum_grad_tmpstep" in renamed
     rename = dot.edge("renamed/att/gates_t_w_grad", "bwd/att/gates_t_w_grad_tmpstep@1")
     assert rename["label"] == "C++: rename to _tmpstep"
     first = dot.nodes["bwd/op#0"]
@@ -91,10 +99,14 @@ def test_backward_view_shows_accum_sums_tmpstep_and_accumulate_ops(parse_dot):
     states_grad = "state/att/hidden_t_prev_states_grad"
     assert links[("bwd/hidden_t_prev_grad@2", states_grad)] == "backward link t+0"
     assert links[(states_grad, "bwd/att/hidden_t_grad@0")] == "backward link t+1"
-    last = dot.edge("io/att/hidden_t_last_grad", states_grad)
-    assert "last row" in last["label"]
     # the prepended accumulate op writes into the states gradient tensor
     assert dot.edge("bwd/att/hidden_t_prev_states_grad@1", states_grad)
+
+
+def test_backward_view_shows_accum_sums(parse_dot):
+    dot = parse_dot(viz.backward(examples.two_state()))
+    assert _blob_names(dot.with_class("accum"), "bwd/") == {"a_t_grad_accum"}
+    assert len(dot.with_class("accum_sum")) == 1
 
 
 def test_backward_view_of_sum_mul_links_the_pass_through_gradient(parse_dot):
