@@ -16,27 +16,44 @@ from . import errors, viz
 from .viz import examples
 from .viz.gallery import VIEWS
 
-# version -> (description, {cell name: builder}); every cell is built by the
-# real recurrent_net / recurrent.LSTM (viz.examples).
-VERSIONS = {
-    "v3": ("recurrent_net of 2017-06-29..08-17 (seed 000 #2): _accum Sums, "
-           "param_grads, _tmpstep", examples.CELLS),
-}
-VERSION_ALIASES = {"current": "v3"}
+def _historical(version):
+    """{cell: builder} for a historical recurrent_net, built under its own era."""
+    from .history import cells
+    from .history.compare import built_op
+    return {name: (lambda name=name: built_op(version, cells.CELLS[name]()))
+            for name in cells.CELLS}
 
 
-def build_cell(cell, version="v3"):
+def _history_versions():
+    from .history import VERSIONS as modules
+    return {name: ((module.__doc__ or name).strip().splitlines()[0], _historical(name))
+            for name, module in modules.items()}
+
+
+# version -> (description, {cell name: builder}). 'current' is caffe2rnn's own
+# recurrent_net (v3 with the forward_only fix); the others are caffe2rnn.history.
+VERSIONS = dict(current=("caffe2rnn.recurrent.recurrent_net: v3 (2017-06-29) "
+                         "with the forward_only fix of 2017-08-17", examples.CELLS),
+                **_history_versions())
+VERSION_ALIASES = {}
+
+
+def build_cell(cell, version="current"):
     """The RecurrentNetwork op of ``cell`` as recurrent_net ``version`` builds it."""
     _, cells = VERSIONS[VERSION_ALIASES.get(version, version)]
+    if cell not in cells:
+        raise errors.DrawingError("version %s has no cell %r; its cells: %s"
+                                  % (version, cell, ", ".join(sorted(cells))))
     return cells[cell]()
 
 
 def _render_help():
-    cells = sorted({c for _, table in VERSIONS.values() for c in table})
     lines = ["views:"] + ["  %-10s %s" % (name, text)
                           for name, (text, _) in VIEWS.items()]
-    lines += ["cells: " + ", ".join(cells), "versions:"]
-    lines += ["  %-10s %s" % (name, text) for name, (text, _) in VERSIONS.items()]
+    lines += ["versions (and their cells):"]
+    for name, (text, cells) in VERSIONS.items():
+        lines += ["  %-10s %s" % (name, text),
+                  "  %-10s cells: %s" % ("", ", ".join(sorted(cells)))]
     lines += ["  %-10s = %s" % (alias, name) for alias, name in VERSION_ALIASES.items()]
     return "\n".join(lines)
 
@@ -50,8 +67,8 @@ def _parser():
         description="Draw one view of a cell's RecurrentNetwork op.",
         epilog=_render_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     render.add_argument("--cell", default="lstm",
-                        choices=sorted({c for _, t in VERSIONS.values() for c in t}))
-    render.add_argument("--version", default="v3",
+                        help="a cell of the chosen version (see the list below)")
+    render.add_argument("--version", default="current",
                         choices=list(VERSIONS) + list(VERSION_ALIASES))
     render.add_argument("--view", default="recurrent", choices=list(VIEWS))
     render.add_argument("--steps", "-T", type=int, default=3,
@@ -59,6 +76,15 @@ def _parser():
     render.add_argument("-o", "--output",
                         help="file to write (.svg, .png, .pdf, .dot); "
                              "without it the DOT text is printed")
+    compare = commands.add_parser(
+        "compare", help="the historical versions' RecurrentNetwork arguments side by side",
+        description="Build one cell with several versions of recurrent_net and "
+                    "draw their op arguments as a table, changes shaded.")
+    compare.add_argument("--cell", default="lstm")
+    compare.add_argument("--versions", default="v1,april,v2,v3,newest",
+                         help="comma-separated, oldest first (default: all)")
+    compare.add_argument("--only-differences", action="store_true")
+    compare.add_argument("-o", "--output", help="file to write; default: DOT to stdout")
     demo = commands.add_parser(
         "demo", help="train an LSTM and an attention decoder, check gradients, "
                      "write a report and every view of the LSTM's op")
@@ -79,6 +105,17 @@ def _render(args):
     return 0
 
 
+def _compare(args):
+    versions = [v for v in args.versions.split(",") if v]
+    graph = viz.compare(versions, args.cell, only_differences=args.only_differences)
+    if args.output is None:
+        sys.stdout.write(graph.source)
+    else:
+        viz.render(graph, args.output)
+        print("wrote %s (%s: %s)" % (args.output, args.cell, ", ".join(versions)))
+    return 0
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     if args.command == "demo":
@@ -86,7 +123,7 @@ def main(argv=None):
         _, ok = demo.run(out_dir=args.out, steps=args.steps)
         return 0 if ok else 1
     try:
-        return _render(args)
+        return _compare(args) if args.command == "compare" else _render(args)
     except errors.Caffe2RNNError as error:
         print("caffe2rnn render: %s" % error, file=sys.stderr)
         return 2

@@ -175,8 +175,15 @@ def recurrent_input_gradient(backward, cell_input):
     return recurrent_input_grad
 
 
+def literal_input_gradient(backward, cell_input):
+    """v1's choice (until 96bafa3b2, 2017-03-21): always ``<cell_input>_grad``,
+    even when no backward op writes it — bug B3."""
+    return cell_input + "_grad"
+
+
 def plan_links(inputs, initial_cell_inputs, links, s, backward,
-               state_input_gradient=recurrent_input_gradient):
+               state_input_gradient=recurrent_input_gradient,
+               input_gradient_link_first=False):
     """Lay out state tensors, links and aliases (history.md §2.2 steps 7-8).
 
     For each recurrent state ``(cell_input, initial_blob)``:
@@ -193,6 +200,8 @@ def plan_links(inputs, initial_cell_inputs, links, s, backward,
     The sequence input gets a forward link (``input_t`` = row t of the input)
     and a backward link writing its gradient into ``<input>_grad``.
     ``backward`` is None in forward-only mode (no backward links).
+    ``input_gradient_link_first``: v1 listed a state's offset-0 backward link
+    before its offset-1 one (the order reaches the op's arguments).
     """
     plan = LinkPlan()
     for cell_input, _ in initial_cell_inputs:
@@ -207,10 +216,13 @@ def plan_links(inputs, initial_cell_inputs, links, s, backward,
         plan.outputs.extend([cell_output + "_all", cell_output + "_last"])
         plan.recurrent_states.append(state)
         if backward is not None:
-            plan.backward_links.append((cell_output + "_grad", states_grad, 1))
+            state_links = [
+                (cell_output + "_grad", states_grad, 1),
+                (state_input_gradient(backward, cell_input), states_grad, 0)]
+            if input_gradient_link_first:
+                state_links.reverse()
+            plan.backward_links.extend(state_links)
             backward.net.Proto().external_input.append(str(cell_output) + "_grad")
-            plan.backward_links.append(
-                (state_input_gradient(backward, cell_input), states_grad, 0))
 
     for input_t, input_blob in inputs:
         plan.forward_links.append((str(input_t), str(input_blob), 0))
@@ -219,6 +231,23 @@ def plan_links(inputs, initial_cell_inputs, links, s, backward,
             plan.backward_links.append(
                 (backward.mapping[str(input_t)], str(input_blob) + "_grad", 0))
     return plan
+
+
+def alias_pass_through_references(backward, references):
+    """v2's fix for B4 (21e9049f6 Copy, 9ab756ee9 Alias; 2017-03-23/24).
+
+    A reference consumed first by a pass-through op (``Sum``, broadcast
+    ``Add``) has its per-step gradient under another name, so nothing wrote
+    ``<ref>_grad``, where the C++ op read it after each step. ``Alias(<the
+    real gradient>) -> <ref>_grad`` is appended to the backward step net. The
+    op then adds ``<ref>_grad`` into an ``_acc`` blob and swaps the two at the
+    end — which, from the second run on, doubles a shared buffer (B5).
+    """
+    for reference in references:
+        reference_grad = reference + "_grad"
+        if (reference in backward.mapping
+                and reference_grad != str(backward.mapping[reference])):
+            backward.net.Alias(backward.mapping[reference], reference_grad)
 
 
 def accumulate_linked_gradients(backward_cell_net):

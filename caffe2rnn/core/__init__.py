@@ -15,7 +15,7 @@ from .operator import (CreateOperator, DataType, DeviceOption,  # noqa: F401
                        _RectifyInputOutput)
 from .ssa import (get_ssa, get_undefined_blobs, get_output_producers,  # noqa: F401
                   get_op_ids_in_path)
-from .gradients import GradientRegistry, IR  # noqa: F401
+from .gradients import GetIndexFromGradientList, GradientRegistry, IR  # noqa: F401
 from .net import Net  # noqa: F401
 
 

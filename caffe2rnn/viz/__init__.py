@@ -11,8 +11,10 @@ Every function returns a ``graphviz.Digraph``: its DOT text is
 * :func:`recurrent` — a RecurrentNetwork op with its step nets, links, aliases;
 * :func:`backward` — its backward step net as the C++ op runs it;
 * :func:`timeline` — the (T+1)-row state tensors and the rows each step uses;
-* :func:`unroll` — one column per timestep.
+* :func:`unroll` — one column per timestep;
+* :func:`compare` — the historical versions' op arguments side by side.
 """
+from .compare import compare  # noqa: F401
 from .netdraw import net  # noqa: F401
 from .recurrent import backward, recurrent  # noqa: F401
 from .render import render, show  # noqa: F401

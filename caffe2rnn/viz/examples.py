@@ -7,7 +7,7 @@ Each builder returns the ``RecurrentNetwork`` ``OperatorDef`` that
 * ``sum_mul``: ``hidden_t = (hidden_t_prev + input_t) * w``. ``Sum``'s
   gradient is a pass-through, so the backward link of ``hidden_t_prev`` reads
   ``sum_t_grad`` (the B3 fix); ``w`` is a parameter and ``sum_t`` a scratch.
-* ``two_state``: ``a_t = input_t * a_prev``, ``b_t = a_t * b_prev`` (history.md
+* ``two_states``: ``a_t = input_t * a_prev``, ``b_t = a_t * b_prev`` (history.md
   B7): ``a_t`` is linked *and* read inside the cell, so its internal gradient
   is renamed ``_accum`` and summed into the linked one.
 * ``lstm``: ``recurrent.LSTM`` (FC, in-place Sum, LSTMUnit; scratch
@@ -64,14 +64,14 @@ def sum_mul():
     return _one_state_cell("sum_mul", step)
 
 
-def two_state():
-    net, cell = core.Net("two_state"), core.Net("two_state_cell")
+def two_states():
+    net, cell = core.Net("two_states"), core.Net("two_state_cell")
     input_t, a_prev, b_prev = cell.AddScopedExternalInputs("input_t", "a_prev", "b_prev")
     a_t = cell.Mul([input_t, a_prev], "a_t")
     b_t = cell.Mul([a_t, b_prev], "b_t")
     cell.AddExternalOutputs(a_t, b_t)
     recurrent_net(net, cell, [(input_t, "x")], [(a_prev, "a_init"), (b_prev, "b_init")],
-                  {a_prev: a_t, b_prev: b_t}, scope="two_state")
+                  {a_prev: a_t, b_prev: b_t}, scope="two_states")
     return _recurrent_op(net)
 
 
@@ -101,5 +101,5 @@ def attention():
     return _recurrent_op(model.net)
 
 
-CELLS = {"mul": mul, "sum_mul": sum_mul, "two_state": two_state, "lstm": lstm,
+CELLS = {"mul": mul, "sum_mul": sum_mul, "two_states": two_states, "lstm": lstm,
          "lstm_recompute": lstm_recompute, "attention": attention}

@@ -104,7 +104,7 @@ def test_backward_view_shows_tmpstep_renames_and_accumulate_ops(parse_dot):
 
 
 def test_backward_view_shows_accum_sums(parse_dot):
-    dot = parse_dot(viz.backward(examples.two_state()))
+    dot = parse_dot(viz.backward(examples.two_states()))
     assert _blob_names(dot.with_class("accum"), "bwd/") == {"a_t_grad_accum"}
     assert len(dot.with_class("accum_sum")) == 1
 

@@ -114,3 +114,31 @@ def test_cli_lstm_cell_comes_from_recurrent_lstm(capsys):
     out = capsys.readouterr().out
     assert out.startswith("digraph")                  # no banner on stdout
     assert "scratches kept per step =\n[lstm/gates_t]" in out
+
+
+def test_render_draws_a_historical_version(capsys):
+    assert main(["render", "--cell", "lstm", "--version", "v1", "--view", "recurrent"]) == 0
+    out = capsys.readouterr().out
+    assert "lstm/step_workspaces_" in out  # v1's global counter in the blob name
+    assert main(["render", "--cell", "attention", "--version", "v1"]) == 2
+    assert "version v1 has no cell 'attention'" in capsys.readouterr().err
+
+
+def test_compare_table_shades_when_each_argument_changed(parse_dot):
+    from caffe2rnn.viz.compare import CHANGED
+    graph = viz.compare(["v2", "v3", "newest"], "lstm", only_differences=True)
+    table = parse_dot(graph).nodes["table"]["label"]
+    rows = {row.split("</b>")[0].rsplit("<b>", 1)[-1]: row
+            for row in table.split("<tr>")[2:]}
+    assert "param_grads" in rows and "enable_rnn_executor" in rows
+    assert "inputs" not in rows  # identical in every version
+    # param_grads first appears in v3; enable_rnn_executor in newest
+    cells = rows["param_grads"].split("<td")[2:]
+    assert CHANGED in cells[1] and CHANGED not in cells[0] and CHANGED not in cells[2]
+    assert CHANGED in rows["enable_rnn_executor"].split("<td")[-1]
+
+
+def test_compare_cli(tmp_path, capsys):
+    assert main(["compare", "--cell", "sum_mul", "--versions", "v1,april",
+                 "--only-differences"]) == 0
+    assert "backward_link_internal" in capsys.readouterr().out

@@ -1,0 +1,87 @@
+"""``recurrent_net`` of the 2017-04-07 module — seed 002, commit ``89ea32b11``.
+
+Valid 2017-04-07 23:48 → 2017-04-11 01:54 ("remove workspace sequence id";
+superseded by ``cd704ee12``). Core era E3, operator era ``april`` (the C++ of
+the time: ``_acc`` + swap, initial-state gradient shares ``<state>_grad``).
+
+v1 plus five commits (history.md §2.7):
+
+* ``96bafa3b2`` / ``0d616f25c`` (2017-03-21/28), **B3 fixed**: when no
+  backward op writes ``<cell_input>_grad`` (the cell starts with ``Sum`` on
+  it), the offset-0 backward link uses the blob that really holds the
+  gradient, ``backward_mapping[cell_input]``;
+* ``21e9049f6`` / ``9ab756ee9`` (2017-03-23/24), **B4 fixed**: a reference
+  with a pass-through gradient gets ``Alias(<real gradient>) -> <ref>_grad``
+  in the backward step net — which introduces **B5** with the ``_acc`` swap;
+* ``89ea32b11``: the ``_workspace_seq`` counter removed (the blob is
+  ``<scope>/step_workspaces`` again; a stale ``global`` statement remained).
+
+``backward_mapping`` values stay ``BlobReference``; still Python 2 only.
+"""
+from ..recurrent_stages import (alias_pass_through_references, build_backward_cell,
+                                check_scoping, find_references, parameters,
+                                plan_links, scoper, unpack_triples)
+from .era import bind_built_op, building
+
+
+def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
+                  timestep=None, scope=None, outputs_with_grads=(0,)):
+    """Add the 2017-04-07 ``RecurrentNetwork`` op to ``net``; return its outputs
+    minus the step workspaces."""
+    with building("april") as chosen:
+        return build(net, cell_net, inputs, initial_cell_inputs, links, timestep,
+                     scope, outputs_with_grads, chosen)
+
+
+def build(net, cell_net, inputs, initial_cell_inputs, links, timestep, scope,
+          outputs_with_grads, chosen, recompute_blobs_on_backward=None,
+          pass_recompute=False):
+    """The body shared with v2, which only adds ``recompute_blobs_on_backward``."""
+    assert len(inputs) == 1, "Only one input blob is supported so far"
+    check_scoping(cell_net)
+    op_name = net.NextName('recurrent')
+    s = scoper(op_name, scope)
+    references = find_references(cell_net.Proto(), inputs, initial_cell_inputs,
+                                 timestep)
+    backward = build_backward_cell(cell_net, recompute_blobs_on_backward)
+    all_inputs = [i[1] for i in inputs] + [x[1] for x in initial_cell_inputs] \
+        + references
+    cell_net.Proto().type = 'simple'
+
+    plan = plan_links(inputs, initial_cell_inputs, links, s, backward)
+    alias_pass_through_references(backward, references)
+    backward.net.Proto().external_input.extend(cell_net.Proto().external_input)
+    backward.net.Proto().external_input.extend(cell_net.Proto().external_output)
+
+    link_internal, link_external, link_offset = unpack_triples(plan.forward_links)
+    b_internal, b_external, b_offset = unpack_triples(plan.backward_links)
+    alias_src, alias_dst, alias_offset = unpack_triples(plan.aliases)
+    params, _ = parameters(references, backward)
+    recurrent_inputs = [str(x[1]) for x in initial_cell_inputs]
+
+    recompute = {}
+    if pass_recompute:
+        recompute = {'recompute_blobs_on_backward': list(backward.recompute)}
+    results = net.RecurrentNetwork(
+        all_inputs,
+        plan.outputs + [s("step_workspaces")],
+        param=[all_inputs.index(p) for p in params],
+        alias_src=alias_src,
+        alias_dst=[str(a) for a in alias_dst],
+        alias_offset=alias_offset,
+        recurrent_states=plan.recurrent_states,
+        initial_recurrent_state_ids=[all_inputs.index(i) for i in recurrent_inputs],
+        link_internal=[str(l) for l in link_internal],
+        link_external=[str(l) for l in link_external],
+        link_offset=link_offset,
+        backward_link_internal=[str(l) for l in b_internal],
+        backward_link_external=[str(l) for l in b_external],
+        backward_link_offset=b_offset,
+        step_net=str(cell_net.Proto()),
+        backward_step_net=str(backward.net.Proto()),
+        timestep="timestep" if timestep is None else str(timestep),
+        outputs_with_grads=outputs_with_grads,
+        **recompute
+    )
+    bind_built_op(net, chosen)
+    return results[:-1]
