@@ -8,7 +8,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.caffe2rnn-setup
 
-.PHONY: setup demo test test-fast ext bench docs clean
+.PHONY: setup demo test test-fast ext bench docs site-check clean
 
 setup: $(STAMP)
 
@@ -36,9 +36,15 @@ bench: setup
 	$(PY) benchmarks/bench_kernels.py
 	$(PY) benchmarks/bench_lstm.py
 
+# The docs tools (Sphinx, MyST-NB, the theme) come with requirements-dev.txt.
+# Notebooks are executed during the build (cached in docs/_build/.jupyter_cache).
 docs: setup
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[docs]'
-	$(PY) -m sphinx -W -b html docs docs/_build/html
+	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
+	@echo "docs: open docs/_build/html/index.html (or: $(PY) -m http.server -d docs/_build/html)"
+
+# Open the built site in headless Chromium: page titles, SVGs, screenshots.
+site-check: docs
+	$(PY) scripts/check_site.py
 
 clean:
-	rm -rf build caffe2rnn/_ext/*.so _ext/*.c caffe2rnn/proto/caffe2_pb2.py demo-out docs/_build
+	rm -rf build caffe2rnn/_ext/*.so _ext/*.c caffe2rnn/proto/caffe2_pb2.py demo-out docs/_build docs/notebooks docs/_static/diagrams

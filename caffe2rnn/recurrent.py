@@ -26,23 +26,24 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
                   recompute_blobs_on_backward=None, forward_only=False):
     """Add a ``RecurrentNetwork`` op to ``net`` that runs ``cell_net`` over time.
 
-    net: the main net the operator is added to.
-    cell_net: one timestep, executed T times (in per-step workspaces).
-    inputs: ``[(cell_input_name, sequence_blob)]`` — one T × N × D… sequence;
-        step t's cell sees row t as ``cell_input_name``.
-    initial_cell_inputs: ``[(cell_input_name, initial_blob)]`` for the
-        recurrent inputs at t = 0 (initial blob 1-D: repeated over the batch;
-        2-D N × D; or 3-D k × N × D with k initial rows).
-    links: ``{cell_input_name: cell_output_name}``: the output of step t is
-        that input at step t + 1.
-    timestep: name of the int32 timestep blob (default ``"timestep"``).
-    scope: prefix of internal blob names (default: ``net.NextName('recurrent')``).
-    outputs_with_grads: indices of the op outputs that receive an external
-        gradient in the backward pass.
-    recompute_blobs_on_backward: forward blobs not kept per timestep but
-        recomputed in the backward step (saves memory; same gradients).
-    forward_only: build no backward step net; the op then cycles a couple of
-        step workspaces instead of keeping T.
+    Args:
+        net: the main net the operator is added to.
+        cell_net: one timestep, executed T times (in per-step workspaces).
+        inputs: ``[(cell_input_name, sequence_blob)]`` — one T × N × D… sequence;
+            step t's cell sees row t as ``cell_input_name``.
+        initial_cell_inputs: ``[(cell_input_name, initial_blob)]`` for the
+            recurrent inputs at t = 0 (initial blob 1-D: repeated over the batch;
+            2-D N × D; or 3-D k × N × D with k initial rows).
+        links: ``{cell_input_name: cell_output_name}``: the output of step t is
+            that input at step t + 1.
+        timestep: name of the int32 timestep blob (default ``"timestep"``).
+        scope: prefix of internal blob names (default: ``net.NextName('recurrent')``).
+        outputs_with_grads: indices of the op outputs that receive an external
+            gradient in the backward pass.
+        recompute_blobs_on_backward: forward blobs not kept per timestep but
+            recomputed in the backward step (saves memory; same gradients).
+        forward_only: build no backward step net; the op then cycles a couple of
+            step workspaces instead of keeping T.
 
     Returns the op's outputs without its last one (the step workspaces):
     ``(out0_all, out0_last, out1_all, out1_last, ...)`` in

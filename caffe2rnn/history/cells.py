@@ -1,7 +1,7 @@
 """Small cells to run every historical ``recurrent_net`` on, with NumPy twins.
 
 A :class:`Cell` builds its step net and calls whichever ``recurrent_net`` it
-is given, so the same cell can be laid out by v1 … newest (:mod:`.compare`)
+is given, so the same cell can be laid out by v1 … newest (:mod:`caffe2rnn.history.compare`)
 or run under each era (:mod:`.bugs`). ``forward(values)`` is the NumPy
 recurrence of the same cell (float64), the independent reference the
 gradients are checked against by central differences.
@@ -195,7 +195,7 @@ def lstm():
                 params=["lstm/gates_t_w", "lstm/gates_t_b"])
 
 
-#: name → factory, for :mod:`.compare` and the CLI.
+#: name → factory, for :mod:`caffe2rnn.history.compare` and the CLI.
 CELLS: Dict[str, Callable[[], Cell]] = {
     "lstm": lstm, "sum_mul": sum_mul,
     "pass_through_reference": pass_through_reference, "two_states": two_states}

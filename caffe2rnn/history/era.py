@@ -9,15 +9,15 @@ exactly what the seed code built:
   C++ ``RecurrentNetwork`` / ``RecurrentNetworkGradient`` did at run time
   (history.md §3.3–3.6, table §3.8).
 
-=========  =========  ===========================================================
-version    core era   operator era
-=========  =========  ===========================================================
-``v1``     E2         ``_acc`` + swap; initial-state gradient copied; no forward-only
-``april``  E3         ``_acc`` + swap; initial-state gradient shared; no forward-only
-``v2``     E4         same as april
-``v3``     E5         ``_tmpstep`` + in-net Sum; forward-only with 2 workspaces
-``newest`` E6         same as v3 (seed 004's op)
-=========  =========  ===========================================================
+==========  =========  ==============================================================
+version     core era   operator era
+==========  =========  ==============================================================
+``v1``      E2         ``_acc`` + swap; initial-state gradient copied; no forward-only
+``april``   E3         ``_acc`` + swap; initial-state gradient shared; no forward-only
+``v2``      E4         same as april
+``v3``      E5         ``_tmpstep`` + in-net Sum; forward-only with 2 workspaces
+``newest``  E6         same as v3 (seed 004's op)
+==========  =========  ==============================================================
 
 Use ``with era("v2"): ...`` to build *and run* under an era; without it each
 version's ``recurrent_net`` builds under its own era and binds the op it made

@@ -4,13 +4,13 @@ The question learners of RecurrentNetwork got stuck on is *which row is
 which*. A state tensor ``<scope>/<cell_input>_states`` has T+1 rows (for an
 initial state of one row):
 
-=====  ==============================  =====================  ==========
-row    written by                      read by                alias
-=====  ==============================  =====================  ==========
-0      copy of the initial-state input step 0 ``hidden_t_prev``
-t+1    step t ``hidden_t`` (offset 1)  step t+1 (offset 0)    ``_all[t]``
-T      step T-1 ``hidden_t``           nobody                 ``_last``
-=====  ==============================  =====================  ==========
+=====  =================================  ============================  ===========
+row    written by                         read by                       alias
+=====  =================================  ============================  ===========
+0      copy of the initial-state input    step 0 ``hidden_t_prev``
+t+1    step t ``hidden_t`` (offset 1)     step t+1 (offset 0)           ``_all[t]``
+T      step T-1 ``hidden_t``              nobody                        ``_last``
+=====  =================================  ============================  ===========
 
 Each state tensor is drawn as that table, the input sequence as a T-row
 table, and each step as a small cluster of the blobs its links make views

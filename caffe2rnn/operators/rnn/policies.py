@@ -3,20 +3,20 @@
 Each is a small object with named hooks, so a historical era (history.md
 §3.3–3.6) can replace one without touching the op's loop:
 
-======================  ====================================  =====================
-behaviour               seed 004 (2017-09 .. 2018)            hooks
-======================  ====================================  =====================
-link application        ``rnn_internal_apply_link`` ops       ``apply_links(...)``
-                        prepended to the step nets
-external gradients      prepended accumulate op (``_all``),   ``prepare``,
-                        one add before the loop (``_last``)   ``before_backward``
-parameter gradients     ``_tmpstep`` rename + appended Sum    ``param``, ``prepare``,
-                                                              ``before_backward``
-initial-state gradient  shared view (>= 2-D), striped sum     ``write``
-                        (1-D)
-forward-only workspaces cycle over ``num_workspaces``         ``num_workspaces``,
-                        (default 2)                           ``prepare``, ``index``
-======================  ====================================  =====================
+========================  =====================================  ===========================
+behaviour                 seed 004 (2017-09 .. 2018)             hooks
+========================  =====================================  ===========================
+link application          ``rnn_internal_apply_link`` ops        ``apply_links(...)``
+                          prepended to the step nets
+external gradients        prepended accumulate op (``_all``),    ``prepare``,
+                          one add before the loop (``_last``)    ``before_backward``
+parameter gradients       ``_tmpstep`` rename + appended Sum     ``param``, ``prepare``,
+                                                                 ``before_backward``
+initial-state gradient    shared view (>= 2-D), striped sum      ``write``
+                          (1-D)
+forward-only workspaces   cycle over ``num_workspaces``          ``num_workspaces``,
+                          (default 2)                            ``prepare``, ``index``
+========================  =====================================  ===========================
 
 The operators read ``self.policies``; :data:`SEED_004` is what they use
 unless an era was chosen for them: :data:`V1`, :data:`V2`, :data:`V3` are

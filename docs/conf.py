@@ -1,0 +1,95 @@
+"""Sphinx configuration of the caffe2rnn documentation site.
+
+Build with ``make docs`` (or ``python -m sphinx -W -b html docs docs/_build/html``).
+The build
+
+* renders the notebooks of ``../notebooks`` with their outputs: MyST-NB runs each one
+  (``nb_execution_mode = "cache"``: only notebooks whose code changed run again; the
+  cache lives in ``docs/_build/.jupyter_cache``);
+* writes the diagrams of every ``caffe2rnn.viz`` view as SVG with
+  ``docs/make_diagrams.py`` into ``docs/_static/diagrams`` (build outputs, never
+  committed);
+* documents the API from the docstrings (autodoc + napoleon).
+"""
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+
+DOCS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(DOCS)
+sys.path.insert(0, ROOT)
+# The notebook kernels are separate processes: they find caffe2rnn through PYTHONPATH
+# even when the package is not installed.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in [ROOT, os.environ.get("PYTHONPATH")] if p)
+
+project = "caffe2rnn"
+author = "caffe2rnn contributors"
+copyright = "2017 Caffe2 facts; caffe2rnn code MIT"  # noqa: A001 (Sphinx's name)
+
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+]
+source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
+exclude_patterns = ["_build", "jupyter_execute", "**.ipynb_checkpoints"]
+myst_enable_extensions = ["colon_fence", "dollarmath"]
+myst_heading_anchors = 3
+
+nb_execution_mode = "cache"
+nb_execution_timeout = 120
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+nb_merge_streams = True
+
+autodoc_member_order = "bysource"
+# SEED_004 (the default operator era, a dataclass instance imported by several
+# modules) has no signature autodoc could show.
+autodoc_default_options = {"members": True, "undoc-members": False,
+                           "exclude-members": "SEED_004, V1, V2, V3"}
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+
+html_theme = "sphinx_rtd_theme"
+html_title = "caffe2rnn"
+html_static_path = ["_static"]
+html_theme_options = {"navigation_depth": 2}
+
+
+def copy_notebooks():
+    """Mirror ../notebooks/*.ipynb into docs/notebooks/ (a build artefact).
+
+    Files are copied only when they changed, so Sphinx and the execution cache
+    see an unchanged notebook as unchanged.
+    """
+    source = os.path.join(ROOT, "notebooks")
+    target = os.path.join(DOCS, "notebooks")
+    os.makedirs(target, exist_ok=True)
+    wanted = sorted(f for f in os.listdir(source) if f.endswith(".ipynb"))
+    for name in os.listdir(target):
+        if name not in wanted:
+            os.remove(os.path.join(target, name))
+    for name in wanted:
+        src, dst = os.path.join(source, name), os.path.join(target, name)
+        if not (os.path.exists(dst) and filecmp.cmp(src, dst, shallow=False)):
+            shutil.copyfile(src, dst)
+
+
+def make_diagrams():
+    """Write the viz SVGs; the docs show them, so Graphviz's ``dot`` is required."""
+    if shutil.which("dot") is None:
+        raise RuntimeError(
+            "building the docs needs Graphviz's `dot` program to render the diagrams "
+            "(apt-get install graphviz | brew install graphviz | "
+            "conda install -c conda-forge graphviz)")
+    subprocess.run([sys.executable, os.path.join(DOCS, "make_diagrams.py"), "--out",
+                    os.path.join(DOCS, "_static", "diagrams")],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+copy_notebooks()
+make_diagrams()
