@@ -27,7 +27,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 project = "caffe2rnn"
 author = "caffe2rnn contributors"
-copyright = "2017 Caffe2 facts; caffe2rnn code MIT"  # noqa: A001 (Sphinx's name)
+copyright = "2026, the caffe2rnn authors (Caffe2 itself: Facebook, 2017)"  # noqa: A001 (Sphinx's name)
 
 extensions = [
     "myst_nb",
