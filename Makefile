@@ -23,7 +23,7 @@ $(STAMP): requirements-dev.txt pyproject.toml setup.py caffe2rnn/proto/caffe2.pr
 	@touch $@
 
 ext: setup
-	$(PY) setup.py -q build_ext --inplace
+	$(PY) setup.py -q build_ext --inplace --force
 
 demo: setup
 	$(PY) -m caffe2rnn demo --out demo-out
@@ -34,6 +34,7 @@ test: setup
 
 bench: setup
 	$(PY) benchmarks/bench_kernels.py
+	$(PY) benchmarks/bench_forward_only_memory.py
 	$(PY) benchmarks/bench_lstm.py
 
 # The docs tools (Sphinx, MyST-NB, the theme) come with requirements-dev.txt.

@@ -5,6 +5,14 @@ failed or skipped Cython build (``CAFFE2RNN_NO_CYTHON=1``) is not fatal: the
 package then runs its pure-Python kernel twins and says so once on import.
 Compiler directives are set here for every kernel; ``CAFFE2RNN_CYTHON_DEBUG=1``
 turns bounds and wrap-around checks back on to chase a memory error.
+
+Compile flags: the package is always compiled on the machine that runs it, so
+the kernels are built for that CPU (``-march=native``: AVX2/AVX-512 loops,
+as NumPy picks at run time). ``-ffp-contract=off`` forbids fusing a multiply
+and an add into one FMA, which rounds once instead of twice: the compiled
+kernels must do exactly the IEEE operations of their NumPy twins to stay
+bit-identical. ``CAFFE2RNN_PORTABLE=1`` builds for the baseline x86-64/ARM
+instruction set instead (a wheel or a shared install used by other CPUs).
 """
 import glob
 import os
@@ -34,10 +42,13 @@ def extensions():
         "language_level": 3, "boundscheck": debug, "wraparound": debug,
         "initializedcheck": debug, "nonecheck": False, "cdivision": True,
     }
+    flags = ["-O3", "-ffp-contract=off"]
+    if not os.environ.get("CAFFE2RNN_PORTABLE"):
+        flags.append("-march=native")
     exts = [
         Extension("caffe2rnn._ext." + os.path.splitext(os.path.basename(path))[0],
                   [path], include_dirs=[numpy.get_include(), "_ext"],
-                  extra_compile_args=["-O3"],
+                  extra_compile_args=flags,
                   define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
         for path in sorted(glob.glob("_ext/*.pyx"))
     ]

@@ -4,7 +4,8 @@ Run from the repository root, after `python setup.py build_ext --inplace`:
 
     python benchmarks/bench_kernels.py
 
-For every kernel and a few small shapes (N x D rows, float32) it prints the
+For every kernel and a few small shapes (N x D rows, float32; for the LSTM
+unit kernels D is the state size, the gates are N x 4D) it prints the
 median time per call of the raw kernel on each path and the speed-up, then
 checks that creating a view (link or alias) costs the same for T = 10 and
 T = 10,000 (views are O(1) in T). Validation (kernels.checked) is shared by
@@ -40,6 +41,11 @@ def cases(n, d):
     block = np.empty((n, d), np.float32)
     other = states[3]
     acc = np.zeros(d, np.float32)
+    # LSTMUnit: N x D states, N x 4D gates (the D of the table is the state size)
+    gates = rng.standard_normal((n, 4 * d)).astype(np.float32)
+    seq = np.full(n, T, np.int32)
+    h_out, c_out = np.empty((n, d), np.float32), np.empty((n, d), np.float32)
+    dgates = np.empty((n, 4 * d), np.float32)
     return [
         ("repeat_copy", lambda k: k.repeat_copy(row, block)),
         ("accumulate_input_gradient",
@@ -48,6 +54,12 @@ def cases(n, d):
         ("inplace_add", lambda k: k.inplace_add(block, other)),
         ("link_view", lambda k: k.link_view(states, 4, 1)),
         ("offset_alias", lambda k: k.offset_alias(states, 1)),
+        ("lstm_unit_forward",
+         lambda k: k.lstm_unit_forward(block, states[1], gates, seq, 5, 0.0, False,
+                                       h_out, c_out)),
+        ("lstm_unit_backward",
+         lambda k: k.lstm_unit_backward(states[1], gates, seq, 5, states[2], states[3],
+                                        states[4], 0.0, False, h_out, c_out, dgates)),
     ]
 
 

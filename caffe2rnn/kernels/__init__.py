@@ -1,10 +1,12 @@
 """The recurrent op's kernels, each with a readable Python twin and a Cython build.
 
-Every kernel exists twice under one name: ``caffe2rnn/kernels/<name>.py``
-(vectorised NumPy, the reference) and ``_ext/<name>.pyx`` (compiled into
-``caffe2rnn._ext.<name>``). The two give bit-identical results; the compiled
-one saves NumPy's per-call overhead, which is most of the cost at the small
-row sizes a step net works on.
+Every kernel exists twice under one name: ``caffe2rnn/kernels/<module>.py``
+(vectorised NumPy, the reference) and ``_ext/<module>.pyx`` (compiled into
+``caffe2rnn._ext.<module>``); a module usually holds the one kernel it is
+named after (``lstm_unit`` holds the forward and the backward kernel). The
+two give bit-identical results; the compiled one saves NumPy's per-call
+overhead, which is most of the cost at the small row sizes a step net works
+on, and fuses what would be many NumPy passes into one call.
 
 The path is chosen by ``CAFFE2RNN_KERNELS``:
 
@@ -27,8 +29,12 @@ import os
 import sys
 import types
 
-NAMES = ("offset_alias", "link_view", "repeat_copy", "accumulate_input_gradient",
-         "add_striped_batch", "inplace_add")
+#: kernel name -> the module (twin and compiled) that defines it.
+KERNELS = {"offset_alias": "offset_alias", "link_view": "link_view",
+           "repeat_copy": "repeat_copy",
+           "accumulate_input_gradient": "accumulate_input_gradient",
+           "add_striped_batch": "add_striped_batch", "inplace_add": "inplace_add",
+           "lstm_unit_forward": "lstm_unit", "lstm_unit_backward": "lstm_unit"}
 PATHS = ("python", "cython")
 
 _loaded = {}
@@ -41,9 +47,9 @@ def implementation(path):
         raise ValueError("unknown kernel path %r; expected one of %s" % (path, PATHS))
     if path not in _loaded:
         package = "caffe2rnn.kernels." if path == "python" else "caffe2rnn._ext."
-        modules = {name: importlib.import_module(package + name) for name in NAMES}
+        modules = {m: importlib.import_module(package + m) for m in set(KERNELS.values())}
         _loaded[path] = types.SimpleNamespace(
-            path=path, **{name: getattr(modules[name], name) for name in NAMES})
+            path=path, **{name: getattr(modules[m], name) for name, m in KERNELS.items()})
     return _loaded[path]
 
 

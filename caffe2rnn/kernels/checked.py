@@ -118,6 +118,26 @@ def stripes(first, y, stripe, batch, where):
                          "tensor of shape %s" % (where, batch, n, stripe, first.shape))
 
 
+def lstm_unit_arrays(where, c_prev, gates, seq_lengths, *states):
+    """One float type, C-contiguous: ``c_prev`` (N, D), ``gates`` N x 4D elements,
+    each of ``states`` (None allowed) N x D, ``seq_lengths`` N int32."""
+    if tensor(c_prev, where).ndim != 2:
+        raise ShapeError("%s: cell_t_prev must be read as (N, D), got shape %s"
+                         % (where, c_prev.shape))
+    present = [s for s in states if s is not None]
+    float_tensors(where, c_prev, tensor(gates, where), *present)
+    n, d = c_prev.shape
+    if gates.size != 4 * n * d or any(s.size != n * d for s in present):
+        raise ShapeError("%s: expected gates of %d x %d and states of %d x %d "
+                         "elements, got shapes %s and %s" % (
+                             where, n, 4 * d, n, d, gates.shape,
+                             ", ".join(str(s.shape) for s in present)))
+    if (type(seq_lengths) is not np.ndarray or seq_lengths.dtype != np.int32
+            or seq_lengths.size != n or not seq_lengths.flags.c_contiguous):
+        raise DTypeError("%s: seq_lengths must be a contiguous int32 tensor of N = %d "
+                         "elements" % (where, n))
+
+
 # --- entry points ---------------------------------------------------------
 def offset_alias(src, offset, where="alias"):
     """View of ``src`` from row ``offset`` (negative: from the end) to the end."""
@@ -153,3 +173,25 @@ def inplace_add(dst, src, where="inplace_add"):
     """``dst += src`` over two tensors of the same size."""
     same_size(dst, src, where)
     current().inplace_add(dst, src)
+
+
+def lstm_unit_forward(h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states,
+                      h_out, c_out, where="LSTMUnit"):
+    """One LSTM step into ``h_out``, ``c_out`` (see :mod:`caffe2rnn.kernels.lstm_unit`)."""
+    lstm_unit_arrays(where, c_prev, gates, seq_lengths, h_prev, h_out, c_out)
+    current().lstm_unit_forward(h_prev, c_prev, gates, seq_lengths, t, forget_bias,
+                                drop_states, h_out, c_out)
+
+
+def lstm_unit_backward(c_prev, gates, seq_lengths, t, c, dh, dc, forget_bias,
+                       drop_states, dh_prev_out, dc_prev_out, dgates_out,
+                       where="LSTMUnitGradient"):
+    """Gradients of one LSTM step (see :mod:`caffe2rnn.kernels.lstm_unit`)."""
+    lstm_unit_arrays(where, c_prev, gates, seq_lengths, c, dh, dc, dh_prev_out,
+                     dc_prev_out)
+    if dgates_out.size != gates.size or dgates_out.dtype != gates.dtype \
+            or not dgates_out.flags.c_contiguous:
+        raise ShapeError("%s: the gates gradient must be like the gates (%s %s)"
+                         % (where, gates.dtype, gates.shape))
+    current().lstm_unit_backward(c_prev, gates, seq_lengths, t, c, dh, dc, forget_bias,
+                                 drop_states, dh_prev_out, dc_prev_out, dgates_out)

@@ -117,16 +117,16 @@ class RNNApplyLinkOp(Operator):
         self.where = "link '%s' -> '%s'" % (self.def_.output[0], self.def_.input[1])
 
     def run(self):
-        t = read_timestep(self, 0)
-        view = checked.link_view(self.input(1), t, self.offset, self.window, self.where)
-        self.outputs[0].value = view
+        self.outputs[0].value = checked.link_view(
+            self.inputs[1].value, read_timestep(self, 0), self.offset, self.window,
+            self.where)
 
 
 def read_timestep(op, i):
     """The timestep held by input ``i`` of ``op`` (an int32 tensor, >= 1 element)."""
     value = op.inputs[i].value
-    if type(value) is not np.ndarray or value.dtype.kind not in "iu" or value.size < 1:
+    if type(value) is not np.ndarray or value.dtype.kind not in "iu" or not value.size:
         raise DTypeError("input %d ('%s') must be the int32 timestep tensor; got %s"
                          % (i, op.inputs[i].name,
                             value.dtype if type(value) is np.ndarray else type(value).__name__))
-    return int(value.flat[0])
+    return value.item(0)

@@ -1,0 +1,324 @@
+# Compiled twin of caffe2rnn/kernels/lstm_unit.py: LSTMUnit forward and backward
+# in one call each (no NumPy calls, no temporary arrays, no Python per gate).
+#
+# Bit-identical to the twin by construction: every formula below is the twin's
+# sequence of IEEE float operations in the same grouping (the build disables
+# FMA contraction, -ffp-contract=off), and e^z is NumPy's own exp inner loop
+# for the dtype, looked up once in np.exp's loop table and called directly on
+# a contiguous scratch buffer -- the very code np.exp runs, without its
+# dispatch. (A C exp from libm could differ from NumPy's SIMD exp in the last
+# bit, and the twin cannot call libm element-wise at NumPy speed.)
+cimport numpy as cnp
+from cpython.mem cimport PyMem_RawMalloc, PyMem_RawFree
+from _types cimport real, index_t, is_float_array
+
+import numpy as np
+
+cnp.import_array()
+cnp.import_ufunc()
+
+ctypedef void (*inner_loop)(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
+                            void *data) noexcept nogil
+
+cdef inner_loop _exp_float = NULL
+cdef inner_loop _exp_double = NULL
+cdef void *_exp_float_data = NULL
+cdef void *_exp_double_data = NULL
+
+
+cdef _find_exp_loops():
+    """Take np.exp's float32 -> float32 and float64 -> float64 inner loops.
+
+    The table can list a type twice (NumPy 2 keeps an older loop after the
+    SIMD one), so each candidate is checked against np.exp itself on a probe
+    of values spanning the range σ and tanh use (overflow included); the
+    first that reproduces it bit for bit is taken. None: ImportError, and
+    caffe2rnn runs the Python kernels.
+    """
+    global _exp_float, _exp_double, _exp_float_data, _exp_double_data
+    cdef cnp.ufunc exp = np.exp
+    cdef int k
+    cdef char* args[2]
+    cdef cnp.npy_intp dims[1]
+    cdef cnp.npy_intp steps[2]
+    cdef cnp.ndarray probe, out
+    for k in range(exp.ntypes):
+        kind = exp.types[2 * k]
+        if kind != exp.types[2 * k + 1] or kind not in (cnp.NPY_FLOAT32, cnp.NPY_FLOAT64):
+            continue
+        if (kind == cnp.NPY_FLOAT32 and _exp_float != NULL) or (
+                kind == cnp.NPY_FLOAT64 and _exp_double != NULL):
+            continue
+        dtype = np.float32 if kind == cnp.NPY_FLOAT32 else np.float64
+        probe = np.concatenate([np.linspace(-120, 120, 4001),
+                                np.random.RandomState(0).standard_normal(999) * 8,
+                                [0.0, -0.0, 1e-30, -800.0, 800.0]]).astype(dtype)
+        out = np.empty_like(probe)
+        args[0] = <char*>cnp.PyArray_DATA(probe)
+        args[1] = <char*>cnp.PyArray_DATA(out)
+        dims[0] = cnp.PyArray_SIZE(probe)
+        steps[0] = steps[1] = cnp.PyArray_ITEMSIZE(probe)
+        with np.errstate(all="ignore"):
+            (<inner_loop><void*>exp.functions[k])(args, dims, steps, exp.data[k])
+            if not np.array_equal(out, np.exp(probe)):
+                continue
+        if kind == cnp.NPY_FLOAT32:
+            _exp_float = <inner_loop><void*>exp.functions[k]
+            _exp_float_data = exp.data[k]
+        else:
+            _exp_double = <inner_loop><void*>exp.functions[k]
+            _exp_double_data = exp.data[k]
+    if _exp_float == NULL or _exp_double == NULL:
+        raise ImportError("lstm_unit: no inner loop of np.exp reproduces np.exp "
+                          "for float32 and float64")
+
+
+_find_exp_loops()
+
+
+cdef inline void _exp(real* buf, index_t count) noexcept nogil:
+    """buf = e^buf in place, with NumPy's exp loop."""
+    cdef char* args[2]
+    cdef cnp.npy_intp dims[1]
+    cdef cnp.npy_intp steps[2]
+    args[0] = <char*>buf
+    args[1] = <char*>buf
+    dims[0] = count
+    steps[0] = sizeof(real)
+    steps[1] = sizeof(real)
+    if real is float:
+        _exp_float(args, dims, steps, _exp_float_data)
+    else:
+        _exp_double(args, dims, steps, _exp_double_data)
+
+
+# The loops below run phase by phase over all rows, each phase a simple loop
+# over a few arrays that the compiler vectorises; finished rows are computed
+# like the others and overwritten at the end, as the twin does.
+
+cdef void _gate_exponents(const real* x, index_t n_rows, index_t d, real fb,
+                          bint has_fb, real* z) noexcept nogil:
+    """z = the negated σ arguments of each row: -x_i, -(x_f + fb), -x_o, and
+    -(x_g + x_g) for g = tanh(x_g) = 2σ(2 x_g) - 1."""
+    cdef index_t n, k
+    for n in range(n_rows):
+        for k in range(d):
+            z[k] = -x[k]
+        if has_fb:
+            for k in range(d):
+                z[d + k] = -(x[d + k] + fb)
+        else:
+            for k in range(d):
+                z[d + k] = -x[d + k]
+        for k in range(d):
+            z[2 * d + k] = -x[2 * d + k]
+        for k in range(d):
+            z[3 * d + k] = -(x[3 * d + k] + x[3 * d + k])
+        x += 4 * d
+        z += 4 * d
+
+
+cdef void _sigmoid_of_exp(real* z, index_t count) noexcept nogil:
+    """z = e^z, then z = 1 / (z + 1): σ of the negated arguments stored in z."""
+    cdef index_t k
+    cdef real one = 1
+    _exp(z, count)
+    for k in range(count):
+        z[k] = one / (z[k] + one)
+
+
+cdef void _double_minus_one(real* s, index_t count) noexcept nogil:
+    """s = (s + s) - 1: tanh(x) from s = σ(2x)."""
+    cdef index_t k
+    cdef real one = 1
+    for k in range(count):
+        s[k] = (s[k] + s[k]) - one
+
+
+cdef void _finished_forward(const real* hp, const real* cp, const int* seq,
+                            index_t n_rows, index_t d, index_t t, bint drop, real* h,
+                            real* c) noexcept nogil:
+    """Rows whose sequence ended carry the state (zeros with drop / no h_prev)."""
+    cdef index_t n, k
+    cdef real zero = 0
+    for n in range(n_rows):
+        if seq[n] <= t:
+            for k in range(d):
+                c[n * d + k] = zero if drop else cp[n * d + k]
+                h[n * d + k] = zero if (drop or hp == NULL) else hp[n * d + k]
+
+
+cdef void _forward(const real* hp, const real* cp, const real* x, const int* seq,
+                   index_t n_rows, index_t d, index_t t, real fb, bint has_fb,
+                   bint drop, real* h, real* c, real* z, real* w) noexcept nogil:
+    cdef index_t n, k
+    cdef const real* i
+    cdef const real* f
+    cdef const real* o
+    cdef real* g
+    _gate_exponents(x, n_rows, d, fb, has_fb, z)
+    _sigmoid_of_exp(z, 4 * n_rows * d)
+    for n in range(n_rows):
+        g = z + 4 * d * n + 3 * d
+        _double_minus_one(g, d)
+        i, f = z + 4 * d * n, z + 4 * d * n + d
+        for k in range(d):  # c = (f c_prev) + (i g); w = -(c + c)
+            c[n * d + k] = f[k] * cp[n * d + k] + i[k] * g[k]
+        for k in range(d):
+            w[n * d + k] = -(c[n * d + k] + c[n * d + k])
+    _sigmoid_of_exp(w, n_rows * d)
+    _double_minus_one(w, n_rows * d)  # tanh(c)
+    for n in range(n_rows):
+        o = z + 4 * d * n + 2 * d
+        for k in range(d):
+            h[n * d + k] = o[k] * w[n * d + k]
+    _finished_forward(hp, cp, seq, n_rows, d, t, drop, h, c)
+
+
+cdef void _backward(const real* cp, const real* x, const int* seq, const real* c,
+                    const real* dh, const real* dc, index_t n_rows, index_t d,
+                    index_t t, real fb, bint has_fb, bint drop, real* dhp, real* dcp,
+                    real* dx, real* z, real* w, real* ct) noexcept nogil:
+    cdef index_t n, k, j
+    cdef real one = 1, zero = 0
+    cdef const real* i
+    cdef const real* f
+    cdef const real* o
+    cdef real* g
+    _gate_exponents(x, n_rows, d, fb, has_fb, z)
+    _sigmoid_of_exp(z, 4 * n_rows * d)
+    for k in range(n_rows * d):
+        w[k] = -(c[k] + c[k])
+    _sigmoid_of_exp(w, n_rows * d)
+    _double_minus_one(w, n_rows * d)  # w = tanh(c)
+    for n in range(n_rows):
+        i, f = z + 4 * d * n, z + 4 * d * n + d
+        o, g = z + 4 * d * n + 2 * d, z + 4 * d * n + 3 * d
+        _double_minus_one(g, d)
+        j = n * d
+        for k in range(d):  # c_term = (((1 - tanh²c) o) dh) + dc
+            ct[j + k] = (((one - w[j + k] * w[j + k]) * o[k]) * dh[j + k]) + dc[j + k]
+        for k in range(d):
+            dx[4 * j + k] = ct[j + k] * (((one - i[k]) * i[k]) * g[k])
+        for k in range(d):
+            dx[4 * j + d + k] = ct[j + k] * (((one - f[k]) * f[k]) * cp[j + k])
+        for k in range(d):
+            dx[4 * j + 2 * d + k] = dh[j + k] * (((one - o[k]) * o[k]) * w[j + k])
+        for k in range(d):
+            dx[4 * j + 3 * d + k] = ct[j + k] * ((one - g[k] * g[k]) * i[k])
+        for k in range(d):
+            dcp[j + k] = ct[j + k] * f[k]
+    for n in range(n_rows):  # finished rows: pass dh, dc through; no gate gradient
+        j = n * d
+        if seq[n] <= t:
+            for k in range(4 * d):
+                dx[4 * j + k] = zero
+            for k in range(d):
+                dcp[j + k] = zero if drop else dc[j + k]
+        if dhp != NULL:
+            for k in range(d):
+                dhp[j + k] = dh[j + k] if (seq[n] <= t and not drop) else zero
+
+
+cdef index_t _rows_and_dim(cnp.ndarray c_prev, cnp.ndarray gates,
+                           cnp.ndarray seq_lengths, index_t* d) except -1:
+    """N (and D) after checking what the loops rely on; all arrays come later."""
+    if cnp.PyArray_NDIM(c_prev) != 2 or not is_float_array(c_prev):
+        raise TypeError("lstm_unit: c_prev must be a C-contiguous (N, D) float array")
+    cdef index_t n = cnp.PyArray_DIMS(c_prev)[0]
+    d[0] = cnp.PyArray_DIMS(c_prev)[1]
+    if not (cnp.PyArray_TYPE(seq_lengths) == cnp.NPY_INT32
+            and cnp.PyArray_IS_C_CONTIGUOUS(seq_lengths)
+            and cnp.PyArray_SIZE(seq_lengths) == n):
+        raise TypeError("lstm_unit: seq_lengths must be a contiguous int32 array of N")
+    _same(gates, c_prev, 4 * n * d[0], "gates")
+    return n
+
+
+cdef int _same(cnp.ndarray a, cnp.ndarray like, index_t size, str what) except -1:
+    if not (is_float_array(a) and cnp.PyArray_TYPE(a) == cnp.PyArray_TYPE(like)
+            and cnp.PyArray_SIZE(a) == size):
+        raise TypeError("lstm_unit: %s must be a C-contiguous float array of %d "
+                        "elements like c_prev" % (what, size))
+    return 0
+
+
+cdef void* _scratch(index_t count, index_t itemsize) except NULL:
+    cdef void* z = PyMem_RawMalloc((count if count > 0 else 1) * itemsize)
+    if z == NULL:
+        raise MemoryError()
+    return z
+
+
+def lstm_unit_forward(object h_prev, cnp.ndarray c_prev, cnp.ndarray gates,
+                      cnp.ndarray seq_lengths, Py_ssize_t t, double forget_bias,
+                      bint drop_states, cnp.ndarray h_out, cnp.ndarray c_out):
+    """One LSTM step into ``h_out``, ``c_out`` (see the Python twin)."""
+    cdef index_t d
+    cdef index_t n = _rows_and_dim(c_prev, gates, seq_lengths, &d)
+    _same(h_out, c_prev, n * d, "h_out")
+    _same(c_out, c_prev, n * d, "c_out")
+    cdef void* hp = NULL
+    if h_prev is not None:
+        _same(h_prev, c_prev, n * d, "h_prev")
+        hp = cnp.PyArray_DATA(<cnp.ndarray>h_prev)
+    cdef const int* seq = <const int*>cnp.PyArray_DATA(seq_lengths)
+    cdef bint has_fb = forget_bias != 0
+    cdef void* z
+    if cnp.PyArray_TYPE(c_prev) == cnp.NPY_FLOAT32:
+        z = _scratch(5 * n * d, sizeof(float))
+        with nogil:
+            _forward(<float*>hp, <float*>cnp.PyArray_DATA(c_prev),
+                     <float*>cnp.PyArray_DATA(gates), seq, n, d, t, <float>forget_bias,
+                     has_fb, drop_states, <float*>cnp.PyArray_DATA(h_out),
+                     <float*>cnp.PyArray_DATA(c_out), <float*>z, <float*>z + 4 * n * d)
+    else:
+        z = _scratch(5 * n * d, sizeof(double))
+        with nogil:
+            _forward(<double*>hp, <double*>cnp.PyArray_DATA(c_prev),
+                     <double*>cnp.PyArray_DATA(gates), seq, n, d, t, forget_bias,
+                     has_fb, drop_states, <double*>cnp.PyArray_DATA(h_out),
+                     <double*>cnp.PyArray_DATA(c_out), <double*>z,
+                     <double*>z + 4 * n * d)
+    PyMem_RawFree(z)
+
+
+def lstm_unit_backward(cnp.ndarray c_prev, cnp.ndarray gates, cnp.ndarray seq_lengths,
+                       Py_ssize_t t, cnp.ndarray c, cnp.ndarray dh, cnp.ndarray dc,
+                       double forget_bias, bint drop_states, object dh_prev_out,
+                       cnp.ndarray dc_prev_out, cnp.ndarray dgates_out):
+    """Gradients of one LSTM step (see the Python twin)."""
+    cdef index_t d
+    cdef index_t n = _rows_and_dim(c_prev, gates, seq_lengths, &d)
+    _same(c, c_prev, n * d, "c")
+    _same(dh, c_prev, n * d, "dh")
+    _same(dc, c_prev, n * d, "dc")
+    _same(dc_prev_out, c_prev, n * d, "dc_prev_out")
+    _same(dgates_out, c_prev, 4 * n * d, "dgates_out")
+    cdef void* dhp = NULL
+    if dh_prev_out is not None:
+        _same(dh_prev_out, c_prev, n * d, "dh_prev_out")
+        dhp = cnp.PyArray_DATA(<cnp.ndarray>dh_prev_out)
+    cdef const int* seq = <const int*>cnp.PyArray_DATA(seq_lengths)
+    cdef bint has_fb = forget_bias != 0
+    cdef void* z
+    if cnp.PyArray_TYPE(c_prev) == cnp.NPY_FLOAT32:
+        z = _scratch(6 * n * d, sizeof(float))
+        with nogil:
+            _backward(<float*>cnp.PyArray_DATA(c_prev), <float*>cnp.PyArray_DATA(gates),
+                      seq, <float*>cnp.PyArray_DATA(c), <float*>cnp.PyArray_DATA(dh),
+                      <float*>cnp.PyArray_DATA(dc), n, d, t, <float>forget_bias, has_fb,
+                      drop_states, <float*>dhp, <float*>cnp.PyArray_DATA(dc_prev_out),
+                      <float*>cnp.PyArray_DATA(dgates_out), <float*>z,
+                      <float*>z + 4 * n * d, <float*>z + 5 * n * d)
+    else:
+        z = _scratch(6 * n * d, sizeof(double))
+        with nogil:
+            _backward(<double*>cnp.PyArray_DATA(c_prev),
+                      <double*>cnp.PyArray_DATA(gates), seq,
+                      <double*>cnp.PyArray_DATA(c), <double*>cnp.PyArray_DATA(dh),
+                      <double*>cnp.PyArray_DATA(dc), n, d, t, forget_bias, has_fb,
+                      drop_states, <double*>dhp, <double*>cnp.PyArray_DATA(dc_prev_out),
+                      <double*>cnp.PyArray_DATA(dgates_out), <double*>z,
+                      <double*>z + 4 * n * d, <double*>z + 5 * n * d)
+    PyMem_RawFree(z)

@@ -1,0 +1,140 @@
+"""LSTM unit: the element-wise half of one LSTM step, forward and backward.
+
+``LSTMUnit`` turns the ``4D`` gate pre-activations of each batch row into
+the new cell and hidden states; ``LSTMUnitGradient`` runs it backwards. Gate
+blocks along the last axis: **input i, forget f, output o, candidate g**::
+
+    i = σ(x_i)   f = σ(x_f + forget_bias)   o = σ(x_o)   g = tanh(x_g)
+    c = f·c_prev + i·g                      h = o·tanh(c)
+
+    h_prev, c_prev, c, h  N x D     gates  N x 4D     seq_lengths  N (int32)
+
+Rows whose sequence has ended (``t >= seq_lengths[n]``) carry the previous
+state through (zeros with ``drop_states``; ``h = 0`` when ``h_prev`` is None).
+
+Like Caffe2 the maths runs in the input dtype, with σ(x) = 1 / (1 + e^(−x))
+and tanh(x) = 2σ(2x) − 1. **Exactness contract with ``_ext/lstm_unit.pyx``**:
+every element goes through the same IEEE operations in the same order (the
+grouping is spelled out in each formula below), and the one transcendental,
+e^z, is NumPy's own ``exp`` loop on both paths: the compiled kernel calls
+the very inner loop ``np.exp`` runs for the dtype, on contiguous buffers.
+A C ``exp`` from libm could differ from NumPy's SIMD ``exp`` in the last
+bit; sharing the loop makes the two paths bit-identical by construction
+(``tests/kernels/test_lstm_unit_kernel_parity.py`` checks it).
+"""
+import numpy as np
+
+
+def _sigmoid(x, out):
+    """σ(x) = 1 / (1 + e^(−x)) into ``out`` (may be ``x``)."""
+    np.negative(x, out=out)
+    np.exp(out, out=out)  # may overflow to inf: σ is then exactly 0
+    out += 1
+    np.reciprocal(out, out=out)
+
+
+def _tanh(x, out):
+    """tanh(x) = (σ(x + x) + σ(x + x)) − 1, into ``out`` (may be ``x``)."""
+    np.add(x, x, out=out)
+    _sigmoid(out, out)
+    out += out
+    out -= 1
+
+
+def _gate_values(gates, forget_bias):
+    """i, f, o, g as one contiguous (4, N, D) array."""
+    n, d4 = gates.shape
+    act = np.empty((4, n, d4 // 4), dtype=gates.dtype)
+    np.copyto(act, gates.reshape(n, 4, d4 // 4).transpose(1, 0, 2))
+    if forget_bias:
+        act[1] += forget_bias
+    _sigmoid(act[:3], act[:3])
+    _tanh(act[3], act[3])
+    return act
+
+
+def _finished_rows(seq_lengths, t):
+    """(N, 1) mask of the rows whose sequence has ended, or None if none has."""
+    if seq_lengths.size and seq_lengths.min() <= t:
+        return (seq_lengths <= t)[:, None]
+    return None
+
+
+def lstm_unit_forward(h_prev, c_prev, gates, seq_lengths, t, forget_bias,
+                      drop_states, h_out, c_out):
+    """One LSTM step into ``h_out``, ``c_out`` (N x D; must not overlap the inputs).
+
+    ``c = (f·c_prev) + (i·g)``, ``h = o·tanh(c)``; ``h_prev`` may be None
+    (Caffe2's 4-input form: finished rows then get h = 0).
+    """
+    with np.errstate(over="ignore"):
+        i, f, o, g = _gate_values(gates, forget_bias)
+        np.multiply(f, c_prev, out=c_out)
+        np.multiply(i, g, out=i)
+        c_out += i
+        _tanh(c_out, f)
+    np.multiply(o, f, out=h_out)
+    rows = _finished_rows(seq_lengths, t)
+    if rows is not None:
+        np.copyto(c_out, 0 if drop_states else c_prev, where=rows)
+        np.copyto(h_out, 0 if drop_states or h_prev is None else h_prev, where=rows)
+
+
+def lstm_unit_backward(c_prev, gates, seq_lengths, t, c, dh, dc, forget_bias,
+                       drop_states, dh_prev_out, dc_prev_out, dgates_out):
+    """Gradients of one step into ``dh_prev_out`` (or None), ``dc_prev_out``,
+    ``dgates_out`` (N x 4D). ``c`` is the forward cell output; the gate values
+    are recomputed from ``gates``. For a running row::
+
+        c_term  = (((1 − tanh²c)·o)·dh) + dc     dc_prev = c_term·f   dh_prev = 0
+        d_o = dh·(((1 − o)·o)·tanh c)            d_i = c_term·(((1 − i)·i)·g)
+        d_f = c_term·(((1 − f)·f)·c_prev)        d_g = c_term·((1 − g·g)·i)
+
+    (h_prev reaches the loss only through the gates, so its gradient comes
+    from the FC gradient.) A finished row passes ``dh``/``dc`` through (zeros
+    with ``drop_states``) and has zero gate gradients.
+    """
+    n, d = c_prev.shape
+    with np.errstate(over="ignore"):
+        i, f, o, g = _gate_values(gates, forget_bias)
+        tanh_c = np.empty_like(c_prev)
+        _tanh(c, tanh_c)
+    c_term = np.empty_like(c_prev)
+    slope = np.empty_like(c_prev)  # the local derivative of each gate
+    di, df, do, dg = dgates_out.reshape(n, 4, d).transpose(1, 0, 2)
+
+    np.multiply(tanh_c, tanh_c, out=c_term)
+    np.subtract(1, c_term, out=c_term)
+    c_term *= o
+    c_term *= dh
+    c_term += dc
+
+    np.subtract(1, o, out=slope)
+    slope *= o
+    slope *= tanh_c
+    np.multiply(dh, slope, out=do)
+
+    np.subtract(1, i, out=slope)
+    slope *= i
+    slope *= g
+    np.multiply(c_term, slope, out=di)
+
+    np.subtract(1, f, out=slope)
+    slope *= f
+    slope *= c_prev
+    np.multiply(c_term, slope, out=df)
+
+    np.multiply(g, g, out=slope)
+    np.subtract(1, slope, out=slope)
+    slope *= i
+    np.multiply(c_term, slope, out=dg)
+
+    np.multiply(c_term, f, out=dc_prev_out)
+    if dh_prev_out is not None:
+        dh_prev_out.fill(0)
+    rows = _finished_rows(seq_lengths, t)
+    if rows is not None:
+        np.copyto(dgates_out, 0, where=rows)
+        np.copyto(dc_prev_out, 0 if drop_states else dc, where=rows)
+        if dh_prev_out is not None and not drop_states:
+            np.copyto(dh_prev_out, dh, where=rows)

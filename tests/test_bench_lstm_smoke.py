@@ -1,0 +1,54 @@
+"""benchmarks/bench_lstm.py at toy sizes, so the benchmark cannot rot: the NumPy
+floor agrees with caffe2rnn (outputs and every gradient), each contender is
+timed on each kernel path, and the per-op cost table covers both step nets."""
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                     "benchmarks", "bench_lstm.py")
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@pytest.fixture(scope="module")
+def bench():
+    saved = {v: os.environ.get(v) for v in THREAD_VARS}
+    spec = importlib.util.spec_from_file_location("bench_lstm", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # sets 1-thread variables: put them back
+    for var, value in saved.items():
+        if value is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = value
+    return module
+
+
+def test_floor_matches_caffe2rnn_and_every_contender_is_timed(bench):
+    rows, model = bench.time_shape((3, 2, 5, 4), repeat=1, with_torch=False)
+    names = [name for name, _, _ in rows]
+    assert names[0] == "NumPy floor" and "caffe2rnn (python kernels)" in names
+    assert all(f > 0 and fb > 0 for _, f, fb in rows)
+    costs = bench.step_op_costs(model, repeat=2)
+    types = {op_type for _, op_type in costs}
+    assert {"FC", "LSTMUnit", "LSTMUnitGradient", "FCGradient",
+            "rnn_internal_apply_link"} <= types
+
+
+def test_floor_check_catches_a_wrong_gradient(bench):
+    p = bench.make_problem(2, 2, 3, 4)
+    floor, model = bench.NumpyLSTM(p), bench.Caffe2RNNLSTM(p)
+    bench.check_against_floor(p, floor, model)
+    p["w_h"] += np.float32(0.1)  # the floor now sees other weights than caffe2rnn
+    with pytest.raises(AssertionError, match="caffe2rnn vs NumPy floor"):
+        bench.check_against_floor(p, bench.NumpyLSTM(p), model)
+
+
+def test_quick_run_prints_the_tables(bench, capsys, monkeypatch):
+    monkeypatch.setattr(bench, "QUICK_SHAPES", [(2, 2, 3, 4)])
+    bench.main(["--quick", "--no-torch", "--repeat", "1"])
+    out = capsys.readouterr().out
+    assert "NumPy floor" in out and "us per op on average" in out
+    assert "reproduce: python benchmarks/bench_lstm.py --quick --no-torch" in out
