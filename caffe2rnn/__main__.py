@@ -89,7 +89,7 @@ def _parser():
         "demo", help="train an LSTM and an attention decoder, check gradients, "
                      "write a report and every view of the LSTM's op")
     demo.add_argument("--out", default="demo-out", help="output directory")
-    demo.add_argument("--steps", type=int, default=300, help="SGD steps per model")
+    demo.add_argument("--steps", type=int, default=400, help="SGD steps per model")
     return parser
 
 

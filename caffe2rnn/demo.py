@@ -196,7 +196,7 @@ def write_diagrams(model, out_dir, T=4):
     return written
 
 
-def run(out_dir="demo-out", steps=300, seed=0):
+def run(out_dir="demo-out", steps=400, seed=0):
     """The whole demo; returns the report text (also written to out_dir)."""
     os.makedirs(out_dir, exist_ok=True)
     # recurrent.LSTM is the 2017-04 API, written for CNNModelHelper, which
@@ -234,7 +234,7 @@ def run(out_dir="demo-out", steps=300, seed=0):
     print("Encoder LSTM + attention decoder (T=%d, vocab=%d, H=%d) learning to "
           "reverse a sequence:" % (S, V, HA))
     attn = build_attention_reverser(S, N, V, HA)
-    attn_losses = train(attn, reverse_batch, steps, 3.0, "attention", lines)
+    attn_losses = train(attn, reverse_batch, steps, 2.0, "attention", lines)
     accuracy = reverse_accuracy(attn, reverse_batch())
     attn_check = gradient_check(attn, reverse_batch(), attn.params)
 

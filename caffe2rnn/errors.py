@@ -9,8 +9,8 @@ so ``except ValueError`` / ``except KeyError`` work as a Python user expects.
 Every message names where it happened: the net, the operator (index, type and
 name) and the blob, e.g.::
 
-    net 'train', op #2 LSTMUnit: input 'lstm/gates_t' has shape (1, 4, 12);
-    expected (1, 4, 16) (4 x cell_t_prev.dim(2))
+    net 'train', op #0 LSTMUnit: input 2 ('lstm/gates_t') has shape (1, 4, 10);
+    expected (1, 4, 12) (4 x cell_t_prev.dim(2))
 """
 
 
