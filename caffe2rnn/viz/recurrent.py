@@ -112,7 +112,7 @@ def recurrent(op, rankdir="TB"):
 
 
 def backward(op, rankdir="TB"):
-    """The backward step net as the C++ gradient op runs it (v3 era).
+    """The backward step net as the gradient op runs it (under the op's era).
 
     Marked: the prepended ``rnn_internal_accumulate_gradient_input`` ops,
     the ``_accum`` Sums and ``_accum`` blobs, the ``_tmpstep`` renames (with

@@ -25,13 +25,12 @@ backward step net before running it.
 import copy
 from dataclasses import dataclass
 
-from ..proto import caffe2_pb2
-from ..utils import MakeArgument
 from ..errors import DrawingError, op_context
 from . import sources
 
 RNN_TYPES = ("RecurrentNetwork", "RecurrentNetworkGradient")
 ACCUMULATE_OP = "rnn_internal_accumulate_gradient_input"
+APPLY_LINK_OP = "rnn_internal_apply_link"
 
 
 @dataclass(frozen=True)
@@ -176,63 +175,55 @@ class RecurrentOp:
             return self.op.input[self.outputs_with_grads.index(alias_index)]
         return self.aliases[alias_index].dst + "_grad"
 
-    def cpp_backward_step_net(self):
-        """The backward step net after the v3 C++ gradient op rewrote it.
+    def gradient_op_def(self):
+        """The RecurrentNetworkGradient OperatorDef (this op's, or the one its
+        registered gradient maker makes for the outputs in outputs_with_grads)."""
+        if self.is_gradient:
+            return self.op
+        from ..operators.gradient_maker import get_gradient_for_op
+        g_output = [out + "_grad" if j in self.outputs_with_grads else None
+                    for j, out in enumerate(self.op.output)]
+        ops, _ = get_gradient_for_op(self.op, g_output)
+        return ops[0]
 
-        1. For each parameter, every occurrence of the cell's gradient blob
-           (``param_grads[i]``) is renamed ``<name>_tmpstep``, and
-           ``Sum([<param>_grad, <name>_tmpstep]) -> <param>_grad`` is appended,
-           so the per-step gradients add up in ``<param>_grad`` (zeroed once).
-        2. For each state whose ``_all`` output (alias offset +1) receives a
-           gradient, ``rnn_internal_accumulate_gradient_input(timestep,
-           <out>_all_grad) -> <state>_grad`` (argument ``offset`` 1) is put in
-           front: it adds row t of the output gradient into row t+1 of the
-           states gradient before step t's cell gradient runs.
-        3. A ``_last`` output gradient (alias offset -1) is not an op: the C++
-           loop adds it to the last row of ``<state>_grad`` once, before the
-           backward loop.
+    def cpp_backward_step_net(self):
+        """The backward step net exactly as the gradient op runs it.
+
+        Built by caffe2rnn's own ``RecurrentNetworkGradient`` (bound in a
+        scratch workspace, under the era this op was built for), so the
+        drawing is what runs: the prepended
+        ``rnn_internal_accumulate_gradient_input`` ops of the ``_all`` output
+        gradients, the ``_tmpstep`` renames and the per-parameter Sums (or an
+        older era's accumulate-and-swap ops). Its ``rnn_internal_apply_link``
+        ops are left out: the views draw links as edges. A ``_last`` output's
+        gradient is not an op at all: the op adds it to the last row of
+        ``<state>_grad`` once, before the loop.
         """
         if self.backward_step_net is None:
             raise DrawingError("%s has no backward_step_net (a forward-only op); "
                                "there is no backward pass to draw" % op_context(self.op))
-        net = copy.deepcopy(self.backward_step_net)
-        renamed = {}
-        for _, _, cell in self.param_gradient_names():
-            renamed[cell] = cell + "_tmpstep"
-            for op in net.op:
-                for field in (op.input, op.output):
-                    for i, name in enumerate(field):
-                        if name == cell:
-                            field[i] = renamed[cell]
-        net.external_input.append(self.timestep)
-        accumulate, last_row = [], []
-        for state in self.states:
-            for j, alias in enumerate(self.aliases):
-                gradient = self.output_gradient(j)
-                if alias.src != state or gradient is None:
-                    continue
-                if alias.offset == 1:
-                    op = accumulate_op(self.timestep, gradient, state + "_grad")
-                    accumulate.append(op)
-                    net.external_input.append(gradient)
-                elif alias.offset == -1:
-                    last_row.append((gradient, state + "_grad"))
-        ops = accumulate + list(net.op)
-        for param, grad, cell in self.param_gradient_names():
-            ops.append(_op("Sum", [grad, renamed[cell]], [grad]))
-            net.external_input.append(grad)
+        from ..operators.rnn.gradient import RecurrentNetworkGradientOp
+        from ..runtime import Workspace
+        grad_def = self.gradient_op_def()
+        scratch = Workspace(name="viz")
+        for name in grad_def.input:
+            scratch.create_blob(name)
+        gradient_op = RecurrentNetworkGradientOp(grad_def, scratch)
+        net = copy.deepcopy(gradient_op.step_net)
+        ops = [op for op in net.op if op.type != APPLY_LINK_OP]
         del net.op[:]
         net.op.extend(ops)
-        return CppBackward(net, renamed, len(accumulate), len(self.params), last_row)
-
-
-def accumulate_op(timestep, output_gradient, states_grad):
-    return _op(ACCUMULATE_OP, [timestep, output_gradient], [states_grad], offset=1)
-
-
-def _op(op_type, inputs, outputs, **arguments):
-    """An OperatorDef with names used verbatim (no name scope: the C++ op
-    builds these from names that are already final)."""
-    op = caffe2_pb2.OperatorDef(type=op_type, input=inputs, output=outputs)
-    op.arg.extend(MakeArgument(k, v) for k, v in arguments.items())
-    return op
+        prepended = 0
+        while prepended < len(ops) and ops[prepended].type == ACCUMULATE_OP:
+            prepended += 1
+        # Seed 004 renamed the cell's gradient blob <name>_tmpstep; an older
+        # era's accumulator (<grad>_acc) sits beside it instead: no rename.
+        renamed = {cell: p.cell_gradient
+                   for (_, _, cell), p in zip(self.param_gradient_names(), gradient_op.params)
+                   if p.cell_gradient == cell + "_tmpstep"}
+        last_row = []
+        for j, alias in enumerate(self.aliases):
+            gradient = self.output_gradient(j)
+            if gradient is not None and alias.offset == -1 and alias.src in self.states:
+                last_row.append((gradient, alias.src + "_grad"))
+        return CppBackward(net, renamed, prepended, len(self.params), last_row)

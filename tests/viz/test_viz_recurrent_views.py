@@ -142,3 +142,19 @@ def test_bad_rnn_ops_are_named_in_the_error():
             arg.s = b"op { type: "
     with pytest.raises(ProtoParseError, match="argument 'step_net'"):
         viz.recurrent(op)
+
+
+def test_backward_view_draws_the_net_the_gradient_op_runs():
+    """The drawn net is the gradient op's own (apply-link ops become edges)."""
+    from caffe2rnn.__main__ import build_cell
+    from caffe2rnn.viz.rnn_op import RecurrentOp
+    current = RecurrentOp(examples.lstm()).cpp_backward_step_net()
+    assert [op.type for op in current.net.op] == [
+        "rnn_internal_accumulate_gradient_input", "LSTMUnitGradient", "FCGradient",
+        "Sum", "Sum", "Sum"]
+    assert current.renamed == {"lstm/gates_t_w_grad": "lstm/gates_t_w_grad_tmpstep",
+                               "lstm/gates_t_b_grad": "lstm/gates_t_b_grad_tmpstep"}
+    # April 2017 (v2's era): accumulate-and-swap into _acc, no _tmpstep rename
+    v2 = RecurrentOp(build_cell("lstm", "v2")).cpp_backward_step_net()
+    assert [op.type for op in v2.net.op][-2:] == ["rnn_history_accumulate_param_gradient"] * 2
+    assert v2.renamed == {}
