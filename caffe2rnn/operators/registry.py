@@ -108,7 +108,12 @@ def registered_operators():
 
 
 def close_matches(op_type):
-    return difflib.get_close_matches(op_type, list(_OPERATORS), n=5, cutoff=0.6)
+    """Registered op types that look like ``op_type`` (case-insensitive)."""
+    by_lower = {}
+    for name in _OPERATORS:
+        by_lower.setdefault(name.lower(), name)
+    hits = difflib.get_close_matches(op_type.lower(), list(by_lower), n=5, cutoff=0.6)
+    return [by_lower[hit] for hit in hits]
 
 
 def operator_class(op_type):

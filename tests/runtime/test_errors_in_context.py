@@ -1,0 +1,112 @@
+"""Every error class, raised through a real net: its built-in base, and a
+message that names the net, the op (index, type, name) and the blob."""
+import numpy as np
+import pytest
+
+from caffe2rnn import core, errors, workspace
+from caffe2rnn.proto import caffe2_pb2
+
+
+def netdef(name, *ops):
+    net = caffe2_pb2.NetDef(name=name)
+    net.op.extend(ops)
+    return net
+
+
+def test_unknown_operator_type_suggests_close_matches():
+    with pytest.raises(AttributeError, match=r"Did you mean.*\bFC\b"):
+        core.Net("n").Fcc(["x"], ["y"])
+    bad = core.CreateOperator("Fcc", ["x"], ["y"], name="mine")
+    workspace.FeedBlob("x", np.zeros(2, np.float32))
+    with pytest.raises(errors.UnknownOperatorError) as info:
+        workspace.RunNetOnce(netdef("train", bad))
+    assert isinstance(info.value, AttributeError)
+    assert "net 'train', op #0 Fcc 'mine'" in str(info.value)
+    assert "did you mean: FC" in str(info.value)
+
+
+def test_missing_input_blob_and_nothing_half_written():
+    ops = [core.CreateOperator("Relu", ["x"], ["y"]),
+           core.CreateOperator("Sigmoid", ["missing"], ["z"], name="sig")]
+    workspace.FeedBlob("x", np.zeros(2, np.float32))
+    with pytest.raises(errors.BlobNotFoundError) as info:
+        workspace.CreateNet(netdef("train", *ops))
+    assert isinstance(info.value, KeyError)
+    assert str(info.value) == ("net 'train', op #1 Sigmoid 'sig': Encountered a "
+                               "non-existing input blob: missing")
+    # op #0's output 'y' was created while binding, then dropped again
+    assert workspace.Blobs() == ["x"]
+    assert "train" not in workspace.Nets()
+
+
+def test_wrong_shape_names_blob_and_expected_shape():
+    net = core.Net("train")
+    net.Add(["a", "b"], "c", name="adder")
+    workspace.FeedBlob("a", np.zeros((2, 3), np.float32))
+    workspace.FeedBlob("b", np.zeros((3, 2), np.float32))
+    with pytest.raises(errors.ShapeError) as info:
+        workspace.RunNetOnce(net)
+    assert isinstance(info.value, ValueError)
+    message = str(info.value)
+    assert message.startswith("net 'train', op #0 Add 'adder': ")
+    assert "'b'" in message and "broadcast=1" in message
+    # the output blob exists (bound when the net was created) but holds no tensor
+    assert not isinstance(workspace.FetchBlob("c"), np.ndarray)
+
+
+def test_wrong_dtype_names_blob():
+    net = core.Net("train")
+    net.Tanh("x", "y")
+    workspace.FeedBlob("x", np.zeros(3, np.int32))
+    with pytest.raises(errors.DTypeError) as info:
+        workspace.RunNetOnce(net)
+    assert isinstance(info.value, TypeError)
+    assert "net 'train', op #0 Tanh: input 0 ('x')" in str(info.value)
+
+
+def test_bad_argument_type_names_op_and_argument():
+    net = core.Net("train")
+    net.FC(["x", "w", "b"], "y", axis=2.0)
+    for name, shape in [("x", (2, 3)), ("w", (4, 3)), ("b", (4,))]:
+        workspace.FeedBlob(name, np.zeros(shape, np.float32))
+    with pytest.raises(errors.ArgumentTypeError) as info:
+        workspace.RunNetOnce(net)
+    assert isinstance(info.value, TypeError)
+    assert "net 'train', op #0 FC" in str(info.value)
+    assert "argument 'axis' must be an integer" in str(info.value)
+
+
+def test_malformed_serialized_proto():
+    with pytest.raises(errors.ProtoParseError) as info:
+        workspace.RunOperatorOnce(b"\x0a\xff\xff")
+    assert isinstance(info.value, ValueError)
+    assert "OperatorDef" in str(info.value)
+
+
+def test_unknown_net_and_overwrite_refusal():
+    with pytest.raises(errors.WorkspaceError, match="Can't find net nope"):
+        workspace.RunNet("nope")
+    net = core.Net("once")
+    workspace.CreateNet(net)
+    with pytest.raises(errors.WorkspaceError, match="refuse to overwrite"):
+        workspace.CreateNet(net)
+
+
+def test_errors_inside_a_step_net_carry_both_contexts():
+    """A bad step net: the message says which outer op, which timestep, which
+    step-net op and which blob."""
+    from caffe2rnn.recurrent import recurrent_net
+    outer, cell = core.Net("outer"), core.Net("mul_cell")
+    x_t, h_prev = cell.AddScopedExternalInputs("x_t", "h_prev")
+    h_t = cell.Mul([x_t, h_prev], "h_t")
+    cell.AddExternalOutputs(h_t)
+    recurrent_net(outer, cell, [(x_t, "x")], [(h_prev, "h0")], {h_prev: h_t},
+                  forward_only=True)
+    workspace.FeedBlob("x", np.ones((3, 2, 4), np.float32))
+    workspace.FeedBlob("h0", np.ones((1, 2, 5), np.float32))  # D=5, input has 4
+    with pytest.raises(errors.ShapeError) as info:
+        workspace.RunNetOnce(outer)
+    message = str(info.value)
+    assert message.startswith("net 'outer', op #0 RecurrentNetwork")
+    assert "op #" in message.split("RecurrentNetwork", 1)[1]
+    assert "Mul" in message and "h_prev" in message
