@@ -27,10 +27,15 @@ logger = logging.getLogger(__name__)
 class CNNModelHelper(ModelHelper):
     """A :class:`ModelHelper` with CNN defaults and CamelCase layer methods."""
 
+    _warned = False  # the deprecation banner is logged once per process
+
     def __init__(self, order="NCHW", name=None, use_cudnn=True,
                  cudnn_exhaustive_search=False, ws_nbytes_limit=None,
                  init_params=True, skip_sparse_optim=False, param_model=None):
-        if eras.current().brew_argument_leakage:
+        if eras.current().brew_argument_leakage and not CNNModelHelper._warned:
+            # Caffe2 logged this on every construction; recurrent.LSTM makes
+            # two per call, so we say it once per process.
+            CNNModelHelper._warned = True
             logger.warning(
                 "[====DEPRECATE WARNING====]: you are creating an object from "
                 "CNNModelHelper class which will be deprecated soon. Please "

@@ -1,4 +1,4 @@
-"""Write one SVG of every caffe2rnn.viz view to docs/_static/diagrams/.
+"""Write one SVG of every caffe2rnn.viz view (and the version comparison) to docs/_static/diagrams/.
 
 Run at docs build time (the SVGs are build outputs, never committed):
 
@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from caffe2rnn.__main__ import VIEWS, build_cell  # noqa: E402
 from caffe2rnn.errors import GraphvizNotFoundError  # noqa: E402
-from caffe2rnn.viz import render  # noqa: E402
+from caffe2rnn.viz import compare, render  # noqa: E402
 
 
 def main(argv=None):
@@ -37,6 +37,11 @@ def main(argv=None):
             fmt = "dot"
             path = render(graph, path[:-len("svg")] + fmt)
         print("wrote", path)
+    # the historical versions side by side (the history page)
+    graph = compare(["v1", "april", "v2", "v3", "newest"], args.cell,
+                    only_differences=True)
+    path = os.path.join(args.out, "%s_compare.%s" % (args.cell, fmt))
+    print("wrote", render(graph, path))
     return 0
 
 

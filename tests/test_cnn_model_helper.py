@@ -26,10 +26,12 @@ def test_defaults_and_bad_order():
         CNNModelHelper(order="CHWN")
 
 
-def test_e5_logs_deprecation_and_leaks_arguments(caplog):
+def test_e5_logs_deprecation_once_and_leaks_arguments(caplog, monkeypatch):
+    monkeypatch.setattr(CNNModelHelper, "_warned", False)
     with caplog.at_level(logging.WARNING, logger="caffe2rnn.cnn"):
         model = CNNModelHelper(name="lstm_cell", use_cudnn=False)
-    assert "DEPRECATE WARNING" in caplog.text
+        CNNModelHelper(name="another")
+    assert caplog.text.count("DEPRECATE WARNING") == 1
     model.FC("h", "gates_t", dim_in=2, dim_out=8, axis=2)
     model.Transpose("x", "t", axes=[1, 0])
     model.Softmax("t", "p")
