@@ -11,11 +11,10 @@ The faithful historical versions of ``recurrent_net``, bugs included, are in
 """
 import numpy as np
 
-from . import workspace
+from . import core, workspace
 from .attention import (AttentionType, apply_recurrent_attention,  # noqa: F401
                         apply_regular_attention)
 from .cnn import CNNModelHelper
-from .operators.rnn.blob_fetcher import retrieve_step_blobs  # noqa: F401
 from .recurrent_stages import (accumulate_linked_gradients, build_backward_cell,
                                check_scoping, find_references, parameters,
                                plan_links, scoper, unpack_triples)
@@ -370,3 +369,26 @@ def LSTMWithAttention(model, decoder_inputs, decoder_input_lengths,
         outputs_with_grads=outputs_with_grads,
         forward_only=forward_only,
     )
+
+
+def retrieve_step_blobs(net, prefix='rnn'):
+    """Copy every step workspace's blobs into the current workspace (debugging).
+
+    For the i-th ``RecurrentNetwork`` op of ``net`` (a Net or NetDef, from 1),
+    runs ``RecurrentNetworkBlobFetcher`` on its step-workspaces blob: each blob
+    ``b`` of step t becomes ``<prefix>_<b><t>``, and the list of new names is
+    stored in blob ``<prefix>_<i>``. Returns all the names (Caffe2 c0ef34a60,
+    2017-07). The op must have run, so its step workspaces exist.
+    """
+    netdef = net if isinstance(net, core.caffe2_pb2.NetDef) else net.Proto()
+    count = 1
+    output_list = []
+    for op in netdef.op:
+        if op.type == "RecurrentNetwork":
+            blob_name = prefix + "_" + str(count)
+            count += 1
+            workspace.RunOperatorOnce(core.CreateOperator(
+                "RecurrentNetworkBlobFetcher", [op.output[-1]], [blob_name],
+                prefix=prefix))
+            output_list += [str(n) for n in workspace.FetchBlob(blob_name).tolist()]
+    return output_list

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from caffe2rnn import errors, workspace
-from caffe2rnn.operators.rnn import ScratchWorkspaces, retrieve_step_blobs
+from caffe2rnn.operators.rnn import ScratchWorkspaces
+from caffe2rnn.recurrent import retrieve_step_blobs
 from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.runtime import Workspace
 from caffe2rnn.utils import MakeArgument

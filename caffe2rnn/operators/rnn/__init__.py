@@ -8,5 +8,4 @@ Importing registers ``RecurrentNetwork`` (:mod:`.recurrent_network`),
 changed across Caffe2's history are gathered in :mod:`.policies`.
 """
 from . import accumulate, blob_fetcher, gradient, links, recurrent_network  # noqa: F401
-from .blob_fetcher import retrieve_step_blobs  # noqa: F401
 from .step_workspaces import ScratchWorkspaces  # noqa: F401

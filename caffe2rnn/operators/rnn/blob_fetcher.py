@@ -6,14 +6,12 @@ blobs ``b`` (the step's intermediates: gates, timestep, link views...), a copy
 is stored in the op's workspace as ``<prefix>_<b><i>`` (argument ``prefix``,
 default ``"rnn"``). Output 0 is a 1-D string tensor of the names written.
 
-:func:`retrieve_step_blobs` runs it for every ``RecurrentNetwork`` op of a net
-(Caffe2's ``recurrent.retrieve_step_blobs(net, prefix)``).
+:func:`caffe2rnn.recurrent.retrieve_step_blobs` runs it for every
+``RecurrentNetwork`` op of a net (Caffe2's ``recurrent.retrieve_step_blobs``).
 """
 import numpy as np
 
 from ...errors import DTypeError, EnforceNotMet
-from ...proto import caffe2_pb2
-from ...utils import MakeArgument
 from ..base import Operator
 from ..registry import register, register_gradient
 from ..gradient_maker import NoGradient
@@ -48,29 +46,3 @@ class RecurrentNetworkBlobFetcherOp(Operator):
 
 
 register_gradient("RecurrentNetworkBlobFetcher")(NoGradient)
-
-
-def retrieve_step_blobs(net, prefix="rnn"):
-    """Copy the step blobs of every ``RecurrentNetwork`` op of ``net`` (a Net or a
-    NetDef) into the current workspace; return the list of names written.
-
-    The i-th recurrent op (from 1) writes its name list to blob
-    ``<prefix>_<i>``.
-    """
-    from ... import workspace  # the module API: current workspace
-
-    netdef = net if isinstance(net, caffe2_pb2.NetDef) else net.Proto()
-    names = []
-    count = 1
-    for op in netdef.op:
-        if op.type != "RecurrentNetwork":
-            continue
-        fetcher = caffe2_pb2.OperatorDef()
-        fetcher.type = "RecurrentNetworkBlobFetcher"
-        fetcher.input.append(op.output[-1])
-        fetcher.output.append("%s_%d" % (prefix, count))
-        fetcher.arg.add().CopyFrom(MakeArgument("prefix", prefix))
-        workspace.RunOperatorOnce(fetcher)
-        names += [str(n) for n in workspace.FetchBlob(fetcher.output[0]).tolist()]
-        count += 1
-    return names
