@@ -16,8 +16,8 @@ from .attention import (AttentionType, apply_recurrent_attention,  # noqa: F401
                         apply_regular_attention)
 from .cnn import CNNModelHelper
 from .recurrent_stages import (accumulate_linked_gradients, build_backward_cell,
-                               check_scoping, find_references, parameters,
-                               plan_links, scoper, unpack_triples)
+                               check_scoping, find_references, op_arguments, ordered,
+                               plan_links, scoper)
 
 
 def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
@@ -70,40 +70,10 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
         backward.net.Proto().external_input.extend(cell_net.Proto().external_output)
         accumulate_linked_gradients(backward.net)
 
-    link_internal, link_external, link_offset = unpack_triples(plan.forward_links)
-    alias_src, alias_dst, alias_offset = unpack_triples(plan.aliases)
-    recurrent_inputs = [str(x[1]) for x in initial_cell_inputs]
-
-    backward_args = {}
-    if backward is not None:
-        b_internal, b_external, b_offset = unpack_triples(plan.backward_links)
-        params, param_grads = parameters(references, backward)
-        backward_args = {
-            'param': [all_inputs.index(p) for p in params],
-            'backward_link_internal': [str(l) for l in b_internal],
-            'backward_link_external': [str(l) for l in b_external],
-            'backward_link_offset': b_offset,
-            'backward_step_net': str(backward.net.Proto()),
-            'outputs_with_grads': outputs_with_grads,
-            'recompute_blobs_on_backward': list(backward.recompute),
-            'param_grads': param_grads,
-        }
-
-    results = net.RecurrentNetwork(
-        all_inputs,
-        plan.outputs + [s("step_workspaces")],
-        alias_src=alias_src,
-        alias_dst=[str(a) for a in alias_dst],
-        alias_offset=alias_offset,
-        recurrent_states=plan.recurrent_states,
-        initial_recurrent_state_ids=[all_inputs.index(i) for i in recurrent_inputs],
-        link_internal=[str(l) for l in link_internal],
-        link_external=[str(l) for l in link_external],
-        link_offset=link_offset,
-        step_net=str(cell_net.Proto()),
-        timestep="timestep" if timestep is None else str(timestep),
-        **backward_args
-    )
+    arguments = op_arguments(plan, all_inputs, initial_cell_inputs, timestep,
+                             cell_net, backward, references, outputs_with_grads)
+    results = net.RecurrentNetwork(all_inputs, plan.outputs + [s("step_workspaces")],
+                                   **ordered(arguments, "v3"))
     cell_net.Proto().type = 'simple'
     # The last output holds the step workspaces, needed only by the gradient.
     return results[:-1]

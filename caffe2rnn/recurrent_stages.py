@@ -17,7 +17,8 @@ are short compositions of the same parts:
    cell blobs views of their rows, and the *aliases* that expose them;
 5. :func:`accumulate_linked_gradients` — the ``_accum`` rewrite (2017-06) that
    adds, instead of overwrites, gradients arriving through links;
-6. :func:`unpack_triples` — the parallel lists the C++ op reads.
+6. :func:`op_arguments` and :func:`ordered` — the parallel lists and nets
+   the C++ op reads, in the order each version passed them.
 
 Shapes: the input sequence is ``T × N × D``; a state tensor is
 ``(T + 1) × N × D`` (row 0 holds the initial state, row t+1 the output of
@@ -297,3 +298,78 @@ def parameters(references, backward):
     params = [x for x in references if x in keys]
     param_grads = [str(backward.mapping[x]) for x in references if x in keys]
     return params, param_grads
+
+
+def op_arguments(plan, all_inputs, initial_cell_inputs, timestep, cell_net,
+                 backward=None, references=(), outputs_with_grads=(0,)):
+    """Every argument any version passed to ``RecurrentNetwork``, by name.
+
+    The links, aliases and backward links as parallel lists (``link_internal``,
+    ``link_external``, ``link_offset``, ...), states and initial-state input
+    indices, the step nets as protobuf text, the timestep name; with a
+    ``backward`` cell also ``param`` (input indices), ``param_grads``,
+    ``outputs_with_grads`` and ``recompute_blobs_on_backward``. Each version
+    keeps the ones it passed, in its own order (:func:`ordered`).
+    """
+    link_internal, link_external, link_offset = unpack_triples(plan.forward_links)
+    alias_src, alias_dst, alias_offset = unpack_triples(plan.aliases)
+    recurrent_inputs = [str(x[1]) for x in initial_cell_inputs]
+    arguments = {
+        'alias_src': alias_src,
+        'alias_dst': [str(a) for a in alias_dst],
+        'alias_offset': alias_offset,
+        'recurrent_states': plan.recurrent_states,
+        'initial_recurrent_state_ids': [all_inputs.index(i) for i in recurrent_inputs],
+        'link_internal': [str(l) for l in link_internal],
+        'link_external': [str(l) for l in link_external],
+        'link_offset': link_offset,
+        'step_net': str(cell_net.Proto()),
+        'timestep': "timestep" if timestep is None else str(timestep),
+    }
+    if backward is not None:
+        b_internal, b_external, b_offset = unpack_triples(plan.backward_links)
+        params, param_grads = parameters(references, backward)
+        arguments.update({
+            'param': [all_inputs.index(p) for p in params],
+            'backward_link_internal': [str(l) for l in b_internal],
+            'backward_link_external': [str(l) for l in b_external],
+            'backward_link_offset': b_offset,
+            'backward_step_net': str(backward.net.Proto()),
+            'outputs_with_grads': outputs_with_grads,
+            'recompute_blobs_on_backward': list(backward.recompute),
+            'param_grads': param_grads,
+        })
+    return arguments
+
+
+#: The arguments each version passed, in its call's order. Python 3 turns
+#: keywords into ``Argument`` messages in call-site order, so this order is the
+#: OperatorDef's; Caffe2 under Python 2 had a hash order (spec §10.1).
+ARGUMENT_ORDER = {
+    # 2017-03 .. 04 (v1, april; v2 adds recompute_blobs_on_backward)
+    "v1": ("param", "alias_src", "alias_dst", "alias_offset", "recurrent_states",
+           "initial_recurrent_state_ids", "link_internal", "link_external",
+           "link_offset", "backward_link_internal", "backward_link_external",
+           "backward_link_offset", "step_net", "backward_step_net", "timestep",
+           "outputs_with_grads"),
+    # 2017-06 .. 08 (v3 and caffe2rnn.recurrent): backward-only ones last
+    "v3": ("alias_src", "alias_dst", "alias_offset", "recurrent_states",
+           "initial_recurrent_state_ids", "link_internal", "link_external",
+           "link_offset", "step_net", "timestep", "param", "backward_link_internal",
+           "backward_link_external", "backward_link_offset", "backward_step_net",
+           "outputs_with_grads", "recompute_blobs_on_backward", "param_grads"),
+    # 2017-12 .. 2018: the executor flag; the backward net last, only if it has ops
+    "newest": ("alias_src", "alias_dst", "alias_offset", "recurrent_states",
+               "initial_recurrent_state_ids", "link_internal", "link_external",
+               "link_offset", "enable_rnn_executor", "step_net", "timestep", "param",
+               "backward_link_internal", "backward_link_external",
+               "backward_link_offset", "outputs_with_grads",
+               "recompute_blobs_on_backward", "param_grads", "backward_step_net"),
+}
+ARGUMENT_ORDER["v2"] = ARGUMENT_ORDER["v1"] + ("recompute_blobs_on_backward",)
+
+
+def ordered(arguments, version):
+    """``arguments`` in ``version``'s call order, keeping only those it passed."""
+    return {name: arguments[name] for name in ARGUMENT_ORDER[version]
+            if name in arguments}

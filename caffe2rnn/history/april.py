@@ -19,8 +19,8 @@ v1 plus five commits (history.md §2.7):
 ``backward_mapping`` values stay ``BlobReference``; still Python 2 only.
 """
 from ..recurrent_stages import (alias_pass_through_references, build_backward_cell,
-                                check_scoping, find_references, parameters,
-                                plan_links, scoper, unpack_triples)
+                                check_scoping, find_references, op_arguments, ordered,
+                                plan_links, scoper)
 from .era import bind_built_op, building
 
 
@@ -53,35 +53,9 @@ def build(net, cell_net, inputs, initial_cell_inputs, links, timestep, scope,
     backward.net.Proto().external_input.extend(cell_net.Proto().external_input)
     backward.net.Proto().external_input.extend(cell_net.Proto().external_output)
 
-    link_internal, link_external, link_offset = unpack_triples(plan.forward_links)
-    b_internal, b_external, b_offset = unpack_triples(plan.backward_links)
-    alias_src, alias_dst, alias_offset = unpack_triples(plan.aliases)
-    params, _ = parameters(references, backward)
-    recurrent_inputs = [str(x[1]) for x in initial_cell_inputs]
-
-    recompute = {}
-    if pass_recompute:
-        recompute = {'recompute_blobs_on_backward': list(backward.recompute)}
-    results = net.RecurrentNetwork(
-        all_inputs,
-        plan.outputs + [s("step_workspaces")],
-        param=[all_inputs.index(p) for p in params],
-        alias_src=alias_src,
-        alias_dst=[str(a) for a in alias_dst],
-        alias_offset=alias_offset,
-        recurrent_states=plan.recurrent_states,
-        initial_recurrent_state_ids=[all_inputs.index(i) for i in recurrent_inputs],
-        link_internal=[str(l) for l in link_internal],
-        link_external=[str(l) for l in link_external],
-        link_offset=link_offset,
-        backward_link_internal=[str(l) for l in b_internal],
-        backward_link_external=[str(l) for l in b_external],
-        backward_link_offset=b_offset,
-        step_net=str(cell_net.Proto()),
-        backward_step_net=str(backward.net.Proto()),
-        timestep="timestep" if timestep is None else str(timestep),
-        outputs_with_grads=outputs_with_grads,
-        **recompute
-    )
+    arguments = op_arguments(plan, all_inputs, initial_cell_inputs, timestep,
+                             cell_net, backward, references, outputs_with_grads)
+    results = net.RecurrentNetwork(all_inputs, plan.outputs + [s("step_workspaces")],
+                                   **ordered(arguments, "v2" if pass_recompute else "v1"))
     bind_built_op(net, chosen)
     return results[:-1]

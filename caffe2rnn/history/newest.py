@@ -21,8 +21,8 @@ Changes since v3 (history.md §2.10):
   ``map_to_dual_list`` helper in the function; it builds nothing.)
 """
 from ..recurrent_stages import (accumulate_linked_gradients, build_backward_cell,
-                                find_references, parameters, plan_links, scoper,
-                                unpack_triples)
+                                find_references, op_arguments, ordered, plan_links,
+                                scoper)
 from .era import bind_built_op, building
 
 
@@ -48,43 +48,19 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
         if backward is not None:
             backward.net.Proto().external_input.extend(cell_net.Proto().external_input)
             backward.net.Proto().external_input.extend(cell_net.Proto().external_output)
-        link_internal, link_external, link_offset = unpack_triples(plan.forward_links)
-        alias_src, alias_dst, alias_offset = unpack_triples(plan.aliases)
-        recurrent_inputs = [str(x[1]) for x in initial_cell_inputs]
         if backward is not None:
             accumulate_linked_gradients(backward.net)
-
-        backward_args = {}
+        arguments = op_arguments(plan, all_inputs, initial_cell_inputs, timestep,
+                                 cell_net, backward, references, outputs_with_grads)
+        arguments['enable_rnn_executor'] = 1
+        arguments['step_net'] = cell_net.Proto()          # a NetDef now (Argument.n)
         if backward is not None:
-            b_internal, b_external, b_offset = unpack_triples(plan.backward_links)
-            params, param_grads = parameters(references, backward)
-            backward_args = {
-                'param': [all_inputs.index(p) for p in params],
-                'backward_link_internal': [str(l) for l in b_internal],
-                'backward_link_external': [str(l) for l in b_external],
-                'backward_link_offset': b_offset,
-                'outputs_with_grads': outputs_with_grads,
-                'recompute_blobs_on_backward': list(backward.recompute),
-                'param_grads': param_grads,
-            }
-            if len(backward.net.Proto().op) != 0:
-                backward_args['backward_step_net'] = backward.net.Proto()
-        results = net.RecurrentNetwork(
-            all_inputs,
-            plan.outputs + [s("step_workspaces")],
-            alias_src=alias_src,
-            alias_dst=[str(a) for a in alias_dst],
-            alias_offset=alias_offset,
-            recurrent_states=plan.recurrent_states,
-            initial_recurrent_state_ids=[all_inputs.index(i) for i in recurrent_inputs],
-            link_internal=[str(l) for l in link_internal],
-            link_external=[str(l) for l in link_external],
-            link_offset=link_offset,
-            enable_rnn_executor=1,
-            step_net=cell_net.Proto(),
-            timestep="timestep" if timestep is None else str(timestep),
-            **backward_args
-        )
+            del arguments['backward_step_net']
+            if len(backward.net.Proto().op) != 0:         # 201087e1e: only if non-empty
+                arguments['backward_step_net'] = backward.net.Proto()
+        results = net.RecurrentNetwork(all_inputs,
+                                       plan.outputs + [s("step_workspaces")],
+                                       **ordered(arguments, "newest"))
         cell_net.Proto().type = 'simple'
         bind_built_op(net, chosen)
         return results[:-1]

@@ -25,8 +25,8 @@ What it gets wrong, fixed by the next versions:
 original (``map(...)`` then ``+=``).
 """
 from ..recurrent_stages import (build_backward_cell, check_scoping, find_references,
-                                literal_input_gradient, parameters, plan_links,
-                                scoper, unpack_triples)
+                                literal_input_gradient, op_arguments, ordered,
+                                plan_links, scoper)
 from .era import bind_built_op, building
 
 #: The module-global counter of 22b4533f0: one step-workspaces blob per call.
@@ -56,32 +56,12 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
         backward.net.Proto().external_input.extend(cell_net.Proto().external_input)
         backward.net.Proto().external_input.extend(cell_net.Proto().external_output)
 
-        link_internal, link_external, link_offset = unpack_triples(plan.forward_links)
-        b_internal, b_external, b_offset = unpack_triples(plan.backward_links)
-        alias_src, alias_dst, alias_offset = unpack_triples(plan.aliases)
-        params, _ = parameters(references, backward)
-        recurrent_inputs = [str(x[1]) for x in initial_cell_inputs]
-
+        arguments = op_arguments(plan, all_inputs, initial_cell_inputs, timestep,
+                                 cell_net, backward, references, outputs_with_grads)
         results = net.RecurrentNetwork(
             all_inputs,
             plan.outputs + [s("step_workspaces_{}".format(_workspace_seq))],
-            param=[all_inputs.index(p) for p in params],
-            alias_src=alias_src,
-            alias_dst=[str(a) for a in alias_dst],
-            alias_offset=alias_offset,
-            recurrent_states=plan.recurrent_states,
-            initial_recurrent_state_ids=[all_inputs.index(i) for i in recurrent_inputs],
-            link_internal=[str(l) for l in link_internal],
-            link_external=[str(l) for l in link_external],
-            link_offset=link_offset,
-            backward_link_internal=[str(l) for l in b_internal],
-            backward_link_external=[str(l) for l in b_external],
-            backward_link_offset=b_offset,
-            step_net=str(cell_net.Proto()),
-            backward_step_net=str(backward.net.Proto()),
-            timestep="timestep" if timestep is None else str(timestep),
-            outputs_with_grads=outputs_with_grads,
-        )
+            **ordered(arguments, "v1"))
         _workspace_seq += 1
         bind_built_op(net, chosen)
         return results[:-1]

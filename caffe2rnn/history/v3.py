@@ -26,8 +26,8 @@ hoisted the line; ``rnn_cell`` did not pass ``forward_only`` on, so nobody
 noticed until 96e718751). :mod:`caffe2rnn.recurrent` is this text with the fix.
 """
 from ..recurrent_stages import (accumulate_linked_gradients, build_backward_cell,
-                                check_scoping, find_references, plan_links, scoper,
-                                unpack_triples)
+                                check_scoping, find_references, op_arguments, ordered,
+                                plan_links, scoper)
 from .era import bind_built_op, building
 
 
@@ -55,45 +55,15 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
         if backward is not None:
             backward.net.Proto().external_input.extend(cell_net.Proto().external_input)
             backward.net.Proto().external_input.extend(cell_net.Proto().external_output)
-        link_internal, link_external, link_offset = unpack_triples(plan.forward_links)
-        alias_src, alias_dst, alias_offset = unpack_triples(plan.aliases)
-        recurrent_inputs = [str(x[1]) for x in initial_cell_inputs]
         if backward is not None:
             accumulate_linked_gradients(backward.net)
-
-        backward_args = {}
         # B9: read before the guard below; unbound when forward_only.
-        backward_mapping_keys = set(backward_mapping)
-        if backward is not None:
-            b_internal, b_external, b_offset = unpack_triples(plan.backward_links)
-            params = [x for x in references if x in backward_mapping_keys]
-            param_grads = [str(backward_mapping[x]) for x in references
-                           if x in backward_mapping_keys]
-            backward_args = {
-                'param': [all_inputs.index(p) for p in params],
-                'backward_link_internal': [str(l) for l in b_internal],
-                'backward_link_external': [str(l) for l in b_external],
-                'backward_link_offset': b_offset,
-                'backward_step_net': str(backward.net.Proto()),
-                'outputs_with_grads': outputs_with_grads,
-                'recompute_blobs_on_backward': list(backward.recompute),
-                'param_grads': param_grads,
-            }
-        results = net.RecurrentNetwork(
-            all_inputs,
-            plan.outputs + [s("step_workspaces")],
-            alias_src=alias_src,
-            alias_dst=[str(a) for a in alias_dst],
-            alias_offset=alias_offset,
-            recurrent_states=plan.recurrent_states,
-            initial_recurrent_state_ids=[all_inputs.index(i) for i in recurrent_inputs],
-            link_internal=[str(l) for l in link_internal],
-            link_external=[str(l) for l in link_external],
-            link_offset=link_offset,
-            step_net=str(cell_net.Proto()),
-            timestep="timestep" if timestep is None else str(timestep),
-            **backward_args
-        )
+        backward_mapping_keys = set(backward_mapping)  # noqa: F841
+        arguments = op_arguments(plan, all_inputs, initial_cell_inputs, timestep,
+                                 cell_net, backward, references, outputs_with_grads)
+        results = net.RecurrentNetwork(all_inputs,
+                                       plan.outputs + [s("step_workspaces")],
+                                       **ordered(arguments, "v3"))
         cell_net.Proto().type = 'simple'
         bind_built_op(net, chosen)
         return results[:-1]
