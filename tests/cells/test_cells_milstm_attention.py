@@ -47,9 +47,10 @@ def test_milstm_matches_reference(T, N, D, H, lengths):
 
     fwd = milstm_reference(p, x, h0, c0, lengths, 0.5)
     got = h.fetch(outputs)
-    np.testing.assert_allclose(got[str(outputs[0])], fwd["h_all"], rtol=RTOL, atol=1e-12)
-    np.testing.assert_allclose(got[str(outputs[2])], fwd["c_all"], rtol=RTOL, atol=1e-12)
-    np.testing.assert_allclose(got[str(outputs[1])][0], fwd["h_all"][-1], rtol=RTOL)
+    for j, key in [(0, "h_all"), (2, "c_all")]:  # _all, then _last = its last row
+        np.testing.assert_allclose(got[str(outputs[j])], fwd[key], rtol=RTOL, atol=1e-12)
+        np.testing.assert_allclose(got[str(outputs[j + 1])][0], fwd[key][-1],
+                                   rtol=RTOL, atol=1e-12)
 
     def loss():
         f = milstm_reference(p, x, h0, c0, lengths, 0.5)
@@ -111,7 +112,8 @@ def test_attention_decoder_matches_reference(attention_type, T, S, N, D, H, E, l
     for j, key in [(0, "h_all"), (2, "c_all"), (4, "ctx_all")]:
         np.testing.assert_allclose(got[str(outputs[j])], fwd[key], rtol=RTOL,
                                    atol=1e-12, err_msg=key)
-    np.testing.assert_allclose(got[str(outputs[5])][0], fwd["ctx_all"][-1], rtol=RTOL)
+        np.testing.assert_allclose(got[str(outputs[j + 1])][0], fwd[key][-1],
+                                   rtol=RTOL, atol=1e-12, err_msg=key + " last")
 
     def loss():
         f = ref.attention_lstm_forward(x, h0, c0, ctx0, enc, lengths,
