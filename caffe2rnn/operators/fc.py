@@ -34,6 +34,16 @@ _STALE = object()
 FEW_ROWS = 64
 
 
+
+def _shape_key(*values):
+    """Shapes and types of ``values`` (None if one is not an array): the ops
+    re-validate only when this changes, so the full check, which names the
+    blob, runs for anything new."""
+    try:
+        return tuple(v.shape for v in values) + tuple(v.dtype for v in values)
+    except AttributeError:
+        return None
+
 class FullyConnectedBase(Operator):
     """Argument parsing and the X/W/b shape rules shared by FC and FCGradient."""
 
@@ -90,10 +100,7 @@ class FC(FullyConnectedBase):
         x = self.inputs[0].value
         w = self.inputs[1].value
         b = self.inputs[2].value
-        try:
-            key = (x.shape, w.shape, b.shape, x.dtype, w.dtype, b.dtype)
-        except AttributeError:  # not arrays; let the full check name the blob
-            key = None
+        key = _shape_key(x, w, b)
         if key != self._checked:
             self.plan(key)
         # A reshape of a non-contiguous array is a copy, which must not be kept.
@@ -151,10 +158,7 @@ class FCGradient(FullyConnectedBase):
         x = self.inputs[0].value
         w = self.inputs[1].value
         dy = self.inputs[2].value
-        try:
-            key = (x.shape, w.shape, dy.shape, x.dtype, w.dtype, dy.dtype)
-        except AttributeError:  # not arrays; let the full check name the blob
-            key = None
+        key = _shape_key(x, w, dy)
         if key != self._checked:
             self.plan(key)
         m, k, n = self._mkn

@@ -93,3 +93,23 @@ def check_with_finite_differences(op_def, feeds, names, outputs_with_grads):
                                       outputs_with_grads)
         np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-8,
                                    err_msg="gradient of %s" % name)
+
+
+def check_two_state_outputs(ws, h, c, rtol):
+    """The four aliases of a (hidden, cell) op against reference rows 0..T."""
+    T = len(h) - 1
+    for name, ref in [("hidden_all", h[1:]), ("hidden_last", h[T:]),
+                      ("cell_all", c[1:]), ("cell_last", c[T:])]:
+        np.testing.assert_allclose(ws.fetch(name), ref, rtol=rtol, err_msg=name)
+
+
+def seeded_state_gradients(h, c, go):
+    """d loss / d rows of the hidden and cell tensors from the four output
+    gradients ``go`` (_all rows 1..T, _last row T), before the recurrence."""
+    T = len(h) - 1
+    gh, gc = np.zeros_like(h), np.zeros_like(c)
+    gh[1:] += go[0]
+    gh[T] += go[1][0]
+    gc[1:] += go[2]
+    gc[T] += go[3][0]
+    return gh, gc

@@ -9,7 +9,8 @@ finite differences of the op itself.
 import numpy as np
 import pytest
 
-from rnn_test_builders import (check_with_finite_differences, net, op, rnn_op,
+from rnn_test_builders import (check_two_state_outputs, check_with_finite_differences,
+                               net, op, rnn_op, seeded_state_gradients,
                                run_backward, run_forward)
 
 pytestmark = pytest.mark.kernels  # also run under CAFFE2RNN_KERNELS=python
@@ -157,17 +158,11 @@ def test_two_state_cell_with_parameter():
         c.append(x[t] * w[0] * h[t])
         h.append(c[t + 1] * c[t])
     h, c = np.stack(h), np.stack(c)
-    for name, ref in [("hidden_all", h[1:]), ("hidden_last", h[T:]),
-                      ("cell_all", c[1:]), ("cell_last", c[T:])]:
-        np.testing.assert_allclose(ws.fetch(name), ref, rtol=1e-12, err_msg=name)
+    check_two_state_outputs(ws, h, c, rtol=1e-12)
 
     g = output_grads(rng, (T, N, D), (1, N, D), (T, N, D), (1, N, D))
     grads = run_backward(o, ws, g)
-    gh, gc = np.zeros_like(h), np.zeros_like(c)
-    gh[1:] += g[0]
-    gh[T] += g[1][0]
-    gc[1:] += g[2]
-    gc[T] += g[3][0]
+    gh, gc = seeded_state_gradients(h, c, g)
     dx, dw = np.empty_like(x), np.zeros_like(w[0])
     for t in range(T - 1, -1, -1):
         dc_new = gc[t + 1] + gh[t + 1] * c[t]
@@ -295,17 +290,11 @@ def test_lstm_unit_cell():
         c.append(c_new)
         acts.append((i, f, og, g, valid))
     h, c = np.stack(h), np.stack(c)
-    for name, ref in [("hidden_all", h[1:]), ("hidden_last", h[T:]),
-                      ("cell_all", c[1:]), ("cell_last", c[T:])]:
-        np.testing.assert_allclose(ws.fetch(name), ref, rtol=1e-10, err_msg=name)
+    check_two_state_outputs(ws, h, c, rtol=1e-10)
 
     go = output_grads(rng, (T, N, D), (1, N, D), (T, N, D), (1, N, D))
     grads = run_backward(o, ws, go)
-    gh, gc = np.zeros_like(h), np.zeros_like(c)
-    gh[1:] += go[0]
-    gh[T] += go[1][0]
-    gc[1:] += go[2]
-    gc[T] += go[3][0]
+    gh, gc = seeded_state_gradients(h, c, go)
     dx, dW, db = np.empty_like(x), np.zeros_like(W), np.zeros_like(b)
     for t in range(T - 1, -1, -1):
         i, f, og, g, valid = acts[t]
