@@ -14,6 +14,7 @@ kernels must do exactly the IEEE operations of their NumPy twins to stay
 bit-identical. ``CAFFE2RNN_PORTABLE=1`` builds for the baseline x86-64/ARM
 instruction set instead (a wheel or a shared install used by other CPUs).
 """
+
 import glob
 import os
 import sys
@@ -37,23 +38,30 @@ def extensions():
         print("caffe2rnn: not building Cython kernels (%s)" % exc)
         return []
     from setuptools import Extension
+
     debug = bool(os.environ.get("CAFFE2RNN_CYTHON_DEBUG"))
     directives = {
-        "language_level": 3, "boundscheck": debug, "wraparound": debug,
-        "initializedcheck": debug, "nonecheck": False, "cdivision": True,
+        "language_level": 3,
+        "boundscheck": debug,
+        "wraparound": debug,
+        "initializedcheck": debug,
+        "nonecheck": False,
+        "cdivision": True,
     }
     flags = ["-O3", "-ffp-contract=off"]
     if not os.environ.get("CAFFE2RNN_PORTABLE"):
         flags.append("-march=native")
     exts = [
-        Extension("caffe2rnn._ext." + os.path.splitext(os.path.basename(path))[0],
-                  [path], include_dirs=[numpy.get_include(), "_ext"],
-                  extra_compile_args=flags,
-                  define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
+        Extension(
+            "caffe2rnn._ext." + os.path.splitext(os.path.basename(path))[0],
+            [path],
+            include_dirs=[numpy.get_include(), "_ext"],
+            extra_compile_args=flags,
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        )
         for path in sorted(glob.glob("_ext/*.pyx"))
     ]
-    return cythonize(exts, compiler_directives=directives, quiet=True,
-                     include_path=["_ext"])
+    return cythonize(exts, compiler_directives=directives, quiet=True, include_path=["_ext"])
 
 
 class BuildPy(build_py):
@@ -73,8 +81,10 @@ class BuildExt(build_ext):
         try:
             super().run()
         except Exception as exc:  # pragma: no cover - depends on the machine
-            print("caffe2rnn: Cython kernels not built (%s); the pure-Python "
-                  "kernels will be used" % exc)
+            print(
+                "caffe2rnn: Cython kernels not built (%s); the pure-Python "
+                "kernels will be used" % exc
+            )
 
 
 setup(

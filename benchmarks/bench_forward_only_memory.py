@@ -11,6 +11,7 @@ allocations (tracemalloc) during one run of the op in a fresh workspace,
 subtracts the two state tensors, and compares T = 1,000 with T = 100 (target:
 within 1.2x).
 """
+
 import os
 import sys
 import tracemalloc
@@ -33,24 +34,49 @@ def op(op_type, inputs, outputs, **args):
 
 def lstm_forward_only():
     """Caffe2's LSTM step net (FC on h_{t-1}, + x_t, LSTMUnit), no backward net."""
-    step = caffe2_pb2.NetDef(name="lstm_step", external_input=[
-        "hidden_t_prev", "cell_t_prev", "input_t", "gates_w", "gates_b", "seq_lengths"])
-    step.op.extend([
-        op("FC", ["hidden_t_prev", "gates_w", "gates_b"], ["gates_t"], axis=2),
-        op("Sum", ["gates_t", "input_t"], ["gates_t"]),
-        op("LSTMUnit", ["hidden_t_prev", "cell_t_prev", "gates_t", "seq_lengths",
-                        "timestep"], ["hidden_t", "cell_t"])])
-    links = [("hidden_t_prev", "hidden", 0), ("hidden_t", "hidden", 1),
-             ("cell_t_prev", "cell", 0), ("cell_t", "cell", 1), ("input_t", "input", 0)]
-    return op("RecurrentNetwork", ["input", "h0", "c0", "gates_w", "gates_b", "seq_lengths"],
-              ["hidden_all", "hidden_last", "cell_all", "cell_last", "step_workspaces"],
-              step_net=str(step), recurrent_states=["hidden", "cell"],
-              initial_recurrent_state_ids=[1, 2],
-              link_internal=[l[0] for l in links], link_external=[l[1] for l in links],
-              link_offset=[l[2] for l in links],
-              alias_src=["hidden", "hidden", "cell", "cell"],
-              alias_dst=["hidden_all", "hidden_last", "cell_all", "cell_last"],
-              alias_offset=[1, -1, 1, -1])
+    step = caffe2_pb2.NetDef(
+        name="lstm_step",
+        external_input=[
+            "hidden_t_prev",
+            "cell_t_prev",
+            "input_t",
+            "gates_w",
+            "gates_b",
+            "seq_lengths",
+        ],
+    )
+    step.op.extend(
+        [
+            op("FC", ["hidden_t_prev", "gates_w", "gates_b"], ["gates_t"], axis=2),
+            op("Sum", ["gates_t", "input_t"], ["gates_t"]),
+            op(
+                "LSTMUnit",
+                ["hidden_t_prev", "cell_t_prev", "gates_t", "seq_lengths", "timestep"],
+                ["hidden_t", "cell_t"],
+            ),
+        ]
+    )
+    links = [
+        ("hidden_t_prev", "hidden", 0),
+        ("hidden_t", "hidden", 1),
+        ("cell_t_prev", "cell", 0),
+        ("cell_t", "cell", 1),
+        ("input_t", "input", 0),
+    ]
+    return op(
+        "RecurrentNetwork",
+        ["input", "h0", "c0", "gates_w", "gates_b", "seq_lengths"],
+        ["hidden_all", "hidden_last", "cell_all", "cell_last", "step_workspaces"],
+        step_net=str(step),
+        recurrent_states=["hidden", "cell"],
+        initial_recurrent_state_ids=[1, 2],
+        link_internal=[l[0] for l in links],
+        link_external=[l[1] for l in links],
+        link_offset=[l[2] for l in links],
+        alias_src=["hidden", "hidden", "cell", "cell"],
+        alias_dst=["hidden_all", "hidden_last", "cell_all", "cell_last"],
+        alias_offset=[1, -1, 1, -1],
+    )
 
 
 def peak_bytes(seq_len):

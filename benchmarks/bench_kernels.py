@@ -12,6 +12,7 @@ T = 10,000 (views are O(1) in T). Validation (kernels.checked) is shared by
 both paths and not included in the kernel columns; the last table shows the
 checked entry points the operators call.
 """
+
 import os
 import sys
 import timeit
@@ -48,31 +49,45 @@ def cases(n, d):
     dgates = np.empty((n, 4 * d), np.float32)
     return [
         ("repeat_copy", lambda k: k.repeat_copy(row, block)),
-        ("accumulate_input_gradient",
-         lambda k: k.accumulate_input_gradient(states, grad, 5, 1)),
+        ("accumulate_input_gradient", lambda k: k.accumulate_input_gradient(states, grad, 5, 1)),
         ("add_striped_batch", lambda k: k.add_striped_batch(block, acc, d, n)),
         ("inplace_add", lambda k: k.inplace_add(block, other)),
         ("link_view", lambda k: k.link_view(states, 4, 1)),
         ("offset_alias", lambda k: k.offset_alias(states, 1)),
-        ("lstm_unit_forward",
-         lambda k: k.lstm_unit_forward(block, states[1], gates, seq, 5, 0.0, False,
-                                       h_out, c_out)),
-        ("lstm_unit_backward",
-         lambda k: k.lstm_unit_backward(states[1], gates, seq, 5, states[2], states[3],
-                                        states[4], 0.0, False, h_out, c_out, dgates)),
+        (
+            "lstm_unit_forward",
+            lambda k: k.lstm_unit_forward(
+                block, states[1], gates, seq, 5, 0.0, False, h_out, c_out
+            ),
+        ),
+        (
+            "lstm_unit_backward",
+            lambda k: k.lstm_unit_backward(
+                states[1],
+                gates,
+                seq,
+                5,
+                states[2],
+                states[3],
+                states[4],
+                0.0,
+                False,
+                h_out,
+                c_out,
+                dgates,
+            ),
+        ),
     ]
 
 
 def kernel_table():
     py, cy = kernels.implementation("python"), kernels.implementation("cython")
-    print("%-27s %-10s %11s %11s %9s" % ("kernel", "N x D", "python us", "cython us",
-                                         "speed-up"))
+    print("%-27s %-10s %11s %11s %9s" % ("kernel", "N x D", "python us", "cython us", "speed-up"))
     for n, d in SHAPES:
         for name, call in cases(n, d):
             tp = per_call_us(lambda: call(py))
             tc = per_call_us(lambda: call(cy))
-            print("%-27s %-10s %11.3f %11.3f %8.1fx" % (name, "%dx%d" % (n, d), tp, tc,
-                                                       tp / tc))
+            print("%-27s %-10s %11.3f %11.3f %8.1fx" % (name, "%dx%d" % (n, d), tp, tc, tp / tc))
 
 
 def view_table():
@@ -80,8 +95,10 @@ def view_table():
     print("%-14s %-7s %12s %12s %7s" % ("view", "path", "T=10 us", "T=10000 us", "ratio"))
     for path in ("python", "cython"):
         with kernels.use(path):
-            for name, make in [("link_view", lambda s: checked.link_view(s, 7, 1, 1)),
-                               ("offset_alias", lambda s: checked.offset_alias(s, -1))]:
+            for name, make in [
+                ("link_view", lambda s: checked.link_view(s, 7, 1, 1)),
+                ("offset_alias", lambda s: checked.offset_alias(s, -1)),
+            ]:
                 small = np.zeros((11, 8, 64), np.float32)
                 large = np.zeros((10001, 8, 64), np.float32)
                 ts = per_call_us(lambda: make(small))

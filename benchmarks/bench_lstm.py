@@ -22,6 +22,7 @@ forward+backward (median of several repetitions, one thread) of
 each also as a ratio to the floor. A second table gives the per-operator
 dispatch cost: microseconds per run of each operator inside the step nets.
 """
+
 import os
 
 # One thread everywhere, before NumPy (and its BLAS) is first imported.
@@ -38,8 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from caffe2rnn import kernels, recurrent, workspace  # noqa: E402
 from caffe2rnn.cnn import CNNModelHelper  # noqa: E402
 
-SHAPES = [(32, 32, 256, 256), (100, 16, 128, 128), (20, 64, 512, 512),
-          (1000, 8, 64, 64)]
+SHAPES = [(32, 32, 256, 256), (100, 16, 128, 128), (20, 64, 512, 512), (1000, 8, 64, 64)]
 QUICK_SHAPES = [(8, 4, 16, 16), (50, 4, 8, 8)]
 STEP_NET = "(whole step net)"
 
@@ -65,10 +65,16 @@ def make_problem(T, N, D, H, seed=0, dtype=np.float32):
     def u(*shape):
         return rng.uniform(-scale, scale, shape).astype(dtype)
 
-    return dict(x=rng.standard_normal((T, N, D)).astype(dtype),
-                h0=u(1, N, H), c0=u(1, N, H),
-                w_x=u(4 * H, D), b_x=u(4 * H), w_h=u(4 * H, H), b_h=u(4 * H),
-                dy=rng.standard_normal((T, N, H)).astype(dtype))
+    return dict(
+        x=rng.standard_normal((T, N, D)).astype(dtype),
+        h0=u(1, N, H),
+        c0=u(1, N, H),
+        w_x=u(4 * H, D),
+        b_x=u(4 * H),
+        w_h=u(4 * H, H),
+        b_h=u(4 * H),
+        dy=rng.standard_normal((T, N, H)).astype(dtype),
+    )
 
 
 # --- the NumPy floor -------------------------------------------------------
@@ -100,10 +106,8 @@ class NumpyLSTM:
         self.dc = np.empty((N, H), dt)
         self.work = np.empty((N, H), dt)
         h = p["h0"][0]
-        candidates = [lambda h: np.dot(h, self.w_h_t),
-                      lambda h: np.dot(p["w_h"], h.T).T]
-        self.recurrent_gemm = min(candidates, key=lambda gemm: median_ms(
-            lambda: gemm(h), 21))
+        candidates = [lambda h: np.dot(h, self.w_h_t), lambda h: np.dot(p["w_h"], h.T).T]
+        self.recurrent_gemm = min(candidates, key=lambda gemm: median_ms(lambda: gemm(h), 21))
 
     def forward(self):
         p, H, T = self.p, self.H, self.T
@@ -112,24 +116,30 @@ class NumpyLSTM:
         self.acts += self.bias
         self.hs[0] = p["h0"][0]
         self.cs[0] = p["c0"][0]
-        acts, hs, cs, tanh_c, tmp, gemm = (self.acts, self.hs, self.cs, self.tanh_c,
-                                           self.tmp, self.recurrent_gemm)
+        acts, hs, cs, tanh_c, tmp, gemm = (
+            self.acts,
+            self.hs,
+            self.cs,
+            self.tanh_c,
+            self.tmp,
+            self.recurrent_gemm,
+        )
         for t in range(T):
             a = acts[t]
             a += gemm(hs[t])
-            s = a[:, :3 * H]                  # σ(x) = 0.5 tanh(0.5 x) + 0.5
+            s = a[:, : 3 * H]  # σ(x) = 0.5 tanh(0.5 x) + 0.5
             s *= 0.5
             np.tanh(s, out=s)
             s *= 0.5
             s += 0.5
-            g = a[:, 3 * H:]
+            g = a[:, 3 * H :]
             np.tanh(g, out=g)
             c = cs[t + 1]
-            np.multiply(a[:, H:2 * H], cs[t], out=c)
+            np.multiply(a[:, H : 2 * H], cs[t], out=c)
             np.multiply(a[:, :H], g, out=tmp)
             c += tmp
             np.tanh(c, out=tanh_c[t])
-            np.multiply(a[:, 2 * H:3 * H], tanh_c[t], out=hs[t + 1])
+            np.multiply(a[:, 2 * H : 3 * H], tanh_c[t], out=hs[t + 1])
         return hs[1:]
 
     def backward(self):
@@ -142,13 +152,13 @@ class NumpyLSTM:
         dc.fill(0)
         for t in range(T - 1, -1, -1):
             a, dg_all, tc = acts[t], dgates[t], tanh_c[t]
-            i, f, o, g = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
+            i, f, o, g = a[:, :H], a[:, H : 2 * H], a[:, 2 * H : 3 * H], a[:, 3 * H :]
             dh += dy[t]
             # do = dh tanh(c) o (1 - o)
             np.subtract(1, o, out=work)
             work *= o
             work *= tc
-            np.multiply(work, dh, out=dg_all[:, 2 * H:3 * H])
+            np.multiply(work, dh, out=dg_all[:, 2 * H : 3 * H])
             # dc += dh o (1 - tanh²c)
             np.multiply(tc, tc, out=work)
             np.subtract(1, work, out=work)
@@ -164,19 +174,24 @@ class NumpyLSTM:
             np.subtract(1, f, out=work)
             work *= f
             work *= cs[t]
-            np.multiply(work, dc, out=dg_all[:, H:2 * H])
+            np.multiply(work, dc, out=dg_all[:, H : 2 * H])
             # dg = dc i (1 - g²)
             np.multiply(g, g, out=work)
             np.subtract(1, work, out=work)
             work *= i
-            np.multiply(work, dc, out=dg_all[:, 3 * H:])
+            np.multiply(work, dc, out=dg_all[:, 3 * H :])
             dc *= f
             np.dot(dg_all, w_h, out=dh)
         dg2 = dgates.reshape(T * N, 4 * H)
         x2 = p["x"].reshape(T * N, self.D)
-        return dict(dx=np.dot(dg2, p["w_x"]).reshape(p["x"].shape), dh0=dh.copy(),
-                    dc0=dc.copy(), dw_x=np.dot(dg2.T, x2), db=dg2.sum(axis=0),
-                    dw_h=np.dot(dg2.T, self.hs[:-1].reshape(T * N, H)))
+        return dict(
+            dx=np.dot(dg2, p["w_x"]).reshape(p["x"].shape),
+            dh0=dh.copy(),
+            dc0=dc.copy(),
+            dw_x=np.dot(dg2.T, x2),
+            db=dg2.sum(axis=0),
+            dw_h=np.dot(dg2.T, self.hs[:-1].reshape(T * N, H)),
+        )
 
 
 # --- caffe2rnn -------------------------------------------------------------
@@ -198,17 +213,24 @@ class Caffe2RNNLSTM:
         self.n_forward_ops = len(model.net.Proto().op)
         model.AddGradientOperators({outputs[0]: "dy"})
         workspace.RunNetOnce(model.param_init_net)
-        feeds = {"x": p["x"], "h0": p["h0"], "c0": p["c0"], "dy": p["dy"],
-                 "seq_lengths": np.full(N, T, np.int32),
-                 scope + "/i2h_w": p["w_x"], scope + "/i2h_b": p["b_x"],
-                 scope + "/gates_t_w": p["w_h"], scope + "/gates_t_b": p["b_h"]}
+        feeds = {
+            "x": p["x"],
+            "h0": p["h0"],
+            "c0": p["c0"],
+            "dy": p["dy"],
+            "seq_lengths": np.full(N, T, np.int32),
+            scope + "/i2h_w": p["w_x"],
+            scope + "/i2h_b": p["b_x"],
+            scope + "/gates_t_w": p["w_h"],
+            scope + "/gates_t_b": p["b_h"],
+        }
         for name, value in feeds.items():
             workspace.FeedBlob(name, value)
         self.scope = scope
         self.name = model.net.Proto().name
         workspace.CreateNet(model.net)
         self.net = workspace.C_Workspace().get_net(self.name)
-        self.forward_ops = self.net.ops[:self.n_forward_ops]
+        self.forward_ops = self.net.ops[: self.n_forward_ops]
 
     def forward(self):
         for op in self.forward_ops:
@@ -220,10 +242,16 @@ class Caffe2RNNLSTM:
     def results(self):
         s = self.scope + "/"
         fetch = workspace.FetchBlob
-        return dict(h=fetch(self.hidden_all), dx=fetch("x_grad"), dh0=fetch("h0_grad"),
-                    dc0=fetch("c0_grad"), dw_x=fetch(s + "i2h_w_grad"),
-                    db=fetch(s + "i2h_b_grad"), db_h=fetch(s + "gates_t_b_grad"),
-                    dw_h=fetch(s + "gates_t_w_grad"))
+        return dict(
+            h=fetch(self.hidden_all),
+            dx=fetch("x_grad"),
+            dh0=fetch("h0_grad"),
+            dc0=fetch("c0_grad"),
+            dw_x=fetch(s + "i2h_w_grad"),
+            db=fetch(s + "i2h_b_grad"),
+            db_h=fetch(s + "gates_t_b_grad"),
+            dw_h=fetch(s + "gates_t_w_grad"),
+        )
 
 
 def check_against_floor(p, floor, model, rtol=2e-3, atol=2e-4):
@@ -233,8 +261,13 @@ def check_against_floor(p, floor, model, rtol=2e-3, atol=2e-4):
     want = dict(h=floor.forward().copy(), **floor.backward())
     want["db_h"] = want["db"]
     for key, value in want.items():
-        np.testing.assert_allclose(got[key].reshape(value.shape), value, rtol=rtol,
-                                   atol=atol, err_msg="caffe2rnn vs NumPy floor: " + key)
+        np.testing.assert_allclose(
+            got[key].reshape(value.shape),
+            value,
+            rtol=rtol,
+            atol=atol,
+            err_msg="caffe2rnn vs NumPy floor: " + key,
+        )
 
 
 # --- per-operator dispatch cost ---------------------------------------------
@@ -248,12 +281,12 @@ def step_op_costs(model, repeat=200):
     nonsense, so call this last.
     """
     model.forward_backward()
-    recurrent_ops = [op for op in model.net.ops
-                     if op.op_type in ("RecurrentNetwork", "RecurrentNetworkGradient")]
+    recurrent_ops = [
+        op for op in model.net.ops if op.op_type in ("RecurrentNetwork", "RecurrentNetworkGradient")
+    ]
     costs = {}
     for op in recurrent_ops:
-        scratch = op.outputs[-1].value if op.op_type == "RecurrentNetwork" \
-            else op.inputs[-1].value
+        scratch = op.outputs[-1].value if op.op_type == "RecurrentNetwork" else op.inputs[-1].value
         step_ws = scratch.step(0)
         net = step_ws.get_net(op.step_net.name)
         for step_op in net.ops:
@@ -284,7 +317,7 @@ def torch_contenders(p):
     h0, c0 = torch.tensor(p["h0"]), torch.tensor(p["c0"])
     dy = torch.tensor(p["dy"])
     # torch's gate order is i, f, g, o; Caffe2's i, f, o, g.
-    order = np.r_[0:2 * H, 3 * H:4 * H, 2 * H:3 * H]
+    order = np.r_[0 : 2 * H, 3 * H : 4 * H, 2 * H : 3 * H]
     lstm = torch.nn.LSTM(D, H)
     cell = torch.nn.LSTMCell(D, H)
     with torch.no_grad():
@@ -311,20 +344,23 @@ def torch_contenders(p):
             lstm.zero_grad()
             cell.zero_grad()
             forward().backward(dy)
+
         return run
 
     def no_grad(forward):
         def run():
             with torch.no_grad():
                 forward()
+
         return run
 
     with torch.no_grad():
         h_lstm = lstm_forward().numpy()
         h_cell = cell_forward().numpy()
-    return {"torch.nn.LSTM": (no_grad(lstm_forward), with_backward(lstm_forward), h_lstm),
-            "torch LSTMCell loop": (no_grad(cell_forward), with_backward(cell_forward),
-                                    h_cell)}
+    return {
+        "torch.nn.LSTM": (no_grad(lstm_forward), with_backward(lstm_forward), h_lstm),
+        "torch LSTMCell loop": (no_grad(cell_forward), with_backward(cell_forward), h_cell),
+    }
 
 
 # --- the report ----------------------------------------------------------------
@@ -335,9 +371,14 @@ def blas_description():
     except ImportError:
         return "threadpoolctl not installed (pip install threadpoolctl to see the BLAS kernel)"
     infos = [i for i in threadpool_info() if i.get("user_api") == "blas"]
-    return "; ".join("%s %s, kernel %s, %s thread(s)" % (
-        i.get("internal_api"), i.get("version"), i.get("architecture"),
-        i.get("num_threads")) for i in infos) or "no BLAS found by threadpoolctl"
+    return (
+        "; ".join(
+            "%s %s, kernel %s, %s thread(s)"
+            % (i.get("internal_api"), i.get("version"), i.get("architecture"), i.get("num_threads"))
+            for i in infos
+        )
+        or "no BLAS found by threadpoolctl"
+    )
 
 
 def time_shape(shape, repeat, with_torch=True):
@@ -346,19 +387,29 @@ def time_shape(shape, repeat, with_torch=True):
     floor = NumpyLSTM(p)
     model = Caffe2RNNLSTM(p)
     check_against_floor(p, floor, model)
-    rows = [("NumPy floor", median_ms(floor.forward, repeat),
-             median_ms(lambda: (floor.forward(), floor.backward()), repeat))]
+    rows = [
+        (
+            "NumPy floor",
+            median_ms(floor.forward, repeat),
+            median_ms(lambda: (floor.forward(), floor.backward()), repeat),
+        )
+    ]
     for path in ("cython", "python"):
         if path == "cython" and not kernels.cython_available():
             continue
         with kernels.use(path):
-            rows.append(("caffe2rnn (%s kernels)" % path,
-                         median_ms(model.forward, repeat),
-                         median_ms(model.forward_backward, repeat)))
+            rows.append(
+                (
+                    "caffe2rnn (%s kernels)" % path,
+                    median_ms(model.forward, repeat),
+                    median_ms(model.forward_backward, repeat),
+                )
+            )
     if with_torch:
         for name, (fwd, fwd_bwd, h) in torch_contenders(p).items():
-            np.testing.assert_allclose(h, floor.forward(), rtol=1e-3, atol=1e-4,
-                                       err_msg=name + " vs NumPy floor")
+            np.testing.assert_allclose(
+                h, floor.forward(), rtol=1e-3, atol=1e-4, err_msg=name + " vs NumPy floor"
+            )
             rows.append((name, median_ms(fwd, repeat), median_ms(fwd_bwd, repeat)))
     return rows, model
 
@@ -366,16 +417,16 @@ def time_shape(shape, repeat, with_torch=True):
 def print_timings(shape, rows):
     floor_f, floor_fb = rows[0][1], rows[0][2]
     print("\nT,N,D,H = %d,%d,%d,%d" % shape)
-    print("  %-26s %10s %7s %12s %7s" % ("", "fwd ms", "x floor", "fwd+bwd ms",
-                                          "x floor"))
+    print("  %-26s %10s %7s %12s %7s" % ("", "fwd ms", "x floor", "fwd+bwd ms", "x floor"))
     for name, f, fb in rows:
-        print("  %-26s %10.2f %6.2fx %12.2f %6.2fx" % (name, f, f / floor_f, fb,
-                                                      fb / floor_fb))
+        print("  %-26s %10.2f %6.2fx %12.2f %6.2fx" % (name, f, f / floor_f, fb, fb / floor_fb))
 
 
 def print_op_costs(shape, costs):
-    print("\nper-operator cost inside the step nets, T,N,D,H = %d,%d,%d,%d "
-          "(us per run, median of the op's instances)" % shape)
+    print(
+        "\nper-operator cost inside the step nets, T,N,D,H = %d,%d,%d,%d "
+        "(us per run, median of the op's instances)" % shape
+    )
     total = {}
     for (net, op_type), values in costs.items():
         if op_type == STEP_NET:
@@ -386,32 +437,45 @@ def print_op_costs(shape, costs):
         print("  %-26s %-40s %3dx %8.2f" % (net, op_type, len(values), us))
     for net, (ops_us, count) in total.items():
         step_us = costs[(net, STEP_NET)][0]
-        print("  %-26s %d ops per step: %.2f us per op on average; one step %.1f us,"
-              " of which %.2f us per op is the net's own loop"
-              % (net, count, ops_us / count, step_us, (step_us - ops_us) / count))
+        print(
+            "  %-26s %d ops per step: %.2f us per op on average; one step %.1f us,"
+            " of which %.2f us per op is the net's own loop"
+            % (net, count, ops_us / count, step_us, (step_us - ops_us) / count)
+        )
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny shapes, few repeats")
-    parser.add_argument("--repeat", type=int, default=None,
-                        help="repetitions per timing (median; default 7, quick 3)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        help="repetitions per timing (median; default 7, quick 3)",
+    )
     parser.add_argument("--no-torch", action="store_true", help="skip torch")
     args = parser.parse_args(argv)
     shapes = QUICK_SHAPES if args.quick else SHAPES
     repeat = args.repeat or (3 if args.quick else 7)
-    print("caffe2rnn LSTM benchmark: one layer, float32, 1 thread, median of %d runs"
-          % repeat)
+    print("caffe2rnn LSTM benchmark: one layer, float32, 1 thread, median of %d runs" % repeat)
     print("numpy %s; BLAS: %s" % (np.__version__, blas_description()))
-    print("kernels: %s" % ("cython and python" if kernels.cython_available()
-                           else "python only (Cython kernels not built)"))
+    print(
+        "kernels: %s"
+        % (
+            "cython and python"
+            if kernels.cython_available()
+            else "python only (Cython kernels not built)"
+        )
+    )
     model = None
     for shape in shapes:
         rows, model = time_shape(shape, repeat, with_torch=not args.no_torch)
         print_timings(shape, rows)
     print_op_costs(shapes[-1], step_op_costs(model, repeat=20 if args.quick else 200))
-    print("\nreproduce: python benchmarks/bench_lstm.py%s" % " ".join(
-        [""] + (argv if argv is not None else sys.argv[1:])))
+    print(
+        "\nreproduce: python benchmarks/bench_lstm.py%s"
+        % " ".join([""] + (argv if argv is not None else sys.argv[1:]))
+    )
 
 
 if __name__ == "__main__":

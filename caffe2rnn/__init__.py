@@ -6,6 +6,7 @@ helpers), the ``RecurrentNetwork`` operator with Cython kernels beneath
 readable Python twins, and the cells built on it. The public modules keep
 Caffe2's names: :mod:`caffe2rnn.core`, :mod:`caffe2rnn.workspace`, ...
 """
+
 __version__ = "0.1.0"
 
 from . import operators  # noqa: F401  (registers every operator)

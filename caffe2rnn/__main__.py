@@ -9,6 +9,7 @@ A *version* is a table of cell builders (cell name -> function returning the
 RecurrentNetwork ``OperatorDef``); adding a historical version of
 ``recurrent_net`` is one more entry in :data:`VERSIONS`.
 """
+
 import argparse
 import sys
 
@@ -16,25 +17,36 @@ from . import errors, viz
 from .viz import examples
 from .viz.gallery import VIEWS
 
+
 def _historical(version):
     """{cell: builder} for a historical recurrent_net, built under its own era."""
     from .history import cells
     from .history.compare import built_op
-    return {name: (lambda name=name: built_op(version, cells.CELLS[name]()))
-            for name in cells.CELLS}
+
+    return {
+        name: (lambda name=name: built_op(version, cells.CELLS[name]())) for name in cells.CELLS
+    }
 
 
 def _history_versions():
     from .history import VERSIONS as modules
-    return {name: ((module.__doc__ or name).strip().splitlines()[0], _historical(name))
-            for name, module in modules.items()}
+
+    return {
+        name: ((module.__doc__ or name).strip().splitlines()[0], _historical(name))
+        for name, module in modules.items()
+    }
 
 
 # version -> (description, {cell name: builder}). 'current' is caffe2rnn's own
 # recurrent_net (v3 with the forward_only fix); the others are caffe2rnn.history.
-VERSIONS = dict(current=("caffe2rnn.recurrent.recurrent_net: v3 (2017-06-29) "
-                         "with the forward_only fix of 2017-08-17", examples.CELLS),
-                **_history_versions())
+VERSIONS = dict(
+    current=(
+        "caffe2rnn.recurrent.recurrent_net: v3 (2017-06-29) "
+        "with the forward_only fix of 2017-08-17",
+        examples.CELLS,
+    ),
+    **_history_versions(),
+)
 VERSION_ALIASES = {}
 
 
@@ -42,52 +54,71 @@ def build_cell(cell, version="current"):
     """The RecurrentNetwork op of ``cell`` as recurrent_net ``version`` builds it."""
     _, cells = VERSIONS[VERSION_ALIASES.get(version, version)]
     if cell not in cells:
-        raise errors.DrawingError("version %s has no cell %r; its cells: %s"
-                                  % (version, cell, ", ".join(sorted(cells))))
+        raise errors.DrawingError(
+            "version %s has no cell %r; its cells: %s" % (version, cell, ", ".join(sorted(cells)))
+        )
     return cells[cell]()
 
 
 def _render_help():
-    lines = ["views:"] + ["  %-10s %s" % (name, text)
-                          for name, (text, _) in VIEWS.items()]
+    lines = ["views:"] + ["  %-10s %s" % (name, text) for name, (text, _) in VIEWS.items()]
     lines += ["versions (and their cells):"]
     for name, (text, cells) in VERSIONS.items():
-        lines += ["  %-10s %s" % (name, text),
-                  "  %-10s cells: %s" % ("", ", ".join(sorted(cells)))]
+        lines += ["  %-10s %s" % (name, text), "  %-10s cells: %s" % ("", ", ".join(sorted(cells)))]
     lines += ["  %-10s = %s" % (alias, name) for alias, name in VERSION_ALIASES.items()]
     return "\n".join(lines)
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog="python -m caffe2rnn",
-                                     description="See and run Caffe2's recurrent networks.")
+    parser = argparse.ArgumentParser(
+        prog="python -m caffe2rnn", description="See and run Caffe2's recurrent networks."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     render = commands.add_parser(
-        "render", help="draw a cell's nets (Graphviz)",
+        "render",
+        help="draw a cell's nets (Graphviz)",
         description="Draw one view of a cell's RecurrentNetwork op.",
-        epilog=_render_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    render.add_argument("--cell", default="lstm",
-                        help="a cell of the chosen version (see the list below)")
-    render.add_argument("--version", default="current",
-                        choices=list(VERSIONS) + list(VERSION_ALIASES))
+        epilog=_render_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    render.add_argument(
+        "--cell", default="lstm", help="a cell of the chosen version (see the list below)"
+    )
+    render.add_argument(
+        "--version", default="current", choices=list(VERSIONS) + list(VERSION_ALIASES)
+    )
     render.add_argument("--view", default="recurrent", choices=list(VIEWS))
-    render.add_argument("--steps", "-T", type=int, default=3,
-                        help="sequence length T for timeline/unroll (default 3)")
-    render.add_argument("-o", "--output",
-                        help="file to write (.svg, .png, .pdf, .dot); "
-                             "without it the DOT text is printed")
+    render.add_argument(
+        "--steps",
+        "-T",
+        type=int,
+        default=3,
+        help="sequence length T for timeline/unroll (default 3)",
+    )
+    render.add_argument(
+        "-o",
+        "--output",
+        help="file to write (.svg, .png, .pdf, .dot); without it the DOT text is printed",
+    )
     compare = commands.add_parser(
-        "compare", help="the historical versions' RecurrentNetwork arguments side by side",
+        "compare",
+        help="the historical versions' RecurrentNetwork arguments side by side",
         description="Build one cell with several versions of recurrent_net and "
-                    "draw their op arguments as a table, changes shaded.")
+        "draw their op arguments as a table, changes shaded.",
+    )
     compare.add_argument("--cell", default="lstm")
-    compare.add_argument("--versions", default="v1,april,v2,v3,newest",
-                         help="comma-separated, oldest first (default: all)")
+    compare.add_argument(
+        "--versions",
+        default="v1,april,v2,v3,newest",
+        help="comma-separated, oldest first (default: all)",
+    )
     compare.add_argument("--only-differences", action="store_true")
     compare.add_argument("-o", "--output", help="file to write; default: DOT to stdout")
     demo = commands.add_parser(
-        "demo", help="train an LSTM and an attention decoder, check gradients, "
-                     "write a report and every view of the LSTM's op")
+        "demo",
+        help="train an LSTM and an attention decoder, check gradients, "
+        "write a report and every view of the LSTM's op",
+    )
     demo.add_argument("--out", default="demo-out", help="output directory")
     demo.add_argument("--steps", type=int, default=400, help="SGD steps per model")
     return parser
@@ -100,8 +131,7 @@ def _render(args):
         sys.stdout.write(graph.source)
         return 0
     viz.render(graph, args.output)
-    print("wrote %s (%s view of %s, %s)" % (args.output, args.view, args.cell,
-                                             args.version))
+    print("wrote %s (%s view of %s, %s)" % (args.output, args.view, args.cell, args.version))
     return 0
 
 
@@ -120,6 +150,7 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     if args.command == "demo":
         from . import demo
+
         _, ok = demo.run(out_dir=args.out, steps=args.steps)
         return 0 if ok else 1
     try:

@@ -15,6 +15,7 @@ What that FC op looks like depends on the era (``eras.current()``):
 
 The era is read when a method is called, like every other era policy.
 """
+
 import logging
 
 from . import brew, core, eras
@@ -29,9 +30,17 @@ class CNNModelHelper(ModelHelper):
 
     _warned = False  # the deprecation banner is logged once per process
 
-    def __init__(self, order="NCHW", name=None, use_cudnn=True,
-                 cudnn_exhaustive_search=False, ws_nbytes_limit=None,
-                 init_params=True, skip_sparse_optim=False, param_model=None):
+    def __init__(
+        self,
+        order="NCHW",
+        name=None,
+        use_cudnn=True,
+        cudnn_exhaustive_search=False,
+        ws_nbytes_limit=None,
+        init_params=True,
+        skip_sparse_optim=False,
+        param_model=None,
+    ):
         if eras.current().brew_argument_leakage and not CNNModelHelper._warned:
             # Caffe2 logged this on every construction; recurrent.LSTM makes
             # two per call, so we say it once per process.
@@ -39,18 +48,26 @@ class CNNModelHelper(ModelHelper):
             logger.warning(
                 "[====DEPRECATE WARNING====]: you are creating an object from "
                 "CNNModelHelper class which will be deprecated soon. Please "
-                "use ModelHelper object with brew module.")
+                "use ModelHelper object with brew module."
+            )
         if order not in ("NCHW", "NHWC"):
-            raise ArgumentError("Cannot understand the CNN storage order %s; "
-                                "expected 'NCHW' or 'NHWC'." % order)
-        cnn_arg_scope = {'order': order, 'use_cudnn': use_cudnn,
-                         'cudnn_exhaustive_search': cudnn_exhaustive_search}
+            raise ArgumentError(
+                "Cannot understand the CNN storage order %s; expected 'NCHW' or 'NHWC'." % order
+            )
+        cnn_arg_scope = {
+            "order": order,
+            "use_cudnn": use_cudnn,
+            "cudnn_exhaustive_search": cudnn_exhaustive_search,
+        }
         if ws_nbytes_limit:
-            cnn_arg_scope['ws_nbytes_limit'] = ws_nbytes_limit
-        super().__init__(name="CNN" if name is None else name,
-                         init_params=init_params,
-                         skip_sparse_optim=skip_sparse_optim,
-                         param_model=param_model, arg_scope=cnn_arg_scope)
+            cnn_arg_scope["ws_nbytes_limit"] = ws_nbytes_limit
+        super().__init__(
+            name="CNN" if name is None else name,
+            init_params=init_params,
+            skip_sparse_optim=skip_sparse_optim,
+            param_model=param_model,
+            arg_scope=cnn_arg_scope,
+        )
         self.order = order
         self.use_cudnn = use_cudnn
         self.cudnn_exhaustive_search = cudnn_exhaustive_search
@@ -60,42 +77,49 @@ class CNNModelHelper(ModelHelper):
     def _leaks():
         return eras.current().brew_argument_leakage
 
-    def FC(self, blob_in, blob_out, dim_in, dim_out, weight_init=None,
-           bias_init=None, **kwargs):
+    def FC(self, blob_in, blob_out, dim_in, dim_out, weight_init=None, bias_init=None, **kwargs):
         """Fully connected layer; parameters ``<blob_out>_w`` and ``<blob_out>_b``."""
         if self._leaks():
-            return brew.fc(self, blob_in, blob_out, dim_in, dim_out,
-                           weight_init=weight_init, bias_init=bias_init, **kwargs)
-        weight_init = weight_init or ('XavierFill', {})
-        bias_init = bias_init or ('ConstantFill', {})
+            return brew.fc(
+                self,
+                blob_in,
+                blob_out,
+                dim_in,
+                dim_out,
+                weight_init=weight_init,
+                bias_init=bias_init,
+                **kwargs,
+            )
+        weight_init = weight_init or ("XavierFill", {})
+        bias_init = bias_init or ("ConstantFill", {})
         blob_out = blob_out or self.net.NextName()
         if self.init_params:
             weight = self.param_init_net.__getattr__(weight_init[0])(
-                [], blob_out + '_w', shape=[dim_out, dim_in], **weight_init[1])
+                [], blob_out + "_w", shape=[dim_out, dim_in], **weight_init[1]
+            )
             bias = self.param_init_net.__getattr__(bias_init[0])(
-                [], blob_out + '_b', shape=[dim_out], **bias_init[1])
+                [], blob_out + "_b", shape=[dim_out], **bias_init[1]
+            )
         else:
-            weight = core.ScopedBlobReference(blob_out + '_w', self.param_init_net)
-            bias = core.ScopedBlobReference(blob_out + '_b', self.param_init_net)
-        self.params.extend([weight] if 'freeze_bias' in kwargs else [weight, bias])
+            weight = core.ScopedBlobReference(blob_out + "_w", self.param_init_net)
+            bias = core.ScopedBlobReference(blob_out + "_b", self.param_init_net)
+        self.params.extend([weight] if "freeze_bias" in kwargs else [weight, bias])
         self.weights.append(weight)
         self.biases.append(bias)
         return self.net.FC([blob_in, weight, bias], blob_out, **kwargs)
 
     def Transpose(self, blob_in, blob_out, **kwargs):
         if self._leaks():
-            return brew.transpose(self, blob_in, blob_out,
-                                  use_cudnn=self.use_cudnn, **kwargs)
+            return brew.transpose(self, blob_in, blob_out, use_cudnn=self.use_cudnn, **kwargs)
         if self.use_cudnn:
-            kwargs['engine'] = 'CUDNN'
+            kwargs["engine"] = "CUDNN"
         return self.net.Transpose(blob_in, blob_out, **kwargs)
 
     def Softmax(self, blob_in, blob_out=None, **kwargs):
         if self._leaks():
-            return brew.softmax(self, blob_in, blob_out,
-                                use_cudnn=self.use_cudnn, **kwargs)
+            return brew.softmax(self, blob_in, blob_out, use_cudnn=self.use_cudnn, **kwargs)
         if self.use_cudnn:
-            kwargs['engine'] = 'CUDNN'
+            kwargs["engine"] = "CUDNN"
         if blob_out is None:
             return self.net.Softmax(blob_in, **kwargs)
         return self.net.Softmax(blob_in, blob_out, **kwargs)
@@ -103,8 +127,9 @@ class CNNModelHelper(ModelHelper):
     def Concat(self, blobs_in, blob_out, **kwargs):
         if self._leaks():
             return brew.concat(self, blobs_in, blob_out, order=self.order, **kwargs)
-        return self.net.Concat(blobs_in, [blob_out, "_" + blob_out + "_concat_dims"],
-                               order=self.order, **kwargs)[0]
+        return self.net.Concat(
+            blobs_in, [blob_out, "_" + blob_out + "_concat_dims"], order=self.order, **kwargs
+        )[0]
 
     def Sum(self, blob_in, blob_out, **kwargs):
         if self._leaks():

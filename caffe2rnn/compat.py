@@ -19,6 +19,7 @@ The seeds were Python 2; :func:`py2_namespace` gives ``exec`` a globals dict in
 which ``map`` returns a list (Caffe2's argument builder iterates a value more
 than once, so a lazy ``map`` would become an empty argument, spec §0.2).
 """
+
 import builtins
 import importlib
 import importlib.abc
@@ -52,9 +53,13 @@ def py2_namespace(**names):
     ``viewvalues``. (Python 2's ``map(None, a, b)`` padding is not provided:
     no seed uses it.)
     """
-    namespace = {"__name__": "caffe2_seed", "map": _py2_map,
-                 "viewitems": viewitems, "viewkeys": viewkeys,
-                 "viewvalues": viewvalues}
+    namespace = {
+        "__name__": "caffe2_seed",
+        "map": _py2_map,
+        "viewitems": viewitems,
+        "viewkeys": viewkeys,
+        "viewvalues": viewvalues,
+    }
     namespace.update(names)
     return namespace
 
@@ -80,20 +85,17 @@ class _AliasLoader(importlib.abc.Loader):
             setattr(module, key, value)
 
 
-_FUTURE_UTILS = {"viewitems": viewitems, "viewkeys": viewkeys,
-                 "viewvalues": viewvalues}
+_FUTURE_UTILS = {"viewitems": viewitems, "viewkeys": viewkeys, "viewvalues": viewvalues}
 
 
 class Caffe2Finder(importlib.abc.MetaPathFinder):
     """Meta-path finder mapping ``caffe2.*`` (and ``future.utils``) names."""
 
     #: prefix of an imported name → prefix of the caffe2rnn module it is.
-    PREFIXES = (("caffe2.python.", "caffe2rnn."),
-                ("caffe2.proto.", "caffe2rnn.proto."))
+    PREFIXES = (("caffe2.python.", "caffe2rnn."), ("caffe2.proto.", "caffe2rnn.proto."))
 
     def __init__(self, provide_future):
-        self.packages = {"caffe2": None, "caffe2.python": None,
-                         "caffe2.proto": "caffe2rnn.proto"}
+        self.packages = {"caffe2": None, "caffe2.python": None, "caffe2.proto": "caffe2rnn.proto"}
         if provide_future:
             self.packages["future"] = None
             self.plain_modules = {"future.utils": _FUTURE_UTILS}
@@ -102,19 +104,24 @@ class Caffe2Finder(importlib.abc.MetaPathFinder):
 
     def provided(self, name):
         """True for module names this finder answers (whether loaded or not)."""
-        return (name in self.packages or name in self.plain_modules
-                or any(name.startswith(p) for p, _ in self.PREFIXES))
+        return (
+            name in self.packages
+            or name in self.plain_modules
+            or any(name.startswith(p) for p, _ in self.PREFIXES)
+        )
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname in self.packages:
             return importlib.machinery.ModuleSpec(
-                fullname, _AliasLoader(self.packages[fullname]), is_package=True)
+                fullname, _AliasLoader(self.packages[fullname]), is_package=True
+            )
         if fullname in self.plain_modules:
             return importlib.machinery.ModuleSpec(
-                fullname, _AliasLoader(attributes=self.plain_modules[fullname]))
+                fullname, _AliasLoader(attributes=self.plain_modules[fullname])
+            )
         for prefix, real_prefix in self.PREFIXES:
             if fullname.startswith(prefix):
-                real = real_prefix + fullname[len(prefix):]
+                real = real_prefix + fullname[len(prefix) :]
                 try:
                     found = importlib.util.find_spec(real)
                 except ModuleNotFoundError:
@@ -122,8 +129,10 @@ class Caffe2Finder(importlib.abc.MetaPathFinder):
                 if found is None:
                     return None  # → ModuleNotFoundError for ``fullname``
                 return importlib.machinery.ModuleSpec(
-                    fullname, _AliasLoader(real),
-                    is_package=found.submodule_search_locations is not None)
+                    fullname,
+                    _AliasLoader(real),
+                    is_package=found.submodule_search_locations is not None,
+                )
         return None
 
 

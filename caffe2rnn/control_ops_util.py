@@ -24,6 +24,7 @@ seed 001 #1 and #2/#3). Both are here, chosen with ``variant``:
 
 Both return two ``set`` objects of blob names, as Caffe2 did.
 """
+
 from . import core
 from .errors import BlobNotFoundError
 
@@ -39,8 +40,10 @@ def get_external_blob_names(net, lexical_scope, variant=2):
     Caffe2 used an ``assert``).
     """
     if variant not in VARIANTS:
-        raise ValueError("get_external_blob_names variant must be 1 (2017-08) or "
-                         "2 (2017-09 on), got %r" % (variant,))
+        raise ValueError(
+            "get_external_blob_names variant must be 1 (2017-08) or "
+            "2 (2017-09 on), got %r" % (variant,)
+        )
     net_proto = net.Proto()
     net_ssa, _ = core.get_ssa(net_proto)
     input_names = core.get_undefined_blobs(net_ssa)

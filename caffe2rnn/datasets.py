@@ -4,6 +4,7 @@ No downloads: each task is generated from a NumPy random generator, so a
 demo or a notebook runs anywhere, and the same seed gives the same data.
 Shapes follow Caffe2's recurrent convention, time first: ``T × N × D``.
 """
+
 import numpy as np
 
 
@@ -40,7 +41,9 @@ def reverse(rng, T, N, vocab, dtype=np.float32):
     tokens = rng.integers(1, vocab, size=(T, N))
     targets = tokens[::-1].copy()
     previous = np.concatenate([np.zeros((1, N), dtype=tokens.dtype), targets[:-1]])
-    return dict(encoder_inputs=one_hot(tokens, vocab, dtype),
-                decoder_inputs=one_hot(previous, vocab, dtype),
-                targets=targets.astype(np.int32),
-                seq_lengths=np.full(N, T, dtype=np.int32))
+    return dict(
+        encoder_inputs=one_hot(tokens, vocab, dtype),
+        decoder_inputs=one_hot(previous, vocab, dtype),
+        targets=targets.astype(np.int32),
+        seq_lengths=np.full(N, T, dtype=np.int32),
+    )

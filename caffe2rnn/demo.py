@@ -9,6 +9,7 @@
 4. A report (and, when Graphviz is available, the diagrams of the LSTM's
    RecurrentNetwork op) is written to the output directory.
 """
+
 import logging
 import os
 import sys
@@ -31,7 +32,13 @@ class Progress:
     def update(self, step, loss):
         done = int(self.width * step / self.total)
         line = "%-10s [%s%s] %4d/%d  loss %.5f" % (
-            self.label, "#" * done, "." * (self.width - done), step, self.total, loss)
+            self.label,
+            "#" * done,
+            "." * (self.width - done),
+            step,
+            self.total,
+            loss,
+        )
         if self.interactive:
             self.stream.write("\r" + line)
         elif step == self.total or step % max(1, self.total // 10) == 0:
@@ -63,12 +70,12 @@ def build_lstm_regressor(T, N, hidden):
     (its ``model.FC`` creates parameters); output layers use ``brew``.
     """
     model = CNNModelHelper(name="running_mean")
-    hidden_all, _, _, _ = LSTM(model, "input", "seq_lengths", ("h0", "c0"),
-                               dim_in=1, dim_out=hidden, scope="lstm")
+    hidden_all, _, _, _ = LSTM(
+        model, "input", "seq_lengths", ("h0", "c0"), dim_in=1, dim_out=hidden, scope="lstm"
+    )
     pred = brew.fc(model, hidden_all, "pred", dim_in=hidden, dim_out=1, axis=2)
     pred2 = model.net.Reshape(pred, ["pred2d", "_pred_old_shape"], shape=[-1, 1])[0]
-    target = model.net.Reshape("target", ["target2d", "_target_old_shape"],
-                               shape=[-1, 1])[0]
+    target = model.net.Reshape("target", ["target2d", "_target_old_shape"], shape=[-1, 1])[0]
     dist = model.net.SquaredL2Distance([pred2, target], "dist")
     loss = model.net.AveragedLoss(dist, "loss")
     model.AddGradientOperators([loss])
@@ -78,19 +85,32 @@ def build_lstm_regressor(T, N, hidden):
 def build_attention_reverser(T, N, vocab, hidden):
     """Encoder LSTM + LSTMWithAttention decoder → FC → SoftmaxWithLoss."""
     model = CNNModelHelper(name="reverse")
-    enc_all, _, _, _ = LSTM(model, "encoder_inputs", "seq_lengths",
-                            ("enc_h0", "enc_c0"), dim_in=vocab, dim_out=hidden,
-                            scope="encoder")
+    enc_all, _, _, _ = LSTM(
+        model,
+        "encoder_inputs",
+        "seq_lengths",
+        ("enc_h0", "enc_c0"),
+        dim_in=vocab,
+        dim_out=hidden,
+        scope="encoder",
+    )
     dec_all = LSTMWithAttention(
-        model, "decoder_inputs", "seq_lengths", "dec_h0", "dec_c0", "ctx0",
-        encoder_output_dim=hidden, encoder_outputs=enc_all,
-        decoder_input_dim=vocab, decoder_state_dim=hidden, scope="decoder",
-        outputs_with_grads=(0,))[0]  # only the hidden states reach the loss
+        model,
+        "decoder_inputs",
+        "seq_lengths",
+        "dec_h0",
+        "dec_c0",
+        "ctx0",
+        encoder_output_dim=hidden,
+        encoder_outputs=enc_all,
+        decoder_input_dim=vocab,
+        decoder_state_dim=hidden,
+        scope="decoder",
+        outputs_with_grads=(0,),
+    )[0]  # only the hidden states reach the loss
     logits = brew.fc(model, dec_all, "logits", dim_in=hidden, dim_out=vocab, axis=2)
-    logits2 = model.net.Reshape(logits, ["logits2d", "_logits_old_shape"],
-                                shape=[-1, vocab])[0]
-    labels = model.net.Reshape("targets", ["labels", "_labels_old_shape"],
-                               shape=[-1])[0]
+    logits2 = model.net.Reshape(logits, ["logits2d", "_logits_old_shape"], shape=[-1, vocab])[0]
+    labels = model.net.Reshape("targets", ["labels", "_labels_old_shape"], shape=[-1])[0]
     _, loss = model.net.SoftmaxWithLoss([logits2, labels], ["probs", "loss"])
     model.AddGradientOperators([loss])
     return model
@@ -119,13 +139,13 @@ def train(model, make_batch, steps, learning_rate, label, out_lines):
         progress.update(step, losses[-1])
     elapsed = time.perf_counter() - start
     first, last = np.mean(losses[:10]), np.mean(losses[-10:])
-    out_lines.append("| %s | %d | %.5f | %.5f | %.2f ms |" % (
-        label, steps, first, last, 1000 * elapsed / steps))
+    out_lines.append(
+        "| %s | %d | %.5f | %.5f | %.2f ms |" % (label, steps, first, last, 1000 * elapsed / steps)
+    )
     return losses
 
 
-def gradient_check(model, batch, params, elements=4, eps=1e-6, seed=0,
-                   rtol=1e-5, atol=1e-8):
+def gradient_check(model, batch, params, elements=4, eps=1e-6, seed=0, rtol=1e-5, atol=1e-8):
     """Compare analytic and central-difference gradients, in float64.
 
     Every blob the net reads is cast to float64 in a scratch workspace, so the
@@ -135,14 +155,18 @@ def gradient_check(model, batch, params, elements=4, eps=1e-6, seed=0,
     for the finite difference's own round-off (~1e-10 here).
     """
     previous = workspace.CurrentWorkspace()
-    snapshot = {name: workspace.FetchBlob(name) for name in workspace.Blobs()
-                if isinstance(workspace.FetchBlob(name), np.ndarray)}
+    snapshot = {
+        name: workspace.FetchBlob(name)
+        for name in workspace.Blobs()
+        if isinstance(workspace.FetchBlob(name), np.ndarray)
+    }
     workspace.SwitchWorkspace("gradient_check", True)
     workspace.ResetWorkspace()
     try:
         for name, value in list(snapshot.items()) + list(batch.items()):
-            workspace.FeedBlob(name, value.astype(np.float64)
-                               if value.dtype == np.float32 else value)
+            workspace.FeedBlob(
+                name, value.astype(np.float64) if value.dtype == np.float32 else value
+            )
         workspace.CreateNet(model.net, overwrite=True)
         name = model.net.Name()
         rng = np.random.default_rng(seed)
@@ -151,8 +175,7 @@ def gradient_check(model, batch, params, elements=4, eps=1e-6, seed=0,
             workspace.RunNet(name)
             analytic = workspace.FetchBlob(str(model.param_to_grad[param]))
             value = workspace.FetchBlob(param)
-            for index in rng.choice(value.size, size=min(elements, value.size),
-                                    replace=False):
+            for index in rng.choice(value.size, size=min(elements, value.size), replace=False):
                 losses = []
                 for sign in (1, -1):
                     bumped = value.copy()
@@ -182,6 +205,7 @@ def write_diagrams(model, out_dir, T=4):
     """Every view of the model's RecurrentNetwork op: SVG, or DOT without ``dot``."""
     from .errors import GraphvizNotFoundError
     from .viz import gallery, render
+
     op = [o for o in model.net.Proto().op if o.type == "RecurrentNetwork"][0]
     directory = os.path.join(out_dir, "diagrams")
     written = []
@@ -204,10 +228,14 @@ def run(out_dir="demo-out", steps=400, seed=0):
     logging.getLogger("caffe2rnn.cnn").setLevel(logging.ERROR)
     rng = np.random.default_rng(seed)
     from .operators import rng as op_rng
+
     op_rng.seed(seed)
-    lines = ["# caffe2rnn demo report", "",
-             "| model | SGD steps | loss (first 10) | loss (last 10) | time/step |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "# caffe2rnn demo report",
+        "",
+        "| model | SGD steps | loss (first 10) | loss (last 10) | time/step |",
+        "|---|---|---|---|---|",
+    ]
 
     T, N, H = 12, 32, 16
     lstm = build_lstm_regressor(T, N, H)
@@ -231,31 +259,42 @@ def run(out_dir="demo-out", steps=400, seed=0):
         batch.update(enc_h0=zeros, enc_c0=zeros, dec_h0=zeros, dec_c0=zeros, ctx0=zeros)
         return batch
 
-    print("Encoder LSTM + attention decoder (T=%d, vocab=%d, H=%d) learning to "
-          "reverse a sequence:" % (S, V, HA))
+    print(
+        "Encoder LSTM + attention decoder (T=%d, vocab=%d, H=%d) learning to "
+        "reverse a sequence:" % (S, V, HA)
+    )
     attn = build_attention_reverser(S, N, V, HA)
     attn_losses = train(attn, reverse_batch, steps, 2.0, "attention", lines)
     accuracy = reverse_accuracy(attn, reverse_batch())
     attn_check = gradient_check(attn, reverse_batch(), attn.params)
 
-    lines += ["", "Reverse task, tokens right on a fresh batch: %.0f%% (chance: %.0f%%)"
-              % (100 * accuracy, 100 / (V - 1))]
-    lines += ["", "## Gradient checks (float64, central differences, eps=1e-6)", "",
-              "| model | parameters checked | max abs error | within 1e-8 + 1e-5·abs(numeric) |",
-              "|---|---|---|---|",
-              "| lstm | %d | %.2e | %s |" % (len(lstm.params), lstm_check[0], lstm_check[1]),
-              "| attention | %d | %.2e | %s |" % (len(attn.params), attn_check[0],
-                                                  attn_check[1]), ""]
+    lines += [
+        "",
+        "Reverse task, tokens right on a fresh batch: %.0f%% (chance: %.0f%%)"
+        % (100 * accuracy, 100 / (V - 1)),
+    ]
+    lines += [
+        "",
+        "## Gradient checks (float64, central differences, eps=1e-6)",
+        "",
+        "| model | parameters checked | max abs error | within 1e-8 + 1e-5·abs(numeric) |",
+        "|---|---|---|---|",
+        "| lstm | %d | %.2e | %s |" % (len(lstm.params), lstm_check[0], lstm_check[1]),
+        "| attention | %d | %.2e | %s |" % (len(attn.params), attn_check[0], attn_check[1]),
+        "",
+    ]
     # Learned: the loss fell well below its start, and the decoder reverses
     # far more tokens than chance; exact: the gradient checks hold.
-    ok = (np.mean(lstm_losses[-10:]) < 0.7 * np.mean(lstm_losses[:10])
-          and np.mean(attn_losses[-10:]) < 0.7 * np.mean(attn_losses[:10])
-          and accuracy > 2.0 / (V - 1) and lstm_check[1] and attn_check[1])
+    ok = (
+        np.mean(lstm_losses[-10:]) < 0.7 * np.mean(lstm_losses[:10])
+        and np.mean(attn_losses[-10:]) < 0.7 * np.mean(attn_losses[:10])
+        and accuracy > 2.0 / (V - 1)
+        and lstm_check[1]
+        and attn_check[1]
+    )
     lines += ["## Diagrams of the LSTM's RecurrentNetwork op", ""]
-    lines += ["* [%s](%s)" % (os.path.basename(p), os.path.relpath(p, out_dir))
-              for p in diagrams]
-    lines += ["", "Result: %s" % ("OK — losses fell and gradients match"
-                                  if ok else "FAILED")]
+    lines += ["* [%s](%s)" % (os.path.basename(p), os.path.relpath(p, out_dir)) for p in diagrams]
+    lines += ["", "Result: %s" % ("OK — losses fell and gradients match" if ok else "FAILED")]
     report = "\n".join(lines) + "\n"
     with open(os.path.join(out_dir, "report.md"), "w") as f:
         f.write(report)

@@ -13,6 +13,7 @@ a block of code with::
     with eras.use("E3"):
         ...                     # gradients built with the 2017-04 rules
 """
+
 import contextlib
 import contextvars
 from dataclasses import dataclass, replace
@@ -71,22 +72,44 @@ def _define(era):
 
 
 E5 = _define(Era("E5", "0cdd09da6", "2017-06-29"))
-E6 = _define(replace(E5, name="E6", commit="929c33cee", date="2018-03-26",
-                     netdef_arguments=True, fc_axis_w=True))
-E4 = _define(replace(E5, name="E4", commit="c2913bcac", date="2017-04-12",
-                     brew_argument_leakage=False,
-                     ys_count_as_use=False, equal_generator_names=True,
-                     first_generator_keeps_name=False,
-                     zero_gradient_always=False))
-E3 = _define(replace(E4, name="E3", commit="89ea32b11", date="2017-04-07",
-                     none_overwrites_gradient=True, elementwise_gradient="B",
-                     unknown_op_is_attribute_error=False))
-E2 = _define(replace(E3, name="E2", commit="73f75a980", date="2017-03-19",
-                     elementwise_gradient="A"))
-E1 = _define(replace(E2, name="E1", commit="3913181a4", date="2017-01-24",
-                     lstm_unit_has_hidden_input=False))
-E0 = _define(replace(E1, name="E0", commit="3b190c4df", date="2016-12-20",
-                     unknown_op_lists_near_names=False))
+E6 = _define(
+    replace(
+        E5, name="E6", commit="929c33cee", date="2018-03-26", netdef_arguments=True, fc_axis_w=True
+    )
+)
+E4 = _define(
+    replace(
+        E5,
+        name="E4",
+        commit="c2913bcac",
+        date="2017-04-12",
+        brew_argument_leakage=False,
+        ys_count_as_use=False,
+        equal_generator_names=True,
+        first_generator_keeps_name=False,
+        zero_gradient_always=False,
+    )
+)
+E3 = _define(
+    replace(
+        E4,
+        name="E3",
+        commit="89ea32b11",
+        date="2017-04-07",
+        none_overwrites_gradient=True,
+        elementwise_gradient="B",
+        unknown_op_is_attribute_error=False,
+    )
+)
+E2 = _define(
+    replace(E3, name="E2", commit="73f75a980", date="2017-03-19", elementwise_gradient="A")
+)
+E1 = _define(
+    replace(E2, name="E1", commit="3913181a4", date="2017-01-24", lstm_unit_has_hidden_input=False)
+)
+E0 = _define(
+    replace(E1, name="E0", commit="3b190c4df", date="2016-12-20", unknown_op_lists_near_names=False)
+)
 
 DEFAULT = E5
 _current = contextvars.ContextVar("caffe2rnn_era", default=DEFAULT)
@@ -99,8 +122,9 @@ def get(era):
     try:
         return ERAS[era]
     except KeyError:
-        raise ValueError("unknown era %r; known eras: %s"
-                         % (era, ", ".join(sorted(ERAS)))) from None
+        raise ValueError(
+            "unknown era %r; known eras: %s" % (era, ", ".join(sorted(ERAS)))
+        ) from None
 
 
 def current():

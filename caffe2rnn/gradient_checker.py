@@ -15,6 +15,7 @@ numerical one. This module does the same in a private workspace:
 
 Use float64 inputs for tight checks (``eps=1e-6`` gives ~1e-9 accuracy).
 """
+
 import numpy as np
 
 from .operators.gradient_maker import get_gradient_for_op
@@ -31,12 +32,12 @@ def _run(op_def, names, arrays):
 
 def _loss(op_def, names, arrays, weights):
     ws = _run(op_def, names, arrays)
-    return sum(float(np.sum(ws.fetch(op_def.output[j]) * w))
-               for j, w in weights.items())
+    return sum(float(np.sum(ws.fetch(op_def.output[j]) * w)) for j, w in weights.items())
 
 
-def gradients(op_def, inputs, input_index, outputs_with_grads=(0,), eps=1e-6,
-              seed=0, grad_ops_filter=None):
+def gradients(
+    op_def, inputs, input_index, outputs_with_grads=(0,), eps=1e-6, seed=0, grad_ops_filter=None
+):
     """Return ``(analytic, numeric)`` gradients of the op's input ``input_index``.
 
     ``inputs`` are arrays in the order of ``op_def.input``.
@@ -50,8 +51,9 @@ def gradients(op_def, inputs, input_index, outputs_with_grads=(0,), eps=1e-6,
         y = ws.fetch(op_def.output[j])
         weights[j] = rng.standard_normal(y.shape).astype(y.dtype)
 
-    g_output = [op_def.output[j] + "_grad" if j in weights else None
-                for j in range(len(op_def.output))]
+    g_output = [
+        op_def.output[j] + "_grad" if j in weights else None for j in range(len(op_def.output))
+    ]
     grad_ops, g_input = get_gradient_for_op(op_def, g_output)
     if grad_ops_filter is not None:
         grad_ops = grad_ops_filter(grad_ops)
@@ -61,8 +63,10 @@ def gradients(op_def, inputs, input_index, outputs_with_grads=(0,), eps=1e-6,
         ws.run_operator_once(grad_op)
     grad_name = g_input[input_index]
     if grad_name is None:
-        raise ValueError("%s has no gradient for input %d ('%s')"
-                         % (op_def.type, input_index, names[input_index]))
+        raise ValueError(
+            "%s has no gradient for input %d ('%s')"
+            % (op_def.type, input_index, names[input_index])
+        )
     analytic = ws.fetch(str(grad_name))
 
     x = arrays[input_index]
@@ -79,13 +83,17 @@ def gradients(op_def, inputs, input_index, outputs_with_grads=(0,), eps=1e-6,
     return analytic, numeric
 
 
-def assert_gradient_close(op_def, inputs, input_index, outputs_with_grads=(0,),
-                          eps=1e-6, rtol=1e-5, atol=1e-7, seed=0):
+def assert_gradient_close(
+    op_def, inputs, input_index, outputs_with_grads=(0,), eps=1e-6, rtol=1e-5, atol=1e-7, seed=0
+):
     """Fail with a clear message when analytic and numeric gradients differ."""
-    analytic, numeric = gradients(op_def, inputs, input_index,
-                                  outputs_with_grads, eps, seed)
+    analytic, numeric = gradients(op_def, inputs, input_index, outputs_with_grads, eps, seed)
     np.testing.assert_allclose(
-        analytic, numeric, rtol=rtol, atol=atol,
+        analytic,
+        numeric,
+        rtol=rtol,
+        atol=atol,
         err_msg="%s: gradient of input %d ('%s') differs from finite differences"
-        % (op_def.type, input_index, op_def.input[input_index]))
+        % (op_def.type, input_index, op_def.input[input_index]),
+    )
     return analytic, numeric

@@ -16,6 +16,7 @@ finds the parameters among those inputs.
 :class:`ModelHelper` is the E5 (2017-06) class; :class:`ModelHelperBase` is
 its E3 (2017-04) name, with the E3 differences noted on it.
 """
+
 import logging
 
 from . import core, scope
@@ -26,14 +27,45 @@ logger = logging.getLogger(__name__)
 
 #: Op types a model helper creates without a warning (E3 list).
 _KNOWN_WORKING_OPS_E3 = (
-    "Accuracy", "Adam", "Add", "Adagrad", "SparseAdagrad", "AveragedLoss",
-    "Cast", "Checkpoint", "ConstantFill", "Copy", "CopyGPUToCPU",
-    "CopyCPUToGPU", "DequeueBlobs", "EnsureCPUOutput", "Flatten",
-    "FlattenToVec", "LabelCrossEntropy", "LearningRate", "MakeTwoClass",
-    "MatMul", "NCCLAllreduce", "NHWC2NCHW", "PackSegments", "Print", "PRelu",
-    "Scale", "ScatterWeightedSum", "Sigmoid", "SortedSegmentSum", "Snapshot",
-    "Softmax", "SoftmaxWithLoss", "SquaredL2Distance", "Squeeze",
-    "StopGradient", "Summarize", "Tanh", "UnpackSegments", "WeightedSum",
+    "Accuracy",
+    "Adam",
+    "Add",
+    "Adagrad",
+    "SparseAdagrad",
+    "AveragedLoss",
+    "Cast",
+    "Checkpoint",
+    "ConstantFill",
+    "Copy",
+    "CopyGPUToCPU",
+    "CopyCPUToGPU",
+    "DequeueBlobs",
+    "EnsureCPUOutput",
+    "Flatten",
+    "FlattenToVec",
+    "LabelCrossEntropy",
+    "LearningRate",
+    "MakeTwoClass",
+    "MatMul",
+    "NCCLAllreduce",
+    "NHWC2NCHW",
+    "PackSegments",
+    "Print",
+    "PRelu",
+    "Scale",
+    "ScatterWeightedSum",
+    "Sigmoid",
+    "SortedSegmentSum",
+    "Snapshot",
+    "Softmax",
+    "SoftmaxWithLoss",
+    "SquaredL2Distance",
+    "Squeeze",
+    "StopGradient",
+    "Summarize",
+    "Tanh",
+    "UnpackSegments",
+    "WeightedSum",
     "ReduceFrontSum",
 )
 _KNOWN_WORKING_OPS = _KNOWN_WORKING_OPS_E3 + ("ExpandDims", "Transpose")
@@ -41,11 +73,12 @@ _KNOWN_WORKING_OPS = _KNOWN_WORKING_OPS_E3 + ("ExpandDims", "Transpose")
 
 class ParameterTags:
     """Tags of ``create_param``/``AddParameter``: where a parameter is listed."""
-    BIAS = 'BIAS'
-    WEIGHT = 'WEIGHT'
+
+    BIAS = "BIAS"
+    WEIGHT = "WEIGHT"
     #: Computed (not trained) parameters, e.g. a frozen bias: listed in
     #: ``_computed_params`` instead of ``params``, so they get no gradient step.
-    COMPUTED_PARAM = 'COMPUTED_PARAM'
+    COMPUTED_PARAM = "COMPUTED_PARAM"
 
 
 class ParameterInfo:
@@ -77,7 +110,8 @@ class Initializer:
 
     def create_param(self, param_name, init_net, shape):
         param = init_net.__getattr__(self.operator_name)(
-            [], param_name, shape=shape, **self.operator_kwargs)
+            [], param_name, shape=shape, **self.operator_kwargs
+        )
         return ParameterInfo(param_id=None, param=param, shape=shape)
 
 
@@ -113,8 +147,15 @@ class ModelHelper:
 
     _known_working_ops = _KNOWN_WORKING_OPS
 
-    def __init__(self, name=None, init_params=True, allow_not_known_ops=True,
-                 skip_sparse_optim=False, param_model=None, arg_scope=None):
+    def __init__(
+        self,
+        name=None,
+        init_params=True,
+        allow_not_known_ops=True,
+        skip_sparse_optim=False,
+        param_model=None,
+        arg_scope=None,
+    ):
         self.name = name or "model"
         self.net = core.Net(self.name)
         if param_model is not None:
@@ -136,13 +177,12 @@ class ModelHelper:
         self.skip_sparse_optim = skip_sparse_optim
         self.weights = []
         self.biases = []
-        self._arg_scope = {'order': 'NCHW', 'use_cudnn': True,
-                           'cudnn_exhaustive_search': False}
+        self._arg_scope = {"order": "NCHW", "use_cudnn": True, "cudnn_exhaustive_search": False}
         if arg_scope is not None:
             self._arg_scope.update(arg_scope)
 
     def _init_net_name(self, name):
-        return self.name + '_init'
+        return self.name + "_init"
 
     @property
     def arg_scope(self):
@@ -180,17 +220,20 @@ class ModelHelper:
         elif isinstance(param_name, str):
             name = core.ScopedName(param_name)
         else:
-            raise TypeError("create_param takes a str or BlobReference name, got %r"
-                            % (param_name,))
+            raise TypeError(
+                "create_param takes a str or BlobReference name, got %r" % (param_name,)
+            )
         if name in self._parameters_info:
             existing = self._parameters_info[name]
             if existing.shape != shape:
-                raise ShapeError("parameter '%s' already exists with shape %s; "
-                                 "create_param asked for shape %s"
-                                 % (name, existing.shape, shape))
+                raise ShapeError(
+                    "parameter '%s' already exists with shape %s; "
+                    "create_param asked for shape %s" % (name, existing.shape, shape)
+                )
             return existing.blob
-        info = initializer.create_param(param_name=core.BlobReference(name),
-                                        init_net=self.param_init_net, shape=shape)
+        info = initializer.create_param(
+            param_name=core.BlobReference(name), init_net=self.param_init_net, shape=shape
+        )
         self._parameters_info[name] = info
         self.AddParameter(info.blob, tags)
         return info.blob
@@ -214,8 +257,9 @@ class ModelHelper:
         if shape is None:
             shape = self._infer_param_shape(param)
         self.params.append(param)
-        info = ParameterInfo(param_id=len(self.params) - 1, param=param,
-                             key=key, shape=shape, length=length)
+        info = ParameterInfo(
+            param_id=len(self.params) - 1, param=param, key=key, shape=shape, length=length
+        )
         self._parameters_info[str(param)] = info
         return info
 
@@ -233,14 +277,14 @@ class ModelHelper:
             namescope = scope.CurrentNameScope()
         elif namescope and not namescope.endswith(scope._NAMESCOPE_SEPARATOR):
             namescope += scope._NAMESCOPE_SEPARATOR
-        if namescope == '':
+        if namescope == "":
             return self.params[:]
         return [p for p in self.params if p.GetNameScope().startswith(namescope)]
 
     def _in_scope(self, blobs, namescope):
         if namescope is None:
             namescope = scope.CurrentNameScope()
-        if namescope == '':
+        if namescope == "":
             return blobs[:]
         return [b for b in blobs if b.GetNameScope() == namescope]
 
@@ -282,7 +326,8 @@ class ModelHelper:
             info = self.get_param_info(param)
             if info is None:
                 self._parameters_info[str(param)] = ParameterInfo(
-                    param_id=None, param=param, grad=grad)
+                    param_id=None, param=param, grad=grad
+                )
             else:
                 info.grad = grad
         return self.grad_map
@@ -291,15 +336,18 @@ class ModelHelper:
 
     def __getattr__(self, op_type):
         """``model.Tanh(...)`` = ``model.net.Tanh(...)``, warning on unusual ops."""
-        if op_type.startswith('__'):
+        if op_type.startswith("__"):
             raise AttributeError(op_type)
         if not core.IsOperator(op_type):
             raise unknown_operator_error(op_type)
         if op_type not in self._known_working_ops:
             if not self.allow_not_known_ops:
                 raise WorkspaceError("Operator %s is not known to be safe" % op_type)
-            logger.warning("You are creating an op that the %s does not "
-                           "recognize: %s.", type(self)._helper_name(), op_type)
+            logger.warning(
+                "You are creating an op that the %s does not recognize: %s.",
+                type(self)._helper_name(),
+                op_type,
+            )
         return self.net.__getattr__(op_type)
 
     @classmethod
@@ -319,15 +367,24 @@ class ModelHelperBase(ModelHelper):
 
     _known_working_ops = _KNOWN_WORKING_OPS_E3
 
-    def __init__(self, name=None, init_params=True, allow_not_known_ops=True,
-                 skip_sparse_optim=False, param_model=None):
-        super().__init__(name=name, init_params=init_params,
-                         allow_not_known_ops=allow_not_known_ops,
-                         skip_sparse_optim=skip_sparse_optim,
-                         param_model=param_model)
+    def __init__(
+        self,
+        name=None,
+        init_params=True,
+        allow_not_known_ops=True,
+        skip_sparse_optim=False,
+        param_model=None,
+    ):
+        super().__init__(
+            name=name,
+            init_params=init_params,
+            allow_not_known_ops=allow_not_known_ops,
+            skip_sparse_optim=skip_sparse_optim,
+            param_model=param_model,
+        )
 
     def _init_net_name(self, name):
-        return (self.name if name is None else name) + '_init'
+        return (self.name if name is None else name) + "_init"
 
     @property
     def computed_params(self):

@@ -9,20 +9,36 @@ the ones Caffe2 built (``<scope>/hidden_t_all``, ``<scope>/cell_t_last``...).
 The faithful historical versions of ``recurrent_net``, bugs included, are in
 :mod:`caffe2rnn.history`.
 """
+
 import numpy as np
 
 from . import core, workspace
-from .attention import (AttentionType, apply_recurrent_attention,  # noqa: F401
-                        apply_regular_attention)
+from .attention import AttentionType, apply_recurrent_attention, apply_regular_attention  # noqa: F401
 from .cnn import CNNModelHelper
-from .recurrent_stages import (accumulate_linked_gradients, build_backward_cell,
-                               check_scoping, find_references, op_arguments, ordered,
-                               plan_links, scoper)
+from .recurrent_stages import (
+    accumulate_linked_gradients,
+    build_backward_cell,
+    check_scoping,
+    find_references,
+    op_arguments,
+    ordered,
+    plan_links,
+    scoper,
+)
 
 
-def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
-                  timestep=None, scope=None, outputs_with_grads=(0,),
-                  recompute_blobs_on_backward=None, forward_only=False):
+def recurrent_net(
+    net,
+    cell_net,
+    inputs,
+    initial_cell_inputs,
+    links,
+    timestep=None,
+    scope=None,
+    outputs_with_grads=(0,),
+    recompute_blobs_on_backward=None,
+    forward_only=False,
+):
     """Add a ``RecurrentNetwork`` op to ``net`` that runs ``cell_net`` over time.
 
     Args:
@@ -50,19 +66,17 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
     """
     assert len(inputs) == 1, "Only one input blob is supported so far"
     check_scoping(cell_net)
-    op_name = net.NextName('recurrent')
+    op_name = net.NextName("recurrent")
     s = scoper(op_name, scope)
-    references = find_references(cell_net.Proto(), inputs, initial_cell_inputs,
-                                 timestep)
+    references = find_references(cell_net.Proto(), inputs, initial_cell_inputs, timestep)
     backward = None
     if not forward_only:
         backward = build_backward_cell(cell_net, recompute_blobs_on_backward)
 
-    all_inputs = [i[1] for i in inputs] + [x[1] for x in initial_cell_inputs] \
-        + references
+    all_inputs = [i[1] for i in inputs] + [x[1] for x in initial_cell_inputs] + references
     # 'rnn' selected Caffe2's single-threaded RecurrentNetworkExecutor while
     # the op was built; the type is restored below (unknown outside RNNs).
-    cell_net.Proto().type = 'rnn'
+    cell_net.Proto().type = "rnn"
 
     plan = plan_links(inputs, initial_cell_inputs, links, s, backward)
     if backward is not None:
@@ -70,18 +84,28 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
         backward.net.Proto().external_input.extend(cell_net.Proto().external_output)
         accumulate_linked_gradients(backward.net)
 
-    arguments = op_arguments(plan, all_inputs, initial_cell_inputs, timestep,
-                             cell_net, backward, references, outputs_with_grads)
-    results = net.RecurrentNetwork(all_inputs, plan.outputs + [s("step_workspaces")],
-                                   **ordered(arguments, "v3"))
-    cell_net.Proto().type = 'simple'
+    arguments = op_arguments(
+        plan,
+        all_inputs,
+        initial_cell_inputs,
+        timestep,
+        cell_net,
+        backward,
+        references,
+        outputs_with_grads,
+    )
+    results = net.RecurrentNetwork(
+        all_inputs, plan.outputs + [s("step_workspaces")], **ordered(arguments, "v3")
+    )
+    cell_net.Proto().type = "simple"
     # The last output holds the step workspaces, needed only by the gradient.
     return results[:-1]
 
 
 def _scoped(scope):
     def s(name):
-        return "{}/{}".format(str(scope), str(name))
+        return f"{str(scope)}/{str(name)}"
+
     return s
 
 
@@ -90,15 +114,28 @@ def _lstm_unit_args(forget_bias, drop_states):
     # exact ops of the 2017-04 module (whose LSTMUnit had no arguments).
     args = {}
     if forget_bias:
-        args['forget_bias'] = float(forget_bias)
+        args["forget_bias"] = float(forget_bias)
     if drop_states:
-        args['drop_states'] = True
+        args["drop_states"] = True
     return args
 
 
-def _run_lstm_cell(model, step_model, input_t, input_blob, timestep,
-                   hidden_t_prev, cell_t_prev, hidden_t, cell_t, initial_states,
-                   scope, outputs_with_grads, recompute, forward_only):
+def _run_lstm_cell(
+    model,
+    step_model,
+    input_t,
+    input_blob,
+    timestep,
+    hidden_t_prev,
+    cell_t_prev,
+    hidden_t,
+    cell_t,
+    initial_states,
+    scope,
+    outputs_with_grads,
+    recompute,
+    forward_only,
+):
     hidden_input_blob, cell_input_blob = initial_states
     return recurrent_net(
         net=model.net,
@@ -117,10 +154,21 @@ def _run_lstm_cell(model, step_model, input_t, input_blob, timestep,
     )
 
 
-def LSTM(model, input_blob, seq_lengths, initial_states, dim_in, dim_out,
-         scope, outputs_with_grads=(0,), return_params=False,
-         memory_optimization=False, forget_bias=0.0, forward_only=False,
-         drop_states=False):
+def LSTM(
+    model,
+    input_blob,
+    seq_lengths,
+    initial_states,
+    dim_in,
+    dim_out,
+    scope,
+    outputs_with_grads=(0,),
+    return_params=False,
+    memory_optimization=False,
+    forget_bias=0.0,
+    forward_only=False,
+    drop_states=False,
+):
     """A standard LSTM layer over ``input_blob`` (T × N × dim_in).
 
     The input projection ``i2h`` (one FC over all timesteps, outside the
@@ -134,30 +182,44 @@ def LSTM(model, input_blob, seq_lengths, initial_states, dim_in, dim_out,
     recomputes ``gates_t`` in the backward pass instead of storing it per step.
     """
     s = _scoped(scope)
-    input_blob = model.FC(input_blob, s('i2h'), dim_in=dim_in,
-                          dim_out=4 * dim_out, axis=2)
+    input_blob = model.FC(input_blob, s("i2h"), dim_in=dim_in, dim_out=4 * dim_out, axis=2)
 
-    step_model = CNNModelHelper(name='lstm_cell', param_model=model)
-    input_t, timestep, cell_t_prev, hidden_t_prev = (
-        step_model.net.AddScopedExternalInputs(
-            'input_t', 'timestep', 'cell_t_prev', 'hidden_t_prev'))
-    gates_t = step_model.FC(hidden_t_prev, s('gates_t'), dim_in=dim_out,
-                            dim_out=4 * dim_out, axis=2)
+    step_model = CNNModelHelper(name="lstm_cell", param_model=model)
+    input_t, timestep, cell_t_prev, hidden_t_prev = step_model.net.AddScopedExternalInputs(
+        "input_t", "timestep", "cell_t_prev", "hidden_t_prev"
+    )
+    gates_t = step_model.FC(
+        hidden_t_prev, s("gates_t"), dim_in=dim_out, dim_out=4 * dim_out, axis=2
+    )
     step_model.net.Sum([gates_t, input_t], gates_t)
     hidden_t, cell_t = step_model.net.LSTMUnit(
         [hidden_t_prev, cell_t_prev, gates_t, seq_lengths, timestep],
-        [s('hidden_t'), s('cell_t')], **_lstm_unit_args(forget_bias, drop_states))
+        [s("hidden_t"), s("cell_t")],
+        **_lstm_unit_args(forget_bias, drop_states),
+    )
     step_model.net.AddExternalOutputs(cell_t, hidden_t)
 
     outputs = _run_lstm_cell(
-        model, step_model, input_t, input_blob, timestep, hidden_t_prev,
-        cell_t_prev, hidden_t, cell_t, initial_states, scope, outputs_with_grads,
-        [gates_t] if memory_optimization else None, forward_only)
+        model,
+        step_model,
+        input_t,
+        input_blob,
+        timestep,
+        hidden_t_prev,
+        cell_t_prev,
+        hidden_t,
+        cell_t,
+        initial_states,
+        scope,
+        outputs_with_grads,
+        [gates_t] if memory_optimization else None,
+        forward_only,
+    )
     output, last_output, all_states, last_state = outputs
     if return_params:
         params = {
-            'input': {'weights': input_blob + "_w", 'biases': input_blob + '_b'},
-            'recurrent': {'weights': gates_t + "_w", 'biases': gates_t + '_b'},
+            "input": {"weights": input_blob + "_w", "biases": input_blob + "_b"},
+            "recurrent": {"weights": gates_t + "_w", "biases": gates_t + "_b"},
         }
         return output, last_output, all_states, last_state, params
     return output, last_output, all_states, last_state
@@ -167,7 +229,7 @@ def GetLSTMParamNames():
     """Per-gate parameter names, in Caffe2's gate order i, f, o, g (``cell``)."""
     weight_params = ["input_gate_w", "forget_gate_w", "output_gate_w", "cell_w"]
     bias_params = ["input_gate_b", "forget_gate_b", "output_gate_b", "cell_b"]
-    return {'weights': weight_params, 'biases': bias_params}
+    return {"weights": weight_params, "biases": bias_params}
 
 
 def InitFromLSTMParams(lstm_pblobs, param_values):
@@ -179,25 +241,34 @@ def InitFromLSTMParams(lstm_pblobs, param_values):
     :func:`GetLSTMParamNames`. The blocks are stacked in gate order i, f, o, g
     into the existing (4H × in) weight and (4H,) bias blobs.
     """
-    weight_params = GetLSTMParamNames()['weights']
-    bias_params = GetLSTMParamNames()['biases']
-    for input_type in param_values.keys():
+    weight_params = GetLSTMParamNames()["weights"]
+    bias_params = GetLSTMParamNames()["biases"]
+    for input_type in param_values:
         values = param_values[input_type]
         wmat = np.concatenate([np.asarray(values[w]).ravel() for w in weight_params])
         bm = np.concatenate([np.asarray(values[b]).ravel() for b in bias_params])
-        weights_blob = lstm_pblobs[input_type]['weights']
-        bias_blob = lstm_pblobs[input_type]['biases']
+        weights_blob = lstm_pblobs[input_type]["weights"]
+        bias_blob = lstm_pblobs[input_type]["biases"]
         cur_weight = workspace.FetchBlob(weights_blob)
         cur_biases = workspace.FetchBlob(bias_blob)
-        workspace.FeedBlob(weights_blob,
-                           wmat.reshape(cur_weight.shape).astype(np.float32))
-        workspace.FeedBlob(bias_blob,
-                           bm.reshape(cur_biases.shape).astype(np.float32))
+        workspace.FeedBlob(weights_blob, wmat.reshape(cur_weight.shape).astype(np.float32))
+        workspace.FeedBlob(bias_blob, bm.reshape(cur_biases.shape).astype(np.float32))
 
 
-def MILSTM(model, input_blob, seq_lengths, initial_states, dim_in, dim_out,
-           scope, outputs_with_grads=(0,), memory_optimization=False,
-           forget_bias=0.0, forward_only=False, drop_states=False):
+def MILSTM(
+    model,
+    input_blob,
+    seq_lengths,
+    initial_states,
+    dim_in,
+    dim_out,
+    scope,
+    outputs_with_grads=(0,),
+    memory_optimization=False,
+    forget_bias=0.0,
+    forward_only=False,
+    drop_states=False,
+):
     """Multiplicative-integration LSTM (arXiv:1606.06630).
 
     The gate pre-activation ``Wx + Uh + b`` becomes
@@ -207,61 +278,83 @@ def MILSTM(model, input_blob, seq_lengths, initial_states, dim_in, dim_out,
     the model's params, so they reach the op as references with gradients.
     """
     s = _scoped(scope)
-    input_blob = model.FC(input_blob, s('i2h'), dim_in=dim_in,
-                          dim_out=4 * dim_out, axis=2)
+    input_blob = model.FC(input_blob, s("i2h"), dim_in=dim_in, dim_out=4 * dim_out, axis=2)
 
-    step_model = CNNModelHelper(name='milstm_cell', param_model=model)
-    input_t, timestep, cell_t_prev, hidden_t_prev = (
-        step_model.net.AddScopedExternalInputs(
-            'input_t', 'timestep', 'cell_t_prev', 'hidden_t_prev'))
+    step_model = CNNModelHelper(name="milstm_cell", param_model=model)
+    input_t, timestep, cell_t_prev, hidden_t_prev = step_model.net.AddScopedExternalInputs(
+        "input_t", "timestep", "cell_t_prev", "hidden_t_prev"
+    )
     # hU^T: 1 × N × 4H
-    prev_t = step_model.FC(hidden_t_prev, s('prev_t'), dim_in=dim_out,
-                           dim_out=4 * dim_out, axis=2)
+    prev_t = step_model.FC(hidden_t_prev, s("prev_t"), dim_in=dim_out, dim_out=4 * dim_out, axis=2)
     alpha, beta1, beta2, b = [
-        step_model.param_init_net.ConstantFill(
-            [], [s(name)], shape=[4 * dim_out], value=value)
-        for name, value in (('alpha', 1.0), ('beta1', 1.0), ('beta2', 1.0),
-                            ('b', 0.0))]
+        step_model.param_init_net.ConstantFill([], [s(name)], shape=[4 * dim_out], value=value)
+        for name, value in (("alpha", 1.0), ("beta1", 1.0), ("beta2", 1.0), ("b", 0.0))
+    ]
 
     def flat(blob, name):
         # N × 4H, so the per-unit vectors broadcast along the last axis
         return step_model.net.Reshape(
-            blob, [s(name + '_rs'), s(name + '_old_shape')],
-            shape=[-1, 4 * dim_out])[0]
+            blob, [s(name + "_rs"), s(name + "_old_shape")], shape=[-1, 4 * dim_out]
+        )[0]
 
-    alpha_tdash = step_model.net.Mul([prev_t, input_t], s('alpha_tdash'))
-    alpha_t = step_model.net.Mul([flat(alpha_tdash, 'alpha_tdash'), alpha],
-                                 s('alpha_t'), broadcast=1, use_grad_hack=1)
-    beta1_t = step_model.net.Mul([flat(prev_t, 'prev_t'), beta1], s('beta1_t'),
-                                 broadcast=1, use_grad_hack=1)
-    beta2_t = step_model.net.Mul([flat(input_t, 'input_t'), beta2], s('beta2_t'),
-                                 broadcast=1, use_grad_hack=1)
-    gates_tdash = step_model.net.Sum([alpha_t, beta1_t, beta2_t], s('gates_tdash'))
-    gates_t = step_model.net.Add([gates_tdash, b], s('gates_t'),
-                                 broadcast=1, use_grad_hack=1)
+    alpha_tdash = step_model.net.Mul([prev_t, input_t], s("alpha_tdash"))
+    alpha_t = step_model.net.Mul(
+        [flat(alpha_tdash, "alpha_tdash"), alpha], s("alpha_t"), broadcast=1, use_grad_hack=1
+    )
+    beta1_t = step_model.net.Mul(
+        [flat(prev_t, "prev_t"), beta1], s("beta1_t"), broadcast=1, use_grad_hack=1
+    )
+    beta2_t = step_model.net.Mul(
+        [flat(input_t, "input_t"), beta2], s("beta2_t"), broadcast=1, use_grad_hack=1
+    )
+    gates_tdash = step_model.net.Sum([alpha_t, beta1_t, beta2_t], s("gates_tdash"))
+    gates_t = step_model.net.Add([gates_tdash, b], s("gates_t"), broadcast=1, use_grad_hack=1)
     # back to 1 × N × 4H for LSTMUnit
     gates_t_rs, _ = step_model.net.Reshape(
-        gates_t, [s('gates_t_rs'), s('gates_t_old_shape')],
-        shape=[1, -1, 4 * dim_out])
+        gates_t, [s("gates_t_rs"), s("gates_t_old_shape")], shape=[1, -1, 4 * dim_out]
+    )
     hidden_t, cell_t = step_model.net.LSTMUnit(
         [hidden_t_prev, cell_t_prev, gates_t_rs, seq_lengths, timestep],
-        [s('hidden_t'), s('cell_t')], **_lstm_unit_args(forget_bias, drop_states))
+        [s("hidden_t"), s("cell_t")],
+        **_lstm_unit_args(forget_bias, drop_states),
+    )
     step_model.net.AddExternalOutputs(cell_t, hidden_t)
 
     return _run_lstm_cell(
-        model, step_model, input_t, input_blob, timestep, hidden_t_prev,
-        cell_t_prev, hidden_t, cell_t, initial_states, scope, outputs_with_grads,
-        [gates_t] if memory_optimization else None, forward_only)
+        model,
+        step_model,
+        input_t,
+        input_blob,
+        timestep,
+        hidden_t_prev,
+        cell_t_prev,
+        hidden_t,
+        cell_t,
+        initial_states,
+        scope,
+        outputs_with_grads,
+        [gates_t] if memory_optimization else None,
+        forward_only,
+    )
 
 
-def LSTMWithAttention(model, decoder_inputs, decoder_input_lengths,
-                      initial_decoder_hidden_state, initial_decoder_cell_state,
-                      initial_attention_weighted_encoder_context,
-                      encoder_output_dim, encoder_outputs, decoder_input_dim,
-                      decoder_state_dim, scope,
-                      attention_type=AttentionType.Regular,
-                      outputs_with_grads=(0, 4), weighted_encoder_outputs=None,
-                      forward_only=False):
+def LSTMWithAttention(
+    model,
+    decoder_inputs,
+    decoder_input_lengths,
+    initial_decoder_hidden_state,
+    initial_decoder_cell_state,
+    initial_attention_weighted_encoder_context,
+    encoder_output_dim,
+    encoder_outputs,
+    decoder_input_dim,
+    decoder_state_dim,
+    scope,
+    attention_type=AttentionType.Regular,
+    outputs_with_grads=(0, 4),
+    weighted_encoder_outputs=None,
+    forward_only=False,
+):
     """An LSTM decoder with attention over ``encoder_outputs`` (S × N × E).
 
     Three recurrent states: hidden, cell, and the attention context
@@ -273,50 +366,69 @@ def LSTMWithAttention(model, decoder_inputs, decoder_input_lengths,
     and 4 (all hidden states and all contexts).
     """
     s = _scoped(scope)
-    decoder_inputs = model.FC(decoder_inputs, s('i2h'), dim_in=decoder_input_dim,
-                              dim_out=4 * decoder_state_dim, axis=2)
+    decoder_inputs = model.FC(
+        decoder_inputs, s("i2h"), dim_in=decoder_input_dim, dim_out=4 * decoder_state_dim, axis=2
+    )
     # N × E × S, for the context BatchMatMul
     encoder_outputs_transposed = model.Transpose(
-        encoder_outputs, s('encoder_outputs_transposed'), axes=[1, 2, 0])
+        encoder_outputs, s("encoder_outputs_transposed"), axes=[1, 2, 0]
+    )
     if weighted_encoder_outputs is None:
         weighted_encoder_outputs = model.FC(
-            encoder_outputs, s('weighted_encoder_outputs'),
-            dim_in=encoder_output_dim, dim_out=encoder_output_dim, axis=2)
+            encoder_outputs,
+            s("weighted_encoder_outputs"),
+            dim_in=encoder_output_dim,
+            dim_out=encoder_output_dim,
+            axis=2,
+        )
 
-    step_model = CNNModelHelper(name='lstm_with_attention_cell', param_model=model)
-    (input_t, timestep, cell_t_prev, hidden_t_prev,
-     attention_weighted_encoder_context_t_prev) = (
+    step_model = CNNModelHelper(name="lstm_with_attention_cell", param_model=model)
+    (input_t, timestep, cell_t_prev, hidden_t_prev, attention_weighted_encoder_context_t_prev) = (
         step_model.net.AddScopedExternalInputs(
-            'input_t', 'timestep', 'cell_t_prev', 'hidden_t_prev',
-            'attention_weighted_encoder_context_t_prev'))
-    step_model.net.AddExternalInputs(encoder_outputs_transposed,
-                                     weighted_encoder_outputs)
+            "input_t",
+            "timestep",
+            "cell_t_prev",
+            "hidden_t_prev",
+            "attention_weighted_encoder_context_t_prev",
+        )
+    )
+    step_model.net.AddExternalInputs(encoder_outputs_transposed, weighted_encoder_outputs)
     gates_concatenated_input_t, _ = step_model.net.Concat(
         [hidden_t_prev, attention_weighted_encoder_context_t_prev],
-        [s('gates_concatenated_input_t'), s('_gates_concatenated_input_t_concat_dims')],
-        axis=2)
-    gates_t = step_model.FC(gates_concatenated_input_t, s('gates_t'),
-                            dim_in=decoder_state_dim + encoder_output_dim,
-                            dim_out=4 * decoder_state_dim, axis=2)
+        [s("gates_concatenated_input_t"), s("_gates_concatenated_input_t_concat_dims")],
+        axis=2,
+    )
+    gates_t = step_model.FC(
+        gates_concatenated_input_t,
+        s("gates_t"),
+        dim_in=decoder_state_dim + encoder_output_dim,
+        dim_out=4 * decoder_state_dim,
+        axis=2,
+    )
     step_model.net.Sum([gates_t, input_t], gates_t)
     # 'hidden_t_intermediate' is unscoped in Caffe2 too; the Copy below gives
     # the linked output its own blob (a 2017-04 workaround for bug B7).
     hidden_t_intermediate, cell_t = step_model.net.LSTMUnit(
         [hidden_t_prev, cell_t_prev, gates_t, decoder_input_lengths, timestep],
-        ['hidden_t_intermediate', s('cell_t')])
+        ["hidden_t_intermediate", s("cell_t")],
+    )
     attention = dict(
-        model=step_model, encoder_output_dim=encoder_output_dim,
+        model=step_model,
+        encoder_output_dim=encoder_output_dim,
         encoder_outputs_transposed=encoder_outputs_transposed,
         weighted_encoder_outputs=weighted_encoder_outputs,
         decoder_hidden_state_t=hidden_t_intermediate,
-        decoder_hidden_state_dim=decoder_state_dim, scope=scope)
+        decoder_hidden_state_dim=decoder_state_dim,
+        scope=scope,
+    )
     if attention_type == AttentionType.Recurrent:
         context_t, _ = apply_recurrent_attention(
-            attention_weighted_encoder_context_t_prev=(
-                attention_weighted_encoder_context_t_prev), **attention)
+            attention_weighted_encoder_context_t_prev=(attention_weighted_encoder_context_t_prev),
+            **attention,
+        )
     else:
         context_t, _ = apply_regular_attention(**attention)
-    hidden_t = step_model.Copy(hidden_t_intermediate, s('hidden_t'))
+    hidden_t = step_model.Copy(hidden_t_intermediate, s("hidden_t"))
     step_model.net.AddExternalOutputs(cell_t, hidden_t, context_t)
 
     return recurrent_net(
@@ -326,8 +438,7 @@ def LSTMWithAttention(model, decoder_inputs, decoder_input_lengths,
         initial_cell_inputs=[
             (hidden_t_prev, initial_decoder_hidden_state),
             (cell_t_prev, initial_decoder_cell_state),
-            (attention_weighted_encoder_context_t_prev,
-             initial_attention_weighted_encoder_context),
+            (attention_weighted_encoder_context_t_prev, initial_attention_weighted_encoder_context),
         ],
         links={
             hidden_t_prev: hidden_t,
@@ -341,7 +452,7 @@ def LSTMWithAttention(model, decoder_inputs, decoder_input_lengths,
     )
 
 
-def retrieve_step_blobs(net, prefix='rnn'):
+def retrieve_step_blobs(net, prefix="rnn"):
     """Copy every step workspace's blobs into the current workspace (debugging).
 
     For the i-th ``RecurrentNetwork`` op of ``net`` (a Net or NetDef, from 1),
@@ -357,8 +468,10 @@ def retrieve_step_blobs(net, prefix='rnn'):
         if op.type == "RecurrentNetwork":
             blob_name = prefix + "_" + str(count)
             count += 1
-            workspace.RunOperatorOnce(core.CreateOperator(
-                "RecurrentNetworkBlobFetcher", [op.output[-1]], [blob_name],
-                prefix=prefix))
+            workspace.RunOperatorOnce(
+                core.CreateOperator(
+                    "RecurrentNetworkBlobFetcher", [op.output[-1]], [blob_name], prefix=prefix
+                )
+            )
             output_list += [str(n) for n in workspace.FetchBlob(blob_name).tolist()]
     return output_list

@@ -24,13 +24,13 @@ Shapes: the input sequence is ``T × N × D``; a state tensor is
 ``(T + 1) × N × D`` (row 0 holds the initial state, row t+1 the output of
 step t).
 """
+
 from dataclasses import dataclass, field
-from typing import List, Tuple
 
 from . import core
 from .scope import CurrentNameScope
 
-Link = Tuple[str, str, int]  # (internal blob, external tensor, row offset)
+Link = tuple[str, str, int]  # (internal blob, external tensor, row offset)
 
 
 def check_scoping(cell_net):
@@ -40,11 +40,10 @@ def check_scoping(cell_net):
     because it was "not useful and causing errors".
     """
     for einp in cell_net.Proto().external_input:
-        assert einp.startswith(CurrentNameScope()), \
-            '''
+        assert einp.startswith(CurrentNameScope()), """
             Cell net external inputs are not properly scoped, use
             AddScopedExternalInputs() when creating them
-            '''
+            """
 
 
 def scoper(op_name, scope):
@@ -52,7 +51,8 @@ def scoper(op_name, scope):
     scope_name = op_name if scope is None else scope
 
     def s(name):
-        return "{}/{}".format(str(scope_name), str(name))
+        return f"{str(scope_name)}/{str(name)}"
+
     return s
 
 
@@ -67,8 +67,7 @@ def find_references(cell_proto, inputs, initial_cell_inputs, timestep):
     known += [str(x[0]) for x in initial_cell_inputs]
     if timestep is not None:
         known.append(str(timestep))
-    return [core.BlobReference(b) for b in cell_proto.external_input
-            if b not in known]
+    return [core.BlobReference(b) for b in cell_proto.external_input if b not in known]
 
 
 @dataclass
@@ -78,8 +77,8 @@ class BackwardCell:
     net: object
     mapping: dict
     blob_versions: dict
-    scratches: List[str]
-    recompute: List[str]
+    scratches: list[str]
+    recompute: list[str]
 
 
 def recompute_ops(cell_proto, recompute_blobs):
@@ -93,9 +92,10 @@ def recompute_ops(cell_proto, recompute_blobs):
     ops = []
     for op in cell_proto.op:
         if not recompute_blobs.isdisjoint(set(op.output)):
-            assert set(op.output).issubset(recompute_blobs), \
-                'Outputs {} are output by op but not recomputed: {}'.format(
-                    set(op.output) - recompute_blobs, op)
+            assert set(op.output).issubset(recompute_blobs), (
+                f"Outputs {set(op.output) - recompute_blobs} are output by op "
+                f"but not recomputed: {op}"
+            )
             ops.append(op)
     return ops
 
@@ -113,12 +113,14 @@ def find_scratches(cell_proto, backward_proto):
     undefined = core.get_undefined_blobs(backward_ssa)
     _, blob_versions = core.get_ssa(cell_proto)
     outputs = set(cell_proto.external_output)
-    return [blob for blob, ver in blob_versions.items()
-            if ver > 0 and blob in undefined and blob not in outputs]
+    return [
+        blob
+        for blob, ver in blob_versions.items()
+        if ver > 0 and blob in undefined and blob not in outputs
+    ]
 
 
-def build_backward_cell(cell_net, recompute_blobs_on_backward=None,
-                        mapping_to_str=False):
+def build_backward_cell(cell_net, recompute_blobs_on_backward=None, mapping_to_str=False):
     """The backward step net of ``cell_net`` (spec history.md §2.2 step 4-5).
 
     Gradients of the cell's external outputs are *given* (``<out>_grad``: they
@@ -127,9 +129,10 @@ def build_backward_cell(cell_net, recompute_blobs_on_backward=None,
     backward net's external inputs.
     """
     cell_proto = cell_net.Proto()
-    inner_outputs_map = {o: o + '_grad' for o in cell_proto.external_output}
+    inner_outputs_map = {o: o + "_grad" for o in cell_proto.external_output}
     backward_ops, backward_mapping = core.GradientRegistry.GetBackwardPass(
-        cell_proto.op, inner_outputs_map)
+        cell_proto.op, inner_outputs_map
+    )
     convert = str if mapping_to_str else (lambda v: v)
     backward_mapping = {str(k): convert(v) for k, v in backward_mapping.items()}
 
@@ -146,20 +149,21 @@ def build_backward_cell(cell_net, recompute_blobs_on_backward=None,
     _, backward_blob_versions = core.get_ssa(backward_cell_net.Proto())
     scratches = find_scratches(cell_proto, backward_cell_net.Proto())
     backward_cell_net.Proto().external_input.extend(scratches)
-    backward_cell_net.Proto().type = 'simple'
-    return BackwardCell(backward_cell_net, backward_mapping,
-                        backward_blob_versions, scratches, recompute)
+    backward_cell_net.Proto().type = "simple"
+    return BackwardCell(
+        backward_cell_net, backward_mapping, backward_blob_versions, scratches, recompute
+    )
 
 
 @dataclass
 class LinkPlan:
     """The links, aliases and outputs of one RecurrentNetwork op."""
 
-    forward_links: List[Link] = field(default_factory=list)
-    backward_links: List[Link] = field(default_factory=list)
-    aliases: List[Link] = field(default_factory=list)
-    outputs: List[str] = field(default_factory=list)
-    recurrent_states: List[str] = field(default_factory=list)
+    forward_links: list[Link] = field(default_factory=list)
+    backward_links: list[Link] = field(default_factory=list)
+    aliases: list[Link] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    recurrent_states: list[str] = field(default_factory=list)
 
 
 def recurrent_input_gradient(backward, cell_input):
@@ -182,9 +186,15 @@ def literal_input_gradient(backward, cell_input):
     return cell_input + "_grad"
 
 
-def plan_links(inputs, initial_cell_inputs, links, s, backward,
-               state_input_gradient=recurrent_input_gradient,
-               input_gradient_link_first=False):
+def plan_links(
+    inputs,
+    initial_cell_inputs,
+    links,
+    s,
+    backward,
+    state_input_gradient=recurrent_input_gradient,
+    input_gradient_link_first=False,
+):
     """Lay out state tensors, links and aliases (history.md §2.2 steps 7-8).
 
     For each recurrent state ``(cell_input, initial_blob)``:
@@ -219,7 +229,8 @@ def plan_links(inputs, initial_cell_inputs, links, s, backward,
         if backward is not None:
             state_links = [
                 (cell_output + "_grad", states_grad, 1),
-                (state_input_gradient(backward, cell_input), states_grad, 0)]
+                (state_input_gradient(backward, cell_input), states_grad, 0),
+            ]
             if input_gradient_link_first:
                 state_links.reverse()
             plan.backward_links.extend(state_links)
@@ -230,7 +241,8 @@ def plan_links(inputs, initial_cell_inputs, links, s, backward,
     if backward is not None:
         for input_t, input_blob in inputs:
             plan.backward_links.append(
-                (backward.mapping[str(input_t)], str(input_blob) + "_grad", 0))
+                (backward.mapping[str(input_t)], str(input_blob) + "_grad", 0)
+            )
     return plan
 
 
@@ -246,8 +258,7 @@ def alias_pass_through_references(backward, references):
     """
     for reference in references:
         reference_grad = reference + "_grad"
-        if (reference in backward.mapping
-                and reference_grad != str(backward.mapping[reference])):
+        if reference in backward.mapping and reference_grad != str(backward.mapping[reference]):
             backward.net.Alias(backward.mapping[reference], reference_grad)
 
 
@@ -300,8 +311,16 @@ def parameters(references, backward):
     return params, param_grads
 
 
-def op_arguments(plan, all_inputs, initial_cell_inputs, timestep, cell_net,
-                 backward=None, references=(), outputs_with_grads=(0,)):
+def op_arguments(
+    plan,
+    all_inputs,
+    initial_cell_inputs,
+    timestep,
+    cell_net,
+    backward=None,
+    references=(),
+    outputs_with_grads=(0,),
+):
     """Every argument any version passed to ``RecurrentNetwork``, by name.
 
     The links, aliases and backward links as parallel lists (``link_internal``,
@@ -315,30 +334,32 @@ def op_arguments(plan, all_inputs, initial_cell_inputs, timestep, cell_net,
     alias_src, alias_dst, alias_offset = unpack_triples(plan.aliases)
     recurrent_inputs = [str(x[1]) for x in initial_cell_inputs]
     arguments = {
-        'alias_src': alias_src,
-        'alias_dst': [str(a) for a in alias_dst],
-        'alias_offset': alias_offset,
-        'recurrent_states': plan.recurrent_states,
-        'initial_recurrent_state_ids': [all_inputs.index(i) for i in recurrent_inputs],
-        'link_internal': [str(l) for l in link_internal],
-        'link_external': [str(l) for l in link_external],
-        'link_offset': link_offset,
-        'step_net': str(cell_net.Proto()),
-        'timestep': "timestep" if timestep is None else str(timestep),
+        "alias_src": alias_src,
+        "alias_dst": [str(a) for a in alias_dst],
+        "alias_offset": alias_offset,
+        "recurrent_states": plan.recurrent_states,
+        "initial_recurrent_state_ids": [all_inputs.index(i) for i in recurrent_inputs],
+        "link_internal": [str(l) for l in link_internal],
+        "link_external": [str(l) for l in link_external],
+        "link_offset": link_offset,
+        "step_net": str(cell_net.Proto()),
+        "timestep": "timestep" if timestep is None else str(timestep),
     }
     if backward is not None:
         b_internal, b_external, b_offset = unpack_triples(plan.backward_links)
         params, param_grads = parameters(references, backward)
-        arguments.update({
-            'param': [all_inputs.index(p) for p in params],
-            'backward_link_internal': [str(l) for l in b_internal],
-            'backward_link_external': [str(l) for l in b_external],
-            'backward_link_offset': b_offset,
-            'backward_step_net': str(backward.net.Proto()),
-            'outputs_with_grads': outputs_with_grads,
-            'recompute_blobs_on_backward': list(backward.recompute),
-            'param_grads': param_grads,
-        })
+        arguments.update(
+            {
+                "param": [all_inputs.index(p) for p in params],
+                "backward_link_internal": [str(l) for l in b_internal],
+                "backward_link_external": [str(l) for l in b_external],
+                "backward_link_offset": b_offset,
+                "backward_step_net": str(backward.net.Proto()),
+                "outputs_with_grads": outputs_with_grads,
+                "recompute_blobs_on_backward": list(backward.recompute),
+                "param_grads": param_grads,
+            }
+        )
     return arguments
 
 
@@ -347,29 +368,71 @@ def op_arguments(plan, all_inputs, initial_cell_inputs, timestep, cell_net,
 #: OperatorDef's; Caffe2 under Python 2 had a hash order (spec §10.1).
 ARGUMENT_ORDER = {
     # 2017-03 .. 04 (v1, april; v2 adds recompute_blobs_on_backward)
-    "v1": ("param", "alias_src", "alias_dst", "alias_offset", "recurrent_states",
-           "initial_recurrent_state_ids", "link_internal", "link_external",
-           "link_offset", "backward_link_internal", "backward_link_external",
-           "backward_link_offset", "step_net", "backward_step_net", "timestep",
-           "outputs_with_grads"),
+    "v1": (
+        "param",
+        "alias_src",
+        "alias_dst",
+        "alias_offset",
+        "recurrent_states",
+        "initial_recurrent_state_ids",
+        "link_internal",
+        "link_external",
+        "link_offset",
+        "backward_link_internal",
+        "backward_link_external",
+        "backward_link_offset",
+        "step_net",
+        "backward_step_net",
+        "timestep",
+        "outputs_with_grads",
+    ),
     # 2017-06 .. 08 (v3 and caffe2rnn.recurrent): backward-only ones last
-    "v3": ("alias_src", "alias_dst", "alias_offset", "recurrent_states",
-           "initial_recurrent_state_ids", "link_internal", "link_external",
-           "link_offset", "step_net", "timestep", "param", "backward_link_internal",
-           "backward_link_external", "backward_link_offset", "backward_step_net",
-           "outputs_with_grads", "recompute_blobs_on_backward", "param_grads"),
+    "v3": (
+        "alias_src",
+        "alias_dst",
+        "alias_offset",
+        "recurrent_states",
+        "initial_recurrent_state_ids",
+        "link_internal",
+        "link_external",
+        "link_offset",
+        "step_net",
+        "timestep",
+        "param",
+        "backward_link_internal",
+        "backward_link_external",
+        "backward_link_offset",
+        "backward_step_net",
+        "outputs_with_grads",
+        "recompute_blobs_on_backward",
+        "param_grads",
+    ),
     # 2017-12 .. 2018: the executor flag; the backward net last, only if it has ops
-    "newest": ("alias_src", "alias_dst", "alias_offset", "recurrent_states",
-               "initial_recurrent_state_ids", "link_internal", "link_external",
-               "link_offset", "enable_rnn_executor", "step_net", "timestep", "param",
-               "backward_link_internal", "backward_link_external",
-               "backward_link_offset", "outputs_with_grads",
-               "recompute_blobs_on_backward", "param_grads", "backward_step_net"),
+    "newest": (
+        "alias_src",
+        "alias_dst",
+        "alias_offset",
+        "recurrent_states",
+        "initial_recurrent_state_ids",
+        "link_internal",
+        "link_external",
+        "link_offset",
+        "enable_rnn_executor",
+        "step_net",
+        "timestep",
+        "param",
+        "backward_link_internal",
+        "backward_link_external",
+        "backward_link_offset",
+        "outputs_with_grads",
+        "recompute_blobs_on_backward",
+        "param_grads",
+        "backward_step_net",
+    ),
 }
 ARGUMENT_ORDER["v2"] = ARGUMENT_ORDER["v1"] + ("recompute_blobs_on_backward",)
 
 
 def ordered(arguments, version):
     """``arguments`` in ``version``'s call order, keeping only those it passed."""
-    return {name: arguments[name] for name in ARGUMENT_ORDER[version]
-            if name in arguments}
+    return {name: arguments[name] for name in ARGUMENT_ORDER[version] if name in arguments}

@@ -5,10 +5,11 @@ scope (``'encoder/layer1/'``), so the same model-building code could be called
 twice without name clashes. ``recurrent_net`` depends on it: the step net's
 inputs must be scoped like the outer net's blobs.
 """
+
 import contextlib
 import threading
 
-_NAMESCOPE_SEPARATOR = '/'
+_NAMESCOPE_SEPARATOR = "/"
 
 _threadlocal_scope = threading.local()
 
@@ -34,13 +35,14 @@ def NameScope(prefix, reset=False):
         prefix = ""
     assert isinstance(prefix, str), "NameScope takes in a string as its argument."
     old_scope = CurrentNameScope()
-    prefix = prefix + _NAMESCOPE_SEPARATOR if prefix else ''
+    prefix = prefix + _NAMESCOPE_SEPARATOR if prefix else ""
     _threadlocal_scope.namescope = prefix if reset else old_scope + prefix
     try:
         yield
     finally:
-        assert _threadlocal_scope.namescope.endswith(prefix), \
+        assert _threadlocal_scope.namescope.endswith(prefix), (
             "The namescope variable is changed from outside NameScope() calls."
+        )
         _threadlocal_scope.namescope = old_scope
 
 

@@ -5,6 +5,7 @@ through :func:`MakeArgument`; the *Python type* of the value decides which
 field of the ``Argument`` holds it (``f``, ``i``, ``s``, ``floats``, ...). That is
 why ``value=0`` makes an int64 ``ConstantFill`` and ``value=0.0`` a float one.
 """
+
 from collections.abc import Iterable
 
 import numpy as np
@@ -79,9 +80,9 @@ def MakeArgument(key, value):
         elif all(isinstance(v, Message) for v in values):
             argument.strings.extend(v.SerializeToString() for v in values)
         else:
-            raise ValueError("Unknown iterable argument type: key={} value={}"
-                             .format(key, value))
+            raise ValueError(f"Unknown iterable argument type: key={key} value={value}")
     else:
-        raise ValueError("Unknown argument type: key={} value={}, value type={}"
-                         .format(key, value, type(value)))
+        raise ValueError(
+            f"Unknown argument type: key={key} value={value}, value type={type(value)}"
+        )
     return argument

@@ -5,6 +5,7 @@ Caffe2 kept one global table of workspaces and a *current* one (initially
 workspace. Blob data is copied on the way in and on the way out, so an array
 you fed can be changed without touching the blob.
 """
+
 import numpy as np
 
 from . import eras
@@ -43,8 +44,9 @@ def SwitchWorkspace(name, create_if_missing=None):
     global _current_name
     if name not in _workspaces:
         if not create_if_missing:
-            raise WorkspaceError("Workspace %s does not exist; pass "
-                                 "create_if_missing=True to create it." % name)
+            raise WorkspaceError(
+                "Workspace %s does not exist; pass create_if_missing=True to create it." % name
+            )
         _workspaces[name] = Workspace(name=name)
     _current_name = name
     return True
@@ -58,8 +60,10 @@ def ResetWorkspace(root_folder=None):
 
 def _name(name):
     from .core.blob import BlobReference
-    assert isinstance(name, (str, BlobReference)), \
+
+    assert isinstance(name, (str, BlobReference)), (
         "Blob name must be a str or a BlobReference, got %r" % (name,)
+    )
     return str(name)
 
 
@@ -73,9 +77,10 @@ _TENSOR_FIELDS = {
 
 def _tensor_proto_to_array(proto):
     if proto.data_type not in _TENSOR_FIELDS:
-        raise TypeError("FeedBlob of a TensorProto supports FLOAT, DOUBLE, INT32 "
-                        "and INT64 data, not %s"
-                        % caffe2_pb2.TensorProto.DataType.Name(proto.data_type))
+        raise TypeError(
+            "FeedBlob of a TensorProto supports FLOAT, DOUBLE, INT32 "
+            "and INT64 data, not %s" % caffe2_pb2.TensorProto.DataType.Name(proto.data_type)
+        )
     field, dtype = _TENSOR_FIELDS[proto.data_type]
     return np.asarray(getattr(proto, field), dtype=dtype).reshape(tuple(proto.dims))
 
@@ -86,9 +91,10 @@ def FeedBlob(name, arr, device_option=None):
     if isinstance(arr, caffe2_pb2.TensorProto):
         arr = _tensor_proto_to_array(arr)
     if not isinstance(arr, (np.ndarray, str, bytes)):
-        raise TypeError("Unexpected type of argument - only numpy array or "
-                        "string are supported for feeding (blob '%s' got %s)"
-                        % (name, type(arr).__name__))
+        raise TypeError(
+            "Unexpected type of argument - only numpy array or "
+            "string are supported for feeding (blob '%s' got %s)" % (name, type(arr).__name__)
+        )
     return _ws().feed(name, arr)
 
 

@@ -11,6 +11,7 @@ The build
   committed);
 * documents the API from the docstrings (autodoc + napoleon).
 """
+
 import filecmp
 import os
 import shutil
@@ -22,8 +23,7 @@ ROOT = os.path.dirname(DOCS)
 sys.path.insert(0, ROOT)
 # The notebook kernels are separate processes: they find caffe2rnn through PYTHONPATH
 # even when the package is not installed.
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in [ROOT, os.environ.get("PYTHONPATH")] if p)
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p)
 
 project = "caffe2rnn"
 author = "caffe2rnn contributors"
@@ -49,8 +49,11 @@ nb_merge_streams = True
 autodoc_member_order = "bysource"
 # SEED_004 (the default operator era, a dataclass instance imported by several
 # modules) has no signature autodoc could show.
-autodoc_default_options = {"members": True, "undoc-members": False,
-                           "exclude-members": "SEED_004, V1, V2, V3"}
+autodoc_default_options = {
+    "members": True,
+    "undoc-members": False,
+    "exclude-members": "SEED_004, V1, V2, V3",
+}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
@@ -85,10 +88,18 @@ def make_diagrams():
         raise RuntimeError(
             "building the docs needs Graphviz's `dot` program to render the diagrams "
             "(apt-get install graphviz | brew install graphviz | "
-            "conda install -c conda-forge graphviz)")
-    subprocess.run([sys.executable, os.path.join(DOCS, "make_diagrams.py"), "--out",
-                    os.path.join(DOCS, "_static", "diagrams")],
-                   check=True, stdout=subprocess.DEVNULL)
+            "conda install -c conda-forge graphviz)"
+        )
+    subprocess.run(
+        [
+            sys.executable,
+            os.path.join(DOCS, "make_diagrams.py"),
+            "--out",
+            os.path.join(DOCS, "_static", "diagrams"),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 copy_notebooks()

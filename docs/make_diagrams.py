@@ -7,6 +7,7 @@ Run at docs build time (the SVGs are build outputs, never committed):
 Needs Graphviz's ``dot``; without it the .dot sources are written instead,
 and the script says how to install Graphviz.
 """
+
 import argparse
 import os
 import sys
@@ -22,8 +23,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cell", default="lstm")
     parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__),
-                                                      "_static", "diagrams"))
+    parser.add_argument(
+        "--out", default=os.path.join(os.path.dirname(__file__), "_static", "diagrams")
+    )
     args = parser.parse_args(argv)
     op = build_cell(args.cell)
     fmt = "svg"
@@ -35,11 +37,10 @@ def main(argv=None):
         except GraphvizNotFoundError as error:
             print(error, file=sys.stderr)
             fmt = "dot"
-            path = render(graph, path[:-len("svg")] + fmt)
+            path = render(graph, path[: -len("svg")] + fmt)
         print("wrote", path)
     # the historical versions side by side (the history page)
-    graph = compare(["v1", "april", "v2", "v3", "newest"], args.cell,
-                    only_differences=True)
+    graph = compare(["v1", "april", "v2", "v3", "newest"], args.cell, only_differences=True)
     path = os.path.join(args.out, "%s_compare.%s" % (args.cell, fmt))
     print("wrote", render(graph, path))
     return 0

@@ -14,6 +14,7 @@ Chromium is installed (Debian: ``apt-get install chromium``).
 
 Look at the screenshots (PNG, in ``--out``) to see what a reader sees.
 """
+
 import argparse
 import html
 import os
@@ -49,12 +50,20 @@ def chromium(browser, profile, *args, timeout=120):
     ``--no-sandbox`` because CI containers run as root, where Chromium's
     sandbox refuses to start; a private profile directory keeps runs apart.
     """
-    command = [browser, "--headless", "--disable-gpu", "--no-sandbox",
-               "--hide-scrollbars", "--user-data-dir=" + profile, *args]
+    command = [
+        browser,
+        "--headless",
+        "--disable-gpu",
+        "--no-sandbox",
+        "--hide-scrollbars",
+        "--user-data-dir=" + profile,
+        *args,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
-        raise RuntimeError("%s failed (%d): %s" % (" ".join(command), done.returncode,
-                                                   done.stderr.strip()[-2000:]))
+        raise RuntimeError(
+            "%s failed (%d): %s" % (" ".join(command), done.returncode, done.stderr.strip()[-2000:])
+        )
     return done.stdout
 
 
@@ -82,10 +91,13 @@ def check_page(browser, profile, html_dir, page, min_svgs, height, out_dir):
         problems.append("%s: no <title>" % page)
     sources = svg_sources(dom)
     if len(sources) < min_svgs:
-        problems.append("%s: %d SVG images, expected at least %d"
-                        % (page, len(sources), min_svgs))
-    lines = ["%s" % page, "    title      : %s" % title,
-             "    SVG images : %d" % len(sources), "    screenshot : %s" % shot]
+        problems.append("%s: %d SVG images, expected at least %d" % (page, len(sources), min_svgs))
+    lines = [
+        "%s" % page,
+        "    title      : %s" % title,
+        "    SVG images : %d" % len(sources),
+        "    screenshot : %s" % shot,
+    ]
     for source in sources:
         svg = os.path.normpath(os.path.join(os.path.dirname(path), source))
         if not os.path.exists(svg):
@@ -96,9 +108,10 @@ def check_page(browser, profile, html_dir, page, min_svgs, height, out_dir):
         ok = re.search(r"<svg\b", parsed) is not None and "parsererror" not in parsed
         if not ok:
             problems.append("%s: Chromium did not parse %s as SVG" % (page, source))
-        lines.append("      %-8s %s (%d bytes)" % ("ok" if ok else "BROKEN",
-                                                  os.path.basename(source),
-                                                  os.path.getsize(svg)))
+        lines.append(
+            "      %-8s %s (%d bytes)"
+            % ("ok" if ok else "BROKEN", os.path.basename(source), os.path.getsize(svg))
+        )
     return lines, problems
 
 
@@ -109,8 +122,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     browser = find_browser()
     if browser is None:
-        print("check_site: no Chromium found (tried %s); Debian/Ubuntu: "
-              "apt-get install chromium" % ", ".join(BROWSERS), file=sys.stderr)
+        print(
+            "check_site: no Chromium found (tried %s); Debian/Ubuntu: "
+            "apt-get install chromium" % ", ".join(BROWSERS),
+            file=sys.stderr,
+        )
         return 2
     os.makedirs(args.out, exist_ok=True)
     version = subprocess.run([browser, "--version"], capture_output=True, text=True)
@@ -118,8 +134,9 @@ def main(argv=None):
     problems = []
     with tempfile.TemporaryDirectory(prefix="check-site-") as profile:
         for page, min_svgs, height in PAGES:
-            lines, page_problems = check_page(browser, profile, args.html, page,
-                                              min_svgs, height, args.out)
+            lines, page_problems = check_page(
+                browser, profile, args.html, page, min_svgs, height, args.out
+            )
             print("\n".join(lines))
             problems += page_problems
     if problems:

@@ -1,4 +1,5 @@
 """Shared test set-up: a clean workspace and net-name table for every test."""
+
 import shutil
 
 import pytest
@@ -12,6 +13,7 @@ def _fresh_caffe2_state():
     workspace.SwitchWorkspace("default", True)
     workspace.ResetWorkspace()
     from caffe2rnn import core
+
     reset = getattr(core.Net, "reset_names", None)
     if reset is not None:
         reset()
@@ -20,8 +22,9 @@ def _fresh_caffe2_state():
 
 def pytest_collection_modifyitems(config, items):
     if shutil.which("dot") is None:
-        skip = pytest.mark.skip(reason="Graphviz `dot` binary not installed "
-                                       "(apt-get install graphviz)")
+        skip = pytest.mark.skip(
+            reason="Graphviz `dot` binary not installed (apt-get install graphviz)"
+        )
         for item in items:
             if "needs_dot" in item.keywords:
                 item.add_marker(skip)

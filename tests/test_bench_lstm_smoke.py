@@ -1,14 +1,16 @@
 """benchmarks/bench_lstm.py at toy sizes, so the benchmark cannot rot: the NumPy
 floor agrees with caffe2rnn (outputs and every gradient), each contender is
 timed on each kernel path, and the per-op cost table covers both step nets."""
+
 import importlib.util
 import os
 
 import numpy as np
 import pytest
 
-BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                     "benchmarks", "bench_lstm.py")
+BENCH = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "bench_lstm.py"
+)
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -33,8 +35,7 @@ def test_floor_matches_caffe2rnn_and_every_contender_is_timed(bench):
     assert all(f > 0 and fb > 0 for _, f, fb in rows)
     costs = bench.step_op_costs(model, repeat=2)
     types = {op_type for _, op_type in costs}
-    assert {"FC", "LSTMUnit", "LSTMUnitGradient", "FCGradient",
-            "rnn_internal_apply_link"} <= types
+    assert {"FC", "LSTMUnit", "LSTMUnitGradient", "FCGradient", "rnn_internal_apply_link"} <= types
 
 
 def test_floor_check_catches_a_wrong_gradient(bench):

@@ -1,12 +1,16 @@
 """brew helpers and the E5 argument-leakage rule (spec §6.2, §10.8)."""
+
 import pytest
 
 from caffe2rnn import brew, core
 from caffe2rnn.model_helper import ModelHelper
 from caffe2rnn.utils import MakeArgument
 
-LEAKED = [MakeArgument("order", "NCHW"), MakeArgument("use_cudnn", 1),
-          MakeArgument("cudnn_exhaustive_search", 0)]
+LEAKED = [
+    MakeArgument("order", "NCHW"),
+    MakeArgument("use_cudnn", 1),
+    MakeArgument("cudnn_exhaustive_search", 0),
+]
 
 
 def args_of(op):
@@ -30,8 +34,16 @@ def test_fc_parameters_names_shapes_and_leaked_arguments():
 
 def test_fc_initializers_freeze_bias_and_auto_name():
     model = ModelHelper(name="m")
-    brew.fc(model, "x", "y", 2, 3, weight_init=("ConstantFill", {"value": 0.5}),
-            bias_init=("GaussianFill", {"std": 0.1}), freeze_bias=True)
+    brew.fc(
+        model,
+        "x",
+        "y",
+        2,
+        3,
+        weight_init=("ConstantFill", {"value": 0.5}),
+        bias_init=("GaussianFill", {"std": 0.1}),
+        freeze_bias=True,
+    )
     w_op, b_op = model.param_init_net.Proto().op
     assert [a.name for a in w_op.arg] == ["shape", "value"]
     assert b_op.type == "GaussianFill"
@@ -53,8 +65,10 @@ def test_model_arg_scope_and_call_keywords_override():
     model = ModelHelper(name="m", arg_scope={"order": "NHWC", "use_cudnn": False})
     brew.fc(model, "x", "y", 2, 3, cudnn_exhaustive_search=True)
     assert args_of(model.net.Proto().op[0]) == [
-        MakeArgument("order", "NHWC"), MakeArgument("use_cudnn", 0),
-        MakeArgument("cudnn_exhaustive_search", 1)]
+        MakeArgument("order", "NHWC"),
+        MakeArgument("use_cudnn", 0),
+        MakeArgument("cudnn_exhaustive_search", 1),
+    ]
 
 
 def test_arg_scope_context_manager():
@@ -71,9 +85,8 @@ def test_arg_scope_context_manager():
     assert args_of(b) == LEAKED + [MakeArgument("axis", 2)]
     assert args_of(c) == LEAKED + [MakeArgument("axis", 1)]
     assert args_of(s) == LEAKED and args_of(d) == LEAKED
-    with pytest.raises(TypeError, match="helper function"):
-        with brew.arg_scope(["fc"], axis=2):
-            pass
+    with pytest.raises(TypeError, match="helper function"), brew.arg_scope(["fc"], axis=2):
+        pass
 
 
 def test_transpose_and_softmax_consume_use_cudnn():
@@ -84,9 +97,11 @@ def test_transpose_and_softmax_consume_use_cudnn():
     transpose, softmax, plain = model.net.Proto().op
     assert transpose.engine == "CUDNN" and softmax.engine == "CUDNN"
     assert not plain.HasField("engine")
-    assert args_of(transpose) == [MakeArgument("order", "NCHW"),
-                                  MakeArgument("cudnn_exhaustive_search", 0),
-                                  MakeArgument("axes", [1, 0, 2])]
+    assert args_of(transpose) == [
+        MakeArgument("order", "NCHW"),
+        MakeArgument("cudnn_exhaustive_search", 0),
+        MakeArgument("axes", [1, 0, 2]),
+    ]
     assert list(softmax.output) == ["m/Softmax"]
     assert [a.name for a in softmax.arg] == ["order", "cudnn_exhaustive_search", "axis"]
 

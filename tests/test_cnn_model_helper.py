@@ -1,4 +1,5 @@
 """CNNModelHelper: E5 thin wrapper over brew vs E3 pass-through (spec §6.1-6.3)."""
+
 import logging
 
 import pytest
@@ -19,8 +20,7 @@ def test_defaults_and_bad_order():
     assert isinstance(model, ModelHelper)
     assert model.name == "CNN" and model.param_init_net.Name() == "CNN_init"
     assert (model.order, model.use_cudnn) == ("NCHW", True)
-    assert model.arg_scope == {"order": "NCHW", "use_cudnn": True,
-                               "cudnn_exhaustive_search": False}
+    assert model.arg_scope == {"order": "NCHW", "use_cudnn": True, "cudnn_exhaustive_search": False}
     assert CNNModelHelper(ws_nbytes_limit=64).arg_scope["ws_nbytes_limit"] == 64
     with pytest.raises(ArgumentError, match="storage order CHWN"):
         CNNModelHelper(order="CHWN")
@@ -38,9 +38,12 @@ def test_e5_logs_deprecation_once_and_leaks_arguments(caplog, monkeypatch):
     model.Concat(["a", "b"], "ab", axis=2)
     model.Sum(["a", "b"], "s")
     fc, transpose, softmax, concat, total = model.net.Proto().op
-    assert list(fc.arg) == [MakeArgument("order", "NCHW"), MakeArgument("use_cudnn", 0),
-                            MakeArgument("cudnn_exhaustive_search", 0),
-                            MakeArgument("axis", 2)]
+    assert list(fc.arg) == [
+        MakeArgument("order", "NCHW"),
+        MakeArgument("use_cudnn", 0),
+        MakeArgument("cudnn_exhaustive_search", 0),
+        MakeArgument("axis", 2),
+    ]
     assert not transpose.HasField("engine") and not softmax.HasField("engine")
     assert arg_names(transpose) == ["order", "cudnn_exhaustive_search", "axes"]
     assert arg_names(concat) == ["order", "use_cudnn", "cudnn_exhaustive_search", "axis"]
@@ -91,17 +94,21 @@ def test_step_model_parameters_become_step_net_external_inputs(era):
         model = CNNModelHelper(name="outer")
         model.FC("input_blob", "lstm/i2h", 2, 8, axis=2)
         step = CNNModelHelper(name="lstm_cell", param_model=model)
-        input_t, timestep, cell_t_prev, hidden_t_prev = \
-            step.net.AddScopedExternalInputs("input_t", "timestep",
-                                             "cell_t_prev", "hidden_t_prev")
+        input_t, timestep, cell_t_prev, hidden_t_prev = step.net.AddScopedExternalInputs(
+            "input_t", "timestep", "cell_t_prev", "hidden_t_prev"
+        )
         gates_t = step.FC(hidden_t_prev, "lstm/gates_t", dim_in=2, dim_out=8, axis=2)
         step.net.Sum([gates_t, input_t], gates_t)
     assert step.param_init_net is model.param_init_net
-    assert model.params == ["lstm/i2h_w", "lstm/i2h_b",
-                            "lstm/gates_t_w", "lstm/gates_t_b"]
+    assert model.params == ["lstm/i2h_w", "lstm/i2h_b", "lstm/gates_t_w", "lstm/gates_t_b"]
     assert list(step.net.Proto().external_input) == [
-        "input_t", "timestep", "cell_t_prev", "hidden_t_prev",
-        "lstm/gates_t_w", "lstm/gates_t_b"]
+        "input_t",
+        "timestep",
+        "cell_t_prev",
+        "hidden_t_prev",
+        "lstm/gates_t_w",
+        "lstm/gates_t_b",
+    ]
     assert step.net.Name() == "lstm_cell"
 
 

@@ -4,6 +4,7 @@ The seed tests read the original Caffe2 text from the seeds folder (never
 copied into this repository): ``$CAFFE2RNN_SEEDS``, default
 ``/work/shared/seeds``.
 """
+
 import importlib
 import importlib.machinery
 import os
@@ -17,8 +18,9 @@ import caffe2rnn
 from caffe2rnn import compat, control_ops_util, core
 
 SEEDS = os.environ.get("CAFFE2RNN_SEEDS", "/work/shared/seeds")
-needs_seeds = pytest.mark.skipif(not os.path.isdir(SEEDS),
-                                 reason="seed texts not found at " + SEEDS)
+needs_seeds = pytest.mark.skipif(
+    not os.path.isdir(SEEDS), reason="seed texts not found at " + SEEDS
+)
 
 
 @pytest.fixture
@@ -39,20 +41,28 @@ def seed_example(file_prefix, number):
 
 
 def test_caffe2_names_are_the_caffe2rnn_modules(installed):
-    from caffe2.python import (brew, cnn, control_ops_util as cou, core as c2core,
-                               gradient_checker, model_helper, scope, utils,
-                               workspace)
-    from caffe2.proto import caffe2_pb2
     import caffe2.python.core
+    from caffe2.proto import caffe2_pb2
+    from caffe2.python import brew, cnn, gradient_checker, model_helper, scope, utils, workspace
+    from caffe2.python import control_ops_util as cou
+    from caffe2.python import core as c2core
+
     assert c2core is caffe2rnn.core is caffe2.python.core
     assert cou is control_ops_util
     assert (brew.__name__, cnn.__name__, model_helper.__name__) == (
-        "caffe2rnn.brew", "caffe2rnn.cnn", "caffe2rnn.model_helper")
+        "caffe2rnn.brew",
+        "caffe2rnn.cnn",
+        "caffe2rnn.model_helper",
+    )
     assert (scope.__name__, utils.__name__, workspace.__name__) == (
-        "caffe2rnn.scope", "caffe2rnn.utils", "caffe2rnn.workspace")
+        "caffe2rnn.scope",
+        "caffe2rnn.utils",
+        "caffe2rnn.workspace",
+    )
     assert gradient_checker.__name__ == "caffe2rnn.gradient_checker"
     assert caffe2_pb2 is caffe2rnn.proto.caffe2_pb2
     from caffe2.python.scope import CurrentNameScope
+
     assert CurrentNameScope is caffe2rnn.scope.CurrentNameScope
 
 
@@ -63,6 +73,7 @@ def test_mapping_is_by_rule_for_modules_written_later(installed, monkeypatch):
     later.VALUE = 42
     monkeypatch.setitem(sys.modules, "caffe2rnn.written_later", later)
     from caffe2.python.written_later import VALUE
+
     assert VALUE == 42
     assert sys.modules["caffe2.python.written_later"] is later
 
@@ -76,8 +87,9 @@ def test_missing_modules_still_fail(installed):
 
 def test_future_utils_and_uninstall():
     compat.install()
-    assert compat.install() is compat.install()          # idempotent
+    assert compat.install() is compat.install()  # idempotent
     from future.utils import viewitems, viewkeys, viewvalues
+
     d = {"a": 1}
     assert list(viewitems(d)) == [("a", 1)] and list(viewkeys(d)) == ["a"]
     assert list(viewvalues(d)) == [1]
@@ -85,7 +97,7 @@ def test_future_utils_and_uninstall():
     assert not any(name == "caffe2" or name.startswith("caffe2.") for name in sys.modules)
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("caffe2.python.core")
-    compat.uninstall()                                   # harmless twice
+    compat.uninstall()  # harmless twice
 
 
 def test_py2_namespace_map_returns_a_list():
@@ -113,27 +125,36 @@ def test_seed_001_get_external_blob_names_matches(installed, example, variant):
     exec("from caffe2.python import core\n" + seed_example("001_", example), namespace)
     seed_function = namespace["get_external_blob_names"]
     scope = {"x", "outer_w", "y", "h"}
-    expected = control_ops_util.get_external_blob_names(lexical_net(), scope,
-                                                        variant=variant)
+    expected = control_ops_util.get_external_blob_names(lexical_net(), scope, variant=variant)
     assert seed_function(lexical_net(), scope) == expected
 
 
 @needs_seeds
 def test_seed_000_recurrent_net_v3_definition_resolves(installed):
     namespace = compat.py2_namespace()
-    exec("from caffe2.python import core, workspace\n"
-         "from caffe2.python.scope import CurrentNameScope\n"
-         "from future.utils import viewitems, viewkeys\n"
-         + seed_example("000_", 2), namespace)
+    exec(
+        "from caffe2.python import core, workspace\n"
+        "from caffe2.python.scope import CurrentNameScope\n"
+        "from future.utils import viewitems, viewkeys\n" + seed_example("000_", 2),
+        namespace,
+    )
     recurrent_net = namespace["recurrent_net"]
     assert recurrent_net.__code__.co_varnames[:5] == (
-        "net", "cell_net", "inputs", "initial_cell_inputs", "links")
+        "net",
+        "cell_net",
+        "inputs",
+        "initial_cell_inputs",
+        "links",
+    )
     globals_used = set(recurrent_net.__code__.co_names) & {
-        "core", "CurrentNameScope", "viewitems", "viewkeys"}
+        "core",
+        "CurrentNameScope",
+        "viewitems",
+        "viewkeys",
+    }
     assert globals_used == {"core", "CurrentNameScope", "viewitems", "viewkeys"}
     for name in globals_used:
         assert name in namespace
     module_core = namespace["core"]
-    for attribute in ["BlobReference", "GradientRegistry", "Net", "get_ssa",
-                      "get_undefined_blobs"]:
+    for attribute in ["BlobReference", "GradientRegistry", "Net", "get_ssa", "get_undefined_blobs"]:
         assert hasattr(module_core, attribute)

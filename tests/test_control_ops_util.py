@@ -1,4 +1,5 @@
 """control_ops_util.get_external_blob_names, both historical variants."""
+
 import pytest
 
 from caffe2rnn import core

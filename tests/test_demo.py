@@ -1,4 +1,5 @@
 """`make demo` end to end: both models learn, gradients check, files appear."""
+
 import os
 import shutil
 
@@ -13,7 +14,8 @@ def test_demo_trains_checks_gradients_and_writes_report(tmp_path, capsys):
     assert "| lstm | 6 |" in report and "| attention | 15 |" in report
     diagrams = sorted(os.listdir(out / "diagrams"))
     extension = ".svg" if shutil.which("dot") else ".dot"
-    assert diagrams == sorted("lstm_%s%s" % (view, extension) for view in
-                              ["net", "ssa", "scratches", "backward", "recurrent",
-                               "timeline", "unroll"])
+    assert diagrams == sorted(
+        "lstm_%s%s" % (view, extension)
+        for view in ["net", "ssa", "scratches", "backward", "recurrent", "timeline", "unroll"]
+    )
     assert "loss" in capsys.readouterr().out

@@ -1,4 +1,5 @@
 """ModelHelper (E5) and ModelHelperBase (E3), spec §6.1-6.2 and §4.7."""
+
 import logging
 
 import numpy as np
@@ -6,22 +7,30 @@ import pytest
 
 from caffe2rnn import core, workspace
 from caffe2rnn.errors import ShapeError, UnknownOperatorError, WorkspaceError
-from caffe2rnn.model_helper import (ExternalInitializer, Initializer,
-                                    ModelHelper, ModelHelperBase, ParameterTags)
+from caffe2rnn.model_helper import (
+    ExternalInitializer,
+    Initializer,
+    ModelHelper,
+    ModelHelperBase,
+    ParameterTags,
+)
 
 
 def test_defaults_and_arg_scope():
     model = ModelHelper()
     assert model.name == "model" and model.net.Name() == "model"
     assert model.param_init_net.Name() == "model_init"
-    assert model.arg_scope == {"order": "NCHW", "use_cudnn": True,
-                               "cudnn_exhaustive_search": False}
+    assert model.arg_scope == {"order": "NCHW", "use_cudnn": True, "cudnn_exhaustive_search": False}
     assert list(model.arg_scope) == ["order", "use_cudnn", "cudnn_exhaustive_search"]
     assert model.Proto() is model.net.Proto()
     assert model.InitProto() is model.param_init_net.Proto()
     custom = ModelHelper(name="m", arg_scope={"order": "NHWC", "extra": 1})
-    assert custom.arg_scope == {"order": "NHWC", "use_cudnn": True,
-                                "cudnn_exhaustive_search": False, "extra": 1}
+    assert custom.arg_scope == {
+        "order": "NHWC",
+        "use_cudnn": True,
+        "cudnn_exhaustive_search": False,
+        "extra": 1,
+    }
     assert ModelHelper(name="model").net.Name() == "model_1"
 
 
@@ -38,12 +47,15 @@ def test_param_model_shares_the_very_same_objects():
 def test_create_param_scopes_initializes_and_tags():
     model = ModelHelper(name="m")
     with core.NameScope("lstm"):
-        w = model.create_param("w", [4, 3], Initializer("ConstantFill", value=2.0),
-                               tags=ParameterTags.WEIGHT)
-    named = model.create_param(core.BlobReference("raw"), [2],
-                               Initializer("XavierFill"), tags=[ParameterTags.BIAS])
-    frozen = model.create_param("frozen", [1], Initializer("ConstantFill"),
-                                tags=[ParameterTags.COMPUTED_PARAM])
+        w = model.create_param(
+            "w", [4, 3], Initializer("ConstantFill", value=2.0), tags=ParameterTags.WEIGHT
+        )
+    named = model.create_param(
+        core.BlobReference("raw"), [2], Initializer("XavierFill"), tags=[ParameterTags.BIAS]
+    )
+    frozen = model.create_param(
+        "frozen", [1], Initializer("ConstantFill"), tags=[ParameterTags.COMPUTED_PARAM]
+    )
     assert (w, named, frozen) == ("lstm/w", "raw", "frozen")
     assert w.Net() is model.param_init_net
     assert model.params == ["lstm/w", "raw"]
@@ -88,14 +100,15 @@ def test_add_param_infers_shape_and_add_parameter_checks_type():
 def test_get_params_weights_and_biases_by_scope():
     model = ModelHelper(name="m")
     for name in ["a/w", "a/b/w", "c/w"]:
-        model.create_param(core.BlobReference(name), [1], Initializer("XavierFill"),
-                           tags=ParameterTags.WEIGHT)
+        model.create_param(
+            core.BlobReference(name), [1], Initializer("XavierFill"), tags=ParameterTags.WEIGHT
+        )
     assert model.GetParams() == ["a/w", "a/b/w", "c/w"]
     assert model.GetParams("a") == ["a/w", "a/b/w"]
     assert model.GetParams("a/", top_scope=True) == ["a/w", "a/b/w"]
     with core.NameScope("c"):
         assert model.GetParams() == ["c/w"]
-    assert model.GetWeights("a/") == ["a/w"]          # exact scope only
+    assert model.GetWeights("a/") == ["a/w"]  # exact scope only
     assert model.GetWeights() == ["a/w", "a/b/w", "c/w"]
     assert model.GetBiases() == []
 
@@ -153,8 +166,7 @@ def test_fc_parameters_run_through_a_workspace():
     workspace.FeedBlob("x", x)
     workspace.RunNetOnce(model.param_init_net)
     workspace.RunNetOnce(model.net)
-    np.testing.assert_allclose(workspace.FetchBlob("y"),
-                               x @ np.full((3, 2), 0.5).T + 1.0)
+    np.testing.assert_allclose(workspace.FetchBlob("y"), x @ np.full((3, 2), 0.5).T + 1.0)
 
 
 def test_model_helper_base_e3_differences(caplog):

@@ -1,4 +1,5 @@
 """The README's Python examples run as written and print what they promise."""
+
 import contextlib
 import io
 import os
@@ -10,7 +11,8 @@ README = os.path.join(os.path.dirname(__file__), "..", "README.md")
 
 
 def python_blocks():
-    text = open(README, encoding="utf-8").read()
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
@@ -20,7 +22,7 @@ def test_readme_example_runs(index):
     with contextlib.redirect_stdout(out):
         exec(compile(python_blocks()[index], "README.md[%d]" % index, "exec"), {})
     printed = out.getvalue()
-    if "FetchBlob(\"z\")" in python_blocks()[index]:
+    if 'FetchBlob("z")' in python_blocks()[index]:
         assert printed.rstrip().endswith("[0. 2. 4.]")
     if "LSTM(" in python_blocks()[index]:
         assert "'RecurrentNetwork'" in printed and "'RecurrentNetworkGradient'" in printed

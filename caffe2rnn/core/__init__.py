@@ -5,18 +5,16 @@ This is the model-building half of Caffe2: nothing here runs anything. A
 writes their backward ops; :func:`get_ssa` numbers blob versions. Running
 is :mod:`caffe2rnn.workspace`'s job.
 """
-from ..proto import caffe2_pb2  # noqa: F401
-from ..scope import CurrentNameScope, DeviceScope, NameScope  # noqa: F401
+
 from .. import scope  # noqa: F401
 from ..operators import registry as _registry
-from .blob import (BlobReference, GradientSlice, ScopedBlobReference,  # noqa: F401
-                   ScopedName)
-from .operator import (CreateOperator, DataType, DeviceOption,  # noqa: F401
-                       _RectifyInputOutput)
-from .ssa import (get_ssa, get_undefined_blobs, get_output_producers,  # noqa: F401
-                  get_op_ids_in_path)
-from .gradients import GetIndexFromGradientList, GradientRegistry, IR  # noqa: F401
+from ..proto import caffe2_pb2  # noqa: F401
+from ..scope import CurrentNameScope, DeviceScope, NameScope  # noqa: F401
+from .blob import BlobReference, GradientSlice, ScopedBlobReference, ScopedName  # noqa: F401
+from .gradients import IR, GetIndexFromGradientList, GradientRegistry  # noqa: F401
 from .net import Net  # noqa: F401
+from .operator import CreateOperator, DataType, DeviceOption, _RectifyInputOutput  # noqa: F401
+from .ssa import get_op_ids_in_path, get_output_producers, get_ssa, get_undefined_blobs  # noqa: F401
 
 
 def IsOperator(op_type):

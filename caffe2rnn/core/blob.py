@@ -4,6 +4,7 @@ A BlobReference is *only a name*: it holds no data. Data lives in a workspace
 under that name. The reference remembers the :class:`~caffe2rnn.core.Net` it
 came from so that ``blob.Relu([])`` can add an op to that net.
 """
+
 import collections
 
 from .. import scope as _scope
@@ -48,23 +49,23 @@ class BlobReference:
         return self._name
 
     def __repr__(self):
-        return 'BlobReference("{}")'.format(self._name)
+        return f'BlobReference("{self._name}")'
 
     def __add__(self, other):
         if not isinstance(other, str):
-            raise RuntimeError('Cannot add BlobReference to a non-string.')
+            raise RuntimeError("Cannot add BlobReference to a non-string.")
         return BlobReference(self._name + other, self._from_net)
 
     def __radd__(self, other):
         if not isinstance(other, str):
-            raise RuntimeError('Cannot add a non-string to BlobReference.')
+            raise RuntimeError("Cannot add a non-string to BlobReference.")
         return BlobReference(other + self._name, self._from_net)
 
     def Net(self):
         return self._from_net
 
     def GetNameScope(self):
-        return self._name[:self._name.rfind(_scope._NAMESCOPE_SEPARATOR) + 1]
+        return self._name[: self._name.rfind(_scope._NAMESCOPE_SEPARATOR) + 1]
 
     def _CreateAndAddToNet(self, op_type, inputs=None, *args, **kwargs):
         inputs = [] if inputs is None else inputs
@@ -74,24 +75,30 @@ class BlobReference:
 
     def __getattr__(self, op_type):
         """``blob.Op(inputs, outputs, **kw)`` = ``net.Op([blob] + inputs, ...)``."""
-        if op_type.startswith('__'):
+        if op_type.startswith("__"):
             raise AttributeError(op_type)
         if self._from_net is None:
             raise RuntimeError(
-                'You cannot use a blob reference that does not have a net '
-                'source to create operators. Create the operator from an '
-                'explicit net object.')
+                "You cannot use a blob reference that does not have a net "
+                "source to create operators. Create the operator from an "
+                "explicit net object."
+            )
         if not _registry.is_registered(op_type):
             raise RuntimeError(
-                'Method ' + op_type + ' is not a registered operator.' +
-                ' Did you mean: [' + ','.join(_registry.close_matches(op_type)) + ']')
+                "Method "
+                + op_type
+                + " is not a registered operator."
+                + " Did you mean: ["
+                + ",".join(_registry.close_matches(op_type))
+                + "]"
+            )
         return lambda *args, **kwargs: self._CreateAndAddToNet(op_type, *args, **kwargs)
 
 
 def ScopedName(name):
     """The current name scope followed by ``name``."""
     if isinstance(name, bytes):
-        name = name.decode('ascii')
+        name = name.decode("ascii")
     return _scope.CurrentNameScope() + name
 
 

@@ -25,6 +25,7 @@ Before b80ac2b2a (2017-06-11, eras E0-E4) the first one was renamed too
 blobs only. Sparse gradients (``GradientSlice``) are "summed" by
 concatenating their indices and their values (two ``Concat`` ops, axis 0).
 """
+
 import collections
 
 from .. import eras
@@ -36,8 +37,10 @@ from .operator import CreateOperator
 #: ``grad_op`` is None for a pass-through (the maker reused an existing blob).
 GradGenMeta = collections.namedtuple("GradGenMeta", ["grad_op", "idx", "gradient"])
 #: The same for a ``GradientSlice``, whose two halves may come from two ops.
-SparseGradGenMeta = collections.namedtuple("SparseGradGenMeta", [
-    "grad_op_indices", "idx_indices", "grad_op_values", "idx_values", "gradient"])
+SparseGradGenMeta = collections.namedtuple(
+    "SparseGradGenMeta",
+    ["grad_op_indices", "idx_indices", "grad_op_values", "idx_values", "gradient"],
+)
 
 
 def gradient_ops_of(generator):
@@ -54,17 +57,20 @@ def merge_sparse(name, parts):
     and its values (one forward op's gradient ops may split the two)."""
     merged = parts[0]
     for part in parts[1:]:
-        if (part.grad_op_indices is not None and merged.grad_op_indices is not None) \
-                or (part.grad_op_values is not None and merged.grad_op_values is not None):
+        if (part.grad_op_indices is not None and merged.grad_op_indices is not None) or (
+            part.grad_op_values is not None and merged.grad_op_values is not None
+        ):
             raise GradientError(
                 "Two gradient ops of one operator write the same half of the "
-                "sparse gradient %s of '%s'" % (tuple(part.gradient), name))
+                "sparse gradient %s of '%s'" % (tuple(part.gradient), name)
+            )
         merged = SparseGradGenMeta(
             _first_op(merged.grad_op_indices, part.grad_op_indices),
             merged.idx_indices + part.idx_indices,
             _first_op(merged.grad_op_values, part.grad_op_values),
             merged.idx_values + part.idx_values,
-            merged.gradient)
+            merged.gradient,
+        )
     return merged
 
 
@@ -81,7 +87,8 @@ def needs_sum(name, generators):
     if len({type(g) for g in generators}) > 1:
         raise GradientError(
             "Automatic aggregation of a mix of sparse and dense gradients is not "
-            "supported yet (gradients of '%s')" % name)
+            "supported yet (gradients of '%s')" % name
+        )
     if len(generators) < 2:
         return False
     made = [g for g in generators if gradient_ops_of(g)]
@@ -90,12 +97,14 @@ def needs_sum(name, generators):
         if len(names) > 1:
             raise GradientError(
                 "Unexpected behavior: not all grad output names are the same "
-                "(gradients of '%s': %s)" % (name, ", ".join(sorted(names))))
+                "(gradients of '%s': %s)" % (name, ", ".join(sorted(names)))
+            )
     options = [op.device_option for g in made for op in gradient_ops_of(g)]
     if any(option != options[0] for option in options[1:]):
         raise GradientError(
             "Unexpected behavior: not all grad ops have the same device option "
-            "(gradients of '%s')" % name)
+            "(gradients of '%s')" % name
+        )
     return True
 
 
@@ -126,7 +135,7 @@ def _sum_output_name(name, generators):
 
 
 def _strip(name, suffix):
-    return name[:-len(suffix)] if name.endswith(suffix) else name
+    return name[: -len(suffix)] if name.endswith(suffix) else name
 
 
 def _rename(grad_op, idx, count):
@@ -140,7 +149,8 @@ def _check_no_conflict(base, gradient):
     if str(gradient) == str(base):
         raise GradientError(
             "The gradient output of empty gradient op can not be the same as the "
-            "normal name of the current input gradient. ('%s')" % base)
+            "normal name of the current input gradient. ('%s')" % base
+        )
 
 
 def _dense_sum(generators, base):
@@ -171,8 +181,10 @@ def _sparse_concat(generators, base):
     halves = {"indices": [], "values": []}
     counts = {"indices": 0, "values": 0}
     for g in generators:
-        for half, op, idx in (("indices", g.grad_op_indices, g.idx_indices),
-                              ("values", g.grad_op_values, g.idx_values)):
+        for half, op, idx in (
+            ("indices", g.grad_op_indices, g.idx_indices),
+            ("values", g.grad_op_values, g.idx_values),
+        ):
             if op is None:
                 given = getattr(g.gradient, half)
                 _check_no_conflict(base, given)
@@ -180,13 +192,19 @@ def _sparse_concat(generators, base):
             else:
                 halves[half].append(_rename(op, idx, counts[half]))
                 counts[half] += 1
-    ops = [CreateOperator(
-        "Concat", [BlobReference(x) for x in halves[half]],
-        [BlobReference(base + "_%s_concat" % half),
-         BlobReference(base + "_%s_concat_split" % half)], axis=0)
-        for half in ("indices", "values")]
-    return ops, GradientSlice(indices=base + "_indices_concat",
-                              values=base + "_values_concat")
+    ops = [
+        CreateOperator(
+            "Concat",
+            [BlobReference(x) for x in halves[half]],
+            [
+                BlobReference(base + "_%s_concat" % half),
+                BlobReference(base + "_%s_concat_split" % half),
+            ],
+            axis=0,
+        )
+        for half in ("indices", "values")
+    ]
+    return ops, GradientSlice(indices=base + "_indices_concat", values=base + "_values_concat")
 
 
 def _copy_device_option(sum_ops, generators):

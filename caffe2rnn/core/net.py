@@ -17,6 +17,7 @@ Three Caffe2 habits shape what ``recurrent_net`` builds and are kept here:
 * ``NextName('recurrent')`` keeps returning ``'<net>/recurrent'`` because no
   blob of exactly that name is ever defined (spec §2.7, §10.6).
 """
+
 from collections import defaultdict
 
 from .. import eras
@@ -34,18 +35,17 @@ def unknown_operator_error(op_type):
     E4 onwards: an ``AttributeError`` (so ``hasattr(net, 'Fcc')`` is False)
     listing near names; E0-E3: a ``RuntimeError`` (E0 without the list).
     """
-    message = 'Method ' + op_type + ' is not a registered operator.'
+    message = "Method " + op_type + " is not a registered operator."
     era = eras.current()
     if era.unknown_op_lists_near_names:
-        message += ' Did you mean: [' + ','.join(_registry.close_matches(op_type)) + ']'
+        message += " Did you mean: [" + ",".join(_registry.close_matches(op_type)) + "]"
     if era.unknown_op_is_attribute_error:
         return UnknownOperatorError(message)
     return EnforceNotMet(message)
 
 
 def _is_known_operator(op_type):
-    return (_registry.is_registered(op_type)
-            or _registry.is_registered(op_type + "_ENGINE_CUDNN"))
+    return _registry.is_registered(op_type) or _registry.is_registered(op_type + "_ENGINE_CUDNN")
 
 
 def _first_digit_after(name, prefix):
@@ -53,7 +53,7 @@ def _first_digit_after(name, prefix):
 
     Caffe2 read exactly one character there, so ``n_blob_12`` counts as 1.
     """
-    if name.startswith(prefix) and name[len(prefix):len(prefix) + 1].isdigit():
+    if name.startswith(prefix) and name[len(prefix) : len(prefix) + 1].isdigit():
         return int(name[len(prefix)])
     return None
 
@@ -80,7 +80,7 @@ class Net:
         name = basename
         next_idx = 1
         while name in Net._net_names_used:
-            name = basename + '_' + str(next_idx)
+            name = basename + "_" + str(next_idx)
             next_idx += 1
         Net._net_names_used.add(name)
         return name
@@ -95,10 +95,12 @@ class Net:
         if type(name_or_proto) is caffe2_pb2.NetDef:
             self._net.CopyFrom(name_or_proto)
             name = self._net.name
-            prefix = name + '_blob_'
-            digits = [_first_digit_after(blob, prefix)
-                      for op in self._net.op
-                      for blob in list(op.input) + list(op.output)]
+            prefix = name + "_blob_"
+            digits = [
+                _first_digit_after(blob, prefix)
+                for op in self._net.op
+                for blob in list(op.input) + list(op.output)
+            ]
             digits = [d for d in digits if d is not None]
             self._next_name_index = max(digits) + 1 if digits else 0
         else:
@@ -131,7 +133,7 @@ class Net:
         """A BlobReference (bound to this net) to a blob the net defines."""
         blob_name = str(blob_name)
         if not self.BlobIsDefined(blob_name):
-            raise KeyError('Net does not define blob %s' % blob_name)
+            raise KeyError("Net does not define blob %s" % blob_name)
         return BlobReference(blob_name, self)
 
     def is_external_input(self, blob):
@@ -173,29 +175,29 @@ class Net:
         Without a prefix: ``<net>_blob_<k>`` from a per-net counter.
         """
         if not prefix:
-            name = self._net.name + '_blob_' + str(self._next_name_index)
+            name = self._net.name + "_blob_" + str(self._next_name_index)
             self._next_name_index += 1
             return name
-        base = self._net.name + '/' + prefix
-        suffix = '' if output_id is None else ':' + str(output_id)
+        base = self._net.name + "/" + prefix
+        suffix = "" if output_id is None else ":" + str(output_id)
         name = base + suffix
         index = 2
         while self.BlobIsDefined(str(ScopedBlobReference(name))):
-            name = base + '_' + str(index) + suffix
+            name = base + "_" + str(index) + suffix
             index += 1
         return name
 
-    def NextBlob(self, prefix='unnamed'):
+    def NextBlob(self, prefix="unnamed"):
         """A BlobReference named ``prefix`` (or ``prefix_auto_<i>``) not used yet."""
         name = str(prefix)
         index = 0
         while name in self._registered_blob_names or self.BlobIsDefined(name):
-            name = str(prefix) + '_auto_' + str(index)
+            name = str(prefix) + "_auto_" + str(index)
             index += 1
         self._registered_blob_names.add(name)
         return BlobReference(name)
 
-    def NextScopedBlob(self, prefix='unnamed'):
+    def NextScopedBlob(self, prefix="unnamed"):
         return self.NextBlob(_scope.CurrentNameScope() + str(prefix))
 
     # -- external inputs and outputs ---------------------------------------------
@@ -207,14 +209,14 @@ class Net:
         ``input`` instead of the argument), so ``ref.Relu()`` on them fails.
         """
         if not inputs:
-            raise WorkspaceError("AddExternalInput of net '%s' needs at least "
-                                 "one blob" % self.Name())
+            raise WorkspaceError(
+                "AddExternalInput of net '%s' needs at least one blob" % self.Name()
+            )
         if self._recreate_lookup_tables:
             self._RecreateLookupTables()
         for blob in inputs:
             if str(blob) in self._external_input_map:
-                raise WorkspaceError("Net already contains an input named %s"
-                                     % str(blob))
+                raise WorkspaceError("Net already contains an input named %s" % str(blob))
         refs = []
         for blob in inputs:
             name = str(blob)
@@ -234,12 +236,15 @@ class Net:
         """Declare outputs; each must be a BlobReference the net defines."""
         for blob in outputs:
             if not isinstance(blob, BlobReference):
-                raise TypeError("AddExternalOutput of net '%s' takes "
-                                "BlobReferences, got %r" % (self.Name(), blob))
+                raise TypeError(
+                    "AddExternalOutput of net '%s' takes "
+                    "BlobReferences, got %r" % (self.Name(), blob)
+                )
             if not self.BlobIsDefined(blob):
-                raise WorkspaceError("Net '%s' does not define blob %s, so it "
-                                     "cannot be an external output"
-                                     % (self.Name(), blob))
+                raise WorkspaceError(
+                    "Net '%s' does not define blob %s, so it "
+                    "cannot be an external output" % (self.Name(), blob)
+                )
         self._net.external_output.extend(str(b) for b in outputs)
 
     AddExternalOutputs = AddExternalOutput
@@ -264,12 +269,11 @@ class Net:
 
     def __getattr__(self, op_type):
         """``net.FC(...)``: a function that appends an ``op_type`` operator."""
-        if op_type.startswith('__'):
+        if op_type.startswith("__"):
             raise AttributeError(op_type)
         if not _is_known_operator(op_type):
             raise unknown_operator_error(op_type)
-        return lambda *args, **kwargs: self._CreateAndAddToSelf(
-            op_type, *args, **kwargs)
+        return lambda *args, **kwargs: self._CreateAndAddToSelf(op_type, *args, **kwargs)
 
     def _CreateAndAddToSelf(self, op_type, inputs, outputs=None, **kwargs):
         """Append one operator; see the class docs for the naming rules.
@@ -282,13 +286,13 @@ class Net:
                 if blob.Net() is self:
                     raise WorkspaceError(
                         "blob %s claims to come from net '%s' but the net does "
-                        "not define it" % (blob, self.Name()))
+                        "not define it" % (blob, self.Name())
+                    )
                 self.AddExternalInput(blob)
         if outputs is None:
             outputs = self.NextName(prefix=op_type)
         elif type(outputs) is int:
-            outputs = [self.NextName(prefix=op_type, output_id=i)
-                       for i in range(outputs)]
+            outputs = [self.NextName(prefix=op_type, output_id=i) for i in range(outputs)]
         outputs = _RectifyInputOutput(outputs, net=self)
         op = CreateOperator(op_type, inputs, outputs, **kwargs)
         self._ExtendOps([op])
@@ -305,13 +309,12 @@ class Net:
         dict blob → gradient blob; see ``GradientRegistry.GetBackwardPass``.
         """
         from .gradients import GradientRegistry  # written alongside; avoids a cycle
-        grad_ops, input_to_grad = GradientRegistry.GetBackwardPass(
-            self._net.op[skip:], ys)
+
+        grad_ops, input_to_grad = GradientRegistry.GetBackwardPass(self._net.op[skip:], ys)
         self._ExtendOps(grad_ops)
         return input_to_grad
 
-    def Clone(self, name, blob_remap=None, op_id_mask=None, remap_funcs=None,
-              keep_schema=True):
+    def Clone(self, name, blob_remap=None, op_id_mask=None, remap_funcs=None, keep_schema=True):
         """A new Net (uniquely renamed from ``name``) with some ops and renamed blobs.
 
         ``op_id_mask`` lists the op indices to keep (default: all, in order);
@@ -339,7 +342,7 @@ class Net:
             remap(op.input)
             remap(op.output)
             if op.type in remap_funcs:
-                remap_funcs[op.type](op, (name + '/') if name else '')
+                remap_funcs[op.type](op, (name + "/") if name else "")
         remap(proto.external_input)
         remap(proto.external_output)
         new_net = Net(proto)

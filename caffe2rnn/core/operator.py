@@ -1,4 +1,5 @@
 """Creating ``OperatorDef`` protos: ``CreateOperator`` and its helpers."""
+
 from .. import scope as _scope
 from ..proto import caffe2_pb2
 from ..utils import MakeArgument
@@ -41,15 +42,22 @@ def _RectifyInputOutput(blobs, net=None):
             elif type(blob) is BlobReference:
                 rectified.append(blob)
             else:
-                raise TypeError("I/O blob #{} of unsupported type: {} of type {}"
-                                .format(i, blob, type(blob)))
+                raise TypeError(f"I/O blob #{i} of unsupported type: {blob} of type {type(blob)}")
         return rectified
-    raise TypeError("Unknown input/output type: %s of type %s."
-                    % (str(blobs), type(blobs)))
+    raise TypeError("Unknown input/output type: %s of type %s." % (str(blobs), type(blobs)))
 
 
-def CreateOperator(operator_type, inputs, outputs, name='', control_input=None,
-                   device_option=None, arg=None, engine=None, **kwargs):
+def CreateOperator(
+    operator_type,
+    inputs,
+    outputs,
+    name="",
+    control_input=None,
+    device_option=None,
+    arg=None,
+    engine=None,
+    **kwargs,
+):
     """Build an ``OperatorDef`` (spec §2.4); it is not run nor added to a net.
 
     ``name`` is always set (so it prints as ``name: ""``); every keyword other
@@ -69,8 +77,8 @@ def CreateOperator(operator_type, inputs, outputs, name='', control_input=None,
         operator.device_option.CopyFrom(_scope.CurrentDeviceScope())
     if engine is not None:
         operator.engine = engine
-    if 'random_seed' in kwargs:
-        operator.device_option.random_seed = kwargs.pop('random_seed')
+    if "random_seed" in kwargs:
+        operator.device_option.random_seed = kwargs.pop("random_seed")
     if arg is not None:
         operator.arg.extend(arg)
     for key, value in kwargs.items():

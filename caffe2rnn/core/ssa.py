@@ -15,6 +15,7 @@ output (the order of ``scratches``), so it is specified exactly: external
 inputs first, then (only in nets *without* declared external inputs) other
 inputs at their first read, and outputs at their first write.
 """
+
 from ..errors import BlobNotFoundError
 from ..proto import caffe2_pb2
 
@@ -24,8 +25,7 @@ def _netdef(net):
         return net
     proto = getattr(type(net), "Proto", None)
     if proto is None:
-        raise TypeError("get_ssa takes a core.Net or a NetDef, got %s"
-                        % type(net).__name__)
+        raise TypeError("get_ssa takes a core.Net or a NetDef, got %s" % type(net).__name__)
     return net.Proto()
 
 
@@ -74,8 +74,9 @@ def _latest(blob_versions, blobs):
     for blob in blobs:
         name = str(blob)
         if name not in blob_versions:
-            raise BlobNotFoundError("blob '%s' does not appear in the net "
-                                    "(not in blob_versions)" % name)
+            raise BlobNotFoundError(
+                "blob '%s' does not appear in the net (not in blob_versions)" % name
+            )
         versioned.add((name, blob_versions[name]))
     return versioned
 

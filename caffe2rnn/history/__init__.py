@@ -17,6 +17,7 @@ Each runs on its own era's operator semantics (:mod:`.era`); ``with
 era("v2"): ...`` chooses one explicitly. :mod:`.bugs` reproduces the bugs each
 version fixed; :mod:`.compare` lays the versions' op arguments side by side.
 """
+
 from . import april, newest, v1, v2, v3
 from .era import ERAS, era  # noqa: F401
 
@@ -29,5 +30,4 @@ def recurrent_net(version):
     try:
         return VERSIONS[version].recurrent_net
     except KeyError:
-        raise ValueError("unknown version %r; known: %s"
-                         % (version, ", ".join(VERSIONS))) from None
+        raise ValueError("unknown version %r; known: %s" % (version, ", ".join(VERSIONS))) from None

@@ -18,44 +18,88 @@ v1 plus five commits (history.md §2.7):
 
 ``backward_mapping`` values stay ``BlobReference``; still Python 2 only.
 """
-from ..recurrent_stages import (alias_pass_through_references, build_backward_cell,
-                                check_scoping, find_references, op_arguments, ordered,
-                                plan_links, scoper)
+
+from ..recurrent_stages import (
+    alias_pass_through_references,
+    build_backward_cell,
+    check_scoping,
+    find_references,
+    op_arguments,
+    ordered,
+    plan_links,
+    scoper,
+)
 from .era import bind_built_op, building
 
 
-def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
-                  timestep=None, scope=None, outputs_with_grads=(0,)):
+def recurrent_net(
+    net,
+    cell_net,
+    inputs,
+    initial_cell_inputs,
+    links,
+    timestep=None,
+    scope=None,
+    outputs_with_grads=(0,),
+):
     """Add the 2017-04-07 ``RecurrentNetwork`` op to ``net``; return its outputs
     minus the step workspaces."""
     with building("april") as chosen:
-        return build(net, cell_net, inputs, initial_cell_inputs, links, timestep,
-                     scope, outputs_with_grads, chosen)
+        return build(
+            net,
+            cell_net,
+            inputs,
+            initial_cell_inputs,
+            links,
+            timestep,
+            scope,
+            outputs_with_grads,
+            chosen,
+        )
 
 
-def build(net, cell_net, inputs, initial_cell_inputs, links, timestep, scope,
-          outputs_with_grads, chosen, recompute_blobs_on_backward=None,
-          pass_recompute=False):
+def build(
+    net,
+    cell_net,
+    inputs,
+    initial_cell_inputs,
+    links,
+    timestep,
+    scope,
+    outputs_with_grads,
+    chosen,
+    recompute_blobs_on_backward=None,
+    pass_recompute=False,
+):
     """The body shared with v2, which only adds ``recompute_blobs_on_backward``."""
     assert len(inputs) == 1, "Only one input blob is supported so far"
     check_scoping(cell_net)
-    op_name = net.NextName('recurrent')
+    op_name = net.NextName("recurrent")
     s = scoper(op_name, scope)
-    references = find_references(cell_net.Proto(), inputs, initial_cell_inputs,
-                                 timestep)
+    references = find_references(cell_net.Proto(), inputs, initial_cell_inputs, timestep)
     backward = build_backward_cell(cell_net, recompute_blobs_on_backward)
-    all_inputs = [i[1] for i in inputs] + [x[1] for x in initial_cell_inputs] \
-        + references
-    cell_net.Proto().type = 'simple'
+    all_inputs = [i[1] for i in inputs] + [x[1] for x in initial_cell_inputs] + references
+    cell_net.Proto().type = "simple"
 
     plan = plan_links(inputs, initial_cell_inputs, links, s, backward)
     alias_pass_through_references(backward, references)
     backward.net.Proto().external_input.extend(cell_net.Proto().external_input)
     backward.net.Proto().external_input.extend(cell_net.Proto().external_output)
 
-    arguments = op_arguments(plan, all_inputs, initial_cell_inputs, timestep,
-                             cell_net, backward, references, outputs_with_grads)
-    results = net.RecurrentNetwork(all_inputs, plan.outputs + [s("step_workspaces")],
-                                   **ordered(arguments, "v2" if pass_recompute else "v1"))
+    arguments = op_arguments(
+        plan,
+        all_inputs,
+        initial_cell_inputs,
+        timestep,
+        cell_net,
+        backward,
+        references,
+        outputs_with_grads,
+    )
+    results = net.RecurrentNetwork(
+        all_inputs,
+        plan.outputs + [s("step_workspaces")],
+        **ordered(arguments, "v2" if pass_recompute else "v1"),
+    )
     bind_built_op(net, chosen)
     return results[:-1]

@@ -12,8 +12,9 @@ gradients are checked against by central differences.
 * :func:`sum_mul` (B3), :func:`pass_through_reference` (B4, B5) and
   :func:`two_states` (B7): the minimal cells of history.md §4.
 """
+
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List
+from typing import Callable
 
 import numpy as np
 
@@ -26,11 +27,11 @@ class Cell:
     """One recurrent cell: how to build it, its inputs, and its NumPy twin."""
 
     name: str
-    build: Callable          # build(recurrent_net, **kwargs) -> (net, outputs)
-    values: Callable         # values(rng) -> {blob: array} (float64)
-    forward: Callable        # forward(values) -> loss-relevant output (T x N x D)
-    params: List[str] = field(default_factory=list)  # blobs with a gradient
-    loss_output: int = 0     # which recurrent_net output the loss sums
+    build: Callable  # build(recurrent_net, **kwargs) -> (net, outputs)
+    values: Callable  # values(rng) -> {blob: array} (float64)
+    forward: Callable  # forward(values) -> loss-relevant output (T x N x D)
+    params: list[str] = field(default_factory=list)  # blobs with a gradient
+    loss_output: int = 0  # which recurrent_net output the loss sums
 
     def run(self, recurrent_net, values, runs=1, **kwargs):
         """Build, then run forward + backward ``runs`` times in one workspace.
@@ -46,8 +47,9 @@ class Cell:
         results = []
         for _ in range(runs):
             workspace.RunNet(net.Proto().name)
-            results.append({b: np.array(workspace.FetchBlob(b + "_grad"))
-                            for b in ["input"] + self.params})
+            results.append(
+                {b: np.array(workspace.FetchBlob(b + "_grad")) for b in ["input"] + self.params}
+            )
         return results
 
     def reference_gradients(self, values, step=1e-6):
@@ -70,19 +72,24 @@ class Cell:
 
 def _mul_cell(name, ops, states, references=(), outputs_with_grads=(0,)):
     """A Net cell: external inputs ``input_t``, states, references; ``ops(net)``."""
+
     def build(recurrent_net, **kwargs):
         cell = core.Net(name)
-        cell.AddExternalInputs(*(["input_t"] + [s + "_prev" for s, _ in states]
-                                 + list(references)))
+        cell.AddExternalInputs(*(["input_t"] + [s + "_prev" for s, _ in states] + list(references)))
         ops(cell)
         cell.AddExternalOutputs(*[core.BlobReference(s) for s, _ in states])
         net = core.Net(name + "_main")
         outputs = recurrent_net(
-            net, cell, [("input_t", "input")],
+            net,
+            cell,
+            [("input_t", "input")],
             [(s + "_prev", init) for s, init in states],
             {s + "_prev": s for s, _ in states},
-            outputs_with_grads=outputs_with_grads, **kwargs)
+            outputs_with_grads=outputs_with_grads,
+            **kwargs,
+        )
         return net, outputs
+
     return build
 
 
@@ -91,6 +98,7 @@ T, N, D = 3, 2, 2
 
 def sum_mul():
     """B3's cell (``test_sum_mul``): ``s = x + h_prev; h = x * s``."""
+
     def ops(cell):
         cell.Sum(["input_t", "h_prev"], "s")
         cell.Mul(["input_t", "s"], "h")
@@ -101,14 +109,21 @@ def sum_mul():
             h = x * (x + h)
             out.append(h)
         return np.array(out)
-    return Cell("sum_mul", _mul_cell("sum_mul", ops, [("h", "h0")]),
-                lambda rng: {"input": rng.uniform(0.5, 1.0, (T, N, D)),
-                             "h0": rng.uniform(0.5, 1.0, (1, N, D))},
-                forward)
+
+    return Cell(
+        "sum_mul",
+        _mul_cell("sum_mul", ops, [("h", "h0")]),
+        lambda rng: {
+            "input": rng.uniform(0.5, 1.0, (T, N, D)),
+            "h0": rng.uniform(0.5, 1.0, (1, N, D)),
+        },
+        forward,
+    )
 
 
 def pass_through_reference():
     """B4/B5's cell: ``q = x * h_prev; u = q + w; h = tanh(u)``, ``w`` a reference."""
+
     def ops(cell):
         cell.Mul(["input_t", "h_prev"], "q")
         cell.Sum(["q", "w"], "u")
@@ -120,16 +135,23 @@ def pass_through_reference():
             h = np.tanh(x * h + v["w"][0])
             out.append(h)
         return np.array(out)
-    return Cell("pass_through_reference",
-                _mul_cell("pass_through_reference", ops, [("h", "h0")], ["w"]),
-                lambda rng: {"input": rng.uniform(0.5, 1.0, (T, N, D)),
-                             "h0": rng.uniform(0.5, 1.0, (1, N, D)),
-                             "w": rng.uniform(-0.5, 0.5, (1, N, D))},
-                forward, params=["w"])
+
+    return Cell(
+        "pass_through_reference",
+        _mul_cell("pass_through_reference", ops, [("h", "h0")], ["w"]),
+        lambda rng: {
+            "input": rng.uniform(0.5, 1.0, (T, N, D)),
+            "h0": rng.uniform(0.5, 1.0, (1, N, D)),
+            "w": rng.uniform(-0.5, 0.5, (1, N, D)),
+        },
+        forward,
+        params=["w"],
+    )
 
 
 def two_states():
     """B7's cell: ``a = x * a_prev; b = a * b_prev``; gradient on ``a_all`` only."""
+
     def ops(cell):
         cell.Mul(["input_t", "a_prev"], "a")
         cell.Mul(["a", "b_prev"], "b")
@@ -140,12 +162,17 @@ def two_states():
             a = x * a
             out.append(a)
         return np.array(out)
-    return Cell("two_states",
-                _mul_cell("two_states", ops, [("a", "a0"), ("b", "b0")]),
-                lambda rng: {"input": rng.uniform(0.5, 1.5, (T, N, D)),
-                             "a0": rng.uniform(0.5, 1.5, (1, N, D)),
-                             "b0": rng.uniform(0.5, 1.5, (1, N, D))},
-                forward)
+
+    return Cell(
+        "two_states",
+        _mul_cell("two_states", ops, [("a", "a0"), ("b", "b0")]),
+        lambda rng: {
+            "input": rng.uniform(0.5, 1.5, (T, N, D)),
+            "a0": rng.uniform(0.5, 1.5, (1, N, D)),
+            "b0": rng.uniform(0.5, 1.5, (1, N, D)),
+        },
+        forward,
+    )
 
 
 def _sigmoid(x):
@@ -154,24 +181,30 @@ def _sigmoid(x):
 
 def lstm():
     """Seed 002's LSTM step net over a projected input (T x N x 4D)."""
+
     def build(recurrent_net, **kwargs):
         model = CNNModelHelper(name="lstm_model")
         step = CNNModelHelper(name="lstm_cell", param_model=model)
-        input_t, timestep, cell_t_prev, hidden_t_prev = \
-            step.net.AddScopedExternalInputs('input_t', 'timestep', 'cell_t_prev',
-                                             'hidden_t_prev')
-        gates_t = step.FC(hidden_t_prev, "lstm/gates_t", dim_in=D, dim_out=4 * D,
-                          axis=2)
+        input_t, timestep, cell_t_prev, hidden_t_prev = step.net.AddScopedExternalInputs(
+            "input_t", "timestep", "cell_t_prev", "hidden_t_prev"
+        )
+        gates_t = step.FC(hidden_t_prev, "lstm/gates_t", dim_in=D, dim_out=4 * D, axis=2)
         step.net.Sum([gates_t, input_t], gates_t)
         hidden_t, cell_t = step.net.LSTMUnit(
             [hidden_t_prev, cell_t_prev, gates_t, "seq_lengths", timestep],
-            ["lstm/hidden_t", "lstm/cell_t"])
+            ["lstm/hidden_t", "lstm/cell_t"],
+        )
         step.net.AddExternalOutputs(cell_t, hidden_t)
         outputs = recurrent_net(
-            net=model.net, cell_net=step.net, inputs=[(input_t, "input")],
+            net=model.net,
+            cell_net=step.net,
+            inputs=[(input_t, "input")],
             initial_cell_inputs=[(hidden_t_prev, "h0"), (cell_t_prev, "c0")],
             links={hidden_t_prev: hidden_t, cell_t_prev: cell_t},
-            timestep=timestep, scope="lstm", **kwargs)
+            timestep=timestep,
+            scope="lstm",
+            **kwargs,
+        )
         return model.net, outputs
 
     def forward(v):
@@ -185,17 +218,22 @@ def lstm():
         return np.array(out)
 
     def values(rng):
-        return {"input": rng.uniform(-1, 1, (T, N, 4 * D)),
-                "h0": rng.uniform(-1, 1, (1, N, D)),
-                "c0": rng.uniform(-1, 1, (1, N, D)),
-                "lstm/gates_t_w": rng.uniform(-1, 1, (4 * D, D)),
-                "lstm/gates_t_b": rng.uniform(-1, 1, (4 * D,)),
-                "seq_lengths": np.full((N,), T, dtype=np.int32)}
-    return Cell("lstm", build, values, forward,
-                params=["lstm/gates_t_w", "lstm/gates_t_b"])
+        return {
+            "input": rng.uniform(-1, 1, (T, N, 4 * D)),
+            "h0": rng.uniform(-1, 1, (1, N, D)),
+            "c0": rng.uniform(-1, 1, (1, N, D)),
+            "lstm/gates_t_w": rng.uniform(-1, 1, (4 * D, D)),
+            "lstm/gates_t_b": rng.uniform(-1, 1, (4 * D,)),
+            "seq_lengths": np.full((N,), T, dtype=np.int32),
+        }
+
+    return Cell("lstm", build, values, forward, params=["lstm/gates_t_w", "lstm/gates_t_b"])
 
 
 #: name → factory, for :mod:`caffe2rnn.history.compare` and the CLI.
-CELLS: Dict[str, Callable[[], Cell]] = {
-    "lstm": lstm, "sum_mul": sum_mul,
-    "pass_through_reference": pass_through_reference, "two_states": two_states}
+CELLS: dict[str, Callable[[], Cell]] = {
+    "lstm": lstm,
+    "sum_mul": sum_mul,
+    "pass_through_reference": pass_through_reference,
+    "two_states": two_states,
+}

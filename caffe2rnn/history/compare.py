@@ -13,8 +13,9 @@ as parsed NetDefs (text and NetDef arguments compare equal when the nets
 are), so a difference is a difference in what the op would run. Each version
 builds under its own era, with net names reset first.
 """
+
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Optional
 
 from google.protobuf import text_format
 
@@ -29,7 +30,7 @@ NET_ARGUMENTS = ("step_net", "backward_step_net")
 @dataclass
 class Row:
     argument: str
-    values: Tuple[Optional[object], ...]
+    values: tuple[Optional[object], ...]
     differs: bool
 
 
@@ -70,7 +71,7 @@ def built_op(version, cell, **kwargs):
     return next(op for op in net.Proto().op if op.type == "RecurrentNetwork")
 
 
-def compare(versions, cell="lstm", **kwargs) -> List[Row]:
+def compare(versions, cell="lstm", **kwargs) -> list[Row]:
     """Rows of (argument, value per version, differs?) for ``cell`` (a name in
     :data:`cells.CELLS` or a :class:`cells.Cell`)."""
     if isinstance(cell, str):

@@ -27,11 +27,13 @@ that module (``cudnn_LSTM``'s comments inside a dict, ``InitFromLSTMParams``'
 loop bodies that share no name with the loop) the rules guess wrong; it is
 not a general tool.
 """
+
 import builtins
 import keyword
 import re
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<string>(?:[rRuUbB]{0,2})(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"))
   | (?P<comment>\#)
   | (?P<name>[A-Za-z_]\w*)
@@ -39,21 +41,37 @@ _TOKEN = re.compile(r"""
   | (?P<cont>\\)
   | (?P<op>\*\*=?|//=?|>>=?|<<=?|[-+*/%&|^=<>!]=|->|[-+*/%&|^~<>=.,:;@()\[\]{}])
   | (?P<space>\s+)
-""", re.VERBOSE | re.DOTALL)
+""",
+    re.VERBOSE | re.DOTALL,
+)
 
 #: Keywords that continue an expression (never start a statement there).
 #: (``for`` only inside brackets: comprehensions.)
 _INFIX = {"in", "not", "and", "or", "is", "if", "else", "as", "lambda"}
 _CLAUSES = {"else", "elif", "except", "finally"}
-_COMPOUND = {"if", "elif", "else", "for", "while", "def", "class", "with", "try",
-             "except", "finally"}
+_COMPOUND = {
+    "if",
+    "elif",
+    "else",
+    "for",
+    "while",
+    "def",
+    "class",
+    "with",
+    "try",
+    "except",
+    "finally",
+}
 _ENDERS = {"return", "raise", "break", "continue"}
 #: Blocks that only a return (or a clause) ends.
 _RUN_ON = {"def", "class", "with", "try"}
 #: Which open block a clause keyword continues.
-_OPENERS = {"else": {"if", "elif", "for", "while", "try", "except"},
-            "elif": {"if", "elif"}, "except": {"try", "except"},
-            "finally": {"try", "except", "else"}}
+_OPENERS = {
+    "else": {"if", "elif", "for", "while", "try", "except"},
+    "elif": {"if", "elif"},
+    "except": {"try", "except"},
+    "finally": {"try", "except", "else"},
+}
 
 
 class Tok:
@@ -63,10 +81,11 @@ class Tok:
         self.kind, self.text = kind, text
 
     def ends_operand(self):
-        return (self.kind in ("string", "number")
-                or (self.kind == "name" and self.text not in keyword.kwlist)
-                or self.text in (")", "]", "}", "None", "True", "False", "pass",
-                                 "break", "continue"))
+        return (
+            self.kind in ("string", "number")
+            or (self.kind == "name" and self.text not in keyword.kwlist)
+            or self.text in (")", "]", "}", "None", "True", "False", "pass", "break", "continue")
+        )
 
 
 def tokenize(text):
@@ -75,7 +94,7 @@ def tokenize(text):
     while pos < len(text):
         match = _TOKEN.match(text, pos)
         if match is None:
-            raise SyntaxError("cannot tokenise at %r" % text[pos:pos + 40])
+            raise SyntaxError("cannot tokenise at %r" % text[pos : pos + 40])
         if match.lastgroup == "string" and _is_apostrophe(text, match):
             tokens.append(Tok("word", text[pos]))
             pos += 1
@@ -104,15 +123,13 @@ def _bound_names(tokens):
     patterns English prose rarely matches (``x, y = ``, ``import a as b``)."""
     text = " ".join(t.text for t in tokens if t.kind != "string")
     names = set()
-    for targets in re.findall(r"((?:[A-Za-z_]\w*\s*,\s*)*[A-Za-z_]\w*)\s*(?<![=!<>])=(?!=)",
-                              text):
+    for targets in re.findall(r"((?:[A-Za-z_]\w*\s*,\s*)*[A-Za-z_]\w*)\s*(?<![=!<>])=(?!=)", text):
         names |= set(re.findall(r"[A-Za-z_]\w*", targets))
     names |= set(re.findall(r"(?:def|class)\s+([A-Za-z_]\w*)", text))
     item = r"[\w.]+(?:\s+as\s+\w+)?"
     for imported in re.findall(r"import\s+\(?\s*((?:%s\s*,\s*)*%s)" % (item, item), text):
         names |= {name.split()[-1] for name in imported.split(",") if name.strip()}
-    for targets in re.findall(r"for\s+([\w\s,()]+?)\s+in\s+[\w.()\[\]' ]{1,80}?[:\])}]",
-                              text):
+    for targets in re.findall(r"for\s+([\w\s,()]+?)\s+in\s+[\w.()\[\]' ]{1,80}?[:\])}]", text):
         names |= set(re.findall(r"[A-Za-z_]\w*", targets))
     for params in re.findall(r"def\s+\w+\s*\((.*?)\)\s*:", text):
         names |= set(re.findall(r"([A-Za-z_]\w*)\s*(?:=|,|$)", params))
@@ -124,10 +141,17 @@ def _join(tokens):
     out = ""
     for i, tok in enumerate(tokens):
         unary = tokens[i - 1].text == "-" and (i < 2 or not tokens[i - 2].ends_operand())
-        glue = i == 0 or unary or tok.text in (")", "]", "}", ",", ":", ".") \
-            or tokens[i - 1].text in ("(", "[", "{", ".") \
-            or (tok.text in ("(", "[") and tokens[i - 1].ends_operand()
-                and tokens[i - 1].kind != "string")
+        glue = (
+            i == 0
+            or unary
+            or tok.text in (")", "]", "}", ",", ":", ".")
+            or tokens[i - 1].text in ("(", "[", "{", ".")
+            or (
+                tok.text in ("(", "[")
+                and tokens[i - 1].ends_operand()
+                and tokens[i - 1].kind != "string"
+            )
+        )
         out += ("" if glue else " ") + tok.text
     return out
 
@@ -162,11 +186,15 @@ class _Splitter:
                     return j, header  # a docstring, then ``(a, b) = ...``
                 elif tok.text == "else" and pending_if:
                     pending_if -= 1
-                elif (prev.ends_operand() and tok.kind in ("name", "number")
-                      and tok.text not in _INFIX) or \
-                        (prev.ends_operand() and prev.kind != "string"
-                         and tok.kind == "string") or \
-                        (tok.text in _CLAUSES and not pending_if):
+                elif (
+                    (
+                        prev.ends_operand()
+                        and tok.kind in ("name", "number")
+                        and tok.text not in _INFIX
+                    )
+                    or (prev.ends_operand() and prev.kind != "string" and tok.kind == "string")
+                    or (tok.text in _CLAUSES and not pending_if)
+                ):
                     return j, header
             if tok.kind == "comment":
                 j = self.comment_end(j, depth)
@@ -181,7 +209,7 @@ class _Splitter:
     def is_conditional_expression(self, j):
         """``a if c else b`` (an ``else`` comes first) or an ``if`` header (a ``:``)?"""
         depth = 0
-        for tok in self.tokens[j + 1:]:
+        for tok in self.tokens[j + 1 :]:
             if tok.text in "([{":
                 depth += 1
             elif tok.text in ")]}":
@@ -195,11 +223,12 @@ class _Splitter:
         ``lookahead`` statements after it look real too (or a comment comes)."""
         tok = self.tokens[i]
         if tok.kind == "string":
-            return tok.text.lstrip("rRuUbB")[:3] in ("\'\'\'", '"""')  # a docstring
+            return tok.text.lstrip("rRuUbB")[:3] in ("'''", '"""')  # a docstring
         if not (tok.kind == "name" or tok.text in ("(", "[")) or (
-                tok.text in keyword.kwlist and tok.text not in
-                _COMPOUND | _ENDERS | {"assert", "pass", "del", "import", "from",
-                                       "global"}):
+            tok.text in keyword.kwlist
+            and tok.text
+            not in _COMPOUND | _ENDERS | {"assert", "pass", "del", "import", "from", "global"}
+        ):
             return False
         end, header = self.statement_end(i)
         body = self.tokens[i:end]
@@ -215,16 +244,22 @@ class _Splitter:
             compile(source, "<seed>", "exec")
         except SyntaxError:
             return False
-        used = {t.text for k, t in enumerate(body)
-                if t.kind == "name" and t.text not in keyword.kwlist
-                and not (k and body[k - 1].text == ".")
-                and not (k + 1 < len(body) and body[k + 1].text == "="
-                         and k and body[k - 1].text in ("(", ","))}
-        if not (body[0].text in ("def", "class", "import", "from", "global")
-                or used <= self.bound):
+        used = {
+            t.text
+            for k, t in enumerate(body)
+            if t.kind == "name"
+            and t.text not in keyword.kwlist
+            and not (k and body[k - 1].text == ".")
+            and not (
+                k + 1 < len(body)
+                and body[k + 1].text == "="
+                and k
+                and body[k - 1].text in ("(", ",")
+            )
+        }
+        if not (body[0].text in ("def", "class", "import", "from", "global") or used <= self.bound):
             return False
-        assigns = any(t.text.endswith("=") and t.text not in ("==", "<=", ">=", "!=")
-                      for t in body)
+        assigns = any(t.text.endswith("=") and t.text not in ("==", "<=", ">=", "!=") for t in body)
         if body[0].text not in keyword.kwlist and not assigns and body[-1].text != ")":
             return False  # "(a remark in brackets)", "inputs or outputs"
         if lookahead and end < len(self.tokens) and self.tokens[end].kind != "comment":
@@ -251,7 +286,7 @@ class _Splitter:
         while i < len(self.tokens):
             if self.tokens[i].kind == "comment":
                 end = self.comment_end(i, 0)
-                words = " ".join(t.text for t in self.tokens[i + 1:end])
+                words = " ".join(t.text for t in self.tokens[i + 1 : end])
                 if words:
                     yield ("comment", "# " + words)
                 i = end
@@ -285,8 +320,11 @@ def _binds(tokens):
 
 
 def _uses(tokens):
-    return {t.text for k, t in enumerate(tokens) if t.kind == "name"
-            and not (k and tokens[k - 1].text == ".")}
+    return {
+        t.text
+        for k, t in enumerate(tokens)
+        if t.kind == "name" and not (k and tokens[k - 1].text == ".")
+    }
 
 
 def deflatten(text, known_names=()):
@@ -297,9 +335,9 @@ def deflatten(text, known_names=()):
     tokens = tokenize(text)
     splitter = _Splitter(tokens, _bound_names(tokens) | set(known_names))
     lines = []
-    blocks = []        # [kind, names bound, statements so far]
+    blocks = []  # [kind, names bound, statements so far]
     pending_comments = []
-    closed = False     # the innermost block just ended with return/raise...
+    closed = False  # the innermost block just ended with return/raise...
     for piece in splitter.pieces():
         if piece[0] == "comment":
             pending_comments.append(piece[1])
@@ -319,8 +357,12 @@ def deflatten(text, known_names=()):
         else:
             if closed and blocks:
                 blocks.pop()
-            while blocks and blocks[-1][2] and blocks[-1][0] not in _RUN_ON \
-                    and not (_uses(stmt) & blocks[-1][1]):
+            while (
+                blocks
+                and blocks[-1][2]
+                and blocks[-1][0] not in _RUN_ON
+                and not (_uses(stmt) & blocks[-1][1])
+            ):
                 blocks.pop()
         indent = "    " * len(blocks)
         lines.extend(indent + c for c in pending_comments)
@@ -344,6 +386,5 @@ def function_text(text, name, next_name):
     start = text.find("def %s(" % name)
     end = text.find("def %s(" % next_name, start + 1)
     if start < 0 or end < 0:
-        raise ValueError("no 'def %s(' followed by 'def %s(' in the text"
-                         % (name, next_name))
+        raise ValueError("no 'def %s(' followed by 'def %s(' in the text" % (name, next_name))
     return text[start:end]

@@ -24,6 +24,7 @@ version's ``recurrent_net`` builds under its own era and binds the op it made
 to its operator era (:func:`bind_built_op`), so running that net later needs
 no ``with`` block.
 """
+
 import contextlib
 from dataclasses import dataclass
 
@@ -53,8 +54,7 @@ def get(name):
     try:
         return ERAS[name]
     except KeyError:
-        raise ValueError("unknown history era %r; known: %s"
-                         % (name, ", ".join(ERAS))) from None
+        raise ValueError("unknown history era %r; known: %s" % (name, ", ".join(ERAS))) from None
 
 
 @contextlib.contextmanager

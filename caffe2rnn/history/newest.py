@@ -20,29 +20,43 @@ Changes since v3 (history.md §2.10):
 * ``042e8ede4``: no scoping assertion. (``a83a9b836`` left an unused
   ``map_to_dual_list`` helper in the function; it builds nothing.)
 """
-from ..recurrent_stages import (accumulate_linked_gradients, build_backward_cell,
-                                find_references, op_arguments, ordered, plan_links,
-                                scoper)
+
+from ..recurrent_stages import (
+    accumulate_linked_gradients,
+    build_backward_cell,
+    find_references,
+    op_arguments,
+    ordered,
+    plan_links,
+    scoper,
+)
 from .era import bind_built_op, building
 
 
-def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
-                  timestep=None, scope=None, outputs_with_grads=(0,),
-                  recompute_blobs_on_backward=None, forward_only=False):
+def recurrent_net(
+    net,
+    cell_net,
+    inputs,
+    initial_cell_inputs,
+    links,
+    timestep=None,
+    scope=None,
+    outputs_with_grads=(0,),
+    recompute_blobs_on_backward=None,
+    forward_only=False,
+):
     """Add the 2017-12 ``RecurrentNetwork`` op to ``net``; return its outputs
     minus the step workspaces."""
     with building("newest") as chosen:
         assert len(inputs) == 1, "Only one input blob is supported so far"
-        op_name = net.NextName('recurrent')
+        op_name = net.NextName("recurrent")
         s = scoper(op_name, scope)
-        references = find_references(cell_net.Proto(), inputs, initial_cell_inputs,
-                                     timestep)
+        references = find_references(cell_net.Proto(), inputs, initial_cell_inputs, timestep)
         backward = None
         if not forward_only:
             backward = build_backward_cell(cell_net, recompute_blobs_on_backward)
-        all_inputs = [i[1] for i in inputs] + [x[1] for x in initial_cell_inputs] \
-            + references
-        cell_net.Proto().type = 'simple'
+        all_inputs = [i[1] for i in inputs] + [x[1] for x in initial_cell_inputs] + references
+        cell_net.Proto().type = "simple"
 
         plan = plan_links(inputs, initial_cell_inputs, links, s, backward)
         if backward is not None:
@@ -50,17 +64,25 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
             backward.net.Proto().external_input.extend(cell_net.Proto().external_output)
         if backward is not None:
             accumulate_linked_gradients(backward.net)
-        arguments = op_arguments(plan, all_inputs, initial_cell_inputs, timestep,
-                                 cell_net, backward, references, outputs_with_grads)
-        arguments['enable_rnn_executor'] = 1
-        arguments['step_net'] = cell_net.Proto()          # a NetDef now (Argument.n)
+        arguments = op_arguments(
+            plan,
+            all_inputs,
+            initial_cell_inputs,
+            timestep,
+            cell_net,
+            backward,
+            references,
+            outputs_with_grads,
+        )
+        arguments["enable_rnn_executor"] = 1
+        arguments["step_net"] = cell_net.Proto()  # a NetDef now (Argument.n)
         if backward is not None:
-            del arguments['backward_step_net']
-            if len(backward.net.Proto().op) != 0:         # 201087e1e: only if non-empty
-                arguments['backward_step_net'] = backward.net.Proto()
-        results = net.RecurrentNetwork(all_inputs,
-                                       plan.outputs + [s("step_workspaces")],
-                                       **ordered(arguments, "newest"))
-        cell_net.Proto().type = 'simple'
+            del arguments["backward_step_net"]
+            if len(backward.net.Proto().op) != 0:  # 201087e1e: only if non-empty
+                arguments["backward_step_net"] = backward.net.Proto()
+        results = net.RecurrentNetwork(
+            all_inputs, plan.outputs + [s("step_workspaces")], **ordered(arguments, "newest")
+        )
+        cell_net.Proto().type = "simple"
         bind_built_op(net, chosen)
         return results[:-1]

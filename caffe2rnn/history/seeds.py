@@ -7,6 +7,7 @@ to this project — with only the Python 2 shims (``map`` returning a list,
 ``viewitems``/``viewkeys``), and returns the function it defines. Seed 002 is
 one flattened line; :mod:`.deflatten` rebuilds its source first.
 """
+
 import os
 
 from .. import compat
@@ -15,13 +16,14 @@ from .deflatten import deflatten, function_text
 SEEDS = os.environ.get("CAFFE2RNN_SEEDS", "/work/shared/seeds")
 
 #: version → (seed file prefix, example number); 002 is handled apart.
-EXAMPLES = {"v1": ("000_", 3), "v2": ("000_", 1), "v3": ("000_", 2),
-            "newest": ("001_", 8)}
+EXAMPLES = {"v1": ("000_", 3), "v2": ("000_", 1), "v3": ("000_", 2), "newest": ("001_", 8)}
 
 #: The imports the seed files had at the top of recurrent.py.
-_PRELUDE = ("from caffe2.python import core\n"
-            "from caffe2.python.scope import CurrentNameScope\n"
-            "from future.utils import viewitems, viewkeys\n")
+_PRELUDE = (
+    "from caffe2.python import core\n"
+    "from caffe2.python.scope import CurrentNameScope\n"
+    "from future.utils import viewitems, viewkeys\n"
+)
 _PRELUDE_NAMES = ("core", "CurrentNameScope", "viewitems", "viewkeys")
 
 
@@ -42,18 +44,20 @@ def example(prefix, number):
     start = max(text.find(h % number) for h in headers)
     if start < 0:
         raise ValueError("example %d not found in seed %s" % (number, prefix))
-    body = text[start:].split("\n", 2)[2]          # drop "Example #n" and "0"
-    ends = [body.find(h % (number + 1)) for h in headers] + \
-        [body.find(h % (number - 1)) for h in headers if number > 1]
+    body = text[start:].split("\n", 2)[2]  # drop "Example #n" and "0"
+    ends = [body.find(h % (number + 1)) for h in headers] + [
+        body.find(h % (number - 1)) for h in headers if number > 1
+    ]
     ends = [e for e in ends if e >= 0]
-    return body[:min(ends)] if ends else body
+    return body[: min(ends)] if ends else body
 
 
 def source(version):
     """The Python source of ``version``'s ``recurrent_net`` from the seeds."""
     if version == "april":
-        return deflatten(function_text(_read("002_"), "recurrent_net", "LSTM"),
-                         known_names=_PRELUDE_NAMES)
+        return deflatten(
+            function_text(_read("002_"), "recurrent_net", "LSTM"), known_names=_PRELUDE_NAMES
+        )
     prefix, number = EXAMPLES[version]
     return example(prefix, number)
 
@@ -62,6 +66,5 @@ def seed_recurrent_net(version):
     """Execute the seed text of ``version``; return its ``recurrent_net``."""
     compat.install()
     namespace = compat.py2_namespace(_workspace_seq=0)
-    exec(compile(_PRELUDE + source(version), "<seed %s>" % version, "exec"),
-         namespace)
+    exec(compile(_PRELUDE + source(version), "<seed %s>" % version, "exec"), namespace)
     return namespace["recurrent_net"]

@@ -24,44 +24,73 @@ What it gets wrong, fixed by the next versions:
 ``backward_mapping`` values are converted to ``str``; Python 2 only in the
 original (``map(...)`` then ``+=``).
 """
-from ..recurrent_stages import (build_backward_cell, check_scoping, find_references,
-                                literal_input_gradient, op_arguments, ordered,
-                                plan_links, scoper)
+
+from ..recurrent_stages import (
+    build_backward_cell,
+    check_scoping,
+    find_references,
+    literal_input_gradient,
+    op_arguments,
+    ordered,
+    plan_links,
+    scoper,
+)
 from .era import bind_built_op, building
 
 #: The module-global counter of 22b4533f0: one step-workspaces blob per call.
 _workspace_seq = 0
 
 
-def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
-                  timestep=None, scope=None, outputs_with_grads=(0,)):
+def recurrent_net(
+    net,
+    cell_net,
+    inputs,
+    initial_cell_inputs,
+    links,
+    timestep=None,
+    scope=None,
+    outputs_with_grads=(0,),
+):
     """Add the v1 ``RecurrentNetwork`` op to ``net``; return its outputs minus
     the step workspaces (``out0_all, out0_last, ...``)."""
     global _workspace_seq
     with building("v1") as chosen:
         assert len(inputs) == 1, "Only one input blob is supported so far"
         check_scoping(cell_net)
-        op_name = net.NextName('recurrent')
+        op_name = net.NextName("recurrent")
         s = scoper(op_name, scope)
-        references = find_references(cell_net.Proto(), inputs, initial_cell_inputs,
-                                     timestep)
+        references = find_references(cell_net.Proto(), inputs, initial_cell_inputs, timestep)
         backward = build_backward_cell(cell_net, mapping_to_str=True)
-        all_inputs = [i[1] for i in inputs] + [x[1] for x in initial_cell_inputs] \
-            + references
-        cell_net.Proto().type = 'simple'
+        all_inputs = [i[1] for i in inputs] + [x[1] for x in initial_cell_inputs] + references
+        cell_net.Proto().type = "simple"
 
-        plan = plan_links(inputs, initial_cell_inputs, links, s, backward,
-                          state_input_gradient=literal_input_gradient,
-                          input_gradient_link_first=True)
+        plan = plan_links(
+            inputs,
+            initial_cell_inputs,
+            links,
+            s,
+            backward,
+            state_input_gradient=literal_input_gradient,
+            input_gradient_link_first=True,
+        )
         backward.net.Proto().external_input.extend(cell_net.Proto().external_input)
         backward.net.Proto().external_input.extend(cell_net.Proto().external_output)
 
-        arguments = op_arguments(plan, all_inputs, initial_cell_inputs, timestep,
-                                 cell_net, backward, references, outputs_with_grads)
+        arguments = op_arguments(
+            plan,
+            all_inputs,
+            initial_cell_inputs,
+            timestep,
+            cell_net,
+            backward,
+            references,
+            outputs_with_grads,
+        )
         results = net.RecurrentNetwork(
             all_inputs,
-            plan.outputs + [s("step_workspaces_{}".format(_workspace_seq))],
-            **ordered(arguments, "v1"))
+            plan.outputs + [s(f"step_workspaces_{_workspace_seq}")],
+            **ordered(arguments, "v1"),
+        )
         _workspace_seq += 1
         bind_built_op(net, chosen)
         return results[:-1]

@@ -16,17 +16,35 @@ Still present: **B5** (the reference ``Alias`` and the ``_acc`` swap double a
 shared buffer from the second run on) and **B7** (linked gradients
 overwritten). Python 2 only in the original.
 """
+
 from .april import build
 from .era import building
 
 
-def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
-                  timestep=None, scope=None, outputs_with_grads=(0,),
-                  recompute_blobs_on_backward=None):
+def recurrent_net(
+    net,
+    cell_net,
+    inputs,
+    initial_cell_inputs,
+    links,
+    timestep=None,
+    scope=None,
+    outputs_with_grads=(0,),
+    recompute_blobs_on_backward=None,
+):
     """Add the v2 ``RecurrentNetwork`` op to ``net``; return its outputs minus
     the step workspaces."""
     with building("v2") as chosen:
-        return build(net, cell_net, inputs, initial_cell_inputs, links, timestep,
-                     scope, outputs_with_grads, chosen,
-                     recompute_blobs_on_backward=recompute_blobs_on_backward,
-                     pass_recompute=True)
+        return build(
+            net,
+            cell_net,
+            inputs,
+            initial_cell_inputs,
+            links,
+            timestep,
+            scope,
+            outputs_with_grads,
+            chosen,
+            recompute_blobs_on_backward=recompute_blobs_on_backward,
+            pass_recompute=True,
+        )

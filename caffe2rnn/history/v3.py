@@ -25,31 +25,46 @@ Changes since v2 (history.md §2.9):
 hoisted the line; ``rnn_cell`` did not pass ``forward_only`` on, so nobody
 noticed until 96e718751). :mod:`caffe2rnn.recurrent` is this text with the fix.
 """
-from ..recurrent_stages import (accumulate_linked_gradients, build_backward_cell,
-                                check_scoping, find_references, op_arguments, ordered,
-                                plan_links, scoper)
+
+from ..recurrent_stages import (
+    accumulate_linked_gradients,
+    build_backward_cell,
+    check_scoping,
+    find_references,
+    op_arguments,
+    ordered,
+    plan_links,
+    scoper,
+)
 from .era import bind_built_op, building
 
 
-def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
-                  timestep=None, scope=None, outputs_with_grads=(0,),
-                  recompute_blobs_on_backward=None, forward_only=False):
+def recurrent_net(
+    net,
+    cell_net,
+    inputs,
+    initial_cell_inputs,
+    links,
+    timestep=None,
+    scope=None,
+    outputs_with_grads=(0,),
+    recompute_blobs_on_backward=None,
+    forward_only=False,
+):
     """Add the v3 ``RecurrentNetwork`` op to ``net``; return its outputs minus
     the step workspaces. ``forward_only=True`` raises UnboundLocalError (B9)."""
     with building("v3") as chosen:
         assert len(inputs) == 1, "Only one input blob is supported so far"
         check_scoping(cell_net)
-        op_name = net.NextName('recurrent')
+        op_name = net.NextName("recurrent")
         s = scoper(op_name, scope)
-        references = find_references(cell_net.Proto(), inputs, initial_cell_inputs,
-                                     timestep)
+        references = find_references(cell_net.Proto(), inputs, initial_cell_inputs, timestep)
         backward = None
         if not forward_only:
             backward = build_backward_cell(cell_net, recompute_blobs_on_backward)
             backward_mapping = backward.mapping
-        all_inputs = [i[1] for i in inputs] + [x[1] for x in initial_cell_inputs] \
-            + references
-        cell_net.Proto().type = 'rnn'
+        all_inputs = [i[1] for i in inputs] + [x[1] for x in initial_cell_inputs] + references
+        cell_net.Proto().type = "rnn"
 
         plan = plan_links(inputs, initial_cell_inputs, links, s, backward)
         if backward is not None:
@@ -59,11 +74,19 @@ def recurrent_net(net, cell_net, inputs, initial_cell_inputs, links,
             accumulate_linked_gradients(backward.net)
         # B9: read before the guard below; unbound when forward_only.
         backward_mapping_keys = set(backward_mapping)  # noqa: F841
-        arguments = op_arguments(plan, all_inputs, initial_cell_inputs, timestep,
-                                 cell_net, backward, references, outputs_with_grads)
-        results = net.RecurrentNetwork(all_inputs,
-                                       plan.outputs + [s("step_workspaces")],
-                                       **ordered(arguments, "v3"))
-        cell_net.Proto().type = 'simple'
+        arguments = op_arguments(
+            plan,
+            all_inputs,
+            initial_cell_inputs,
+            timestep,
+            cell_net,
+            backward,
+            references,
+            outputs_with_grads,
+        )
+        results = net.RecurrentNetwork(
+            all_inputs, plan.outputs + [s("step_workspaces")], **ordered(arguments, "v3")
+        )
+        cell_net.Proto().type = "simple"
         bind_built_op(net, chosen)
         return results[:-1]

@@ -23,6 +23,7 @@ path through :func:`implementation`; ``with kernels.use("python"): ...``
 switches paths for a block. (The entry points live in their own module
 because each twin module's name is also a kernel's name.)
 """
+
 import contextlib
 import importlib
 import os
@@ -30,11 +31,16 @@ import sys
 import types
 
 #: kernel name -> the module (twin and compiled) that defines it.
-KERNELS = {"offset_alias": "offset_alias", "link_view": "link_view",
-           "repeat_copy": "repeat_copy",
-           "accumulate_input_gradient": "accumulate_input_gradient",
-           "add_striped_batch": "add_striped_batch", "inplace_add": "inplace_add",
-           "lstm_unit_forward": "lstm_unit", "lstm_unit_backward": "lstm_unit"}
+KERNELS = {
+    "offset_alias": "offset_alias",
+    "link_view": "link_view",
+    "repeat_copy": "repeat_copy",
+    "accumulate_input_gradient": "accumulate_input_gradient",
+    "add_striped_batch": "add_striped_batch",
+    "inplace_add": "inplace_add",
+    "lstm_unit_forward": "lstm_unit",
+    "lstm_unit_backward": "lstm_unit",
+}
 PATHS = ("python", "cython")
 
 _loaded = {}
@@ -49,7 +55,8 @@ def implementation(path):
         package = "caffe2rnn.kernels." if path == "python" else "caffe2rnn._ext."
         modules = {m: importlib.import_module(package + m) for m in set(KERNELS.values())}
         _loaded[path] = types.SimpleNamespace(
-            path=path, **{name: getattr(modules[m], name) for name, m in KERNELS.items()})
+            path=path, **{name: getattr(modules[m], name) for name, m in KERNELS.items()}
+        )
     return _loaded[path]
 
 
@@ -74,17 +81,21 @@ def _resolve():
         try:
             _select(wanted)
         except ImportError as exc:
-            raise ImportError("CAFFE2RNN_KERNELS=cython but the compiled kernels do "
-                              "not import (%s); build them with `python setup.py "
-                              "build_ext --inplace`" % exc) from exc
+            raise ImportError(
+                "CAFFE2RNN_KERNELS=cython but the compiled kernels do "
+                "not import (%s); build them with `python setup.py "
+                "build_ext --inplace`" % exc
+            ) from exc
     elif wanted == "auto":
         if cython_available():
             _select("cython")
         else:
             _select("python")
-            sys.stderr.write("caffe2rnn: Cython kernels not built; using the pure-"
-                             "Python kernels (build: python setup.py build_ext "
-                             "--inplace)\n")
+            sys.stderr.write(
+                "caffe2rnn: Cython kernels not built; using the pure-"
+                "Python kernels (build: python setup.py build_ext "
+                "--inplace)\n"
+            )
     else:
         raise ValueError("CAFFE2RNN_KERNELS=%r: expected python, cython or auto" % wanted)
     return _state["impl"]

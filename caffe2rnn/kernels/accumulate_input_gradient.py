@@ -12,12 +12,13 @@ as Caffe2 did with raw pointers. The caller has checked both rows are in
 bounds ("Accumulation destination address over bounds", "Accumulation source
 address out of bounds").
 """
+
 import numpy as np
 
 
 def accumulate_input_gradient(g, og, t, offset):
     """``g[t + offset] += og[t]``, rows of ``g.size // g.shape[0]`` elements."""
     step = g.size // g.shape[0]
-    dst = g.reshape(-1)[(t + offset) * step:(t + offset + 1) * step]
-    src = og.reshape(-1)[t * step:(t + 1) * step]
+    dst = g.reshape(-1)[(t + offset) * step : (t + offset + 1) * step]
+    src = og.reshape(-1)[t * step : (t + 1) * step]
     np.add(dst, src, out=dst)

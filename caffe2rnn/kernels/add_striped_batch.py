@@ -17,4 +17,4 @@ def add_striped_batch(first, y, stripe, batch):
     flat = first.reshape(-1)
     n = y.shape[0]
     for j in range(batch):
-        y += flat[j * stripe:j * stripe + n]
+        y += flat[j * stripe : j * stripe + n]

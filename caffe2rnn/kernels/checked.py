@@ -12,10 +12,11 @@ Each entry point validates, then runs the active path's raw kernel
 caller supplies (``"link 'hidden_t' ->
 'states'"``); the operator's net adds ``net 'n', op #i Type`` in front.
 """
+
 import numpy as np
 
-from . import current
 from ..errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
+from . import current
 
 FLOAT_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -25,8 +26,9 @@ def tensor(value, where):
     if type(value) is not np.ndarray:
         raise DTypeError("%s: expected a tensor, got %s" % (where, type(value).__name__))
     if value.ndim < 1:
-        raise ShapeError("%s: expected a tensor with a leading (time) dimension, "
-                         "got a scalar" % where)
+        raise ShapeError(
+            "%s: expected a tensor with a leading (time) dimension, got a scalar" % where
+        )
     return value
 
 
@@ -35,8 +37,10 @@ def float_tensors(where, *arrays):
     dtype = arrays[0].dtype
     for a in arrays:
         if a.dtype not in FLOAT_TYPES or a.dtype != dtype:
-            raise DTypeError("%s: expected float32 or float64 tensors of one type, "
-                             "got %s" % (where, ", ".join(str(x.dtype) for x in arrays)))
+            raise DTypeError(
+                "%s: expected float32 or float64 tensors of one type, "
+                "got %s" % (where, ", ".join(str(x.dtype) for x in arrays))
+            )
         if not a.flags.c_contiguous:
             raise EnforceNotMet("%s: expected C-contiguous tensors" % where)
 
@@ -51,13 +55,15 @@ def offset_alias_start(src, offset, where):
     rows = tensor(src, where).shape[0]
     start = offset if offset >= 0 else rows + offset
     if start < 0:
-        raise ArgumentError("%s: Invalid offset %d for a tensor of %d rows (shape "
-                            "%s): expected -%d <= offset <= %d"
-                            % (where, offset, rows, src.shape, rows, rows))
+        raise ArgumentError(
+            "%s: Invalid offset %d for a tensor of %d rows (shape "
+            "%s): expected -%d <= offset <= %d" % (where, offset, rows, src.shape, rows, rows)
+        )
     if start > rows:
-        raise ArgumentError("%s: Invalid number of timesteps: %d (offset %d, "
-                            "tensor of %d rows, shape %s)"
-                            % (where, rows - start, offset, rows, src.shape))
+        raise ArgumentError(
+            "%s: Invalid number of timesteps: %d (offset %d, "
+            "tensor of %d rows, shape %s)" % (where, rows - start, offset, rows, src.shape)
+        )
     return start
 
 
@@ -65,14 +71,14 @@ def link_start(external, t, offset, window, where):
     """First row of the link window ``external[t + offset : t + offset + window]``."""
     rows = tensor(external, where).shape[0]
     if external.size == 0:
-        raise ShapeError("%s: the external tensor is empty (shape %s)"
-                         % (where, external.shape))
+        raise ShapeError("%s: the external tensor is empty (shape %s)" % (where, external.shape))
     start = t + offset
     if offset < 0 or window < 0 or start < 0 or start + window > rows:
-        raise ShapeError("%s: rows [%d, %d) (timestep %d + offset %d, window %d) "
-                         "are outside the %d rows of the external tensor (shape %s)"
-                         % (where, start, start + window, t, offset, window, rows,
-                            external.shape))
+        raise ShapeError(
+            "%s: rows [%d, %d) (timestep %d + offset %d, window %d) "
+            "are outside the %d rows of the external tensor (shape %s)"
+            % (where, start, start + window, t, offset, window, rows, external.shape)
+        )
     return start
 
 
@@ -83,59 +89,79 @@ def accumulate_rows(g, og, t, offset, where):
         raise ShapeError("%s: the gradient tensor has no rows (shape %s)" % (where, g.shape))
     step = g.size // g.shape[0]
     if t < 0 or t + offset < 0 or (t + offset) * step + step > g.size:
-        raise ShapeError("%s: Accumulation destination address over bounds: row "
-                         "%d (timestep %d + offset %d) of a gradient of shape %s"
-                         % (where, t + offset, t, offset, g.shape))
+        raise ShapeError(
+            "%s: Accumulation destination address over bounds: row "
+            "%d (timestep %d + offset %d) of a gradient of shape %s"
+            % (where, t + offset, t, offset, g.shape)
+        )
     if t * step + step > og.size:
-        raise ShapeError("%s: Accumulation source address out of bounds: row %d "
-                         "(of %d elements) of an output gradient of shape %s"
-                         % (where, t, step, og.shape))
+        raise ShapeError(
+            "%s: Accumulation source address out of bounds: row %d "
+            "(of %d elements) of an output gradient of shape %s" % (where, t, step, og.shape)
+        )
 
 
 def same_size(dst, src, where):
     """``dst`` and ``src`` hold the same number of elements (and one float type)."""
     float_tensors(where, dst, src)
     if dst.size != src.size:
-        raise ShapeError("%s: shapes %s and %s hold different numbers of elements"
-                         % (where, dst.shape, src.shape))
+        raise ShapeError(
+            "%s: shapes %s and %s hold different numbers of elements"
+            % (where, dst.shape, src.shape)
+        )
 
 
 def repeat_rows(src, dst, where):
     """``dst`` is whole copies of ``src`` (``dst.size`` a multiple of ``src.size``)."""
     float_tensors(where, src, dst)
     if src.size == 0 or dst.size % src.size:
-        raise ShapeError("%s: cannot repeat a tensor of shape %s to fill shape %s"
-                         % (where, src.shape, dst.shape))
+        raise ShapeError(
+            "%s: cannot repeat a tensor of shape %s to fill shape %s"
+            % (where, src.shape, dst.shape)
+        )
 
 
 def stripes(first, y, stripe, batch, where):
     """``batch`` stripes of ``len(y)`` elements, ``stripe`` apart, fit in ``first``."""
     float_tensors(where, first, y)
     n = y.size
-    if y.ndim != 1 or stripe < n or batch < 0 or (
-            batch > 0 and (batch - 1) * stripe + n > first.size):
-        raise ShapeError("%s: %d stripes of %d elements every %d do not fit in a "
-                         "tensor of shape %s" % (where, batch, n, stripe, first.shape))
+    if (
+        y.ndim != 1
+        or stripe < n
+        or batch < 0
+        or (batch > 0 and (batch - 1) * stripe + n > first.size)
+    ):
+        raise ShapeError(
+            "%s: %d stripes of %d elements every %d do not fit in a "
+            "tensor of shape %s" % (where, batch, n, stripe, first.shape)
+        )
 
 
 def lstm_unit_arrays(where, c_prev, gates, seq_lengths, *states):
     """One float type, C-contiguous: ``c_prev`` (N, D), ``gates`` N x 4D elements,
     each of ``states`` (None allowed) N x D, ``seq_lengths`` N int32."""
     if tensor(c_prev, where).ndim != 2:
-        raise ShapeError("%s: cell_t_prev must be read as (N, D), got shape %s"
-                         % (where, c_prev.shape))
+        raise ShapeError(
+            "%s: cell_t_prev must be read as (N, D), got shape %s" % (where, c_prev.shape)
+        )
     present = [s for s in states if s is not None]
     float_tensors(where, c_prev, tensor(gates, where), *present)
     n, d = c_prev.shape
     if gates.size != 4 * n * d or any(s.size != n * d for s in present):
-        raise ShapeError("%s: expected gates of %d x %d and states of %d x %d "
-                         "elements, got shapes %s and %s" % (
-                             where, n, 4 * d, n, d, gates.shape,
-                             ", ".join(str(s.shape) for s in present)))
-    if (type(seq_lengths) is not np.ndarray or seq_lengths.dtype != np.int32
-            or seq_lengths.size != n or not seq_lengths.flags.c_contiguous):
-        raise DTypeError("%s: seq_lengths must be a contiguous int32 tensor of N = %d "
-                         "elements" % (where, n))
+        raise ShapeError(
+            "%s: expected gates of %d x %d and states of %d x %d "
+            "elements, got shapes %s and %s"
+            % (where, n, 4 * d, n, d, gates.shape, ", ".join(str(s.shape) for s in present))
+        )
+    if (
+        type(seq_lengths) is not np.ndarray
+        or seq_lengths.dtype != np.int32
+        or seq_lengths.size != n
+        or not seq_lengths.flags.c_contiguous
+    ):
+        raise DTypeError(
+            "%s: seq_lengths must be a contiguous int32 tensor of N = %d elements" % (where, n)
+        )
 
 
 # --- entry points ---------------------------------------------------------
@@ -175,23 +201,53 @@ def inplace_add(dst, src, where="inplace_add"):
     current().inplace_add(dst, src)
 
 
-def lstm_unit_forward(h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states,
-                      h_out, c_out, where="LSTMUnit"):
+def lstm_unit_forward(
+    h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states, h_out, c_out, where="LSTMUnit"
+):
     """One LSTM step into ``h_out``, ``c_out`` (see :mod:`caffe2rnn.kernels.lstm_unit`)."""
     lstm_unit_arrays(where, c_prev, gates, seq_lengths, h_prev, h_out, c_out)
-    current().lstm_unit_forward(h_prev, c_prev, gates, seq_lengths, t, forget_bias,
-                                drop_states, h_out, c_out)
+    current().lstm_unit_forward(
+        h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states, h_out, c_out
+    )
 
 
-def lstm_unit_backward(c_prev, gates, seq_lengths, t, c, dh, dc, forget_bias,
-                       drop_states, dh_prev_out, dc_prev_out, dgates_out,
-                       where="LSTMUnitGradient"):
+def lstm_unit_backward(
+    c_prev,
+    gates,
+    seq_lengths,
+    t,
+    c,
+    dh,
+    dc,
+    forget_bias,
+    drop_states,
+    dh_prev_out,
+    dc_prev_out,
+    dgates_out,
+    where="LSTMUnitGradient",
+):
     """Gradients of one LSTM step (see :mod:`caffe2rnn.kernels.lstm_unit`)."""
-    lstm_unit_arrays(where, c_prev, gates, seq_lengths, c, dh, dc, dh_prev_out,
-                     dc_prev_out)
-    if dgates_out.size != gates.size or dgates_out.dtype != gates.dtype \
-            or not dgates_out.flags.c_contiguous:
-        raise ShapeError("%s: the gates gradient must be like the gates (%s %s)"
-                         % (where, gates.dtype, gates.shape))
-    current().lstm_unit_backward(c_prev, gates, seq_lengths, t, c, dh, dc, forget_bias,
-                                 drop_states, dh_prev_out, dc_prev_out, dgates_out)
+    lstm_unit_arrays(where, c_prev, gates, seq_lengths, c, dh, dc, dh_prev_out, dc_prev_out)
+    if (
+        dgates_out.size != gates.size
+        or dgates_out.dtype != gates.dtype
+        or not dgates_out.flags.c_contiguous
+    ):
+        raise ShapeError(
+            "%s: the gates gradient must be like the gates (%s %s)"
+            % (where, gates.dtype, gates.shape)
+        )
+    current().lstm_unit_backward(
+        c_prev,
+        gates,
+        seq_lengths,
+        t,
+        c,
+        dh,
+        dc,
+        forget_bias,
+        drop_states,
+        dh_prev_out,
+        dc_prev_out,
+        dgates_out,
+    )

@@ -5,6 +5,7 @@ in-place ``Sum([param_grad, param_grad_tmpstep]) -> param_grad`` that
 accumulates a parameter's gradient over timesteps, and the one-off
 ``states_grad[T] += hidden_last_grad`` of a ``_last`` output's gradient.
 """
+
 import numpy as np
 
 

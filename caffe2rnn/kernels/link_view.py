@@ -15,4 +15,4 @@ caller has checked ``0 <= start`` and ``start + window <= R``.
 
 def link_view(external, start, window):
     """View of rows ``[start, start + window)`` of ``external``."""
-    return external[start:start + window]
+    return external[start : start + window]

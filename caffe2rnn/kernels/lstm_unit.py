@@ -22,6 +22,7 @@ A C ``exp`` from libm could differ from NumPy's SIMD ``exp`` in the last
 bit; sharing the loop makes the two paths bit-identical by construction
 (``tests/kernels/test_lstm_unit_kernel_parity.py`` checks it).
 """
+
 import numpy as np
 
 
@@ -60,8 +61,9 @@ def _finished_rows(seq_lengths, t):
     return None
 
 
-def lstm_unit_forward(h_prev, c_prev, gates, seq_lengths, t, forget_bias,
-                      drop_states, h_out, c_out):
+def lstm_unit_forward(
+    h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states, h_out, c_out
+):
     """One LSTM step into ``h_out``, ``c_out`` (N x D; must not overlap the inputs).
 
     ``c = (f·c_prev) + (i·g)``, ``h = o·tanh(c)``; ``h_prev`` may be None
@@ -80,8 +82,20 @@ def lstm_unit_forward(h_prev, c_prev, gates, seq_lengths, t, forget_bias,
         np.copyto(h_out, 0 if drop_states or h_prev is None else h_prev, where=rows)
 
 
-def lstm_unit_backward(c_prev, gates, seq_lengths, t, c, dh, dc, forget_bias,
-                       drop_states, dh_prev_out, dc_prev_out, dgates_out):
+def lstm_unit_backward(
+    c_prev,
+    gates,
+    seq_lengths,
+    t,
+    c,
+    dh,
+    dc,
+    forget_bias,
+    drop_states,
+    dh_prev_out,
+    dc_prev_out,
+    dgates_out,
+):
     """Gradients of one step into ``dh_prev_out`` (or None), ``dc_prev_out``,
     ``dgates_out`` (N x 4D). ``c`` is the forward cell output; the gate values
     are recomputed from ``gates``. For a running row::

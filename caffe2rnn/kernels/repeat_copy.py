@@ -6,6 +6,7 @@ the first row of the (T + 1) x N x D states tensor.
 
     src  D,   dst  N x D   ->   dst[n, :] = src   for every n
 """
+
 import numpy as np
 
 

@@ -3,6 +3,20 @@
 Each module registers its op types with ``@registry.register`` when imported,
 the way Caffe2's ``REGISTER_CPU_OPERATOR`` ran at library load time.
 """
-from . import registry  # noqa: F401
-from . import (activation, elementwise, fc, fill, loss, lstm_unit,  # noqa: F401
-               matmul, reduction, rnn, shape, softmax, training, utility)
+
+from . import (  # noqa: F401
+    activation,
+    elementwise,
+    fc,
+    fill,
+    loss,
+    lstm_unit,
+    matmul,
+    reduction,
+    registry,  # noqa: F401
+    rnn,
+    shape,
+    softmax,
+    training,
+    utility,
+)

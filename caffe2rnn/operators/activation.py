@@ -11,6 +11,7 @@ derivatives is cheapest in terms of Y:
 Reading Y is also what lets the forward op overwrite X. The gradient ops may
 write dX over dY (in place ``{1 → 0}``). float32 or float64 only.
 """
+
 import numpy as np
 
 from ..errors import DTypeError
@@ -59,9 +60,10 @@ class ActivationGradient(Operator):
         if dy.shape != y.shape:
             raise self.shape_error(1, "%s like input 0 ('%s')" % (y.shape, self.input_name(0)))
         if dy.dtype != y.dtype:
-            raise DTypeError("input 1 ('%s') has type %s; expected %s like input 0 "
-                             "('%s')" % (self.input_name(1), dy.dtype, y.dtype,
-                                         self.input_name(0)))
+            raise DTypeError(
+                "input 1 ('%s') has type %s; expected %s like input 0 "
+                "('%s')" % (self.input_name(1), dy.dtype, y.dtype, self.input_name(0))
+            )
         # The factor is computed before dX is touched: dX may be dY's memory.
         self.compute(y, dy, self.output(0, y.shape, y.dtype))
 
@@ -104,8 +106,7 @@ def _register_output_based_gradient(op_type):
     @register_gradient(op_type)
     class GetGradient(GradientMaker):
         def get_gradient_defs(self):
-            return [self.op_def(op_type + "Gradient", [self.O(0), self.GO(0)],
-                                [self.GI(0)])]
+            return [self.op_def(op_type + "Gradient", [self.O(0), self.GO(0)], [self.GI(0)])]
 
     GetGradient.__name__ = GetGradient.__qualname__ = "Get%sGradient" % op_type
     GetGradient.__doc__ = "``%sGradient([O0, GO0] → GI0)``." % op_type

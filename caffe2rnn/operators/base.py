@@ -12,6 +12,7 @@ Helpers for implementations:
   the existing memory when the size matches, see :meth:`Blob.resize`);
 * ``self.check(cond, msg)`` and ``self.shape_error(...)`` for validation.
 """
+
 import numpy as np
 
 from ..errors import BlobNotFoundError, DTypeError, EnforceNotMet, ShapeError
@@ -34,8 +35,7 @@ class Operator:
         for name in op_def.input:
             blob = ws.get_blob(name)
             if blob is None:
-                raise BlobNotFoundError(
-                    "Encountered a non-existing input blob: %s" % name)
+                raise BlobNotFoundError("Encountered a non-existing input blob: %s" % name)
             self.inputs.append(blob)
         self.outputs = [ws.create_blob(name) for name in op_def.output]
         self.setup()
@@ -50,17 +50,24 @@ class Operator:
     def input(self, i):
         value = self.inputs[i].value
         if type(value) is not np.ndarray:
-            raise DTypeError("input %d ('%s') is %s, not a tensor" % (
-                i, self.inputs[i].name,
-                "empty" if value is None else "a " + type(value).__name__))
+            raise DTypeError(
+                "input %d ('%s') is %s, not a tensor"
+                % (
+                    i,
+                    self.inputs[i].name,
+                    "empty" if value is None else "a " + type(value).__name__,
+                )
+            )
         return value
 
     def float_input(self, i):
         """Input i, which must be a float32 or float64 tensor."""
         x = self.input(i)
         if x.dtype not in FLOAT_TYPES:
-            raise DTypeError("input %d ('%s') has type %s; expected float32 or "
-                             "float64" % (i, self.inputs[i].name, x.dtype))
+            raise DTypeError(
+                "input %d ('%s') has type %s; expected float32 or "
+                "float64" % (i, self.inputs[i].name, x.dtype)
+            )
         return x
 
     def input_name(self, i):
@@ -88,13 +95,19 @@ class Operator:
 
     def shape_error(self, i, expected, got=None):
         got = self.input(i).shape if got is None else got
-        return ShapeError("input %d ('%s') has shape %s; expected %s" % (
-            i, self.inputs[i].name, tuple(got), expected))
+        return ShapeError(
+            "input %d ('%s') has shape %s; expected %s"
+            % (i, self.inputs[i].name, tuple(got), expected)
+        )
 
     def same_dtype(self, *indices):
         dtypes = {self.input(i).dtype for i in indices}
         if len(dtypes) > 1:
-            raise DTypeError("inputs %s have different types: %s" % (
-                ", ".join("%d ('%s')" % (i, self.inputs[i].name) for i in indices),
-                ", ".join(str(self.input(i).dtype) for i in indices)))
+            raise DTypeError(
+                "inputs %s have different types: %s"
+                % (
+                    ", ".join("%d ('%s')" % (i, self.inputs[i].name) for i in indices),
+                    ", ".join(str(self.input(i).dtype) for i in indices),
+                )
+            )
         return dtypes.pop()

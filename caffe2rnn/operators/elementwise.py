@@ -21,6 +21,7 @@ Also here: ``SumReduceLike`` (the reduction the broadcast gradients need),
 makers of Add/Sub/Mul changed three times in 2017; they live in
 :mod:`.elementwise_gradient`.
 """
+
 import math
 
 import numpy as np
@@ -46,22 +47,23 @@ def parse_broadcast_axis(op, enabled):
     order = op.args.single("order", "NCHW", str)
     if not enabled:
         if axis != -1 or axis_str:
-            raise ArgumentError("Do not specify axis or axis_str if broadcast "
-                                "is not enabled.")
+            raise ArgumentError("Do not specify axis or axis_str if broadcast is not enabled.")
         return -1
     if axis != -1:
         if axis_str:
-            raise ArgumentError("Args axis and axis_str cannot be used "
-                                "simultaneously.")
+            raise ArgumentError("Args axis and axis_str cannot be used simultaneously.")
         return axis
     if axis_str:
         if len(axis_str) != 1:
-            raise ArgumentError("Unsupported axis string '%s'; expected one "
-                                "letter of order '%s'" % (axis_str, order))
+            raise ArgumentError(
+                "Unsupported axis string '%s'; expected one "
+                "letter of order '%s'" % (axis_str, order)
+            )
         axis = order.find(axis_str)
         if axis < 0:
-            raise ArgumentError("Unrecognizable axis string '%s' from order "
-                                "string '%s'" % (axis_str, order))
+            raise ArgumentError(
+                "Unrecognizable axis string '%s' from order string '%s'" % (axis_str, order)
+            )
     return axis
 
 
@@ -71,18 +73,30 @@ def broadcast_block(op, a, b, axis):
     Only for a non-scalar B. Errors name input 1 and the dims it must have.
     """
     if b.ndim >= a.ndim:
-        raise op.shape_error(1, "fewer dimensions than input 0 ('%s', shape %s) "
-                             "when broadcasting" % (op.input_name(0), a.shape))
+        raise op.shape_error(
+            1,
+            "fewer dimensions than input 0 ('%s', shape %s) "
+            "when broadcasting" % (op.input_name(0), a.shape),
+        )
     start = a.ndim - b.ndim if axis == -1 else axis
     if not 0 <= start <= a.ndim - b.ndim:
-        raise ArgumentError("Broadcast axis should be in the range of [0, %d] "
-                            "(A.ndim - B.ndim), but axis = %d"
-                            % (a.ndim - b.ndim, axis))
-    if a.shape[start:start + b.ndim] != b.shape:
-        raise op.shape_error(1, "%s (dims %d..%d of input 0 ('%s'), shape %s): "
-                             "Broadcast dimension mismatch" % (
-                                 a.shape[start:start + b.ndim], start,
-                                 start + b.ndim - 1, op.input_name(0), a.shape))
+        raise ArgumentError(
+            "Broadcast axis should be in the range of [0, %d] "
+            "(A.ndim - B.ndim), but axis = %d" % (a.ndim - b.ndim, axis)
+        )
+    if a.shape[start : start + b.ndim] != b.shape:
+        raise op.shape_error(
+            1,
+            "%s (dims %d..%d of input 0 ('%s'), shape %s): "
+            "Broadcast dimension mismatch"
+            % (
+                a.shape[start : start + b.ndim],
+                start,
+                start + b.ndim - 1,
+                op.input_name(0),
+                a.shape,
+            ),
+        )
     return start
 
 
@@ -99,23 +113,30 @@ class BinaryElementwise(Operator):
     def run(self):
         a = self.inputs[0].value
         b = self.inputs[1].value
-        if type(a) is not np.ndarray or type(b) is not np.ndarray \
-                or a.dtype != b.dtype or a.dtype not in NUMERIC_TYPES:
+        if (
+            type(a) is not np.ndarray
+            or type(b) is not np.ndarray
+            or a.dtype != b.dtype
+            or a.dtype not in NUMERIC_TYPES
+        ):
             raise self.type_error()
         if self.broadcast:
             if self.b_in_place:
                 raise EnforceNotMet(
                     "In-place is allowed only with the first tensor when "
-                    "broadcasting (input 1 '%s' is also the output)" % self.input_name(1))
+                    "broadcasting (input 1 '%s' is also the output)" % self.input_name(1)
+                )
             if b.size != 1:
                 start = broadcast_block(self, a, b, self.axis)
                 b = b.reshape(b.shape + (1,) * (a.ndim - start - b.ndim))
             else:
                 b = b.reshape(())
         elif a.shape != b.shape:
-            raise self.shape_error(1, "%s like input 0 ('%s'): Dimension mismatch "
-                                   "- did you forget to set broadcast=1?"
-                                   % (a.shape, self.input_name(0)))
+            raise self.shape_error(
+                1,
+                "%s like input 0 ('%s'): Dimension mismatch "
+                "- did you forget to set broadcast=1?" % (a.shape, self.input_name(0)),
+            )
         out = self.outputs[0].value
         if out is not a:  # written in place over A: no resize to do
             out = self.outputs[0].resize(a.shape, a.dtype)
@@ -124,11 +145,15 @@ class BinaryElementwise(Operator):
     def type_error(self):
         a, b = self.input(0), self.input(1)  # raise for a non-tensor
         if a.dtype != b.dtype:
-            return DTypeError("input 0 ('%s') is %s but input 1 ('%s') is %s; "
-                              "expected the same type" % (
-                                  self.input_name(0), a.dtype, self.input_name(1), b.dtype))
-        return DTypeError("input 0 ('%s') has type %s; expected int32, int64, "
-                          "float32 or float64" % (self.input_name(0), a.dtype))
+            return DTypeError(
+                "input 0 ('%s') is %s but input 1 ('%s') is %s; "
+                "expected the same type"
+                % (self.input_name(0), a.dtype, self.input_name(1), b.dtype)
+            )
+        return DTypeError(
+            "input 0 ('%s') has type %s; expected int32, int64, "
+            "float32 or float64" % (self.input_name(0), a.dtype)
+        )
 
 
 _BINARY_SCHEMA = dict(inputs=2, outputs=1, inplace=[(0, 0), (1, 0)])
@@ -178,7 +203,7 @@ class SumReduceLike(Operator):
             return
         start = broadcast_block(self, a, b, self.axis)
         pre = math.prod(a.shape[:start])
-        post = math.prod(a.shape[start + b.ndim:])
+        post = math.prod(a.shape[start + b.ndim :])
         c = self.output(0, b.shape, a.dtype)
         np.sum(a.reshape(pre, b.size, post), axis=(0, 2), out=c.reshape(b.size))
 
@@ -190,8 +215,10 @@ class Negative(Operator):
     def run(self):
         x = self.input(0)
         if x.dtype not in NUMERIC_TYPES:
-            raise DTypeError("input 0 ('%s') has type %s; expected int32, int64, "
-                             "float32 or float64" % (self.input_name(0), x.dtype))
+            raise DTypeError(
+                "input 0 ('%s') has type %s; expected int32, int64, "
+                "float32 or float64" % (self.input_name(0), x.dtype)
+            )
         np.negative(x, out=self.output(0, x.shape, x.dtype))
 
 
@@ -207,8 +234,10 @@ def _flatten_at(op, x, axis):
     """``(N, D)`` = (size_to_dim(axis), size_from_dim(axis)) of X, Caffe2-style."""
     canonical = axis + x.ndim if axis < 0 else axis
     if not 0 <= canonical <= x.ndim:
-        raise ArgumentError("axis %d is out of range for input 0 ('%s') with %d "
-                            "dimensions" % (axis, op.input_name(0), x.ndim))
+        raise ArgumentError(
+            "axis %d is out of range for input 0 ('%s') with %d "
+            "dimensions" % (axis, op.input_name(0), x.ndim)
+        )
     return math.prod(x.shape[:canonical]), math.prod(x.shape[canonical:])
 
 
@@ -217,8 +246,10 @@ def _vector_input(op, i, d, dtype):
     if v.shape != (d,):
         raise op.shape_error(i, "(%d,) (size_from_dim(axis) of input 0)" % d)
     if v.dtype != dtype:
-        raise DTypeError("input %d ('%s') has type %s; expected %s like input 0"
-                         % (i, op.input_name(i), v.dtype, dtype))
+        raise DTypeError(
+            "input %d ('%s') has type %s; expected %s like input 0"
+            % (i, op.input_name(i), v.dtype, dtype)
+        )
     return v
 
 
@@ -254,11 +285,12 @@ class ElementwiseLinearGradient(Operator):
         dy = self.float_input(0)
         x = self.input(1)
         if x.shape != dy.shape:
-            raise self.shape_error(1, "%s like input 0 ('%s')"
-                                   % (dy.shape, self.input_name(0)))
+            raise self.shape_error(1, "%s like input 0 ('%s')" % (dy.shape, self.input_name(0)))
         if x.dtype != dy.dtype:
-            raise DTypeError("input 1 ('%s') has type %s; expected %s like input 0"
-                             % (self.input_name(1), x.dtype, dy.dtype))
+            raise DTypeError(
+                "input 1 ('%s') has type %s; expected %s like input 0"
+                % (self.input_name(1), x.dtype, dy.dtype)
+            )
         n, d = _flatten_at(self, dy, self.axis)
         w = _vector_input(self, 2, d, dy.dtype)
         dy2, x2 = dy.reshape(n, d), x.reshape(n, d)
@@ -272,9 +304,13 @@ class GetElementwiseLinearGradient(GradientMaker):
     """``ElementwiseLinearGradient([GO0, I0, I1] → [GI0, GI1, GI2])``, args copied."""
 
     def get_gradient_defs(self):
-        return [self.op_def("ElementwiseLinearGradient",
-                            [self.GO(0), self.I(0), self.I(1)],
-                            [self.GI(0), self.GI(1), self.GI(2)])]
+        return [
+            self.op_def(
+                "ElementwiseLinearGradient",
+                [self.GO(0), self.I(0), self.I(1)],
+                [self.GI(0), self.GI(1), self.GI(2)],
+            )
+        ]
 
 
 from . import elementwise_gradient  # noqa: E402,F401  (registers Add/Sub/Mul makers)

@@ -20,6 +20,7 @@ selected here by ``eras.current().elementwise_gradient``:
 ``broadcast=0``), exactly as Caffe2's ``HasArgument`` test did. A Mul written in
 place cannot be differentiated: its gradient needs both original inputs.
 """
+
 from .. import eras
 from ..errors import GradientError
 from ..proto import caffe2_pb2
@@ -67,8 +68,9 @@ class ElementwiseGradientMaker(GradientMaker):
         if self.variant == "A":
             return self.grad_op("SumReduceLike", [source, self.I(1)], [self.GI(1)], name)
         names = _WITH_BROADCAST if self.variant == "B" else _AXIS_ONLY
-        return self.grad_op("SumReduceLike", [source, self.I(1)], [self.GI(1)], name,
-                            self.forward_args(names))
+        return self.grad_op(
+            "SumReduceLike", [source, self.I(1)], [self.GI(1)], name, self.forward_args(names)
+        )
 
 
 @register_gradient("Add")
@@ -99,8 +101,10 @@ class GetSubGradient(ElementwiseGradientMaker):
         if not self.broadcasting:
             return [self.grad_op("Negative", [self.GO(0)], [self.GI(1)])]
         pre_reduction = self.GI(1) + _PRE_REDUCTION
-        return [self.grad_op("Negative", [self.GO(0)], [pre_reduction]),
-                self.reduce_to_b(pre_reduction)]
+        return [
+            self.grad_op("Negative", [self.GO(0)], [pre_reduction]),
+            self.reduce_to_b(pre_reduction),
+        ]
 
 
 @register_gradient("Mul")
@@ -112,23 +116,30 @@ class GetMulGradient(ElementwiseGradientMaker):
     def gradient_defs(self):
         forward = self.def_
         if forward.output[0] in (forward.input[0], forward.input[1]):
-            raise GradientError("Gradient computation cannot be carried out if "
-                                "Mul uses in-place computation: %s" % forward)
+            raise GradientError(
+                "Gradient computation cannot be carried out if "
+                "Mul uses in-place computation: %s" % forward
+            )
         if not self.broadcasting:
-            return [self.grad_op("Mul", [self.GO(0), self.I(1)], [self.GI(0)]),
-                    self.grad_op("Mul", [self.GO(0), self.I(0)], [self.GI(1)])]
+            return [
+                self.grad_op("Mul", [self.GO(0), self.I(1)], [self.GI(0)]),
+                self.grad_op("Mul", [self.GO(0), self.I(0)], [self.GI(1)]),
+            ]
         if self.variant == "A":
             first_args = [MakeArgument("broadcast", 1)]
         else:
             first_args = self.forward_args(_WITH_BROADCAST)
         pre_reduction = self.GI(1) + _PRE_REDUCTION
-        ops = [self.grad_op("Mul", [self.GO(0), self.I(1)], [self.GI(0)],
-                            "mul_grad_1st_op", first_args),
-               self.grad_op("Mul", [self.GO(0), self.I(0)], [pre_reduction],
-                            "mul_gradient_2nd_op")]
+        ops = [
+            self.grad_op(
+                "Mul", [self.GO(0), self.I(1)], [self.GI(0)], "mul_grad_1st_op", first_args
+            ),
+            self.grad_op("Mul", [self.GO(0), self.I(0)], [pre_reduction], "mul_gradient_2nd_op"),
+        ]
         if self.variant == "A" and self.has_arg("use_grad_hack"):
-            ops.append(self.grad_op("ReduceFrontSum", [pre_reduction], [self.GI(1)],
-                                    "mul_grad_3rd_op"))
+            ops.append(
+                self.grad_op("ReduceFrontSum", [pre_reduction], [self.GI(1)], "mul_grad_3rd_op")
+            )
         else:
             ops.append(self.reduce_to_b(pre_reduction, "mul_with_broadcast_grad_3"))
         return ops

@@ -17,6 +17,7 @@ computes ``Y₂ᵀ = W₂ · X₂ᵀ`` and adds the bias while transposing back:
 faster than ``X₂ · W₂ᵀ`` when X₂ has ≤ 64 rows, and slower when it has
 hundreds (the input projection of every timestep at once).
 """
+
 import math
 
 import numpy as np
@@ -34,7 +35,6 @@ _STALE = object()
 FEW_ROWS = 64
 
 
-
 def _shape_key(*values):
     """Shapes and types of ``values`` (None if one is not an array): the ops
     re-validate only when this changes, so the full check, which names the
@@ -43,6 +43,7 @@ def _shape_key(*values):
         return tuple(v.shape for v in values) + tuple(v.dtype for v in values)
     except AttributeError:
         return None
+
 
 class FullyConnectedBase(Operator):
     """Argument parsing and the X/W/b shape rules shared by FC and FCGradient."""
@@ -55,8 +56,10 @@ class FullyConnectedBase(Operator):
         """``(M, K, N)`` of ``Y₂ (M×N) = X₂ (M×K) · W₂ᵀ (K×N)``, validated."""
         axis = self.axis + x.ndim if self.axis < 0 else self.axis
         if not 0 <= axis <= x.ndim:
-            raise ArgumentError("axis %d is out of range for input 0 ('%s') of "
-                                "shape %s" % (self.axis, self.input_name(0), x.shape))
+            raise ArgumentError(
+                "axis %d is out of range for input 0 ('%s') of "
+                "shape %s" % (self.axis, self.input_name(0), x.shape)
+            )
         m, k = math.prod(x.shape[:axis]), math.prod(x.shape[axis:])
         if self.axis_w is None:
             if w.ndim != 2:
@@ -65,19 +68,22 @@ class FullyConnectedBase(Operator):
         else:
             axis_w = self.axis_w + w.ndim if self.axis_w < 0 else self.axis_w
             if not 0 <= axis_w <= w.ndim:
-                raise ArgumentError("axis_w %d is out of range for input 1 ('%s') "
-                                    "of shape %s" % (self.axis_w, self.input_name(1), w.shape))
+                raise ArgumentError(
+                    "axis_w %d is out of range for input 1 ('%s') "
+                    "of shape %s" % (self.axis_w, self.input_name(1), w.shape)
+                )
             n, k_w = math.prod(w.shape[:axis_w]), math.prod(w.shape[axis_w:])
         if k_w != k:
             raise ShapeError(
                 "Dimension mismatch: input 1 ('%s') has shape %s, i.e. N x K = %d x %d; "
                 "expected K = %d, the size of input 0 ('%s', shape %s) from axis %d"
-                % (self.input_name(1), w.shape, n, k_w, k, self.input_name(0),
-                   x.shape, axis))
+                % (self.input_name(1), w.shape, n, k_w, k, self.input_name(0), x.shape, axis)
+            )
         if w.dtype != x.dtype:
-            raise DTypeError("input 1 ('%s') has type %s; expected %s like input 0 "
-                             "('%s')" % (self.input_name(1), w.dtype, x.dtype,
-                                         self.input_name(0)))
+            raise DTypeError(
+                "input 1 ('%s') has type %s; expected %s like input 0 "
+                "('%s')" % (self.input_name(1), w.dtype, x.dtype, self.input_name(0))
+            )
         return m, k, n, axis
 
 
@@ -133,8 +139,10 @@ class FC(FullyConnectedBase):
         if b.shape != (n,):
             raise self.shape_error(2, "(%d,), one bias per output (N = W's dim 0)" % n)
         if b.dtype != x.dtype:
-            raise DTypeError("input 2 ('%s') has type %s; expected %s like input 0"
-                             % (self.input_name(2), b.dtype, x.dtype))
+            raise DTypeError(
+                "input 2 ('%s') has type %s; expected %s like input 0"
+                % (self.input_name(2), b.dtype, x.dtype)
+            )
         self._x2_shape, self._w2_shape = (m, k), (n, k)
         self._y_shape, self._y2_shape = x.shape[:axis] + (n,), (m, n)
         self._few_rows = m <= FEW_ROWS
@@ -167,8 +175,7 @@ class FCGradient(FullyConnectedBase):
         np.matmul(dy2.T, x2, out=outputs[0].resize(w.shape, dtype).reshape(n, k))
         np.dot(self._ones, dy2, out=outputs[1].resize((n,), dtype))
         if len(outputs) == 3:
-            np.matmul(dy2, w.reshape(n, k),
-                      out=outputs[2].resize(x.shape, dtype).reshape(m, k))
+            np.matmul(dy2, w.reshape(n, k), out=outputs[2].resize(x.shape, dtype).reshape(m, k))
 
     def plan(self, key):
         """Validate the inputs; remember (M, K, N) and the ones vector."""
@@ -179,8 +186,10 @@ class FCGradient(FullyConnectedBase):
         if dy.size != m * n:
             raise self.shape_error(2, "%d x %d = %d elements (M x N)" % (m, n, m * n))
         if dy.dtype != x.dtype:
-            raise DTypeError("input 2 ('%s') has type %s; expected %s like input 0"
-                             % (self.input_name(2), dy.dtype, x.dtype))
+            raise DTypeError(
+                "input 2 ('%s') has type %s; expected %s like input 0"
+                % (self.input_name(2), dy.dtype, x.dtype)
+            )
         self._mkn, self._ones = (m, k, n), np.ones(m, x.dtype)
         self._checked = key
 
@@ -190,6 +199,10 @@ class GetFCGradient(GradientMaker):
     """``FCGradient([X, W, dY] → [dW, db, dX])``; forward args (axis...) copied."""
 
     def get_gradient_defs(self):
-        return [self.op_def("FCGradient", [self.I(0), self.I(1), self.GO(0)],
-                            [self.GI(1), self.GI(2), self.GI(0)])]
-
+        return [
+            self.op_def(
+                "FCGradient",
+                [self.I(0), self.I(1), self.GO(0)],
+                [self.GI(1), self.GI(2), self.GI(0)],
+            )
+        ]

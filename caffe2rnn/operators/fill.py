@@ -18,6 +18,7 @@ Caffe2's ``FillerOp<float>`` did.
 Caffe2: caffe2/operators/filler_op.{h,cc}, given_tensor_fill_op.{h,cc};
 spec caffe2-core.md §7.15.
 """
+
 import math
 
 import numpy as np
@@ -66,9 +67,10 @@ class Filler(Operator):
         self.input_as_shape = self.args.single("input_as_shape", False, bool)
         if self.inputs:
             if self.args.has("shape"):
-                raise ArgumentError("Cannot set the shape argument and pass in "
-                                    "the input '%s' at the same time"
-                                    % self.input_name(0))
+                raise ArgumentError(
+                    "Cannot set the shape argument and pass in "
+                    "the input '%s' at the same time" % self.input_name(0)
+                )
         else:
             if self.extra_shape:
                 raise ArgumentError("Cannot set extra_shape when there is no input")
@@ -76,11 +78,12 @@ class Filler(Operator):
                 raise ArgumentError("An input must be given if input_as_shape is true")
             shape_arg = _raw_arg(self, "shape")
             if shape_arg is not None and shape_arg.HasField("i"):
-                raise ArgumentTypeError("Fill 'shape' argument was a scalar, list "
-                                        "expected")
+                raise ArgumentTypeError("Fill 'shape' argument was a scalar, list expected")
         if min(self.shape + self.extra_shape, default=0) < 0:
-            raise ArgumentError("shape %s / extra_shape %s must not contain negative "
-                                "dims" % (self.shape, self.extra_shape))
+            raise ArgumentError(
+                "shape %s / extra_shape %s must not contain negative "
+                "dims" % (self.shape, self.extra_shape)
+            )
 
     def output_shape(self):
         if not self.inputs:
@@ -89,12 +92,14 @@ class Filler(Operator):
         if not self.input_as_shape:
             return x.shape + tuple(self.extra_shape)
         if x.ndim != 1 or x.dtype != np.int64:
-            raise DTypeError("input 0 ('%s') is %s %s; with input_as_shape=1 it "
-                             "must be a 1-D int64 tensor of dims"
-                             % (self.input_name(0), x.dtype, x.shape))
+            raise DTypeError(
+                "input 0 ('%s') is %s %s; with input_as_shape=1 it "
+                "must be a 1-D int64 tensor of dims" % (self.input_name(0), x.dtype, x.shape)
+            )
         if x.size and x.min() < 0:
-            raise ShapeError("input 0 ('%s') holds negative dims %s"
-                             % (self.input_name(0), x.tolist()))
+            raise ShapeError(
+                "input 0 ('%s') holds negative dims %s" % (self.input_name(0), x.tolist())
+            )
         return tuple(int(v) for v in x) + tuple(self.extra_shape)
 
     def run(self):
@@ -124,21 +129,31 @@ class ConstantFill(Filler):
     def setup(self):
         super().setup()
         value_arg = _raw_arg(self, "value")
-        self.follow_input_float = (len(self.inputs) == 1 and not self.args.has("dtype")
-                                   and (value_arg is None or value_arg.HasField("f")))
+        self.follow_input_float = (
+            len(self.inputs) == 1
+            and not self.args.has("dtype")
+            and (value_arg is None or value_arg.HasField("f"))
+        )
         if self.args.has("dtype"):
             code = self.args.single("dtype", kind=int)
             if code not in _DTYPES:
-                raise ArgumentError("Unexpected 'dtype' argument value: %d (%s)" % (
-                    code, _DataType.DataType.Name(code)
-                    if code in _DataType.DataType.values() else "unknown"))
+                raise ArgumentError(
+                    "Unexpected 'dtype' argument value: %d (%s)"
+                    % (
+                        code,
+                        _DataType.DataType.Name(code)
+                        if code in _DataType.DataType.values()
+                        else "unknown",
+                    )
+                )
         elif value_arg is None or value_arg.HasField("f"):
             code = _DataType.FLOAT
         elif value_arg.HasField("i"):
             code = _DataType.INT64
         else:
-            raise ArgumentTypeError("Argument 'value' is of unexpected type; give "
-                                    "a float or int value, or a dtype")
+            raise ArgumentTypeError(
+                "Argument 'value' is of unexpected type; give a float or int value, or a dtype"
+            )
         self.dtype, kind = _DTYPES[code]
         default = "" if kind is str else 0
         self.value = self.args.single("value", default, int if kind is bool else kind)
@@ -164,21 +179,20 @@ class UniformFill(Filler):
 
     def setup(self):
         if len(self.inputs) == 2:
-            raise ArgumentError("UniformFill takes 0, 1 or 3 inputs (shape source, "
-                                "min blob, max blob); got 2")
+            raise ArgumentError(
+                "UniformFill takes 0, 1 or 3 inputs (shape source, min blob, max blob); got 2"
+            )
         super().setup()
         self.random = rng.OpRandom(self.def_)
         self.min = self.args.single("min", 0.0, float)
         self.max = self.args.single("max", 1.0, float)
         if len(self.inputs) != 3 and not self.min < self.max:
-            raise ArgumentError("argument min (%g) must be < max (%g)"
-                                % (self.min, self.max))
+            raise ArgumentError("argument min (%g) must be < max (%g)" % (self.min, self.max))
 
     def _bound(self, i):
         value = self.float_input(i)
         if value.size != 1:
-            raise self.shape_error(i, "one element (the %s bound)"
-                                   % ("min" if i == 1 else "max"))
+            raise self.shape_error(i, "one element (the %s bound)" % ("min" if i == 1 else "max"))
         return float(value.reshape(-1)[0])
 
     def run(self):
@@ -222,8 +236,10 @@ class XavierFill(Filler):
 
     def fill(self, out):
         if out.ndim < 1:
-            raise ShapeError("output '%s' is 0-d; XavierFill needs at least 1 dim "
-                             "(fan_in = size / dim(0))" % self.outputs[0].name)
+            raise ShapeError(
+                "output '%s' is 0-d; XavierFill needs at least 1 dim "
+                "(fan_in = size / dim(0))" % self.outputs[0].name
+            )
         if out.size:
             scale = math.sqrt(3.0 / (out.size // out.shape[0]))
             out[...] = self.random.generator.uniform(-scale, scale, out.shape)
@@ -239,9 +255,10 @@ class MSRAFill(Filler):
 
     def fill(self, out):
         if out.ndim < 2:
-            raise ShapeError("output '%s' has shape %s; MSRAFill needs at least 2 "
-                             "dims (fan_out = size / dim(1))"
-                             % (self.outputs[0].name, out.shape))
+            raise ShapeError(
+                "output '%s' has shape %s; MSRAFill needs at least 2 "
+                "dims (fan_out = size / dim(1))" % (self.outputs[0].name, out.shape)
+            )
         if out.size:
             std = math.sqrt(2.0 / (out.size // out.shape[1]))
             out[...] = self.random.generator.normal(0.0, std, out.shape)
@@ -254,22 +271,28 @@ class _GivenTensorFill(Filler):
 
     def setup(self):
         super().setup()
-        self.values = np.array(self.args.repeated("values", kind=self.value_kind),
-                               dtype=self.dtype)
+        self.values = np.array(self.args.repeated("values", kind=self.value_kind), dtype=self.dtype)
 
     def fill(self, out):
         if self.values.size != out.size:
-            raise ArgumentError("output '%s': argument 'values' has %d values; "
-                                "expected %d (the size of shape %s)"
-                                % (self.outputs[0].name, self.values.size,
-                                   out.size, out.shape))
+            raise ArgumentError(
+                "output '%s': argument 'values' has %d values; "
+                "expected %d (the size of shape %s)"
+                % (self.outputs[0].name, self.values.size, out.size, out.shape)
+            )
         out.reshape(-1)[...] = self.values
 
 
 def _given_fill(op_type, dtype, kind):
-    cls = type(op_type, (_GivenTensorFill,), {
-        "dtype": dtype, "value_kind": kind,
-        "__doc__": "``values`` as a %s tensor of ``shape``." % np.dtype(dtype).name})
+    cls = type(
+        op_type,
+        (_GivenTensorFill,),
+        {
+            "dtype": dtype,
+            "value_kind": kind,
+            "__doc__": "``values`` as a %s tensor of ``shape``." % np.dtype(dtype).name,
+        },
+    )
     return register(op_type, inputs=(0, 1), outputs=1, inplace=[(0, 0)])(cls)
 
 
@@ -279,8 +302,16 @@ GivenTensorInt64Fill = _given_fill("GivenTensorInt64Fill", np.int64, int)
 GivenTensorBoolFill = _given_fill("GivenTensorBoolFill", np.bool_, int)
 GivenTensorStringFill = _given_fill("GivenTensorStringFill", object, str)
 
-for _op_type in ("ConstantFill", "UniformFill", "GaussianFill", "XavierFill",
-                 "MSRAFill", "GivenTensorFill", "GivenTensorIntFill",
-                 "GivenTensorInt64Fill", "GivenTensorBoolFill",
-                 "GivenTensorStringFill"):
+for _op_type in (
+    "ConstantFill",
+    "UniformFill",
+    "GaussianFill",
+    "XavierFill",
+    "MSRAFill",
+    "GivenTensorFill",
+    "GivenTensorIntFill",
+    "GivenTensorInt64Fill",
+    "GivenTensorBoolFill",
+    "GivenTensorStringFill",
+):
     register_gradient(_op_type)(NoGradient)

@@ -14,6 +14,7 @@ then applies the post-processing every C++ maker went through (mark
 ``is_gradient_op``, copy device option, engine and, by default, all forward
 arguments).
 """
+
 from ..errors import GradientError
 from ..proto import caffe2_pb2
 from ..utils import MakeArgument
@@ -44,7 +45,8 @@ class GradientMaker:
         if g is None or not isinstance(g, str):
             raise GradientError(
                 "Input gradient for output %d ('%s') of %s is not a dense "
-                "gradient blob" % (i, self.O(i), self.def_.type))
+                "gradient blob" % (i, self.O(i), self.def_.type)
+            )
         return g
 
     def has_GO(self, i):
@@ -102,14 +104,14 @@ class ShouldNotDoGradient(GradientMaker):
     """``SHOULD_NOT_DO_GRADIENT``: asking for this op's gradient is an error."""
 
     def get_gradient_defs(self):
-        raise GradientError("One should not call gradient for operator %s."
-                            % self.def_.type)
+        raise GradientError("One should not call gradient for operator %s." % self.def_.type)
 
 
 class GradientNotImplementedYet(GradientMaker):
     def get_gradient_defs(self):
-        raise GradientError("Operator %s should have a gradient but is not "
-                            "implemented yet." % self.def_.type)
+        raise GradientError(
+            "Operator %s should have a gradient but is not implemented yet." % self.def_.type
+        )
 
 
 def _post_process(maker, forward, ops):
@@ -136,11 +138,14 @@ def get_gradient_for_op(op, g_output):
     if schema is not None:
         problem = schema.verify(op)
         if problem:
-            raise GradientError("(GradientMaker) Operator def did not pass "
-                                "schema checking: %s" % problem)
+            raise GradientError(
+                "(GradientMaker) Operator def did not pass schema checking: %s" % problem
+            )
     maker = maker_cls(op, g_output)
     ops, g_input = maker.make()
     if len(g_input) != len(op.input):
-        raise GradientError("%s gradient maker returned %d input gradients for "
-                            "%d inputs" % (op.type, len(g_input), len(op.input)))
+        raise GradientError(
+            "%s gradient maker returned %d input gradients for "
+            "%d inputs" % (op.type, len(g_input), len(op.input))
+        )
     return _post_process(maker, op, list(ops)), list(g_input)

@@ -10,6 +10,7 @@ The demos train a recurrent net by feeding Z to ``AveragedLoss``. The gradient
 op ``SquaredL2DistanceGradient([X, Y, dZ] → [dX, dY])`` gives
 ``dX[i] = (X[i] − Y[i]) · dZ[i]`` and ``dY = −dX``.
 """
+
 import numpy as np
 
 from ..errors import DTypeError
@@ -25,8 +26,10 @@ def _rows(op):
     if y.shape != x.shape:
         raise op.shape_error(1, "%s like input 0 ('%s')" % (x.shape, op.input_name(0)))
     if y.dtype != x.dtype:
-        raise DTypeError("input 1 ('%s') has type %s; expected %s like input 0 ('%s')"
-                         % (op.input_name(1), y.dtype, x.dtype, op.input_name(0)))
+        raise DTypeError(
+            "input 1 ('%s') has type %s; expected %s like input 0 ('%s')"
+            % (op.input_name(1), y.dtype, x.dtype, op.input_name(0))
+        )
     n = x.shape[0] if x.ndim else 1
     d = x.size // n if n else 0
     return x, y, n, d
@@ -52,11 +55,14 @@ class SquaredL2DistanceGradient(Operator):
         x, y, n, d = _rows(self)
         dz = self.input(2)
         if dz.shape != (n,):
-            raise self.shape_error(2, "(%d,), one value per row of input 0 ('%s')"
-                                   % (n, self.input_name(0)))
+            raise self.shape_error(
+                2, "(%d,), one value per row of input 0 ('%s')" % (n, self.input_name(0))
+            )
         if dz.dtype != x.dtype:
-            raise DTypeError("input 2 ('%s') has type %s; expected %s like input 0"
-                             % (self.input_name(2), dz.dtype, x.dtype))
+            raise DTypeError(
+                "input 2 ('%s') has type %s; expected %s like input 0"
+                % (self.input_name(2), dz.dtype, x.dtype)
+            )
         dx = self.output(0, x.shape, x.dtype)
         dx2 = dx.reshape(n, d)
         np.subtract(x.reshape(n, d), y.reshape(n, d), out=dx2)
@@ -69,6 +75,10 @@ class GetSquaredL2DistanceGradient(GradientMaker):
     """``SquaredL2DistanceGradient([I0, I1, GO0] → [GI0, GI1])``."""
 
     def get_gradient_defs(self):
-        return [self.op_def("SquaredL2DistanceGradient",
-                            [self.I(0), self.I(1), self.GO(0)],
-                            [self.GI(0), self.GI(1)])]
+        return [
+            self.op_def(
+                "SquaredL2DistanceGradient",
+                [self.I(0), self.I(1), self.GO(0)],
+                [self.GI(0), self.GI(1)],
+            )
+        ]

@@ -28,10 +28,11 @@ validated, so a step net pays for it once) and call the checked kernels.
 
 Caffe2: caffe2/operators/lstm_unit_op.{h,cc}.
 """
+
 import numpy as np
 
-from ..errors import DTypeError, EnforceNotMet
 from .. import kernels
+from ..errors import DTypeError, EnforceNotMet
 from ..kernels import checked
 from ..kernels.checked import lstm_unit_backward, lstm_unit_forward  # noqa: F401
 from .base import Operator
@@ -58,8 +59,7 @@ class _LSTMUnitBase(Operator):
     def signature(self):
         """(type, shape, dtype) of every input value; None if one is no array."""
         try:
-            return [(type(v), v.shape, v.dtype) for v in
-                    [blob.value for blob in self.inputs]]
+            return [(type(v), v.shape, v.dtype) for v in [blob.value for blob in self.inputs]]
         except AttributeError:
             return None
 
@@ -79,34 +79,39 @@ class _LSTMUnitBase(Operator):
             raise self.shape_error(k, "(1, N, D) (cell_t_prev)")
         _, n, d = c_prev.shape
         if self.has_hidden and self.float_input(0).shape != c_prev.shape:
-            raise self.shape_error(0, "%s (hidden_t_prev, like cell_t_prev)"
-                                   % (c_prev.shape,))
+            raise self.shape_error(0, "%s (hidden_t_prev, like cell_t_prev)" % (c_prev.shape,))
         gates = self.float_input(k + 1)
         if gates.shape != (1, n, 4 * d):
-            raise self.shape_error(k + 1, "(1, %d, %d) (4 x cell_t_prev.dim(2))"
-                                   % (n, 4 * d))
+            raise self.shape_error(k + 1, "(1, %d, %d) (4 x cell_t_prev.dim(2))" % (n, 4 * d))
         self.same_dtype(*range(k + 2))
         seq_lengths = self.input(k + 2)
         if seq_lengths.dtype != np.int32 or seq_lengths.size != n:
-            raise DTypeError("input %d ('%s') is %s %s; seq_lengths must be int32 "
-                             "of size N = %d" % (k + 2, self.input_name(k + 2),
-                                                 seq_lengths.dtype,
-                                                 seq_lengths.shape, n))
+            raise DTypeError(
+                "input %d ('%s') is %s %s; seq_lengths must be int32 "
+                "of size N = %d"
+                % (k + 2, self.input_name(k + 2), seq_lengths.dtype, seq_lengths.shape, n)
+            )
         timestep = self.input(k + 3)
         if timestep.dtype != np.int32 or timestep.size < 1:
-            raise DTypeError("input %d ('%s') is %s %s; the timestep must be an "
-                             "int32 tensor (value t)" % (
-                                 k + 3, self.input_name(k + 3), timestep.dtype,
-                                 timestep.shape))
+            raise DTypeError(
+                "input %d ('%s') is %s %s; the timestep must be an "
+                "int32 tensor (value t)"
+                % (k + 3, self.input_name(k + 3), timestep.dtype, timestep.shape)
+            )
         self.n, self.d, self.shape, self.dtype = n, d, c_prev.shape, c_prev.dtype
 
     def step_inputs(self):
         """2-D views ``(h_prev or None, c_prev, gates, seq_lengths)`` and t."""
         n, d, k = self.n, self.d, 1 if self.has_hidden else 0
-        values = [blob.value for blob in self.inputs[:k + 4]]
+        values = [blob.value for blob in self.inputs[: k + 4]]
         h_prev = values[0].reshape(n, d) if self.has_hidden else None
-        return (h_prev, values[k].reshape(n, d), values[k + 1].reshape(n, 4 * d),
-                values[k + 2].reshape(n), values[k + 3].item(0))
+        return (
+            h_prev,
+            values[k].reshape(n, d),
+            values[k + 1].reshape(n, 4 * d),
+            values[k + 2].reshape(n),
+            values[k + 3].item(0),
+        )
 
 
 @register("LSTMUnit", inputs=(4, 5), outputs=2)
@@ -123,8 +128,9 @@ class LSTMUnit(_LSTMUnitBase):
         n, d = self.n, self.d
         h_out = self.outputs[0].resize(self.shape, self.dtype).reshape(n, d)
         c_out = self.outputs[1].resize(self.shape, self.dtype).reshape(n, d)
-        kernel(h_prev, c_prev, gates, seq_lengths, t, self.forget_bias,
-               self.drop_states, h_out, c_out)
+        kernel(
+            h_prev, c_prev, gates, seq_lengths, t, self.forget_bias, self.drop_states, h_out, c_out
+        )
 
 
 @register("LSTMUnitGradient", inputs=(8, 9), outputs=(2, 3))
@@ -138,19 +144,20 @@ class LSTMUnitGradient(_LSTMUnitBase):
         super().setup()
         self.has_hidden = len(self.inputs) == 9
         if len(self.outputs) != (3 if self.has_hidden else 2):
-            raise EnforceNotMet("LSTMUnitGradient with %d inputs has %d outputs "
-                                "(9 inputs → 3 outputs, 8 → 2)"
-                                % (len(self.inputs), len(self.outputs)))
+            raise EnforceNotMet(
+                "LSTMUnitGradient with %d inputs has %d outputs "
+                "(9 inputs → 3 outputs, 8 → 2)" % (len(self.inputs), len(self.outputs))
+            )
 
     def validate(self):
         super().validate()
         first = 5 if self.has_hidden else 4  # index of hidden_t
-        for j, role in enumerate(("hidden_t", "cell_t", "hidden_t_grad",
-                                  "cell_t_grad")):
+        for j, role in enumerate(("hidden_t", "cell_t", "hidden_t_grad", "cell_t_grad")):
             x = self.float_input(first + j)
             if x.shape != self.shape or x.dtype != self.dtype:
-                raise self.shape_error(first + j, "%s %s (%s, like cell_t_prev)"
-                                       % (self.dtype, self.shape, role))
+                raise self.shape_error(
+                    first + j, "%s %s (%s, like cell_t_prev)" % (self.dtype, self.shape, role)
+                )
 
     def run(self):
         kernel = self.kernel("lstm_unit_backward", self.signature())
@@ -159,12 +166,23 @@ class LSTMUnitGradient(_LSTMUnitBase):
         first = 5 if self.has_hidden else 4  # index of hidden_t
         c, dh, dc = (self.inputs[first + j].value.reshape(n, d) for j in (1, 2, 3))
         outputs = self.outputs
-        dh_prev = outputs[0].resize(shape, dtype).reshape(n, d) if self.has_hidden \
-            else None
+        dh_prev = outputs[0].resize(shape, dtype).reshape(n, d) if self.has_hidden else None
         dc_prev = outputs[-2].resize(shape, dtype).reshape(n, d)
         dgates = outputs[-1].resize((1, n, 4 * d), dtype).reshape(n, 4 * d)
-        kernel(c_prev, gates, seq_lengths, t, c, dh, dc, self.forget_bias,
-               self.drop_states, dh_prev, dc_prev, dgates)
+        kernel(
+            c_prev,
+            gates,
+            seq_lengths,
+            t,
+            c,
+            dh,
+            dc,
+            self.forget_bias,
+            self.drop_states,
+            dh_prev,
+            dc_prev,
+            dgates,
+        )
 
 
 @register_gradient("LSTMUnit")
@@ -181,5 +199,4 @@ class GetLSTMUnitGradient(GradientMaker):
         inputs = [self.I(i) for i in range(n_inputs)]
         inputs += [self.O(0), self.O(1), self.GO(0), self.GO(1)]
         n_grads = 3 if n_inputs == 5 else 2
-        return [self.op_def("LSTMUnitGradient", inputs,
-                            [self.GI(i) for i in range(n_grads)])]
+        return [self.op_def("LSTMUnitGradient", inputs, [self.GI(i) for i in range(n_grads)])]

@@ -8,6 +8,7 @@ Attention uses it to weight the encoder outputs: (N, E, T) · (N, T, 1) →
 
 Caffe2: caffe2/operators/batch_matmul_op.{h,cc}; spec caffe2-core.md §7.8.
 """
+
 import numpy as np
 
 from .base import Operator
@@ -29,15 +30,16 @@ class BatchMatMul(Operator):
         if a.ndim != 3:
             raise self.shape_error(0, "3 dims (C, M, K)")
         if b.ndim != 3 or b.shape[0] != a.shape[0]:
-            raise self.shape_error(1, "3 dims with dim 0 = %d (like input 0)"
-                                   % a.shape[0])
+            raise self.shape_error(1, "3 dims with dim 0 = %d (like input 0)" % a.shape[0])
         a = a.transpose(0, 2, 1) if self.trans_a else a
         b = b.transpose(0, 2, 1) if self.trans_b else b
         if a.shape[2] != b.shape[1]:
-            raise self.shape_error(1, "inner dim %d (op(A) is %s, trans_a=%d, "
-                                   "trans_b=%d)" % (a.shape[2], a.shape,
-                                                    self.trans_a, self.trans_b),
-                                   got=b.shape)
+            raise self.shape_error(
+                1,
+                "inner dim %d (op(A) is %s, trans_a=%d, "
+                "trans_b=%d)" % (a.shape[2], a.shape, self.trans_a, self.trans_b),
+                got=b.shape,
+            )
         np.matmul(a, b, out=self.output(0, (a.shape[0], a.shape[1], b.shape[2]), dtype))
 
 
@@ -55,13 +57,15 @@ class GetBatchMatMulGradient(GradientMaker):
         da, db = self.GI(0), self.GI(1)
         mm = self.op_def
         if trans_a and trans_b:
-            return [mm("BatchMatMul", [b, dy], [da], trans_a=1, trans_b=1),
-                    mm("BatchMatMul", [dy, a], [db], trans_a=1, trans_b=1)]
+            return [
+                mm("BatchMatMul", [b, dy], [da], trans_a=1, trans_b=1),
+                mm("BatchMatMul", [dy, a], [db], trans_a=1, trans_b=1),
+            ]
         if trans_a:
-            return [mm("BatchMatMul", [b, dy], [da], trans_b=1),
-                    mm("BatchMatMul", [a, dy], [db])]
+            return [mm("BatchMatMul", [b, dy], [da], trans_b=1), mm("BatchMatMul", [a, dy], [db])]
         if trans_b:
-            return [mm("BatchMatMul", [dy, b], [da]),
-                    mm("BatchMatMul", [dy, a], [db], trans_a=1)]
-        return [mm("BatchMatMul", [dy, b], [da], trans_b=1),
-                mm("BatchMatMul", [a, dy], [db], trans_a=1)]
+            return [mm("BatchMatMul", [dy, b], [da]), mm("BatchMatMul", [dy, a], [db], trans_a=1)]
+        return [
+            mm("BatchMatMul", [dy, b], [da], trans_b=1),
+            mm("BatchMatMul", [a, dy], [db], trans_a=1),
+        ]

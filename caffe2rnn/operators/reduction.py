@@ -9,6 +9,7 @@
 * ``SumElements`` sums every element into a 0-d tensor (``average=1``: the
   mean); ``AveragedLoss`` is the mean, the usual last op of a training net.
 """
+
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError
@@ -30,21 +31,21 @@ class ReduceSumBase(Operator):
     def kept_dims(self, shape, i):
         """The dims of ``shape`` (input i's) that survive the reduction."""
         if self.num_reduce_dim > len(shape):
-            raise ArgumentError("num_reduce_dim %d exceeds the %d dimensions of "
-                                "input %d ('%s', shape %s)" % (
-                                    self.num_reduce_dim, len(shape), i,
-                                    self.input_name(i), tuple(shape)))
+            raise ArgumentError(
+                "num_reduce_dim %d exceeds the %d dimensions of "
+                "input %d ('%s', shape %s)"
+                % (self.num_reduce_dim, len(shape), i, self.input_name(i), tuple(shape))
+            )
         if self.front:
-            return tuple(shape[self.num_reduce_dim:])
-        return tuple(shape[:len(shape) - self.num_reduce_dim])
+            return tuple(shape[self.num_reduce_dim :])
+        return tuple(shape[: len(shape) - self.num_reduce_dim])
 
 
 class ReduceSum(ReduceSumBase):
     def run(self):
         x = self.float_input(0)
         kept = self.kept_dims(x.shape, 0)
-        axes = (tuple(range(self.num_reduce_dim)) if self.front
-                else tuple(range(len(kept), x.ndim)))
+        axes = tuple(range(self.num_reduce_dim)) if self.front else tuple(range(len(kept), x.ndim))
         np.sum(x, axis=axes, out=self.output(0, kept, x.dtype))
 
 
@@ -55,15 +56,18 @@ class ReduceSumGradient(ReduceSumBase):
         dy = self.float_input(0)
         dims = self.input(1)
         if dims.ndim != 1 or dims.dtype.kind not in "iu":
-            raise DTypeError("input 1 ('%s') is %s%s; expected a 1-D integer tensor "
-                             "holding the forward input's shape"
-                             % (self.input_name(1), dims.dtype, dims.shape))
+            raise DTypeError(
+                "input 1 ('%s') is %s%s; expected a 1-D integer tensor "
+                "holding the forward input's shape" % (self.input_name(1), dims.dtype, dims.shape)
+            )
         shape = tuple(dims.tolist())
         kept = self.kept_dims(shape, 1)
         if dy.shape != kept:
-            raise self.shape_error(0, "%s (input 1 ('%s') = %s without the %d reduced "
-                                   "dims)" % (kept, self.input_name(1), shape,
-                                             self.num_reduce_dim))
+            raise self.shape_error(
+                0,
+                "%s (input 1 ('%s') = %s without the %d reduced "
+                "dims)" % (kept, self.input_name(1), shape, self.num_reduce_dim),
+            )
         if not self.front:
             dy = dy.reshape(kept + (1,) * self.num_reduce_dim)
         np.copyto(self.output(0, shape, dy.dtype), dy)
@@ -100,8 +104,10 @@ class GetReduceSumGradient(GradientMaker):
 
     def get_gradient_defs(self):
         dims = "_" + self.O(0) + "_dims"
-        return [self.op_def("Shape", [self.I(0)], [dims]),
-                self.op_def(self.def_.type + "Gradient", [self.GO(0), dims], [self.GI(0)])]
+        return [
+            self.op_def("Shape", [self.I(0)], [dims]),
+            self.op_def(self.def_.type + "Gradient", [self.GO(0), dims], [self.GI(0)]),
+        ]
 
 
 register_gradient("ReduceFrontSum")(GetReduceSumGradient)
@@ -134,8 +140,10 @@ class SumAllGradient(Operator):
         if dy.size != 1:
             raise self.shape_error(1, "a single element (the gradient of a 0-d sum)")
         if dy.dtype != x.dtype:
-            raise DTypeError("input 1 ('%s') has type %s; expected %s like input 0"
-                             % (self.input_name(1), dy.dtype, x.dtype))
+            raise DTypeError(
+                "input 1 ('%s') has type %s; expected %s like input 0"
+                % (self.input_name(1), dy.dtype, x.dtype)
+            )
         scale = 1.0 / x.size if self.average and x.size else 1.0
         np.multiply(dy.reshape(()), scale, out=self.output(0, x.shape, x.dtype))
 
@@ -168,8 +176,7 @@ def _register_sum_all_gradient(op_type):
     @register_gradient(op_type)
     class GetGradient(GradientMaker):
         def get_gradient_defs(self):
-            return [self.op_def(op_type + "Gradient", [self.I(0), self.GO(0)],
-                                [self.GI(0)])]
+            return [self.op_def(op_type + "Gradient", [self.I(0), self.GO(0)], [self.GI(0)])]
 
     GetGradient.__name__ = GetGradient.__qualname__ = "Get%sGradient" % op_type
     GetGradient.__doc__ = "``%sGradient([I0, GO0] → GI0)``, args copied." % op_type

@@ -14,6 +14,7 @@ decorator call registers all three facts about an op type::
         def get_gradient_defs(self):
             return [self.op_def("SigmoidGradient", [self.O(0), self.GO(0)], [self.GI(0)])]
 """
+
 import difflib
 
 from ..errors import GradientError, UnknownOperatorError
@@ -31,8 +32,9 @@ class OpSchema:
     all); ``enforce_inplace`` the pairs that *must* share a name.
     """
 
-    def __init__(self, op_type, inputs=(0, None), outputs=(0, None),
-                 inplace=(), enforce_inplace=(), doc=None):
+    def __init__(
+        self, op_type, inputs=(0, None), outputs=(0, None), inplace=(), enforce_inplace=(), doc=None
+    ):
         self.op_type = op_type
         self.inputs = (inputs, inputs) if isinstance(inputs, int) else tuple(inputs)
         self.outputs = (outputs, outputs) if isinstance(outputs, int) else tuple(outputs)
@@ -56,45 +58,59 @@ class OpSchema:
         """Return ``None`` if ``op_def`` fits the schema, else what is wrong."""
         n_in, n_out = len(op_def.input), len(op_def.output)
         if not self._count_ok(n_in, self.inputs):
-            return "%s takes %s inputs, got %d" % (
-                self.op_type, self._describe(self.inputs), n_in)
+            return "%s takes %s inputs, got %d" % (self.op_type, self._describe(self.inputs), n_in)
         if not self._count_ok(n_out, self.outputs):
             return "%s takes %s outputs, got %d" % (
-                self.op_type, self._describe(self.outputs), n_out)
+                self.op_type,
+                self._describe(self.outputs),
+                n_out,
+            )
         for i, name in enumerate(op_def.input):
             for j, out in enumerate(op_def.output):
                 if name != out:
                     continue
-                if self.inplace != "any" and (i, j) not in self.inplace \
-                        and (i, j) not in self.enforce_inplace:
-                    return ("%s does not allow input %d ('%s') to be written in "
-                            "place as output %d" % (self.op_type, i, name, j))
+                if (
+                    self.inplace != "any"
+                    and (i, j) not in self.inplace
+                    and (i, j) not in self.enforce_inplace
+                ):
+                    return (
+                        "%s does not allow input %d ('%s') to be written in "
+                        "place as output %d" % (self.op_type, i, name, j)
+                    )
         for i, j in self.enforce_inplace:
             if i < n_in and j < n_out and op_def.input[i] != op_def.output[j]:
-                return ("%s requires input %d and output %d to be the same blob"
-                        % (self.op_type, i, j))
+                return "%s requires input %d and output %d to be the same blob" % (
+                    self.op_type,
+                    i,
+                    j,
+                )
         return None
 
 
-def register(op_type, inputs=(0, None), outputs=(0, None), inplace=(),
-             enforce_inplace=(), doc=None):
+def register(
+    op_type, inputs=(0, None), outputs=(0, None), inplace=(), enforce_inplace=(), doc=None
+):
     """Class decorator: register an :class:`~caffe2rnn.operators.base.Operator`."""
+
     def decorate(cls):
-        schema = OpSchema(op_type, inputs, outputs, inplace, enforce_inplace,
-                          doc or cls.__doc__)
+        schema = OpSchema(op_type, inputs, outputs, inplace, enforce_inplace, doc or cls.__doc__)
         _OPERATORS[op_type] = cls
         _SCHEMAS[op_type] = schema
         cls.op_type = op_type
         cls.schema = schema
         return cls
+
     return decorate
 
 
 def register_gradient(op_type):
     """Decorator: register a gradient maker (a GradientMaker subclass or marker)."""
+
     def decorate(maker):
         _GRADIENTS[op_type] = maker
         return maker
+
     return decorate
 
 
@@ -123,8 +139,9 @@ def operator_class(op_type):
     except KeyError:
         hint = close_matches(op_type)
         raise UnknownOperatorError(
-            "operator type '%s' is not registered%s" % (
-                op_type, "; did you mean: " + ", ".join(hint) if hint else "")) from None
+            "operator type '%s' is not registered%s"
+            % (op_type, "; did you mean: " + ", ".join(hint) if hint else "")
+        ) from None
 
 
 def schema(op_type):
@@ -136,8 +153,7 @@ def gradient_maker(op_type):
     try:
         return _GRADIENTS[op_type]
     except KeyError:
-        raise GradientError("Gradient maker for operator %s not implemented."
-                            % op_type) from None
+        raise GradientError("Gradient maker for operator %s not implemented." % op_type) from None
 
 
 def has_gradient_maker(op_type):

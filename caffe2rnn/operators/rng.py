@@ -15,6 +15,7 @@ item 9: only distributions and shapes are specified):
       from caffe2rnn.operators import rng
       rng.seed(0)
 """
+
 import numpy as np
 
 _module_generator = np.random.default_rng()

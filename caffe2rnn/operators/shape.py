@@ -12,6 +12,7 @@ gradient needs (Caffe2 had no shape inference at gradient time):
 Caffe2 sources: reshape_op.{h,cc}, concat_split_op.{h,cc}, transpose_op.{h,cc},
 utility_ops.{h,cc} (Squeeze/ExpandDims). Spec: caffe2-core.md §7.5–7.7, §7.14.
 """
+
 import math
 
 import numpy as np
@@ -31,8 +32,7 @@ def _write_reshaped(op, x, shape):
     the view), so the data is already there.
     """
     out = op.output(0, shape, x.dtype)
-    if not (x.flags.c_contiguous and out.size and
-            out.ctypes.data == x.ctypes.data):
+    if not (x.flags.c_contiguous and out.size and out.ctypes.data == x.ctypes.data):
         np.copyto(out, x.reshape(shape))
     return out
 
@@ -51,12 +51,14 @@ class Reshape(Operator):
     def setup(self):
         self.has_arg = self.args.has("shape")
         if self.has_arg and len(self.inputs) == 2:
-            raise ArgumentError("New shape is specified by the input blob '%s', "
-                                "do not pass in the argument `shape`."
-                                % self.input_name(1))
+            raise ArgumentError(
+                "New shape is specified by the input blob '%s', "
+                "do not pass in the argument `shape`." % self.input_name(1)
+            )
         if not self.has_arg and len(self.inputs) == 1:
-            raise ArgumentError("New shape must be specified by either the "
-                                "input blob or the argument `shape`.")
+            raise ArgumentError(
+                "New shape must be specified by either the input blob or the argument `shape`."
+            )
         self.shape_arg = self.args.repeated("shape", kind=int)
 
     def _requested_shape(self):
@@ -64,9 +66,10 @@ class Reshape(Operator):
             return list(self.shape_arg), np.int64
         spec = self.input(1)
         if spec.ndim != 1 or spec.dtype not in (np.int32, np.int64):
-            raise DTypeError("input 1 ('%s') is %s %s; expected a 1-D int32 or "
-                             "int64 tensor (the new shape)"
-                             % (self.input_name(1), spec.dtype, spec.shape))
+            raise DTypeError(
+                "input 1 ('%s') is %s %s; expected a 1-D int32 or "
+                "int64 tensor (the new shape)" % (self.input_name(1), spec.dtype, spec.shape)
+            )
         return [int(v) for v in spec], spec.dtype.type
 
     def run(self):
@@ -75,25 +78,30 @@ class Reshape(Operator):
         for i, d in enumerate(shape):
             if d == 0:
                 if i >= x.ndim:
-                    raise self.shape_error(0, "at least %d dims (the new shape "
-                                           "%s copies dim %d)" % (i + 1, shape, i))
+                    raise self.shape_error(
+                        0, "at least %d dims (the new shape %s copies dim %d)" % (i + 1, shape, i)
+                    )
                 shape[i] = x.shape[i]
             elif d < -1:
-                raise ArgumentError("new shape %s has a negative entry other than "
-                                    "-1" % (shape,))
+                raise ArgumentError("new shape %s has a negative entry other than -1" % (shape,))
         unknown = [i for i, d in enumerate(shape) if d == -1]
         if len(unknown) > 1:
             raise ArgumentError("new shape %s may contain at most one -1" % (shape,))
         known = math.prod(d for d in shape if d != -1)
         if unknown:
             if known == 0 or x.size % known:
-                raise self.shape_error(0, "a size divisible by %d; Argument "
-                                       "`shape` %s does not agree with the input "
-                                       "data." % (known, shape))
+                raise self.shape_error(
+                    0,
+                    "a size divisible by %d; Argument "
+                    "`shape` %s does not agree with the input "
+                    "data." % (known, shape),
+                )
             shape[unknown[0]] = x.size // known
         elif known != x.size:
-            raise self.shape_error(0, "size %d; Argument `shape` %s does not "
-                                   "agree with the input data." % (known, shape))
+            raise self.shape_error(
+                0,
+                "size %d; Argument `shape` %s does not agree with the input data." % (known, shape),
+            )
         old_shape = x.shape
         _write_reshaped(self, x, shape)
         self.output(1, (len(old_shape),), dims_dtype)[...] = old_shape
@@ -105,15 +113,15 @@ class GetReshapeGradient(GradientMaker):
 
     def get_gradient_defs(self):
         gi = self.GI(0)
-        return [self.op_def("Reshape", [self.GO(0), self.O(1)],
-                            [gi, "_" + gi + "_dims"])]
+        return [self.op_def("Reshape", [self.GO(0), self.O(1)], [gi, "_" + gi + "_dims"])]
 
 
 def _axis_from_args(op):
     """Concat/Split: exactly one of ``axis`` and ``order`` (NCHW → 1, NHWC → 3)."""
     if op.args.has("axis") == op.args.has("order"):
-        raise ArgumentError("You should either specify the dim to split, or the "
-                            "order in the case of 4-D images.")
+        raise ArgumentError(
+            "You should either specify the dim to split, or the order in the case of 4-D images."
+        )
     if op.args.has("axis"):
         return op.args.single("axis", kind=int)
     order = op.args.single("order", kind=str)
@@ -125,8 +133,9 @@ def _axis_from_args(op):
 def _check_axis(op, index, axis):
     ndim = op.input(index).ndim
     if not 0 <= axis < ndim:
-        raise op.shape_error(index, "more than %d dims (axis %d must be >= 0 and "
-                             "< ndim)" % (axis, axis))
+        raise op.shape_error(
+            index, "more than %d dims (axis %d must be >= 0 and < ndim)" % (axis, axis)
+        )
 
 
 @register("Concat", inputs=(1, None), outputs=2)
@@ -146,10 +155,14 @@ class Concat(Operator):
         first = xs[0]
         self.same_dtype(*range(len(xs)))
         for i, x in enumerate(xs[1:], 1):
-            if (x.ndim != first.ndim or x.shape[:self.axis] != first.shape[:self.axis]
-                    or x.shape[self.axis + 1:] != first.shape[self.axis + 1:]):
-                raise self.shape_error(i, "%s except along axis %d (like input 0)"
-                                       % (first.shape, self.axis))
+            if (
+                x.ndim != first.ndim
+                or x.shape[: self.axis] != first.shape[: self.axis]
+                or x.shape[self.axis + 1 :] != first.shape[self.axis + 1 :]
+            ):
+                raise self.shape_error(
+                    i, "%s except along axis %d (like input 0)" % (first.shape, self.axis)
+                )
         sizes = [x.shape[self.axis] for x in xs]
         shape = list(first.shape)
         shape[self.axis] = sum(sizes)
@@ -162,8 +175,11 @@ class GetConcatGradient(GradientMaker):
     def get_gradient_defs(self):
         if not self.has_GO(0):
             return []
-        return [self.op_def("Split", [self.GO(0), self.O(1)],
-                            [self.GI(i) for i in range(len(self.def_.input))])]
+        return [
+            self.op_def(
+                "Split", [self.GO(0), self.O(1)], [self.GI(i) for i in range(len(self.def_.input))]
+            )
+        ]
 
 
 @register("Split", inputs=(1, 2), outputs=(1, None))
@@ -178,27 +194,31 @@ class Split(Operator):
         self.axis = _axis_from_args(self)
         self.split_arg = self.args.repeated("split", kind=int)
         if len(self.inputs) == 2 and self.args.has("split"):
-            raise ArgumentError("If you set split with the input blob '%s', do "
-                                "not pass in split in the argument."
-                                % self.input_name(1))
+            raise ArgumentError(
+                "If you set split with the input blob '%s', do "
+                "not pass in split in the argument." % self.input_name(1)
+            )
         if self.args.has("split") and len(self.split_arg) != len(self.outputs):
-            raise ArgumentError("argument 'split' has %d lengths; expected %d (one "
-                                "per output)" % (len(self.split_arg), len(self.outputs)))
+            raise ArgumentError(
+                "argument 'split' has %d lengths; expected %d (one "
+                "per output)" % (len(self.split_arg), len(self.outputs))
+            )
 
     def _lengths(self, dim):
         n = len(self.outputs)
         if len(self.inputs) == 2:
             split = self.input(1)
             if split.dtype != np.int32 or split.size != n:
-                raise DTypeError("input 1 ('%s') is %s of %d elements; expected "
-                                 "int32 with %d lengths (one per output)"
-                                 % (self.input_name(1), split.dtype, split.size, n))
+                raise DTypeError(
+                    "input 1 ('%s') is %s of %d elements; expected "
+                    "int32 with %d lengths (one per output)"
+                    % (self.input_name(1), split.dtype, split.size, n)
+                )
             return [int(v) for v in split.reshape(-1)]
         if self.args.has("split"):
             return list(self.split_arg)
         if dim % n:
-            raise self.shape_error(0, "a dim %d divisible by %d outputs"
-                                   % (self.axis, n))
+            raise self.shape_error(0, "a dim %d divisible by %d outputs" % (self.axis, n))
         return [dim // n] * n
 
     def run(self):
@@ -207,8 +227,9 @@ class Split(Operator):
         dim = x.shape[self.axis]
         lengths = self._lengths(dim)
         if sum(lengths) != dim or min(lengths) < 0:
-            raise self.shape_error(0, "dim %d equal to the sum of the split "
-                                   "lengths %s" % (self.axis, lengths))
+            raise self.shape_error(
+                0, "dim %d equal to the sum of the split lengths %s" % (self.axis, lengths)
+            )
         start = 0
         for i, length in enumerate(lengths):
             part = x[(slice(None),) * self.axis + (slice(start, start + length),)]
@@ -242,9 +263,11 @@ class Transpose(Operator):
     def run(self):
         x = self.input(0)
         if self.axes is not None and sorted(self.axes) != list(range(x.ndim)):
-            raise self.shape_error(0, "%d dims, matching argument axes %s (a "
-                                   "permutation of 0..ndim-1)"
-                                   % (len(self.axes), self.axes))
+            raise self.shape_error(
+                0,
+                "%d dims, matching argument axes %s (a "
+                "permutation of 0..ndim-1)" % (len(self.axes), self.axes),
+            )
         y = np.transpose(x, self.axes)
         np.copyto(self.output(0, y.shape, x.dtype), y)
 
@@ -290,9 +313,11 @@ class Squeeze(Operator):
             raise self.shape_error(0, "at least %d dims" % (self.dims[-1] + 1))
         for d in self.dims:
             if x.shape[d] != 1:
-                raise self.shape_error(0, "dim %d of size 1 (Dimension %d of input "
-                                       "must be 1 instead of %d.)"
-                                       % (d, d, x.shape[d]))
+                raise self.shape_error(
+                    0,
+                    "dim %d of size 1 (Dimension %d of input "
+                    "must be 1 instead of %d.)" % (d, d, x.shape[d]),
+                )
         shape = [n for i, n in enumerate(x.shape) if i not in self.dims]
         _write_reshaped(self, x, shape)
 
@@ -307,8 +332,10 @@ class ExpandDims(Operator):
     def run(self):
         x = self.input(0)
         if x.ndim + len(self.dims) <= self.dims[-1]:
-            raise self.shape_error(0, "at least %d dims given dims %s"
-                                   % (self.dims[-1] + 1 - len(self.dims), self.dims))
+            raise self.shape_error(
+                0,
+                "at least %d dims given dims %s" % (self.dims[-1] + 1 - len(self.dims), self.dims),
+            )
         shape = list(x.shape)
         for d in self.dims:
             shape.insert(d, 1)
@@ -325,4 +352,3 @@ class GetSqueezeGradient(GradientMaker):
 class GetExpandDimsGradient(GradientMaker):
     def get_gradient_defs(self):
         return [self.op_def("Squeeze", [self.GO(0)], [self.GI(0)])]
-

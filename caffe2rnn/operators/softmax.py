@@ -8,6 +8,7 @@ from the end), and normalise each row: ``softmax(x) = exp(x − max x) / Σ exp(
 Caffe2: caffe2/operators/softmax_op.{h,cc}, softmax_shared.cc,
 softmax_with_loss_op.{h,cc}; spec caffe2-core.md §7.9–7.10.
 """
+
 import math
 
 import numpy as np
@@ -24,8 +25,9 @@ _LOG_FLOOR = 1e-20
 def _canonical_axis(op, index, axis):
     ndim = op.input(index).ndim
     if not -ndim <= axis < ndim:
-        raise op.shape_error(index, "more than %d dims (argument axis=%d)"
-                             % (axis if axis >= 0 else -axis - 1, axis))
+        raise op.shape_error(
+            index, "more than %d dims (argument axis=%d)" % (axis if axis >= 0 else -axis - 1, axis)
+        )
     return axis + ndim if axis < 0 else axis
 
 
@@ -67,8 +69,7 @@ class SoftmaxGradient(Operator):
         y, dy = self.float_input(0), self.float_input(1)
         dtype = self.same_dtype(0, 1)
         if dy.shape != y.shape:
-            raise self.shape_error(1, "%s (like input 0, the softmax output)"
-                                   % (y.shape,))
+            raise self.shape_error(1, "%s (like input 0, the softmax output)" % (y.shape,))
         axis = _canonical_axis(self, 0, self.axis)
         y2, dy2 = _rows(y, axis), _rows(dy, axis)
         dot = np.einsum("nd,nd->n", dy2, y2)[:, None]
@@ -102,24 +103,28 @@ class _SoftmaxLossBase(Operator):
         t = self.input(1)
         if self.label_prob:
             if t.dtype != x.dtype:
-                raise DTypeError("input 1 ('%s') has type %s; expected %s "
-                                 "probabilities like input 0 (label_prob=1)"
-                                 % (self.input_name(1), t.dtype, x.dtype))
+                raise DTypeError(
+                    "input 1 ('%s') has type %s; expected %s "
+                    "probabilities like input 0 (label_prob=1)"
+                    % (self.input_name(1), t.dtype, x.dtype)
+                )
             if t.ndim < 2 or t.size != n * d:
-                raise self.shape_error(1, "%d x %d probabilities (label_prob=1)"
-                                       % (n, d))
+                raise self.shape_error(1, "%d x %d probabilities (label_prob=1)" % (n, d))
             labels = t.reshape(n, d)
         else:
             if t.dtype != np.int32:
-                raise DTypeError("input 1 ('%s') has type %s; expected int32 labels"
-                                 % (self.input_name(1), t.dtype))
+                raise DTypeError(
+                    "input 1 ('%s') has type %s; expected int32 labels"
+                    % (self.input_name(1), t.dtype)
+                )
             if t.size != n:
                 raise self.shape_error(1, "%d labels (one per row of input 0)" % n)
             labels = t.reshape(n)
             if n and (labels.min() < 0 or labels.max() >= d):
-                raise ShapeError("input 1 ('%s'): label values must be in [0, %d); "
-                                 "got values from %d to %d"
-                                 % (self.input_name(1), d, labels.min(), labels.max()))
+                raise ShapeError(
+                    "input 1 ('%s'): label values must be in [0, %d); "
+                    "got values from %d to %d" % (self.input_name(1), d, labels.min(), labels.max())
+                )
         weights = None
         if weight_index is not None:
             weights = self.float_input(weight_index)
@@ -171,8 +176,7 @@ class SoftmaxWithLossGradient(_SoftmaxLossBase):
         p, dloss = self.float_input(p_index), self.float_input(p_index + 1)
         x = self.input(0)
         if p.shape != x.shape:
-            raise self.shape_error(p_index, "%s (the softmax output, like input 0)"
-                                   % (x.shape,))
+            raise self.shape_error(p_index, "%s (the softmax output, like input 0)" % (x.shape,))
         if dloss.size != 1:
             raise self.shape_error(p_index + 1, "one element (the loss gradient)")
         dx = self.output(0, x.shape, x.dtype)
@@ -194,5 +198,6 @@ class SoftmaxWithLossGradient(_SoftmaxLossBase):
 class GetSoftmaxWithLossGradient(GradientMaker):
     def get_gradient_defs(self):
         inputs = [self.I(i) for i in range(len(self.def_.input))]
-        return [self.op_def("SoftmaxWithLossGradient",
-                            inputs + [self.O(0), self.GO(1)], [self.GI(0)])]
+        return [
+            self.op_def("SoftmaxWithLossGradient", inputs + [self.O(0), self.GO(1)], [self.GI(0)])
+        ]

@@ -13,6 +13,7 @@ Caffe2 wrote plain SGD as ops inside the training net::
 Caffe2: utility_ops.{h,cc} (WeightedSum), scale_op.{h,cc}, sgd/iter_op.{h,cc},
 sgd/learning_rate_op.{h,cc}, dropout_op.{h,cc}.
 """
+
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
@@ -34,9 +35,10 @@ class WeightedSum(Operator):
 
     def setup(self):
         if len(self.inputs) % 2:
-            raise EnforceNotMet("WeightedSum takes an even number of inputs "
-                                "(X_0, weight_0, X_1, weight_1, ...); got %d"
-                                % len(self.inputs))
+            raise EnforceNotMet(
+                "WeightedSum takes an even number of inputs "
+                "(X_0, weight_0, X_1, weight_1, ...); got %d" % len(self.inputs)
+            )
 
     def run(self):
         x0 = self.float_input(0)
@@ -44,8 +46,7 @@ class WeightedSum(Operator):
         for k in range(0, len(self.inputs), 2):
             x, w = self.float_input(k), self.float_input(k + 1)
             if x.dtype != x0.dtype or x.size != x0.size:
-                raise self.shape_error(k, "%s of %d elements (like input 0)"
-                                       % (x0.dtype, x0.size))
+                raise self.shape_error(k, "%s of %d elements (like input 0)" % (x0.dtype, x0.size))
             if w.size != 1:
                 raise self.shape_error(k + 1, "a 1-element weight")
             terms.append((x, float(w.reshape(-1)[0])))
@@ -95,17 +96,20 @@ class Iter(Operator):
         counter = self.outputs[0].value
         name = self.outputs[0].name
         if type(counter) is not np.ndarray or counter.dtype != np.int64:
-            raise DTypeError("iteration blob '%s' must be an int64 tensor of 1 "
-                             "element; it is %s" % (name, getattr(
-                                 counter, "dtype", type(counter).__name__)))
+            raise DTypeError(
+                "iteration blob '%s' must be an int64 tensor of 1 "
+                "element; it is %s" % (name, getattr(counter, "dtype", type(counter).__name__))
+            )
         if counter.size != 1:
-            raise ShapeError("The output of IterOp exists, but not of the right "
-                             "size: blob '%s' has shape %s; expected 1 element"
-                             % (name, counter.shape))
+            raise ShapeError(
+                "The output of IterOp exists, but not of the right "
+                "size: blob '%s' has shape %s; expected 1 element" % (name, counter.shape)
+            )
         value = counter.reshape(-1)
         if value[0] < 0:
-            raise EnforceNotMet("Previous iteration number is negative (blob '%s' "
-                                "holds %d)." % (name, value[0]))
+            raise EnforceNotMet(
+                "Previous iteration number is negative (blob '%s' holds %d)." % (name, value[0])
+            )
         if value[0] == _INT64_MAX:
             raise EnforceNotMet("Overflow will happen! (blob '%s')" % name)
         value[0] += 1
@@ -115,8 +119,10 @@ def _step(op):
     stepsize = op.args.single("stepsize", 0, int)
     gamma = op.args.single("gamma", 0.0, float)
     if stepsize <= 0 or gamma <= 0:
-        raise ArgumentError("policy 'step' needs stepsize > 0 and gamma > 0; got "
-                            "stepsize=%d, gamma=%g" % (stepsize, gamma))
+        raise ArgumentError(
+            "policy 'step' needs stepsize > 0 and gamma > 0; got "
+            "stepsize=%d, gamma=%g" % (stepsize, gamma)
+        )
     return lambda it: gamma ** (it // stepsize)
 
 
@@ -124,21 +130,21 @@ def _exp(op):
     gamma = op.args.single("gamma", 0.0, float)
     if gamma <= 0:
         raise ArgumentError("policy 'exp' needs gamma > 0; got %g" % gamma)
-    return lambda it: gamma ** it
+    return lambda it: gamma**it
 
 
 def _inv(op):
     gamma = op.args.single("gamma", 0.0, float)
     power = op.args.single("power", 0.0, float)
     if gamma <= 0 or power <= 0:
-        raise ArgumentError("policy 'inv' needs gamma > 0 and power > 0; got "
-                            "gamma=%g, power=%g" % (gamma, power))
+        raise ArgumentError(
+            "policy 'inv' needs gamma > 0 and power > 0; got gamma=%g, power=%g" % (gamma, power)
+        )
     return lambda it: (1.0 + gamma * it) ** -power
 
 
 #: policy name → builder of ``multiplier(iter)`` from the op's arguments.
-_POLICIES = {"fixed": lambda op: (lambda it: 1.0), "step": _step, "exp": _exp,
-             "inv": _inv}
+_POLICIES = {"fixed": lambda op: lambda it: 1.0, "step": _step, "exp": _exp, "inv": _inv}
 
 
 @register("LearningRate", inputs=1, outputs=1)
@@ -156,18 +162,23 @@ class LearningRate(Operator):
         self.base_lr = self.args.single("base_lr", kind=float)
         policy = self.args.single("policy", "", str)
         if not policy:
-            raise ArgumentError("Must specify a learning rate policy (argument "
-                                "policy: one of %s)." % ", ".join(_POLICIES))
+            raise ArgumentError(
+                "Must specify a learning rate policy (argument "
+                "policy: one of %s)." % ", ".join(_POLICIES)
+            )
         if policy not in _POLICIES:
-            raise ArgumentError("Unknown learning rate policy: %s (known: %s)"
-                                % (policy, ", ".join(_POLICIES)))
+            raise ArgumentError(
+                "Unknown learning rate policy: %s (known: %s)" % (policy, ", ".join(_POLICIES))
+            )
         self.multiplier = _POLICIES[policy](self)
 
     def run(self):
         it = self.input(0)
         if it.dtype != np.int64 or it.size < 1:
-            raise DTypeError("input 0 ('%s') is %s %s; expected the int64 iteration "
-                             "counter" % (self.input_name(0), it.dtype, it.shape))
+            raise DTypeError(
+                "input 0 ('%s') is %s %s; expected the int64 iteration "
+                "counter" % (self.input_name(0), it.dtype, it.shape)
+            )
         lr = self.base_lr * self.multiplier(int(it.reshape(-1)[0]))
         self.output(0, (), np.float32)[...] = lr
 
@@ -197,8 +208,7 @@ class Dropout(Operator):
         self.is_test = self.args.single("is_test", False, bool)
         self.random = rng.OpRandom(self.def_)
         if not self.is_test and len(self.outputs) < 2:
-            raise EnforceNotMet("Dropout with is_test=0 needs the mask output "
-                                "(outputs: Y, mask)")
+            raise EnforceNotMet("Dropout with is_test=0 needs the mask output (outputs: Y, mask)")
 
     def run(self):
         x = self.float_input(0)
@@ -222,8 +232,9 @@ class DropoutGrad(Operator):
         self.ratio = _dropout_ratio(self)
         self.is_test = self.args.single("is_test", False, bool)
         if not self.is_test and len(self.inputs) < 2:
-            raise EnforceNotMet("DropoutGrad with is_test=0 needs the mask input "
-                                "(inputs: dY, mask)")
+            raise EnforceNotMet(
+                "DropoutGrad with is_test=0 needs the mask input (inputs: dY, mask)"
+            )
 
     def run(self):
         dy = self.float_input(0)
@@ -234,9 +245,10 @@ class DropoutGrad(Operator):
             return
         mask = self.input(1)
         if mask.dtype != np.bool_ or mask.shape != dy.shape:
-            raise DTypeError("input 1 ('%s') is %s %s; expected the bool mask of "
-                             "shape %s" % (self.input_name(1), mask.dtype,
-                                           mask.shape, dy.shape))
+            raise DTypeError(
+                "input 1 ('%s') is %s %s; expected the bool mask of "
+                "shape %s" % (self.input_name(1), mask.dtype, mask.shape, dy.shape)
+            )
         dx = self.output(0, dy.shape, dy.dtype)
         np.multiply(dy, mask, out=dx)
         dx *= 1.0 / (1.0 - self.ratio)

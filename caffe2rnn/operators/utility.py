@@ -7,6 +7,7 @@ gradients of a blob read by several ops, always *in place* on input 0) and
 ``Copy``. Both write into the output's existing memory whenever the size
 matches, so a step net can write straight into a row of a states tensor.
 """
+
 import numpy as np
 
 from ..errors import DTypeError
@@ -54,15 +55,18 @@ class Sum(Operator):
 
     def bad_first_input(self):
         x0 = self.input(0)  # raises for a non-tensor
-        return DTypeError("input 0 ('%s') has type %s; expected float32, float64 "
-                          "or int32" % (self.input_name(0), x0.dtype))
+        return DTypeError(
+            "input 0 ('%s') has type %s; expected float32, float64 "
+            "or int32" % (self.input_name(0), x0.dtype)
+        )
 
     def mismatch(self, i, x0):
         x = self.input(i)  # raises for a non-tensor
         if x.dtype != x0.dtype:
-            return DTypeError("input %d ('%s') has type %s; expected %s like input 0 "
-                              "('%s')" % (i, self.input_name(i), x.dtype, x0.dtype,
-                                          self.input_name(0)))
+            return DTypeError(
+                "input %d ('%s') has type %s; expected %s like input 0 "
+                "('%s')" % (i, self.input_name(i), x.dtype, x0.dtype, self.input_name(0))
+            )
         return self.shape_error(i, "%s like input 0 ('%s')" % (x0.shape, self.input_name(0)))
 
 
@@ -167,8 +171,11 @@ class Print(Operator):
         value = blob.value
         if type(value) is np.ndarray:
             text = "Tensor %s of type %s. Dims: (%s): %s" % (
-                blob.name, value.dtype, ",".join(str(d) for d in value.shape),
-                ",".join(str(v) for v in value.reshape(-1)[:max(self.limit, 0)].tolist()))
+                blob.name,
+                value.dtype,
+                ",".join(str(d) for d in value.shape),
+                ",".join(str(v) for v in value.reshape(-1)[: max(self.limit, 0)].tolist()),
+            )
         else:
             text = "Blob %s holds %s" % (blob.name, blob.type_name())
         if self.to_file:

@@ -9,6 +9,7 @@ which prints floats as ``0.0``/``1.0``. Modern protobuf backends print ``0`` and
 ``1``; we install the pure-Python printer as ``__str__`` so step-net strings read
 as they did in 2017.
 """
+
 from google.protobuf import message as _message
 from google.protobuf import text_format as _text_format
 
@@ -42,14 +43,17 @@ def parse(message_cls, data):
     :class:`~caffe2rnn.errors.ProtoParseError` naming the message type.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise ProtoParseError("cannot parse a %s from a %s; expected serialized "
-                              "bytes" % (_type_name(message_cls), type(data).__name__))
+        raise ProtoParseError(
+            "cannot parse a %s from a %s; expected serialized "
+            "bytes" % (_type_name(message_cls), type(data).__name__)
+        )
     message = message_cls()
     try:
         message.ParseFromString(bytes(data))
     except _message.DecodeError as exc:
-        raise ProtoParseError("%d bytes do not parse as a %s: %s"
-                              % (len(data), _type_name(message_cls), exc)) from None
+        raise ProtoParseError(
+            "%d bytes do not parse as a %s: %s" % (len(data), _type_name(message_cls), exc)
+        ) from None
     return message
 
 
@@ -64,17 +68,21 @@ def parse_text(message_cls, text):
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ProtoParseError("text for a %s is not UTF-8: %s"
-                                  % (_type_name(message_cls), exc)) from None
+            raise ProtoParseError(
+                "text for a %s is not UTF-8: %s" % (_type_name(message_cls), exc)
+            ) from None
     if not isinstance(text, str):
-        raise ProtoParseError("cannot parse a %s from a %s; expected text"
-                              % (_type_name(message_cls), type(text).__name__))
+        raise ProtoParseError(
+            "cannot parse a %s from a %s; expected text"
+            % (_type_name(message_cls), type(text).__name__)
+        )
     message = message_cls()
     try:
         _text_format.Parse(text, message)
     except _text_format.ParseError as exc:
-        raise ProtoParseError("text does not parse as a %s: %s"
-                              % (_type_name(message_cls), exc)) from None
+        raise ProtoParseError(
+            "text does not parse as a %s: %s" % (_type_name(message_cls), exc)
+        ) from None
     return message
 
 

@@ -6,6 +6,7 @@ pip installs everywhere, so no system ``protoc`` is needed. ``setup.py`` calls
 :func:`generate`; importing :mod:`caffe2rnn.proto` calls it too when the
 generated module is missing or older than the ``.proto`` (a fresh checkout).
 """
+
 import os
 import sys
 
@@ -29,11 +30,12 @@ def generate(force=False):
         raise ImportError(
             "caffe2rnn needs protoc to generate caffe2rnn/proto/caffe2_pb2.py; "
             "install it with `pip install grpcio-tools` (or run `make test`, "
-            "which installs everything)") from exc
+            "which installs everything)"
+        ) from exc
     include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
-    status = protoc.main([
-        "grpc_tools.protoc", "-I" + HERE, "-I" + include,
-        "--python_out=" + HERE, PROTO])
+    status = protoc.main(
+        ["grpc_tools.protoc", "-I" + HERE, "-I" + include, "--python_out=" + HERE, PROTO]
+    )
     if status != 0:
         raise RuntimeError("protoc failed on %s (exit status %d)" % (PROTO, status))
     return PB2

@@ -5,8 +5,9 @@ names to :class:`Blob` containers; instantiating a NetDef binds each operator to
 its input/output containers once; running a net runs the bound operators in
 order. Python users normally go through :mod:`caffe2rnn.workspace` instead.
 """
+
 from .blob import Blob
-from .workspace import Workspace
 from .net import NetInstance
+from .workspace import Workspace
 
 __all__ = ["Blob", "Workspace", "NetInstance"]

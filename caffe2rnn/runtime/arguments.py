@@ -5,6 +5,7 @@ nothing. A value stored in the wrong field (``axis=2.0`` where an int is
 expected) is an :class:`~caffe2rnn.errors.ArgumentTypeError` naming the op and
 the argument.
 """
+
 from ..errors import ArgumentError, ArgumentTypeError
 
 _SINGLE_FIELDS = ("f", "i", "s", "n")
@@ -27,9 +28,9 @@ class ArgumentHelper:
         present = [f for f in _SINGLE_FIELDS if arg.HasField(f)]
         present += [f for f in ("floats", "ints", "strings", "nets") if len(getattr(arg, f))]
         return ArgumentTypeError(
-            "%s: argument '%s' must be %s; it holds %s" % (
-                self._where, name, expected,
-                ", ".join(present) if present else "no value"))
+            "%s: argument '%s' must be %s; it holds %s"
+            % (self._where, name, expected, ", ".join(present) if present else "no value")
+        )
 
     def single(self, name, default=None, kind=int):
         """One value of ``kind`` (int, float, bool, str or 'netdef')."""

@@ -12,6 +12,7 @@ facts about Caffe2 tensors matter for recurrent nets and are copied here:
 * a blob may hold a view that shares memory with another blob (``Alias``,
   links, aliases): assigning ``blob.value = view`` shares, never copies.
 """
+
 import math
 
 import numpy as np
@@ -38,8 +39,12 @@ class Blob:
         """
         shape = tuple(shape)
         cur = self.value
-        if (type(cur) is np.ndarray and cur.dtype == dtype
-                and cur.size == math.prod(shape) and cur.flags.c_contiguous):
+        if (
+            type(cur) is np.ndarray
+            and cur.dtype == dtype
+            and cur.size == math.prod(shape)
+            and cur.flags.c_contiguous
+        ):
             if cur.shape != shape:
                 cur = cur.reshape(shape)
                 self.value = cur

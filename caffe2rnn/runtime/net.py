@@ -5,13 +5,13 @@ and run one after the other. Every net type this project meets (unset,
 ``simple``, ``dag``, ``async_simple``, ``rnn``, ``prof_dag``) runs sequentially,
 which is what their results are defined by.
 """
-from ..errors import (Caffe2RNNError, EnforceNotMet, WorkspaceError,
-                      op_context)
+
+from ..errors import Caffe2RNNError, EnforceNotMet, WorkspaceError, op_context
 from ..operators import registry
 
 SEQUENTIAL_NET_TYPES = frozenset(
-    ["", "simple", "dag", "async_simple", "async_dag", "rnn", "prof_dag",
-     "async_scheduling"])
+    ["", "simple", "dag", "async_simple", "async_dag", "rnn", "prof_dag", "async_scheduling"]
+)
 
 
 def with_context(exc, context):
@@ -38,7 +38,8 @@ def sanity_check(netdef):
                 if name not in known:
                     raise WorkspaceError(
                         "op %s: Source for input %s is unknown for net %s, "
-                        "operator %s" % (op.type, name, netdef.name, op.type))
+                        "operator %s" % (op.type, name, netdef.name, op.type)
+                    )
             known.update(op.output)
     else:
         for op in netdef.op:
@@ -47,16 +48,18 @@ def sanity_check(netdef):
         if name not in known:
             raise WorkspaceError(
                 "Some of the blobs are declared as output but never produced by "
-                "the net %s, the first one is %s" % (netdef.name, name))
+                "the net %s, the first one is %s" % (netdef.name, name)
+            )
 
 
 def create_operator(op_def, ws, index=None, net_name=None):
     """Instantiate one OperatorDef in ``ws`` (checks device, type and schema)."""
     try:
         if op_def.HasField("device_option") and op_def.device_option.device_type != 0:
-            raise EnforceNotMet("device type %d (CUDA or other) is not supported; "
-                                "caffe2rnn runs on the CPU"
-                                % op_def.device_option.device_type)
+            raise EnforceNotMet(
+                "device type %d (CUDA or other) is not supported; "
+                "caffe2rnn runs on the CPU" % op_def.device_option.device_type
+            )
         cls = registry.operator_class(op_def.type)
         problem = cls.schema.verify(op_def)
         if problem:
@@ -76,8 +79,7 @@ class NetInstance:
         self.ws = ws
         before = set(ws.local_blob_names())
         try:
-            self.ops = [create_operator(op, ws, i, self.name)
-                        for i, op in enumerate(netdef.op)]
+            self.ops = [create_operator(op, ws, i, self.name) for i, op in enumerate(netdef.op)]
         except Exception:
             # Nothing half-written: drop the blobs this attempt created.
             for name in set(ws.local_blob_names()) - before:
@@ -87,7 +89,7 @@ class NetInstance:
     def run(self):
         index = 0
         try:
-            for index, op in enumerate(self.ops):
+            for index, op in enumerate(self.ops):  # noqa: B007 (read in except)
                 op.run()
         except Exception as exc:
             raise with_context(exc, op_context(self.proto.op[index], index, self.name)) from exc

@@ -7,12 +7,12 @@ in a per-timestep workspace reads parameters from the outer workspace and
 writes recurrent states into tensors the outer workspace owns, while its
 intermediate blobs stay local to the timestep (spec §5.4).
 """
+
 import numpy as np
 
-from ..errors import BlobNotFoundError, WorkspaceError
+from ..errors import BlobNotFoundError, WorkspaceError, op_context
 from .blob import Blob
 from .net import NetInstance, create_operator, with_context
-from ..errors import op_context
 
 
 class Workspace:
@@ -109,7 +109,8 @@ class Workspace:
         if netdef.name in self._nets and not overwrite:
             raise WorkspaceError(
                 "I respectfully refuse to overwrite an existing net of the same "
-                "name \"%s\", unless you explicitly specify overwrite=True." % netdef.name)
+                'name "%s", unless you explicitly specify overwrite=True.' % netdef.name
+            )
         net = NetInstance(netdef, self)
         self._nets[netdef.name] = net
         return net
@@ -142,4 +143,7 @@ class Workspace:
 
     def __repr__(self):
         return "Workspace(%r, %d local blobs%s)" % (
-            self.name, len(self._blobs), ", child" if self.parent else "")
+            self.name,
+            len(self._blobs),
+            ", child" if self.parent else "",
+        )

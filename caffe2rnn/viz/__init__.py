@@ -14,6 +14,7 @@ Every function returns a ``graphviz.Digraph``: its DOT text is
 * :func:`unroll` — one column per timestep;
 * :func:`compare` — the historical versions' op arguments side by side.
 """
+
 from .compare import compare  # noqa: F401
 from .netdraw import net  # noqa: F401
 from .recurrent import backward, recurrent  # noqa: F401

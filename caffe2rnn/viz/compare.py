@@ -7,13 +7,14 @@ which builds the cell with each version under its own era; step nets are
 summarised by their op types (the full nets are what :func:`recurrent`
 draws), so the table shows *what* changed and the other views show how.
 """
+
 import graphviz
 
 from ..proto import caffe2_pb2
 from .style import FONT, html_text
 
-DIFFERS = "#FCE8E6"    # rows whose values differ between versions
-CHANGED = "#F6AEA9"    # the cell where a value changed from the previous version
+DIFFERS = "#FCE8E6"  # rows whose values differ between versions
+CHANGED = "#F6AEA9"  # the cell where a value changed from the previous version
 SAME = "#FFFFFF"
 HEADER = "#E8EAED"
 ABSENT = "—"
@@ -26,7 +27,11 @@ def _cell_text(value, width=46):
     if isinstance(value, caffe2_pb2.NetDef):
         types = [op.type for op in value.op]
         text = "type '%s', %d ops: %s; %d external inputs" % (
-            value.type, len(types), ", ".join(types), len(value.external_input))
+            value.type,
+            len(types),
+            ", ".join(types),
+            len(value.external_input),
+        )
     elif isinstance(value, list):
         text = "[%s]" % ", ".join(str(v) for v in value)
     else:
@@ -53,23 +58,39 @@ def table(versions, rows, title):
     version whose value changed from the version to its left is darker, so
     reading left to right shows when each change happened.
     """
-    graph = graphviz.Digraph("compare", graph_attr={"label": title, "labelloc": "t",
-                                                    "fontname": FONT})
-    header = "".join('<td bgcolor="%s"><b>%s</b></td>' % (HEADER, html_text(v))
-                     for v in ["argument"] + list(versions))
+    graph = graphviz.Digraph(
+        "compare", graph_attr={"label": title, "labelloc": "t", "fontname": FONT}
+    )
+    header = "".join(
+        '<td bgcolor="%s"><b>%s</b></td>' % (HEADER, html_text(v))
+        for v in ["argument"] + list(versions)
+    )
     body = []
     for row in rows:
         colour = DIFFERS if row.differs else SAME
-        shades = [colour] + [CHANGED if v != previous else colour
-                             for previous, v in zip(row.values, row.values[1:])]
-        cells = "".join('<td bgcolor="%s" align="left">%s</td>' % (shade, _cell_text(v))
-                        for shade, v in zip(shades, row.values))
-        body.append('<tr><td bgcolor="%s" align="left"><b>%s</b></td>%s</tr>'
-                    % (colour, html_text(row.argument), cells))
-    label = ('<<table border="0" cellborder="1" cellspacing="0" cellpadding="4">'
-             "<tr>%s</tr>%s</table>>" % (header, "".join(body)))
-    graph.node("table", label=label, shape="plaintext", fontname=FONT, fontsize="10",
-               **{"class": "compare"})
+        shades = [colour] + [
+            CHANGED if v != previous else colour for previous, v in zip(row.values, row.values[1:])
+        ]
+        cells = "".join(
+            '<td bgcolor="%s" align="left">%s</td>' % (shade, _cell_text(v))
+            for shade, v in zip(shades, row.values)
+        )
+        body.append(
+            '<tr><td bgcolor="%s" align="left"><b>%s</b></td>%s</tr>'
+            % (colour, html_text(row.argument), cells)
+        )
+    label = (
+        '<<table border="0" cellborder="1" cellspacing="0" cellpadding="4">'
+        "<tr>%s</tr>%s</table>>" % (header, "".join(body))
+    )
+    graph.node(
+        "table",
+        label=label,
+        shape="plaintext",
+        fontname=FONT,
+        fontsize="10",
+        **{"class": "compare"},
+    )
     return graph
 
 
@@ -81,10 +102,13 @@ def compare(versions, cell="lstm", only_differences=False):
     ``only_differences``.
     """
     from ..history.compare import compare as compare_rows
+
     rows = compare_rows(list(versions), cell)
     if only_differences:
         rows = [r for r in rows if r.differs]
     name = cell if isinstance(cell, str) else cell.name
     title = "RecurrentNetwork arguments of the '%s' cell: %s (differences shaded)" % (
-        name, " vs ".join(versions))
+        name,
+        " vs ".join(versions),
+    )
     return table(list(versions), rows, title)

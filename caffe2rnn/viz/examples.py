@@ -17,6 +17,7 @@ Each builder returns the ``RecurrentNetwork`` ``OperatorDef`` that
 * ``attention``: ``recurrent.LSTMWithAttention`` (regular attention, three
   recurrent states, ~20 ops per step) — the largest cell to draw.
 """
+
 import contextlib
 import logging
 
@@ -47,20 +48,26 @@ def _one_state_cell(name, build_step):
     input_t, hidden_t_prev = cell.AddScopedExternalInputs("input_t", "hidden_t_prev")
     hidden_t = build_step(cell, input_t, hidden_t_prev)
     cell.AddExternalOutputs(hidden_t)
-    recurrent_net(net, cell, [(input_t, "x")], [(hidden_t_prev, "hidden_init")],
-                  {hidden_t_prev: hidden_t}, scope=name)
+    recurrent_net(
+        net,
+        cell,
+        [(input_t, "x")],
+        [(hidden_t_prev, "hidden_init")],
+        {hidden_t_prev: hidden_t},
+        scope=name,
+    )
     return _recurrent_op(net)
 
 
 def mul():
-    return _one_state_cell(
-        "mul", lambda cell, x, h: cell.Mul([x, h], "hidden_t"))
+    return _one_state_cell("mul", lambda cell, x, h: cell.Mul([x, h], "hidden_t"))
 
 
 def sum_mul():
     def step(cell, x, h):
         summed = cell.Sum([h, x], "sum_t")
         return cell.Mul([summed, "w"], "hidden_t")  # 'w' becomes a reference
+
     return _one_state_cell("sum_mul", step)
 
 
@@ -70,16 +77,30 @@ def two_states():
     a_t = cell.Mul([input_t, a_prev], "a_t")
     b_t = cell.Mul([a_t, b_prev], "b_t")
     cell.AddExternalOutputs(a_t, b_t)
-    recurrent_net(net, cell, [(input_t, "x")], [(a_prev, "a_init"), (b_prev, "b_init")],
-                  {a_prev: a_t, b_prev: b_t}, scope="two_states")
+    recurrent_net(
+        net,
+        cell,
+        [(input_t, "x")],
+        [(a_prev, "a_init"), (b_prev, "b_init")],
+        {a_prev: a_t, b_prev: b_t},
+        scope="two_states",
+    )
     return _recurrent_op(net)
 
 
 def _lstm(memory_optimization):
     with _quiet_cnn():
         model = CNNModelHelper(name="lstm_model")
-        LSTM(model, "input", "seq_lengths", ("hidden_init", "cell_init"), dim_in=3,
-             dim_out=4, scope="lstm", memory_optimization=memory_optimization)
+        LSTM(
+            model,
+            "input",
+            "seq_lengths",
+            ("hidden_init", "cell_init"),
+            dim_in=3,
+            dim_out=4,
+            scope="lstm",
+            memory_optimization=memory_optimization,
+        )
     return _recurrent_op(model.net)
 
 
@@ -94,12 +115,27 @@ def lstm_recompute():
 def attention():
     with _quiet_cnn():
         model = CNNModelHelper(name="attention_model")
-        LSTMWithAttention(model, "decoder_inputs", "seq_lengths", "hidden_init",
-                          "cell_init", "context_init", encoder_output_dim=4,
-                          encoder_outputs="encoder_outputs", decoder_input_dim=3,
-                          decoder_state_dim=4, scope="att")
+        LSTMWithAttention(
+            model,
+            "decoder_inputs",
+            "seq_lengths",
+            "hidden_init",
+            "cell_init",
+            "context_init",
+            encoder_output_dim=4,
+            encoder_outputs="encoder_outputs",
+            decoder_input_dim=3,
+            decoder_state_dim=4,
+            scope="att",
+        )
     return _recurrent_op(model.net)
 
 
-CELLS = {"mul": mul, "sum_mul": sum_mul, "two_states": two_states, "lstm": lstm,
-         "lstm_recompute": lstm_recompute, "attention": attention}
+CELLS = {
+    "mul": mul,
+    "sum_mul": sum_mul,
+    "two_states": two_states,
+    "lstm": lstm,
+    "lstm_recompute": lstm_recompute,
+    "attention": attention,
+}

@@ -1,4 +1,5 @@
 """Every view of one RecurrentNetwork op, by name (used by the CLI and the demo)."""
+
 from .netdraw import net
 from .recurrent import backward, recurrent
 from .rnn_op import RecurrentOp
@@ -16,12 +17,15 @@ def _step(graph_of):
 VIEWS = {
     "net": ("the step net, net_drawer style (ops and blobs)", _step(net)),
     "ssa": ("the step net's blob versions name@v", _step(ssa)),
-    "scratches": ("the step net with the blobs the backward step reads",
-                  lambda op, T: scratches_of(op)),
-    "backward": ("the backward step net as the C++ op runs it",
-                 lambda op, T: backward(op)),
-    "recurrent": ("the RecurrentNetwork op: step nets, links, aliases",
-                  lambda op, T: recurrent(op)),
+    "scratches": (
+        "the step net with the blobs the backward step reads",
+        lambda op, T: scratches_of(op),
+    ),
+    "backward": ("the backward step net as the C++ op runs it", lambda op, T: backward(op)),
+    "recurrent": (
+        "the RecurrentNetwork op: step nets, links, aliases",
+        lambda op, T: recurrent(op),
+    ),
     "timeline": ("the (T+1)-row state tensors and the rows each step uses", timeline),
     "unroll": ("one column per timestep, recurrent edges between them", unroll),
 }

@@ -11,12 +11,19 @@ only the parents that are not already ancestors of another parent.
 We keep both and add what a learner needs: net inputs/outputs as pills,
 parameters blue, gradient blobs orange (dashed).
 """
+
 from . import sources
 from .style import Canvas, is_gradient_name, op_label, wrap
 
 
-def net(net_like, minimal=False, minimal_dependency=False, params=None,
-        append_output=False, rankdir="LR"):
+def net(
+    net_like,
+    minimal=False,
+    minimal_dependency=False,
+    params=None,
+    append_output=False,
+    rankdir="LR",
+):
     """Draw a NetDef, ``core.Net``, model helper or list of OperatorDefs.
 
     ``minimal=True`` draws ops only (edges labelled with the blobs that
@@ -31,8 +38,9 @@ def net(net_like, minimal=False, minimal_dependency=False, params=None,
     if minimal:
         _draw_minimal(canvas, netdef, minimal_dependency)
     else:
-        _draw_bipartite(canvas, netdef, sources.param_names(net_like, netdef, params),
-                        append_output)
+        _draw_bipartite(
+            canvas, netdef, sources.param_names(net_like, netdef, params), append_output
+        )
     return canvas.finish()
 
 
@@ -91,10 +99,12 @@ def _draw_minimal(canvas, netdef, minimal_dependency):
         for parent in parents:
             ancestors[index] |= ancestors[parent]
         if minimal_dependency:
-            parents = {p for p in parents
-                       if not any(p in ancestors[other] for other in parents if other != p)}
+            parents = {
+                p
+                for p in parents
+                if not any(p in ancestors[other] for other in parents if other != p)
+            }
         for parent in sorted(parents):
-            canvas.edge("op#%d" % parent, op_id,
-                        label=wrap(", ".join(dict.fromkeys(via[parent]))))
+            canvas.edge("op#%d" % parent, op_id, label=wrap(", ".join(dict.fromkeys(via[parent]))))
         for name in op.output:
             producer[name] = index

@@ -19,6 +19,7 @@ front, parameter gradients renamed ``_tmpstep`` and summed by appended Sums,
 plus the ``_accum`` Sums ``recurrent_net`` inserted, and the backward links
 into ``<state>_grad``.
 """
+
 from ..recurrent_stages import find_scratches
 from .rnn_op import RecurrentOp
 from .ssa import draw_versions
@@ -57,42 +58,64 @@ def _link_edges(canvas, nodes, links, tensor_ids, backward=False, graph=None):
         if nodes.has(link.internal, 0):
             canvas.edge(tensor, nodes.first(link.internal), "link", label, graph=graph)
         elif nodes.final.get(link.internal, 0) > 0:
-            canvas.edge(nodes.last(link.internal), tensor, "link", label, graph=graph,
-                        constraint="false")
+            canvas.edge(
+                nodes.last(link.internal), tensor, "link", label, graph=graph, constraint="false"
+            )
 
 
 def recurrent(op, rankdir="TB"):
     """A RecurrentNetwork op: step net and backward step net as clusters,
     state tensors, links, aliases, references, inputs and outputs."""
     rnn = RecurrentOp(op)
-    canvas = Canvas("recurrent_" + rnn.name, "%s '%s': step nets, links and aliases"
-                    % (op.type, rnn.name), rankdir)
+    canvas = Canvas(
+        "recurrent_" + rnn.name,
+        "%s '%s': step nets, links and aliases" % (op.type, rnn.name),
+        rankdir,
+    )
     drawn, params = set(), {rnn.inputs[i] for i in rnn.params}
-    inputs = {b: _io_node(canvas, b, ["external_input"] + (["param"] if b in params
-                                                          else []), drawn)
-              for b in rnn.inputs}
+    inputs = {
+        b: _io_node(canvas, b, ["external_input"] + (["param"] if b in params else []), drawn)
+        for b in rnn.inputs
+    }
     tensors = dict(inputs)
-    with canvas.cluster("rnn", "%s '%s'" % (op.type, rnn.name), "rnn") as outer, \
-            outer.subgraph(name="tensors") as row:
+    with (
+        canvas.cluster("rnn", "%s '%s'" % (op.type, rnn.name), "rnn") as outer,
+        outer.subgraph(name="tensors") as row,
+    ):
         row.attr(rank="same")  # all state tensors on one row, above the nets
         for state in rnn.states:
             tensors[state] = _state_node(canvas, state, row)
-            canvas.edge(inputs[rnn.initial_state(state)], tensors[state],
-                        label="copied to row 0")
+            canvas.edge(inputs[rnn.initial_state(state)], tensors[state], label="copied to row 0")
             if rnn.backward_step_net is not None:
-                tensors[state + "_grad"] = _state_node(canvas, state + "_grad", row,
-                                                       gradient=True)
-        with canvas.cluster("step", "step net '%s' (one timestep)"
-                            % rnn.step_net.name, "step", outer) as inner:
-            forward = draw_versions(canvas, inner, rnn.step_net, prefix="fwd/",
-                                    params=params, always_version=False,
-                                    inplace_edges=False)
+                tensors[state + "_grad"] = _state_node(canvas, state + "_grad", row, gradient=True)
+        with canvas.cluster(
+            "step", "step net '%s' (one timestep)" % rnn.step_net.name, "step", outer
+        ) as inner:
+            forward = draw_versions(
+                canvas,
+                inner,
+                rnn.step_net,
+                prefix="fwd/",
+                params=params,
+                always_version=False,
+                inplace_edges=False,
+            )
         if rnn.backward_step_net is not None:
-            with canvas.cluster("backward", "backward step net '%s' (argument)"
-                                % rnn.backward_step_net.name, "backward", outer) as inner:
-                grads = draw_versions(canvas, inner, rnn.backward_step_net,
-                                      prefix="bwd/", params=params,
-                                      always_version=False, inplace_edges=False)
+            with canvas.cluster(
+                "backward",
+                "backward step net '%s' (argument)" % rnn.backward_step_net.name,
+                "backward",
+                outer,
+            ) as inner:
+                grads = draw_versions(
+                    canvas,
+                    inner,
+                    rnn.backward_step_net,
+                    prefix="bwd/",
+                    params=params,
+                    always_version=False,
+                    inplace_edges=False,
+                )
     _link_edges(canvas, forward, rnn.links, tensors)
     for reference in rnn.references():
         if forward.has(reference, 0):
@@ -100,13 +123,14 @@ def recurrent(op, rankdir="TB"):
     for alias in rnn.aliases:
         output = _io_node(canvas, alias.dst, ["external_output"], drawn)
         canvas.edge(tensors[alias.src], output, "alias", alias.label())
-    for extra in op.output[len(rnn.aliases):]:
+    for extra in op.output[len(rnn.aliases) :]:
         _io_node(canvas, extra, ["external_output"], drawn)
     if rnn.backward_step_net is not None:
         for link in rnn.backward_links:
             if link.external not in tensors:
-                tensors[link.external] = _io_node(canvas, link.external,
-                                                  ["external_output", "gradient"], drawn)
+                tensors[link.external] = _io_node(
+                    canvas, link.external, ["external_output", "gradient"], drawn
+                )
         _link_edges(canvas, grads, rnn.backward_links, tensors, backward=True)
     return canvas.finish()
 
@@ -127,8 +151,11 @@ def backward(op, rankdir="TB"):
     params = {rnn.inputs[i] for i in rnn.params}
     renamed = set(cpp.renamed.values())
     first_appended = len(net.op) - cpp.appended
-    canvas = Canvas("backward_" + rnn.name, "backward step net of '%s', as the C++ op "
-                    "runs it (step t = T-1 .. 0)" % rnn.name, rankdir)
+    canvas = Canvas(
+        "backward_" + rnn.name,
+        "backward step net of '%s', as the C++ op runs it (step t = T-1 .. 0)" % rnn.name,
+        rankdir,
+    )
 
     def op_class(index, op):
         if index < cpp.prepended:
@@ -147,31 +174,48 @@ def backward(op, rankdir="TB"):
         return ["scratch"] if name in scratch and version == 0 else []
 
     with canvas.cluster("backward", "backward step net", "backward") as inner:
-        nodes = draw_versions(canvas, inner, net, prefix="bwd/", params=params,
-                              extra_kinds=kinds, op_class=op_class, always_version=False,
-                              inplace_edges=False)
+        nodes = draw_versions(
+            canvas,
+            inner,
+            net,
+            prefix="bwd/",
+            params=params,
+            extra_kinds=kinds,
+            op_class=op_class,
+            always_version=False,
+            inplace_edges=False,
+        )
     tensors = {}
     for state in rnn.states:
         tensors[state] = _state_node(canvas, state, None)
         tensors[state + "_grad"] = _state_node(canvas, state + "_grad", None, True)
         if nodes.has(state + "_grad"):
-            canvas.edge(nodes.last(state + "_grad"), tensors[state + "_grad"],
-                        "inplace", "same tensor", constraint="false")
+            canvas.edge(
+                nodes.last(state + "_grad"),
+                tensors[state + "_grad"],
+                "inplace",
+                "same tensor",
+                constraint="false",
+            )
     drawn = set()
     for link in rnn.backward_links:
         if link.external not in tensors:
-            tensors[link.external] = _io_node(canvas, link.external,
-                                              ["external_output", "gradient"], drawn)
+            tensors[link.external] = _io_node(
+                canvas, link.external, ["external_output", "gradient"], drawn
+            )
     _link_edges(canvas, nodes, rnn.backward_links, tensors, backward=True)
     forward_reads = [l for l in rnn.links if l.external in rnn.states]
     _link_edges(canvas, nodes, forward_reads, tensors)
     for old, new in cpp.renamed.items():
         note = "renamed/" + old
         canvas.blob(note, "%s\n(name in backward_step_net)" % wrap(old), ["gradient"])
-        canvas.edge(note, nodes.first(new) if nodes.has(new, 0) else nodes.last(new),
-                    "rename", "C++: rename to _tmpstep")
+        canvas.edge(
+            note,
+            nodes.first(new) if nodes.has(new, 0) else nodes.last(new),
+            "rename",
+            "C++: rename to _tmpstep",
+        )
     for gradient, states_grad in cpp.last_row_grads:
         source = _io_node(canvas, gradient, ["external_input", "gradient"], drawn)
-        canvas.edge(source, tensors[states_grad], "alias",
-                    "added to the last row once (C++ loop)")
+        canvas.edge(source, tensors[states_grad], "alias", "added to the last row once (C++ loop)")
     return canvas.finish()

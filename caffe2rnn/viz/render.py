@@ -7,6 +7,7 @@ installs only the Python bindings). Caffe2's ``net_drawer.GetGraphPngSafe``
 hid a failure behind a 1×1 placeholder image; we say what is missing and how
 to get it instead.
 """
+
 import html
 import os
 import subprocess
@@ -15,12 +16,14 @@ import graphviz
 
 from ..errors import DrawingError, GraphvizNotFoundError
 
-INSTALL_HINT = ("Graphviz's `dot` program is not installed (pip's `graphviz` package is "
-                "only the Python bindings). Install it with one of:\n"
-                "  apt-get install graphviz        (Debian/Ubuntu)\n"
-                "  brew install graphviz           (macOS)\n"
-                "  conda install -c conda-forge graphviz\n"
-                "The DOT text is still available as graph.source.")
+INSTALL_HINT = (
+    "Graphviz's `dot` program is not installed (pip's `graphviz` package is "
+    "only the Python bindings). Install it with one of:\n"
+    "  apt-get install graphviz        (Debian/Ubuntu)\n"
+    "  brew install graphviz           (macOS)\n"
+    "  conda install -c conda-forge graphviz\n"
+    "The DOT text is still available as graph.source."
+)
 
 FORMATS = ("svg", "png", "pdf", "dot")
 
@@ -28,8 +31,9 @@ FORMATS = ("svg", "png", "pdf", "dot")
 def pipe(graph, format="svg"):
     """The rendered bytes of ``graph`` (``format`` 'dot' needs no Graphviz)."""
     if format not in FORMATS:
-        raise DrawingError("cannot render format %r; expected one of %s"
-                           % (format, ", ".join(FORMATS)))
+        raise DrawingError(
+            "cannot render format %r; expected one of %s" % (format, ", ".join(FORMATS))
+        )
     if format == "dot":
         return graph.source.encode("utf-8")
     try:
@@ -37,9 +41,10 @@ def pipe(graph, format="svg"):
     except graphviz.ExecutableNotFound:
         raise GraphvizNotFoundError(INSTALL_HINT) from None
     except (graphviz.CalledProcessError, subprocess.CalledProcessError) as error:
-        raise DrawingError("dot failed to lay out graph '%s': %s"
-                           % (graph.name, (error.stderr or b"").decode(errors="replace")
-                              .strip())) from None
+        raise DrawingError(
+            "dot failed to lay out graph '%s': %s"
+            % (graph.name, (error.stderr or b"").decode(errors="replace").strip())
+        ) from None
 
 
 def render(graph, path, format=None):
@@ -70,10 +75,11 @@ class Figure:
         try:
             return {"image/svg+xml": pipe(self.graph, "svg").decode("utf-8")}
         except GraphvizNotFoundError as error:
-            return {"text/plain": "%s\n\n%s" % (error, self.graph.source),
-                    "text/html": "<p><b>%s</b></p><pre>%s</pre>" % (
-                        html.escape(str(error)).replace("\n", "<br/>"),
-                        html.escape(self.graph.source))}
+            return {
+                "text/plain": "%s\n\n%s" % (error, self.graph.source),
+                "text/html": "<p><b>%s</b></p><pre>%s</pre>"
+                % (html.escape(str(error)).replace("\n", "<br/>"), html.escape(self.graph.source)),
+            }
 
 
 def show(graph):

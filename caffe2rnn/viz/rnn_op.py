@@ -22,6 +22,7 @@
 gradient op (state of 2017-06-05, seed 004 / history §3.5) did to the
 backward step net before running it.
 """
+
 import copy
 from dataclasses import dataclass
 
@@ -52,19 +53,23 @@ class Alias:
     offset: int
 
     def label(self):
-        rows = "rows %d..T" % self.offset if self.offset >= 0 else (
-            "last row" if self.offset == -1 else "last %d rows" % -self.offset)
+        rows = (
+            "rows %d..T" % self.offset
+            if self.offset >= 0
+            else ("last row" if self.offset == -1 else "last %d rows" % -self.offset)
+        )
         return "alias %+d (%s)" % (self.offset, rows)
 
 
 @dataclass
 class CppBackward:
     """The backward step net as the C++ op runs it, and what it changed."""
+
     net: object
-    renamed: dict          # cell gradient name -> "<name>_tmpstep"
-    prepended: int         # number of accumulate ops put in front
-    appended: int          # number of per-parameter Sums put at the end
-    last_row_grads: list   # (GO of an offset -1 alias, states_grad) added by C++
+    renamed: dict  # cell gradient name -> "<name>_tmpstep"
+    prepended: int  # number of accumulate ops put in front
+    appended: int  # number of per-parameter Sums put at the end
+    last_row_grads: list  # (GO of an offset -1 alias, states_grad) added by C++
 
 
 class RecurrentOp:
@@ -72,8 +77,10 @@ class RecurrentOp:
 
     def __init__(self, op):
         if op.type not in RNN_TYPES:
-            raise DrawingError("%s is not a RecurrentNetwork operator (expected type "
-                               "%s)" % (op_context(op), " or ".join(RNN_TYPES)))
+            raise DrawingError(
+                "%s is not a RecurrentNetwork operator (expected type "
+                "%s)" % (op_context(op), " or ".join(RNN_TYPES))
+            )
         self.op = op
         self.name = op.name or op.type
         self.step_net = sources.net_argument(op, "step_net")
@@ -88,50 +95,58 @@ class RecurrentOp:
         self.inputs = list(op.input[skip:])
         self.states = sources.strings(op, "recurrent_states")
         self.initial_state_ids = sources.ints(op, "initial_recurrent_state_ids")
-        self._check_same_length(("recurrent_states", self.states),
-                                ("initial_recurrent_state_ids", self.initial_state_ids))
-        self.links = self._links("link_internal", "link_external", "link_offset",
-                                 "link_window")
-        self.backward_links = self._links("backward_link_internal",
-                                          "backward_link_external",
-                                          "backward_link_offset", None)
-        src, dst, offset = (sources.strings(op, "alias_src"),
-                            sources.strings(op, "alias_dst"),
-                            sources.ints(op, "alias_offset"))
-        self._check_same_length(("alias_src", src), ("alias_dst", dst),
-                                ("alias_offset", offset))
+        self._check_same_length(
+            ("recurrent_states", self.states),
+            ("initial_recurrent_state_ids", self.initial_state_ids),
+        )
+        self.links = self._links("link_internal", "link_external", "link_offset", "link_window")
+        self.backward_links = self._links(
+            "backward_link_internal", "backward_link_external", "backward_link_offset", None
+        )
+        src, dst, offset = (
+            sources.strings(op, "alias_src"),
+            sources.strings(op, "alias_dst"),
+            sources.ints(op, "alias_offset"),
+        )
+        self._check_same_length(("alias_src", src), ("alias_dst", dst), ("alias_offset", offset))
         self.aliases = [Alias(*a) for a in zip(src, dst, offset)]
         self.params = sources.ints(op, "param")
         self.param_grads = sources.strings(op, "param_grads")
         if self.param_grads:
-            self._check_same_length(("param", self.params),
-                                    ("param_grads", self.param_grads))
+            self._check_same_length(("param", self.params), ("param_grads", self.param_grads))
         self.recompute = sources.strings(op, "recompute_blobs_on_backward")
         for index in self.params + self.initial_state_ids:
             if not 0 <= index < len(self.inputs):
-                raise DrawingError("%s: input index %d (from 'param' or "
-                                   "'initial_recurrent_state_ids') is out of range "
-                                   "for %d inputs" % (op_context(op), index,
-                                                      len(self.inputs)))
+                raise DrawingError(
+                    "%s: input index %d (from 'param' or "
+                    "'initial_recurrent_state_ids') is out of range "
+                    "for %d inputs" % (op_context(op), index, len(self.inputs))
+                )
 
     def _check_same_length(self, *named_lists):
         lengths = {len(values) for _, values in named_lists}
         if len(lengths) > 1:
-            raise DrawingError("%s: arguments %s must have equal lengths, got %s" % (
-                op_context(self.op), ", ".join(n for n, _ in named_lists),
-                ", ".join(str(len(v)) for _, v in named_lists)))
+            raise DrawingError(
+                "%s: arguments %s must have equal lengths, got %s"
+                % (
+                    op_context(self.op),
+                    ", ".join(n for n, _ in named_lists),
+                    ", ".join(str(len(v)) for _, v in named_lists),
+                )
+            )
 
     def _links(self, internal, external, offset, window):
-        names = [(internal, sources.strings(self.op, internal)),
-                 (external, sources.strings(self.op, external)),
-                 (offset, sources.ints(self.op, offset))]
+        names = [
+            (internal, sources.strings(self.op, internal)),
+            (external, sources.strings(self.op, external)),
+            (offset, sources.ints(self.op, offset)),
+        ]
         windows = sources.ints(self.op, window) if window else []
         if windows:
             names.append((window, windows))
         self._check_same_length(*names)
         windows = windows or [1] * len(names[0][1])
-        return [Link(*fields) for fields in zip(names[0][1], names[1][1],
-                                                names[2][1], windows)]
+        return [Link(*fields) for fields in zip(names[0][1], names[1][1], names[2][1], windows)]
 
     @property
     def sequence_input(self):
@@ -181,8 +196,11 @@ class RecurrentOp:
         if self.is_gradient:
             return self.op
         from ..operators.gradient_maker import get_gradient_for_op
-        g_output = [out + "_grad" if j in self.outputs_with_grads else None
-                    for j, out in enumerate(self.op.output)]
+
+        g_output = [
+            out + "_grad" if j in self.outputs_with_grads else None
+            for j, out in enumerate(self.op.output)
+        ]
         ops, _ = get_gradient_for_op(self.op, g_output)
         return ops[0]
 
@@ -200,10 +218,13 @@ class RecurrentOp:
         ``<state>_grad`` once, before the loop.
         """
         if self.backward_step_net is None:
-            raise DrawingError("%s has no backward_step_net (a forward-only op); "
-                               "there is no backward pass to draw" % op_context(self.op))
+            raise DrawingError(
+                "%s has no backward_step_net (a forward-only op); "
+                "there is no backward pass to draw" % op_context(self.op)
+            )
         from ..operators.rnn.gradient import RecurrentNetworkGradientOp
         from ..runtime import Workspace
+
         grad_def = self.gradient_op_def()
         scratch = Workspace(name="viz")
         for name in grad_def.input:
@@ -218,9 +239,11 @@ class RecurrentOp:
             prepended += 1
         # Seed 004 renamed the cell's gradient blob <name>_tmpstep; an older
         # era's accumulator (<grad>_acc) sits beside it instead: no rename.
-        renamed = {cell: p.cell_gradient
-                   for (_, _, cell), p in zip(self.param_gradient_names(), gradient_op.params)
-                   if p.cell_gradient == cell + "_tmpstep"}
+        renamed = {
+            cell: p.cell_gradient
+            for (_, _, cell), p in zip(self.param_gradient_names(), gradient_op.params)
+            if p.cell_gradient == cell + "_tmpstep"
+        }
         last_row = []
         for j, alias in enumerate(self.aliases):
             gradient = self.output_gradient(j)

@@ -14,6 +14,7 @@ written there and stop being scratches.
 The list comes from :func:`caffe2rnn.recurrent_stages.find_scratches`, the
 function ``recurrent_net`` itself uses.
 """
+
 from .. import core
 from ..recurrent_stages import find_scratches
 from . import sources
@@ -21,10 +22,11 @@ from .rnn_op import RecurrentOp
 from .ssa import draw_versions
 from .style import Canvas
 
-_TIPS = {"scratch": "scratch: read by the backward step, kept in each step's workspace",
-         "recompute": "recomputed at the start of the backward step",
-         "read_by_backward": "read by the backward step; arrives through a link or "
-                             "reference"}
+_TIPS = {
+    "scratch": "scratch: read by the backward step, kept in each step's workspace",
+    "recompute": "recomputed at the start of the backward step",
+    "read_by_backward": "read by the backward step; arrives through a link or reference",
+}
 
 
 def scratches(cell_net, backward_net, recompute=None, params=None, rankdir="TB"):
@@ -40,8 +42,9 @@ def scratches(cell_net, backward_net, recompute=None, params=None, rankdir="TB")
     read_back = core.get_undefined_blobs(backward_ssa)
     if recompute is None:
         cell_ops = {op.SerializeToString() for op in cell.op}
-        recompute = [o for op in backward.op if op.SerializeToString() in cell_ops
-                     for o in op.output]
+        recompute = [
+            o for op in backward.op if op.SerializeToString() in cell_ops for o in op.output
+        ]
     recompute = set(map(str, recompute))
     name = cell.name or "cell"
     title = "cell '%s': scratches kept per step =\n[%s]" % (name, ", ".join(scratch))
@@ -52,16 +55,25 @@ def scratches(cell_net, backward_net, recompute=None, params=None, rankdir="TB")
     def kinds(blob, version):
         if version != versions.get(blob, 0):
             return []
-        for kind, chosen in (("scratch", blob in scratch),
-                             ("recompute", blob in recompute),
-                             ("read_by_backward", blob in read_back)):
+        for kind, chosen in (
+            ("scratch", blob in scratch),
+            ("recompute", blob in recompute),
+            ("read_by_backward", blob in read_back),
+        ):
             if chosen:
                 tooltips[blob] = _TIPS[kind]
                 return [kind]
         return []
 
-    draw_versions(canvas, canvas.graph, cell, extra_kinds=kinds, always_version=False,
-                  params=sources.param_names(cell_net, cell, params), tooltips=tooltips)
+    draw_versions(
+        canvas,
+        canvas.graph,
+        cell,
+        extra_kinds=kinds,
+        always_version=False,
+        params=sources.param_names(cell_net, cell, params),
+        tooltips=tooltips,
+    )
     return canvas.finish()
 
 
@@ -69,5 +81,10 @@ def scratches_of(op, rankdir="TB"):
     """:func:`scratches` for a RecurrentNetwork op's own step nets."""
     rnn = RecurrentOp(op)
     backward = [] if rnn.backward_step_net is None else rnn.backward_step_net
-    return scratches(rnn.step_net, backward, recompute=rnn.recompute,
-                     params={rnn.inputs[i] for i in rnn.params}, rankdir=rankdir)
+    return scratches(
+        rnn.step_net,
+        backward,
+        recompute=rnn.recompute,
+        params={rnn.inputs[i] for i in rnn.params},
+        rankdir=rankdir,
+    )

@@ -7,6 +7,7 @@ method returning one (``core.Net``, a model helper), or a plain list of
 (protobuf text, in the argument's ``s`` field); later the ``NetDef`` itself
 (field ``n``). :func:`net_argument` reads either.
 """
+
 from google.protobuf import text_format
 
 from ..errors import DrawingError, ProtoParseError, op_context
@@ -21,13 +22,15 @@ def as_netdef(net_like):
     if callable(proto):
         return as_netdef(proto())
     if isinstance(net_like, (list, tuple)) and all(
-            isinstance(op, caffe2_pb2.OperatorDef) for op in net_like):
+        isinstance(op, caffe2_pb2.OperatorDef) for op in net_like
+    ):
         netdef = caffe2_pb2.NetDef(name="unnamed")
         netdef.op.extend(net_like)
         return netdef
-    raise DrawingError("cannot draw %r: expected a NetDef, an object with Proto() "
-                       "(core.Net, ModelHelper) or a list of OperatorDefs"
-                       % type(net_like).__name__)
+    raise DrawingError(
+        "cannot draw %r: expected a NetDef, an object with Proto() "
+        "(core.Net, ModelHelper) or a list of OperatorDefs" % type(net_like).__name__
+    )
 
 
 def find_argument(op, name):
@@ -54,8 +57,10 @@ def net_argument(op, name):
     try:
         text_format.Parse(argument.s.decode("utf-8"), netdef)
     except (text_format.ParseError, UnicodeDecodeError) as error:
-        raise ProtoParseError("%s: argument '%s' is not a NetDef in protobuf text "
-                              "format: %s" % (op_context(op), name, error)) from None
+        raise ProtoParseError(
+            "%s: argument '%s' is not a NetDef in protobuf text "
+            "format: %s" % (op_context(op), name, error)
+        ) from None
     return netdef
 
 

@@ -11,6 +11,7 @@ reads ``g@1`` and writes ``g@2``: two nodes, joined here by a dotted
 version > 0 that the backward step reads at version 0. The drawing uses
 ``core.get_ssa`` itself, so what you see is what Caffe2 computed.
 """
+
 from .. import core
 from . import sources
 from .style import Canvas, is_gradient_name, op_label, wrap
@@ -38,9 +39,18 @@ class VersionNodes:
         return (name, self.final.get(name, 0) if version is None else version) in self.drawn
 
 
-def draw_versions(canvas, graph, netdef, prefix="", params=(), extra_kinds=None,
-                  always_version=True, op_class=None, tooltips=None,
-                  inplace_edges=True):
+def draw_versions(
+    canvas,
+    graph,
+    netdef,
+    prefix="",
+    params=(),
+    extra_kinds=None,
+    always_version=True,
+    op_class=None,
+    tooltips=None,
+    inplace_edges=True,
+):
     """Draw ``netdef``'s ops and blob versions into ``graph``.
 
     ``extra_kinds(name, version)`` returns more style kinds for a blob (scratch,
@@ -73,8 +83,9 @@ def draw_versions(canvas, graph, netdef, prefix="", params=(), extra_kinds=None,
             kinds.extend(extra_kinds(name, version))
         shown = always_version or nodes.final.get(name, 0) > 1
         label = wrap(name) + ("@%d" % version if shown else "")
-        canvas.blob(nodes.id(name, version), label, kinds, graph=graph,
-                    tooltip=(tooltips or {}).get(name))
+        canvas.blob(
+            nodes.id(name, version), label, kinds, graph=graph, tooltip=(tooltips or {}).get(name)
+        )
         return nodes.id(name, version)
 
     for index, (op, (inputs, outputs)) in enumerate(zip(netdef.op, ssa)):
@@ -82,16 +93,26 @@ def draw_versions(canvas, graph, netdef, prefix="", params=(), extra_kinds=None,
         inplace = sorted({n for n, _ in outputs} & {n for n, _ in inputs})
         label = op_label(op, index) + ("\nin-place" if inplace else "")
         extra = op_class(index, op) if op_class else ""
-        canvas.op(op_id, label, op, graph=graph,
-                  extra_class=" ".join(filter(None, [extra, "inplace" if inplace else ""])))
+        canvas.op(
+            op_id,
+            label,
+            op,
+            graph=graph,
+            extra_class=" ".join(filter(None, [extra, "inplace" if inplace else ""])),
+        )
         for name, version in inputs:
             canvas.edge(blob(name, version), op_id, graph=graph)
         for name, version in outputs:
             canvas.edge(op_id, blob(name, version), graph=graph)
         read = dict(inputs)
         for name in inplace if inplace_edges else ():
-            canvas.edge(nodes.id(name, read[name]), nodes.id(name, dict(outputs)[name]),
-                        kind="inplace", graph=graph, constraint="false")
+            canvas.edge(
+                nodes.id(name, read[name]),
+                nodes.id(name, dict(outputs)[name]),
+                kind="inplace",
+                graph=graph,
+                constraint="false",
+            )
     return nodes
 
 
@@ -106,6 +127,7 @@ def ssa(net_like, params=None, rankdir="TB"):
     netdef = sources.as_netdef(net_like)
     name = netdef.name or "unnamed"
     canvas = Canvas("ssa_" + name, "SSA of net '%s': name@version" % name, rankdir)
-    draw_versions(canvas, canvas.graph, netdef,
-                  params=sources.param_names(net_like, netdef, params))
+    draw_versions(
+        canvas, canvas.graph, netdef, params=sources.param_names(net_like, netdef, params)
+    )
     return canvas.finish()

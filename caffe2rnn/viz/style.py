@@ -21,6 +21,7 @@ used and appends a legend naming exactly those, so the key in each figure
 matches the figure. Every node carries a ``class`` attribute naming its kinds
 (Graphviz copies it into the SVG), which is also what the tests read.
 """
+
 import html
 
 import graphviz
@@ -31,65 +32,113 @@ FONT = "Helvetica"
 # listed is "compute" and keeps net_drawer's green.
 OP_FAMILIES = {
     "compute": ("#0F9D58", ()),
-    "activation": ("#E67C00", ("Sigmoid", "Tanh", "Relu", "Softmax", "LSTMUnit",
-                               "SoftmaxWithLoss")),
-    "shape": ("#5F6368", ("Reshape", "Concat", "Split", "Transpose", "Squeeze",
-                          "ExpandDims", "Copy", "Alias", "CopyOnDeviceLike")),
+    "activation": (
+        "#E67C00",
+        ("Sigmoid", "Tanh", "Relu", "Softmax", "LSTMUnit", "SoftmaxWithLoss"),
+    ),
+    "shape": (
+        "#5F6368",
+        (
+            "Reshape",
+            "Concat",
+            "Split",
+            "Transpose",
+            "Squeeze",
+            "ExpandDims",
+            "Copy",
+            "Alias",
+            "CopyOnDeviceLike",
+        ),
+    ),
     "accumulate": ("#C5221F", ("Sum",)),
-    "rnn": ("#7B1FA2", ("RecurrentNetwork", "RecurrentNetworkGradient",
-                        "rnn_internal_accumulate_gradient_input",
-                        "rnn_internal_apply_link")),
+    "rnn": (
+        "#7B1FA2",
+        (
+            "RecurrentNetwork",
+            "RecurrentNetworkGradient",
+            "rnn_internal_accumulate_gradient_input",
+            "rnn_internal_apply_link",
+        ),
+    ),
 }
 
 # Blob kinds, in legend order: (node attributes, legend text).
 BLOB_KINDS = {
-    "blob": ({"shape": "ellipse", "style": "filled", "fillcolor": "#FFFFFF",
-              "color": "#202124"}, "blob"),
-    "external_input": ({"shape": "box", "style": "rounded,filled",
-                        "fillcolor": "#E8EAED", "color": "#5F6368"},
-                       "net input (external)"),
-    "external_output": ({"shape": "box", "style": "rounded,filled,bold",
-                         "fillcolor": "#E8EAED", "color": "#202124"},
-                        "net output (external)"),
-    "undefined": ({"shape": "box", "style": "rounded,filled,dashed",
-                   "fillcolor": "#FCE8E6", "color": "#C5221F"},
-                  "read before written, not declared"),
-    "param": ({"style": "filled", "fillcolor": "#D2E3FC", "color": "#1A73E8"},
-              "parameter"),
-    "gradient": ({"style": "filled,dashed", "fillcolor": "#FEEFC3",
-                  "color": "#E37400"}, "gradient blob"),
-    "scratch": ({"style": "filled,dotted", "fillcolor": "#DADCE0",
-                 "color": "#202124", "penwidth": "2"},
-                "scratch: kept per step for backward"),
-    "read_by_backward": ({"penwidth": "2.5"},
-                         "read by the backward step"),
-    "recompute": ({"style": "filled,dotted", "fillcolor": "#E9D5F5",
-                   "color": "#7B1FA2", "penwidth": "2"},
-                  "recomputed on backward"),
-    "renamed": ({"style": "filled,dashed", "fillcolor": "#FFD7A8",
-                 "color": "#B06000", "penwidth": "2"},
-                "renamed by the C++ op (_tmpstep)"),
-    "accum": ({"style": "filled,dashed", "fillcolor": "#F6C7C3",
-               "color": "#C5221F"}, "_accum: internal gradient part"),
-    "state": ({"shape": "cylinder", "style": "filled", "fillcolor": "#FFF7D6",
-               "color": "#B08D00"}, "state tensor, (T+1) rows"),
+    "blob": (
+        {"shape": "ellipse", "style": "filled", "fillcolor": "#FFFFFF", "color": "#202124"},
+        "blob",
+    ),
+    "external_input": (
+        {"shape": "box", "style": "rounded,filled", "fillcolor": "#E8EAED", "color": "#5F6368"},
+        "net input (external)",
+    ),
+    "external_output": (
+        {
+            "shape": "box",
+            "style": "rounded,filled,bold",
+            "fillcolor": "#E8EAED",
+            "color": "#202124",
+        },
+        "net output (external)",
+    ),
+    "undefined": (
+        {
+            "shape": "box",
+            "style": "rounded,filled,dashed",
+            "fillcolor": "#FCE8E6",
+            "color": "#C5221F",
+        },
+        "read before written, not declared",
+    ),
+    "param": ({"style": "filled", "fillcolor": "#D2E3FC", "color": "#1A73E8"}, "parameter"),
+    "gradient": (
+        {"style": "filled,dashed", "fillcolor": "#FEEFC3", "color": "#E37400"},
+        "gradient blob",
+    ),
+    "scratch": (
+        {"style": "filled,dotted", "fillcolor": "#DADCE0", "color": "#202124", "penwidth": "2"},
+        "scratch: kept per step for backward",
+    ),
+    "read_by_backward": ({"penwidth": "2.5"}, "read by the backward step"),
+    "recompute": (
+        {"style": "filled,dotted", "fillcolor": "#E9D5F5", "color": "#7B1FA2", "penwidth": "2"},
+        "recomputed on backward",
+    ),
+    "renamed": (
+        {"style": "filled,dashed", "fillcolor": "#FFD7A8", "color": "#B06000", "penwidth": "2"},
+        "renamed by the C++ op (_tmpstep)",
+    ),
+    "accum": (
+        {"style": "filled,dashed", "fillcolor": "#F6C7C3", "color": "#C5221F"},
+        "_accum: internal gradient part",
+    ),
+    "state": (
+        {"shape": "cylinder", "style": "filled", "fillcolor": "#FFF7D6", "color": "#B08D00"},
+        "state tensor, (T+1) rows",
+    ),
 }
 
 # Edge kinds: (attributes, legend text).
 EDGE_KINDS = {
     "data": ({"color": "#5F6368"}, "reads / writes"),
-    "link": ({"style": "dashed", "color": "#1A73E8", "fontcolor": "#1A73E8"},
-             "link: view of rows t+offset"),
-    "alias": ({"style": "dashed", "color": "#188038", "fontcolor": "#188038"},
-              "alias: view from row offset"),
-    "reference": ({"style": "dotted", "color": "#5F6368"},
-                  "reference (same blob every step)"),
-    "recurrent": ({"color": "#C5221F", "penwidth": "2", "fontcolor": "#C5221F"},
-                  "recurrent: step t feeds t+1"),
-    "rename": ({"style": "dotted", "color": "#B06000", "fontcolor": "#B06000"},
-               "renamed blob"),
-    "inplace": ({"style": "dotted", "color": "#C5221F", "arrowhead": "none"},
-                "same buffer (in-place)"),
+    "link": (
+        {"style": "dashed", "color": "#1A73E8", "fontcolor": "#1A73E8"},
+        "link: view of rows t+offset",
+    ),
+    "alias": (
+        {"style": "dashed", "color": "#188038", "fontcolor": "#188038"},
+        "alias: view from row offset",
+    ),
+    "reference": ({"style": "dotted", "color": "#5F6368"}, "reference (same blob every step)"),
+    "recurrent": (
+        {"color": "#C5221F", "penwidth": "2", "fontcolor": "#C5221F"},
+        "recurrent: step t feeds t+1",
+    ),
+    "rename": ({"style": "dotted", "color": "#B06000", "fontcolor": "#B06000"}, "renamed blob"),
+    "inplace": (
+        {"style": "dotted", "color": "#C5221F", "arrowhead": "none"},
+        "same buffer (in-place)",
+    ),
 }
 
 CLUSTER_STYLES = {
@@ -100,9 +149,20 @@ CLUSTER_STYLES = {
 }
 
 # Blob kinds that decide the shape/fill; later ones win.
-_KIND_PRIORITY = ["blob", "external_input", "external_output", "undefined", "param",
-                  "gradient", "accum", "renamed", "read_by_backward", "recompute",
-                  "scratch", "state"]
+_KIND_PRIORITY = [
+    "blob",
+    "external_input",
+    "external_output",
+    "undefined",
+    "param",
+    "gradient",
+    "accum",
+    "renamed",
+    "read_by_backward",
+    "recompute",
+    "scratch",
+    "state",
+]
 
 
 def op_family(op_type):
@@ -156,12 +216,17 @@ class Canvas:
 
     def __init__(self, name, title=None, rankdir="LR"):
         self.graph = graphviz.Digraph(name)
-        self.graph.attr(rankdir=rankdir, fontname=FONT, fontsize="12",
-                        nodesep="0.25", ranksep="0.35", newrank="true")
+        self.graph.attr(
+            rankdir=rankdir,
+            fontname=FONT,
+            fontsize="12",
+            nodesep="0.25",
+            ranksep="0.35",
+            newrank="true",
+        )
         if title:
             self.graph.attr(label=title, labelloc="t", fontsize="14")
-        self.graph.attr("node", fontname=FONT, fontsize="10", margin="0.06,0.03",
-                        height="0.3")
+        self.graph.attr("node", fontname=FONT, fontsize="10", margin="0.06,0.03", height="0.3")
         self.graph.attr("edge", fontname=FONT, fontsize="9", arrowsize="0.6")
         self._families = []
         self._gradient_ops = False
@@ -175,8 +240,13 @@ class Canvas:
     def op(self, node_id, label, op, graph=None, extra_class=""):
         family = op_family(op.type)
         self._note(self._families, family)
-        attrs = {"shape": "box", "style": "filled", "fillcolor": OP_FAMILIES[family][0],
-                 "fontcolor": "#FFFFFF", "color": OP_FAMILIES[family][0]}
+        attrs = {
+            "shape": "box",
+            "style": "filled",
+            "fillcolor": OP_FAMILIES[family][0],
+            "fontcolor": "#FFFFFF",
+            "color": OP_FAMILIES[family][0],
+        }
         classes = ["op", family]
         if is_gradient_op(op):
             self._gradient_ops = True
@@ -201,12 +271,25 @@ class Canvas:
     def table(self, node_id, html_label, graph=None, kind="state"):
         """An HTML-like table node (state tensors drawn row by row)."""
         self._note(self._blob_kinds, kind)
-        (graph or self.graph).node(safe_id(node_id), "<%s>" % html_label,
-                                   shape="plaintext", margin="0",
-                                   **{"class": "blob table " + kind})
+        (graph or self.graph).node(
+            safe_id(node_id),
+            "<%s>" % html_label,
+            shape="plaintext",
+            margin="0",
+            **{"class": "blob table " + kind},
+        )
 
-    def edge(self, tail, head, kind="data", label=None, graph=None, tail_port=None,
-             head_port=None, **extra):
+    def edge(
+        self,
+        tail,
+        head,
+        kind="data",
+        label=None,
+        graph=None,
+        tail_port=None,
+        head_port=None,
+        **extra,
+    ):
         """An edge between node ids (ports name cells of table nodes)."""
         self._note(self._edge_kinds, kind)
         attrs = dict(EDGE_KINDS[kind][0])
@@ -215,8 +298,11 @@ class Canvas:
             attrs["label"] = label
         attrs.update(extra)
         tail, head = safe_id(tail), safe_id(head)
-        (graph or self.graph).edge(tail + (":" + tail_port if tail_port else ""),
-                                   head + (":" + head_port if head_port else ""), **attrs)
+        (graph or self.graph).edge(
+            tail + (":" + tail_port if tail_port else ""),
+            head + (":" + head_port if head_port else ""),
+            **attrs,
+        )
 
     def cluster(self, name, label, kind, parent=None):
         """``with canvas.cluster(...) as sub:`` draws into a labelled box
@@ -228,28 +314,42 @@ class Canvas:
         """Append the legend for what was drawn and return the Digraph."""
         rows = []
         for family in self._families:
-            rows.append(_legend_row(
-                '<td bgcolor="%s"><font color="#FFFFFF"> Op </font></td>'
-                % OP_FAMILIES[family][0], "operator: %s" % family))
+            rows.append(
+                _legend_row(
+                    '<td bgcolor="%s"><font color="#FFFFFF"> Op </font></td>'
+                    % OP_FAMILIES[family][0],
+                    "operator: %s" % family,
+                )
+            )
         if self._gradient_ops:
-            rows.append(_legend_row('<td bgcolor="#0F9D58" style="rounded">'
-                                    '<font color="#FFFFFF"> Op </font></td>',
-                                    "gradient operator (rounded)"))
+            rows.append(
+                _legend_row(
+                    '<td bgcolor="#0F9D58" style="rounded"><font color="#FFFFFF"> Op </font></td>',
+                    "gradient operator (rounded)",
+                )
+            )
         for kind in self._blob_kinds:
             attrs, text = BLOB_KINDS[kind]
-            rows.append(_legend_row('<td bgcolor="%s" border="1" color="%s"> </td>'
-                                    % (attrs.get("fillcolor", "#FFFFFF"),
-                                       attrs.get("color", "#202124")), text))
+            rows.append(
+                _legend_row(
+                    '<td bgcolor="%s" border="1" color="%s"> </td>'
+                    % (attrs.get("fillcolor", "#FFFFFF"), attrs.get("color", "#202124")),
+                    text,
+                )
+            )
         for kind in self._edge_kinds:
             attrs, text = EDGE_KINDS[kind]
             arrow = {"dashed": "- - &#8594;", "dotted": "&#183; &#183; &#8594;"}.get(
-                attrs.get("style"), "&#8212;&#8594;")
-            rows.append(_legend_row('<td><font color="%s">%s</font></td>'
-                                    % (attrs["color"], arrow), text))
-        label = ('<<table border="1" cellborder="0" cellspacing="2" color="#9AA0A6">'
-                 '<tr><td colspan="2"><b>legend</b></td></tr>%s</table>>' % "".join(rows))
-        self.graph.node("legend", label, shape="plaintext", fontsize="9",
-                        **{"class": "legend"})
+                attrs.get("style"), "&#8212;&#8594;"
+            )
+            rows.append(
+                _legend_row('<td><font color="%s">%s</font></td>' % (attrs["color"], arrow), text)
+            )
+        label = (
+            '<<table border="1" cellborder="0" cellspacing="2" color="#9AA0A6">'
+            '<tr><td colspan="2"><b>legend</b></td></tr>%s</table>>' % "".join(rows)
+        )
+        self.graph.node("legend", label, shape="plaintext", fontsize="9", **{"class": "legend"})
         return self.graph
 
 

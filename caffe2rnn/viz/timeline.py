@@ -18,6 +18,7 @@ of: an edge from ``hidden_t_prev`` of step t ends on row t (offset 0), one
 from ``hidden_t`` on row t+1 (offset 1). Alias outputs hang off the first row
 they view (``_all``: offset 1, ``_last``: offset -1).
 """
+
 from .. import core
 from ..errors import DrawingError, op_context
 from .rnn_op import RecurrentOp
@@ -39,30 +40,40 @@ def _alias_rows(alias, n_rows):
 def _table(title, n_rows, writers, readers, aliases, initial=None):
     """HTML-like label: one row per tensor row, a port ``r<i>`` on each."""
     fill = BLOB_KINDS["state"][0]["fillcolor"]
-    head = ['<td bgcolor="%s"><b>row</b></td><td bgcolor="%s"><b>written by</b></td>'
-            '<td bgcolor="%s"><b>read by</b></td>' % (fill, fill, fill)]
-    head += ['<td bgcolor="%s"><b>%s</b></td>' % (_ALIAS_FILL, html_text(a.dst))
-             for a in aliases]
-    rows = ['<tr><td colspan="%d" bgcolor="%s"><b>%s</b></td></tr>'
-            % (3 + len(aliases), fill, html_text(title)), "<tr>%s</tr>" % "".join(head)]
+    head = [
+        '<td bgcolor="%s"><b>row</b></td><td bgcolor="%s"><b>written by</b></td>'
+        '<td bgcolor="%s"><b>read by</b></td>' % (fill, fill, fill)
+    ]
+    head += ['<td bgcolor="%s"><b>%s</b></td>' % (_ALIAS_FILL, html_text(a.dst)) for a in aliases]
+    rows = [
+        '<tr><td colspan="%d" bgcolor="%s"><b>%s</b></td></tr>'
+        % (3 + len(aliases), fill, html_text(title)),
+        "<tr>%s</tr>" % "".join(head),
+    ]
     for r in range(n_rows):
         written = writers.get(r, [])
         if r == 0 and initial:
             written = ["initial: " + initial] + written
-        cells = ['<td port="r%d" bgcolor="%s">%d</td>'
-                 % (r, _INITIAL_FILL if r == 0 and initial else "#FFFFFF", r)]
+        cells = [
+            '<td port="r%d" bgcolor="%s">%d</td>'
+            % (r, _INITIAL_FILL if r == 0 and initial else "#FFFFFF", r)
+        ]
         for texts in (written, readers.get(r, [])):
-            cells.append('<td align="left">%s</td>'
-                         % ("<br/>".join(html_text(x) for x in texts) or "&#8212;"))
+            cells.append(
+                '<td align="left">%s</td>'
+                % ("<br/>".join(html_text(x) for x in texts) or "&#8212;")
+            )
         for j, alias in enumerate(aliases):
             covered = _alias_rows(alias, n_rows)
             text = "[%d]" % (r - covered.start) if r in covered else ""
             port = ' port="a%d"' % j if r == covered.start else ""
-            cells.append('<td%s bgcolor="%s">%s</td>'
-                         % (port, _ALIAS_FILL if text else "#FFFFFF", text))
+            cells.append(
+                '<td%s bgcolor="%s">%s</td>' % (port, _ALIAS_FILL if text else "#FFFFFF", text)
+            )
         rows.append("<tr>%s</tr>" % "".join(cells))
-    return ('<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>'
-            % "".join(rows))
+    return '<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>' % "".join(
+        rows
+    )
 
 
 def timeline(op, T=3, steps=None, rankdir="LR"):
@@ -71,15 +82,18 @@ def timeline(op, T=3, steps=None, rankdir="LR"):
     and the ``_all``/``_last`` aliases."""
     rnn = RecurrentOp(op)
     if not isinstance(T, int) or T < 1:
-        raise DrawingError("%s: timeline needs a sequence length T >= 1, got %r"
-                           % (op_context(op), T))
+        raise DrawingError(
+            "%s: timeline needs a sequence length T >= 1, got %r" % (op_context(op), T)
+        )
     steps = range(T) if steps is None else list(steps)
     if any(not 0 <= t < T for t in steps):
-        raise DrawingError("%s: steps %s must lie in 0..%d" % (op_context(op),
-                                                                list(steps), T - 1))
+        raise DrawingError("%s: steps %s must lie in 0..%d" % (op_context(op), list(steps), T - 1))
     _, versions = core.get_ssa(rnn.step_net)
-    canvas = Canvas("timeline_" + rnn.name, "'%s' over T = %d steps: which row each "
-                    "step reads and writes" % (rnn.name, T), rankdir)
+    canvas = Canvas(
+        "timeline_" + rnn.name,
+        "'%s' over T = %d steps: which row each step reads and writes" % (rnn.name, T),
+        rankdir,
+    )
     lengths = {state: T + 1 for state in rnn.states}
     lengths[rnn.sequence_input] = T
     links = [l for l in rnn.links if l.external in lengths]
@@ -91,41 +105,65 @@ def timeline(op, T=3, steps=None, rankdir="LR"):
             for r in _rows_of(link, t):
                 role = writers if written else readers
                 role.setdefault(link.external, {}).setdefault(r, []).append(
-                    "step %d: %s" % (t, link.internal))
+                    "step %d: %s" % (t, link.internal)
+                )
     for tensor, n_rows in lengths.items():
         is_state = tensor in rnn.states
         initial = rnn.initial_state(tensor) if is_state else None
         aliases = [a for a in rnn.aliases if a.src == tensor]
-        canvas.table("tensor/" + tensor, _table(
-            "%s  (%d rows)" % (tensor, n_rows), n_rows, writers.get(tensor, {}),
-            readers.get(tensor, {}), aliases, initial))
+        canvas.table(
+            "tensor/" + tensor,
+            _table(
+                "%s  (%d rows)" % (tensor, n_rows),
+                n_rows,
+                writers.get(tensor, {}),
+                readers.get(tensor, {}),
+                aliases,
+                initial,
+            ),
+        )
         if initial:
             canvas.blob("io/" + initial, wrap(initial), ["external_input"])
-            canvas.edge("io/" + initial, "tensor/" + tensor, label="copied to row 0",
-                        head_port="r0:w")
+            canvas.edge(
+                "io/" + initial, "tensor/" + tensor, label="copied to row 0", head_port="r0:w"
+            )
         for j, alias in enumerate(aliases):
-            canvas.blob("io/" + alias.dst, "%s\n= rows %d..%d" % (
-                wrap(alias.dst), _alias_rows(alias, n_rows).start, n_rows - 1),
-                ["external_output"])
-            canvas.edge("tensor/" + tensor, "io/" + alias.dst, "alias", alias.label(),
-                        tail_port="a%d:e" % j)
+            canvas.blob(
+                "io/" + alias.dst,
+                "%s\n= rows %d..%d"
+                % (wrap(alias.dst), _alias_rows(alias, n_rows).start, n_rows - 1),
+                ["external_output"],
+            )
+            canvas.edge(
+                "tensor/" + tensor, "io/" + alias.dst, "alias", alias.label(), tail_port="a%d:e" % j
+            )
 
     for t in steps:
         with canvas.cluster("step%d" % t, "step t = %d" % t, "time") as sub:
             for link in links:
                 node = "t%d/%s" % (t, link.internal)
                 rows = _rows_of(link, t)
-                where = "row %d" % rows.start if len(rows) == 1 else \
-                    "rows %d..%d (window %d)" % (rows.start, rows[-1], link.window)
+                where = (
+                    "row %d" % rows.start
+                    if len(rows) == 1
+                    else "rows %d..%d (window %d)" % (rows.start, rows[-1], link.window)
+                )
                 # The offset and row go in the node, not on the edge: a fan of
                 # edges into one table has no room for labels.
-                canvas.blob(node, "%s\nlink %+d: %s" % (wrap(link.internal), link.offset,
-                                                        where), ["blob"], graph=sub)
+                canvas.blob(
+                    node,
+                    "%s\nlink %+d: %s" % (wrap(link.internal), link.offset, where),
+                    ["blob"],
+                    graph=sub,
+                )
                 # Every link edge points step -> tensor for the layout (steps
                 # on one side, tensors on the other); reads are drawn reversed.
                 written = versions.get(link.internal, 0) > 0
-                canvas.edge(node, "tensor/" + link.external, "link",
-                            head_port="r%d:w" % rows.start,
-                            **({} if written else {"dir": "back"}))
+                canvas.edge(
+                    node,
+                    "tensor/" + link.external,
+                    "link",
+                    head_port="r%d:w" % rows.start,
+                    **({} if written else {"dir": "back"}),
+                )
     return canvas.finish()
-

@@ -11,6 +11,7 @@ output is one row of ``_all``, the last step's is ``_last``.
 Caffe2 itself unrolled RNNs this way in ``rnn_cell`` ``static_rnn`` tests
 (2017-06), comparing the unrolled and the dynamic op's results.
 """
+
 from ..errors import DrawingError, op_context
 from .rnn_op import RecurrentOp
 from .ssa import draw_versions
@@ -25,17 +26,27 @@ def unroll(op, T=3, rankdir="TB"):
     """
     rnn = RecurrentOp(op)
     if not isinstance(T, int) or T < 1:
-        raise DrawingError("%s: unroll needs a sequence length T >= 1, got %r"
-                           % (op_context(op), T))
-    canvas = Canvas("unroll_" + rnn.name, "'%s' unrolled over T = %d steps"
-                    % (rnn.name, T), rankdir)
+        raise DrawingError(
+            "%s: unroll needs a sequence length T >= 1, got %r" % (op_context(op), T)
+        )
+    canvas = Canvas(
+        "unroll_" + rnn.name, "'%s' unrolled over T = %d steps" % (rnn.name, T), rankdir
+    )
     params = {rnn.inputs[i] for i in rnn.params}
     columns = []
     for t in range(T):
         with canvas.cluster("t%d" % t, "step t = %d" % t, "time") as sub:
-            columns.append(draw_versions(canvas, sub, rnn.step_net, prefix="t%d/" % t,
-                                         params=params, always_version=False,
-                                         inplace_edges=False))
+            columns.append(
+                draw_versions(
+                    canvas,
+                    sub,
+                    rnn.step_net,
+                    prefix="t%d/" % t,
+                    params=params,
+                    always_version=False,
+                    inplace_edges=False,
+                )
+            )
     sequence_links = [l for l in rnn.links if l.external == rnn.sequence_input]
     for t, nodes in enumerate(columns):
         for link in sequence_links:
@@ -47,8 +58,13 @@ def unroll(op, T=3, rankdir="TB"):
         canvas.blob("io/" + initial, wrap(initial), ["external_input"])
         canvas.edge("io/" + initial, columns[0].first(read), label="row 0")
         for t in range(T - 1):
-            canvas.edge(columns[t].last(written), columns[t + 1].first(read),
-                        "recurrent", "row %d" % (t + 1), constraint="false")
+            canvas.edge(
+                columns[t].last(written),
+                columns[t + 1].first(read),
+                "recurrent",
+                "row %d" % (t + 1),
+                constraint="false",
+            )
         for alias in rnn.aliases:
             if alias.src != state:
                 continue

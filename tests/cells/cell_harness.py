@@ -4,6 +4,7 @@ Shared by the cell tests: the model is built exactly as a Caffe2 user would
 (CNNModelHelper + recurrent.LSTM/...), then every parameter and input is fed
 as float64 so results can be compared with the NumPy references tightly.
 """
+
 import numpy as np
 
 from caffe2rnn import workspace
@@ -54,5 +55,4 @@ def fetch(names):
 
 def loss_of(outputs, given):
     """Σ_j sum(output_j ⊙ given_j): the loss whose gradients the net computes."""
-    return sum(float(np.sum(workspace.FetchBlob(str(o)) * g)) for o, g in
-               zip(outputs, given))
+    return sum(float(np.sum(workspace.FetchBlob(str(o)) * g)) for o, g in zip(outputs, given))

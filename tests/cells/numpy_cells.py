@@ -9,6 +9,7 @@ input, forget, output, candidate (i, f, o, g), as Caffe2's LSTMUnit; a step
 t is *valid* for row n iff ``t < seq_lengths[n]``; an invalid step carries
 the previous state through (or zeros, with ``drop_states``).
 """
+
 import numpy as np
 
 
@@ -18,11 +19,12 @@ def sigmoid(x):
 
 def _split(a):
     h = a.shape[-1] // 4
-    return a[:, :h], a[:, h:2 * h], a[:, 2 * h:3 * h], a[:, 3 * h:]
+    return a[:, :h], a[:, h : 2 * h], a[:, 2 * h : 3 * h], a[:, 3 * h :]
 
 
-def lstm_forward(x, h0, c0, w_x, b_x, w_h, b_h, seq_lengths, forget_bias=0.0,
-                 drop_states=False, gate_fn=None):
+def lstm_forward(
+    x, h0, c0, w_x, b_x, w_h, b_h, seq_lengths, forget_bias=0.0, drop_states=False, gate_fn=None
+):
     """Unrolled LSTM. Returns dict with h_all, c_all (T × N × H) and a cache.
 
     ``gate_fn(t, x_proj_t, h_prev)`` may replace the usual pre-activation
@@ -46,14 +48,12 @@ def lstm_forward(x, h0, c0, w_x, b_x, w_h, b_h, seq_lengths, forget_bias=0.0,
         valid = (t < np.asarray(seq_lengths)).reshape(N, 1)
         keep_h = np.zeros_like(h) if drop_states else h
         keep_c = np.zeros_like(c) if drop_states else c
-        cache.append(dict(h_prev=h, c_prev=c, i=i, f=f, o=o, g=g, c_new=c_new,
-                          valid=valid))
+        cache.append(dict(h_prev=h, c_prev=c, i=i, f=f, o=o, g=g, c_new=c_new, valid=valid))
         h = np.where(valid, h_new, keep_h)
         c = np.where(valid, c_new, keep_c)
         h_all.append(h)
         c_all.append(c)
-    return dict(h_all=np.stack(h_all), c_all=np.stack(c_all), x_proj=x_proj,
-                cache=cache)
+    return dict(h_all=np.stack(h_all), c_all=np.stack(c_all), x_proj=x_proj, cache=cache)
 
 
 def lstm_backward(x, h0, c0, w_x, w_h, fwd, grads, drop_states=False):
@@ -78,11 +78,18 @@ def lstm_backward(x, h0, c0, w_x, w_h, fwd, grads, drop_states=False):
         dc = dc + dc_all[t]
         m = k["valid"].astype(np.float64)
         tanh_c = np.tanh(k["c_new"])
-        dc_new = m * (dc + dh * k["o"] * (1 - tanh_c ** 2))
+        dc_new = m * (dc + dh * k["o"] * (1 - tanh_c**2))
         do = m * dh * tanh_c
         di, df, dg = dc_new * k["g"], dc_new * k["c_prev"], dc_new * k["i"]
-        da = np.concatenate([di * k["i"] * (1 - k["i"]), df * k["f"] * (1 - k["f"]),
-                             do * k["o"] * (1 - k["o"]), dg * (1 - k["g"] ** 2)], axis=1)
+        da = np.concatenate(
+            [
+                di * k["i"] * (1 - k["i"]),
+                df * k["f"] * (1 - k["f"]),
+                do * k["o"] * (1 - k["o"]),
+                dg * (1 - k["g"] ** 2),
+            ],
+            axis=1,
+        )
         dx_proj[t] = da
         dw_h += da.T @ k["h_prev"]
         db_h += da.sum(axis=0)
@@ -92,8 +99,9 @@ def lstm_backward(x, h0, c0, w_x, w_h, fwd, grads, drop_states=False):
     dx = dx_proj @ w_x
     dw_x = np.einsum("tna,tnd->ad", dx_proj, x)
     db_x = dx_proj.sum(axis=(0, 1))
-    return dict(x=dx, h0=_shape_like(dh, h0), c0=_shape_like(dc, c0),
-                w_x=dw_x, b_x=db_x, w_h=dw_h, b_h=db_h)
+    return dict(
+        x=dx, h0=_shape_like(dh, h0), c0=_shape_like(dc, c0), w_x=dw_x, b_x=db_x, w_h=dw_h, b_h=db_h
+    )
 
 
 def _shape_like(grad, init):
@@ -102,18 +110,18 @@ def _shape_like(grad, init):
     return grad.reshape(init.shape)
 
 
-def milstm_forward(x, h0, c0, w_x, b_x, w_h, b_h, alpha, beta1, beta2, b,
-                   seq_lengths, **kw):
+def milstm_forward(x, h0, c0, w_x, b_x, w_h, b_h, alpha, beta1, beta2, b, seq_lengths, **kw):
     """Multiplicative-integration LSTM (arXiv:1606.06630).
 
     Pre-activation ``α⊙Wx⊙Uh + β1⊙Uh + β2⊙Wx + b`` with ``Wx`` the input
     projection (with its bias) and ``Uh = h W_hᵀ + b_h``.
     """
+
     def gate_fn(t, wx, h):
         uh = h @ w_h.T + b_h
         return alpha * wx * uh + beta1 * uh + beta2 * wx + b
-    return lstm_forward(x, h0, c0, w_x, b_x, w_h, b_h, seq_lengths,
-                        gate_fn=gate_fn, **kw)
+
+    return lstm_forward(x, h0, c0, w_x, b_x, w_h, b_h, seq_lengths, gate_fn=gate_fn, **kw)
 
 
 def softmax(z, axis=-1):
@@ -150,7 +158,7 @@ def attention_lstm_forward(x, h0, c0, ctx0, enc, seq_lengths, p, recurrent=False
         if recurrent:
             match = match + (ctx @ p["w_ctx"].T + p["b_ctx"])
         scores = np.tanh(match) @ p["v"].reshape(E)  # S × N
-        alpha = softmax(scores.T, axis=1)              # N × S
+        alpha = softmax(scores.T, axis=1)  # N × S
         ctx = np.einsum("ns,sne->ne", alpha, enc)
         h = h_next
         out["h_all"].append(h)

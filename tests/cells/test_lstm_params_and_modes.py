@@ -1,11 +1,11 @@
 """InitFromLSTMParams, gate layouts, forward_only and recompute_blobs_on_backward."""
+
 import numpy as np
+import numpy_cells as ref
 
 from caffe2rnn import workspace
 from caffe2rnn.cnn import CNNModelHelper
-from caffe2rnn.recurrent import GetLSTMParamNames, InitFromLSTMParams, LSTM
-
-import numpy_cells as ref
+from caffe2rnn.recurrent import LSTM, GetLSTMParamNames, InitFromLSTMParams
 
 T, N, D, H = 4, 3, 5, 4
 GATE_NAMES = {"i": "input_gate", "f": "forget_gate", "o": "output_gate", "g": "cell"}
@@ -13,17 +13,18 @@ GATE_NAMES = {"i": "input_gate", "f": "forget_gate", "o": "output_gate", "g": "c
 
 def build_lstm(name="lstm_params", **kw):
     model = CNNModelHelper(name=name)
-    outputs = LSTM(model, "input", "seq_lengths", ("h0", "c0"), D, H,
-                   scope="lstm", **kw)
+    outputs = LSTM(model, "input", "seq_lengths", ("h0", "c0"), D, H, scope="lstm", **kw)
     return model, outputs
 
 
 def feed_inputs(seed=0):
     rng = np.random.default_rng(seed)
-    values = {"input": rng.uniform(-1, 1, (T, N, D)).astype(np.float32),
-              "seq_lengths": np.array([4, 2, 3], dtype=np.int32),
-              "h0": rng.uniform(-1, 1, (1, N, H)).astype(np.float32),
-              "c0": rng.uniform(-1, 1, (1, N, H)).astype(np.float32)}
+    values = {
+        "input": rng.uniform(-1, 1, (T, N, D)).astype(np.float32),
+        "seq_lengths": np.array([4, 2, 3], dtype=np.int32),
+        "h0": rng.uniform(-1, 1, (1, N, H)).astype(np.float32),
+        "c0": rng.uniform(-1, 1, (1, N, H)).astype(np.float32),
+    }
     for name, value in values.items():
         workspace.FeedBlob(name, value)
     return values
@@ -42,7 +43,8 @@ def gate_values(weights, biases, layout):
 def test_param_names_are_caffe2_gate_order():
     assert GetLSTMParamNames() == {
         "weights": ["input_gate_w", "forget_gate_w", "output_gate_w", "cell_w"],
-        "biases": ["input_gate_b", "forget_gate_b", "output_gate_b", "cell_b"]}
+        "biases": ["input_gate_b", "forget_gate_b", "output_gate_b", "cell_b"],
+    }
 
 
 def test_init_from_lstm_params_round_trip():
@@ -51,10 +53,14 @@ def test_init_from_lstm_params_round_trip():
     workspace.RunNetOnce(model.param_init_net)
     rng = np.random.default_rng(4)
     values = {
-        "input": {name: rng.normal(size=(H, D) if name.endswith("_w") else (H,))
-                  for name in sum(GetLSTMParamNames().values(), [])},
-        "recurrent": {name: rng.normal(size=(H, H) if name.endswith("_w") else (H,))
-                      for name in sum(GetLSTMParamNames().values(), [])},
+        "input": {
+            name: rng.normal(size=(H, D) if name.endswith("_w") else (H,))
+            for name in sum(GetLSTMParamNames().values(), [])
+        },
+        "recurrent": {
+            name: rng.normal(size=(H, H) if name.endswith("_w") else (H,))
+            for name in sum(GetLSTMParamNames().values(), [])
+        },
     }
     InitFromLSTMParams(params, values)
     for input_type, blobs in params.items():
@@ -62,8 +68,9 @@ def test_init_from_lstm_params_round_trip():
         biases = workspace.FetchBlob(blobs["biases"])
         fetched = gate_values(weights, biases, "ifog")
         for name, value in values[input_type].items():
-            np.testing.assert_array_equal(fetched[name], value.astype(np.float32),
-                                          err_msg="%s %s" % (input_type, name))
+            np.testing.assert_array_equal(
+                fetched[name], value.astype(np.float32), err_msg="%s %s" % (input_type, name)
+            )
 
 
 def torch_style_lstm(x, h0, c0, w_ih, b_ih, w_hh, b_hh):
@@ -86,17 +93,20 @@ def test_pytorch_gate_layout_maps_onto_caffe2_with_init_from_lstm_params():
     w_hh, b_hh = rng.normal(size=(4 * H, H)), rng.normal(size=4 * H)
     model, outputs = build_lstm(return_params=True)
     workspace.RunNetOnce(model.param_init_net)
-    InitFromLSTMParams(outputs[-1], {
-        "input": gate_values(w_ih, b_ih, "ifgo"),
-        "recurrent": gate_values(w_hh, b_hh, "ifgo"),
-    })
+    InitFromLSTMParams(
+        outputs[-1],
+        {
+            "input": gate_values(w_ih, b_ih, "ifgo"),
+            "recurrent": gate_values(w_hh, b_hh, "ifgo"),
+        },
+    )
     x = feed_inputs()
     workspace.FeedBlob("seq_lengths", np.full(N, T, dtype=np.int32))
     workspace.RunNetOnce(model.net)
-    expected = torch_style_lstm(x["input"].astype(np.float64), x["h0"][0], x["c0"][0],
-                                w_ih, b_ih, w_hh, b_hh)
-    np.testing.assert_allclose(workspace.FetchBlob(outputs[0]), expected,
-                               rtol=2e-5, atol=2e-6)
+    expected = torch_style_lstm(
+        x["input"].astype(np.float64), x["h0"][0], x["c0"][0], w_ih, b_ih, w_hh, b_hh
+    )
+    np.testing.assert_allclose(workspace.FetchBlob(outputs[0]), expected, rtol=2e-5, atol=2e-6)
 
 
 def step_workspaces(scope="lstm"):
@@ -143,19 +153,23 @@ def test_recompute_gives_identical_gradients_and_stores_fewer_blobs():
     results = {}
     for memory_optimization in (False, True):
         workspace.ResetWorkspace()
-        model, outputs = build_lstm("mem%d" % memory_optimization,
-                                    memory_optimization=memory_optimization)
+        model, outputs = build_lstm(
+            "mem%d" % memory_optimization, memory_optimization=memory_optimization
+        )
         loss = model.net.SumElements(outputs[0], "loss")
         grad_map = model.AddGradientOperators([loss])
         workspace.RunNetOnce(model.param_init_net)
         for p in model.params:  # same weights in both runs
             shape = workspace.FetchBlob(p).shape
-            workspace.FeedBlob(p, np.random.default_rng(7).uniform(-.5, .5, shape)
-                               .astype(np.float32))
+            workspace.FeedBlob(
+                p, np.random.default_rng(7).uniform(-0.5, 0.5, shape).astype(np.float32)
+            )
         feed_inputs()
         workspace.RunNetOnce(model.net)
-        grads = {str(b): workspace.FetchBlob(grad_map[b])
-                 for b in ["input", "h0", "c0"] + [str(p) for p in model.params]}
+        grads = {
+            str(b): workspace.FetchBlob(grad_map[b])
+            for b in ["input", "h0", "c0"] + [str(p) for p in model.params]
+        }
         results[memory_optimization] = (grads, stored_blobs())
         rnn_op = [op for op in model.net.Proto().op if op.type == "RecurrentNetwork"][0]
         recompute = [a for a in rnn_op.arg if a.name == "recompute_blobs_on_backward"][0]

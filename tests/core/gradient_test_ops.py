@@ -7,6 +7,7 @@ the same toys under names no real operator uses. Their makers are *native*
 the forward op's device option. The rest stand in for Caffe2 ops the
 pass-through examples need (Relu, Softmax, Add, Sub, DotProduct, Mul).
 """
+
 from caffe2rnn import core
 from caffe2rnn.operators.base import Operator
 from caffe2rnn.operators.gradient_maker import GradientMaker, NoGradient
@@ -24,7 +25,8 @@ class SumOfInputs(Operator):
 
 def _toy(op_type, maker):
     register(op_type, inputs=(1, None), outputs=(0, None), inplace="any")(
-        type(op_type + "Op", (SumOfInputs,), {}))
+        type(op_type + "Op", (SumOfInputs,), {})
+    )
     register_gradient(op_type)(maker)
 
 
@@ -65,8 +67,11 @@ class _ReluLike(GradientMaker):
     """Relu / Softmax: the gradient op reads the output and its gradient."""
 
     def get_gradient_defs(self):
-        return [self.op_def(self.def_.type[len("Test"):] + "Gradient",
-                            [self.O(0), self.GO(0)], [self.GI(0)])]
+        return [
+            self.op_def(
+                self.def_.type[len("Test") :] + "Gradient", [self.O(0), self.GO(0)], [self.GI(0)]
+            )
+        ]
 
 
 class _AddLike(GradientMaker):
@@ -88,25 +93,36 @@ class _SubLike(GradientMaker):
 
 class _DotProductLike(GradientMaker):
     def get_gradient_defs(self):
-        return [self.op_def("DotProductGradient",
-                            [self.I(0), self.I(1), self.GO(0)],
-                            [self.GI(0), self.GI(1)])]
+        return [
+            self.op_def(
+                "DotProductGradient", [self.I(0), self.I(1), self.GO(0)], [self.GI(0), self.GI(1)]
+            )
+        ]
 
 
 class _MulLike(GradientMaker):
     """Mul, variant C without broadcast: dA = dY * B, dB = dY * A."""
 
     def get_gradient_defs(self):
-        return [self.op_def("Mul", [self.GO(0), self.I(1)], [self.GI(0)]),
-                self.op_def("Mul", [self.GO(0), self.I(0)], [self.GI(1)])]
+        return [
+            self.op_def("Mul", [self.GO(0), self.I(1)], [self.GI(0)]),
+            self.op_def("Mul", [self.GO(0), self.I(0)], [self.GI(1)]),
+        ]
 
 
-for _name, _maker in [("TestDirect", _Direct), ("TestUseOutput", _UseOutput),
-                      ("TestUseInput", _UseInput), ("TestNogradient", NoGradient),
-                      ("TestStopGradient", NoGradient),
-                      ("TestRelu", _ReluLike), ("TestSoftmax", _ReluLike),
-                      ("TestAdd", _AddLike), ("TestSub", _SubLike),
-                      ("TestDotProduct", _DotProductLike), ("TestMul", _MulLike)]:
+for _name, _maker in [
+    ("TestDirect", _Direct),
+    ("TestUseOutput", _UseOutput),
+    ("TestUseInput", _UseInput),
+    ("TestNogradient", NoGradient),
+    ("TestStopGradient", NoGradient),
+    ("TestRelu", _ReluLike),
+    ("TestSoftmax", _ReluLike),
+    ("TestAdd", _AddLike),
+    ("TestSub", _SubLike),
+    ("TestDotProduct", _DotProductLike),
+    ("TestMul", _MulLike),
+]:
     _toy(_name, _maker)
 
 

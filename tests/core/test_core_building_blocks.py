@@ -1,13 +1,14 @@
 """Spec §2.1-2.6: name scopes, BlobReference, rectification, CreateOperator,
 small core helpers and MakeArgument."""
+
 import numpy as np
 import pytest
 
 from caffe2rnn import core, eras, scope, utils
 from caffe2rnn.proto import caffe2_pb2
 
-
 # -- §2.1 name scope ----------------------------------------------------------
+
 
 def test_name_scope_nesting_reset_and_restore():
     assert scope.CurrentNameScope() == ""
@@ -26,9 +27,8 @@ def test_name_scope_nesting_reset_and_restore():
 
 
 def test_name_scope_restored_after_exception():
-    with pytest.raises(KeyError):
-        with core.NameScope("boom"):
-            raise KeyError("x")
+    with pytest.raises(KeyError), core.NameScope("boom"):
+        raise KeyError("x")
     assert scope.CurrentNameScope() == ""
 
 
@@ -39,7 +39,7 @@ def test_scoped_name_and_scoped_blob_reference():
         net = core.Net("n")
         ref = core.ScopedBlobReference("h", net)
         assert ref == "enc/h" and ref.Net() is net
-        assert core.BlobReference("h") == "h"       # the constructor never scopes
+        assert core.BlobReference("h") == "h"  # the constructor never scopes
 
 
 def test_device_scope_is_copied_into_operators():
@@ -52,11 +52,12 @@ def test_device_scope_is_copied_into_operators():
 
 # -- §2.2 BlobReference ---------------------------------------------------------
 
+
 def test_blob_reference_text_equality_and_hashing():
     ref = core.BlobReference("lstm/h")
     assert str(ref) == "lstm/h" and repr(ref) == 'BlobReference("lstm/h")'
     assert ref == "lstm/h" and ref == b"lstm/h" and ref == core.BlobReference("lstm/h")
-    assert ref != "h" and ref != 3 and not (ref != "lstm/h")
+    assert ref != "h" and ref != 3 and ref == "lstm/h"
     assert {"lstm/h": 1}[ref] == 1 and ref in {"lstm/h"}
     assert {ref: 2}["lstm/h"] == 2
     assert core.BlobReference(b"b").__str__() == "b" and str(core.BlobReference(7)) == "7"
@@ -95,6 +96,7 @@ def test_blob_reference_operator_errors():
 
 # -- §2.3 / §2.4 rectification and CreateOperator -----------------------------
 
+
 def test_rectification_scopes_strings_only():
     with core.NameScope("s"):
         op = core.CreateOperator("Sum", ["a", core.BlobReference("b"), b"c"], "d")
@@ -113,9 +115,19 @@ def test_rectification_type_errors():
 def test_create_operator_fields():
     option = core.DeviceOption(caffe2_pb2.CPU)
     extra = utils.MakeArgument("first", 1)
-    op = core.CreateOperator("FC", ["x", "w", "b"], "y", name="fc", control_input=["c"],
-                             device_option=option, arg=[extra], engine="CUDNN",
-                             random_seed=5, axis=2, order="NCHW")
+    op = core.CreateOperator(
+        "FC",
+        ["x", "w", "b"],
+        "y",
+        name="fc",
+        control_input=["c"],
+        device_option=option,
+        arg=[extra],
+        engine="CUDNN",
+        random_seed=5,
+        axis=2,
+        order="NCHW",
+    )
     assert (op.type, op.name, op.engine) == ("FC", "fc", "CUDNN")
     assert list(op.control_input) == ["c"]
     assert op.device_option.random_seed == 5 and option.random_seed == 0
@@ -130,6 +142,7 @@ def test_create_operator_fields():
 
 # -- §2.5 helpers --------------------------------------------------------------
 
+
 def test_data_type_and_device_option_helpers():
     assert core.DataType.INT32 == 2 and core.DataType.FLOAT == 1
     assert core.DataType.DOUBLE == 13 and core.DataType.INT64 == 10
@@ -143,21 +156,25 @@ def test_data_type_and_device_option_helpers():
 
 # -- §2.6 MakeArgument ------------------------------------------------------------
 
-@pytest.mark.parametrize("value, field, expected", [
-    (0.5, "f", 0.5),
-    (np.float64(0.25), "f", 0.25),
-    (3, "i", 3),
-    (True, "i", 1),
-    (False, "i", 0),
-    (np.int64(-4), "i", -4),
-    ("txt", "s", b"txt"),
-    (b"raw", "s", b"raw"),
-    ([1.0, 2.0], "floats", [1.0, 2.0]),
-    (np.array([[1.0, 2.0]], dtype=np.float32), "floats", [1.0, 2.0]),
-    ((1, True, np.int64(2)), "ints", [1, 1, 2]),
-    (np.array([3, 4]), "ints", [3, 4]),
-    (["a", b"b"], "strings", [b"a", b"b"]),
-])
+
+@pytest.mark.parametrize(
+    "value, field, expected",
+    [
+        (0.5, "f", 0.5),
+        (np.float64(0.25), "f", 0.25),
+        (3, "i", 3),
+        (True, "i", 1),
+        (False, "i", 0),
+        (np.int64(-4), "i", -4),
+        ("txt", "s", b"txt"),
+        (b"raw", "s", b"raw"),
+        ([1.0, 2.0], "floats", [1.0, 2.0]),
+        (np.array([[1.0, 2.0]], dtype=np.float32), "floats", [1.0, 2.0]),
+        ((1, True, np.int64(2)), "ints", [1, 1, 2]),
+        (np.array([3, 4]), "ints", [3, 4]),
+        (["a", b"b"], "strings", [b"a", b"b"]),
+    ],
+)
 def test_make_argument_field_selection(value, field, expected):
     argument = utils.MakeArgument("k", value)
     assert argument.name == "k"
@@ -186,12 +203,15 @@ def test_make_argument_map_object_is_read_once():
     assert list(utils.MakeArgument("m", map(int, ["1", "2"])).ints) == [1, 2]
 
 
-@pytest.mark.parametrize("value, message", [
-    ([core.BlobReference("a")], "Unknown iterable argument type"),
-    ([np.float32(1.0)], "Unknown iterable argument type"),
-    ([1, "a"], "Unknown iterable argument type"),
-    (None, "Unknown argument type"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ([core.BlobReference("a")], "Unknown iterable argument type"),
+        ([np.float32(1.0)], "Unknown iterable argument type"),
+        ([1, "a"], "Unknown iterable argument type"),
+        (None, "Unknown argument type"),
+    ],
+)
 def test_make_argument_rejects(value, message):
     with pytest.raises(ValueError, match=message):
         utils.MakeArgument("bad", value)

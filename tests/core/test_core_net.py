@@ -1,18 +1,17 @@
 """core.Net (spec §2.7): names, lookups, op creation, external blobs, Clone."""
+
 import pytest
 
 from caffe2rnn import core, eras
-from caffe2rnn.errors import (EnforceNotMet, UnknownOperatorError,
-                              WorkspaceError)
+from caffe2rnn.errors import EnforceNotMet, UnknownOperatorError, WorkspaceError
 from caffe2rnn.proto import caffe2_pb2
-
 
 # -- names --------------------------------------------------------------------
 
+
 def test_net_names_are_unique_in_the_process():
     names = [core.Net("RecurrentBackwardStep").Name() for _ in range(3)]
-    assert names == ["RecurrentBackwardStep", "RecurrentBackwardStep_1",
-                     "RecurrentBackwardStep_2"]
+    assert names == ["RecurrentBackwardStep", "RecurrentBackwardStep_1", "RecurrentBackwardStep_2"]
     assert "RecurrentBackwardStep_2" in core.Net._net_names_used
 
 
@@ -29,7 +28,7 @@ def test_net_from_netdef_copies_and_is_renamed_when_taken():
     net = core.Net(proto)
     assert first.Name() == "n"
     assert net.Name() == "n_1" and net.Proto().name == "n_1"
-    proto.external_input.append("y")        # the net holds a copy
+    proto.external_input.append("y")  # the net holds a copy
     assert list(net.Proto().external_input) == ["x"]
     assert net.BlobIsDefined("x") and not net.BlobIsDefined("y")
 
@@ -66,7 +65,7 @@ def test_next_name_skips_defined_scoped_candidates():
     assert net.NextName("Sum") == "model/Sum_3"
     with core.NameScope("s"):
         net.AddExternalInput("s/model/Sum")
-        assert net.NextName("Sum") == "model/Sum_2"     # returned unscoped
+        assert net.NextName("Sum") == "model/Sum_2"  # returned unscoped
     assert [net.NextName(), net.NextName()] == ["model_blob_0", "model_blob_1"]
 
 
@@ -83,6 +82,7 @@ def test_next_blob_and_next_scoped_blob():
 
 
 # -- lookups ----------------------------------------------------------------
+
 
 def test_lookups_follow_edits_made_through_proto():
     net = core.Net("n")
@@ -110,6 +110,7 @@ def test_external_inputs_and_outputs_properties():
 
 
 # -- operator creation ----------------------------------------------------------
+
 
 def test_undefined_inputs_become_external_inputs_once_in_order():
     net = core.Net("step")
@@ -199,6 +200,7 @@ def test_unknown_operator_is_runtime_error_before_e4():
 
 # -- external inputs and outputs -------------------------------------------------
 
+
 def test_add_external_input_returns_references_without_net():
     net = core.Net("n")
     one = net.AddExternalInput("x")
@@ -215,7 +217,7 @@ def test_add_external_input_rejects_duplicates_and_nothing():
     net.AddExternalInput("x")
     with pytest.raises(WorkspaceError, match="Net already contains an input named x"):
         net.AddExternalInput("y", "x")
-    assert list(net.Proto().external_input) == ["x"]     # nothing half-added
+    assert list(net.Proto().external_input) == ["x"]  # nothing half-added
     with pytest.raises(WorkspaceError):
         net.AddExternalInput()
 
@@ -233,7 +235,7 @@ def test_add_external_output_rules():
     net = core.Net("n")
     y = net.Sum(["a", "b"], "y")
     net.AddExternalOutput(y)
-    net.AddExternalOutputs(y, core.BlobReference("a"))   # duplicates not checked
+    net.AddExternalOutputs(y, core.BlobReference("a"))  # duplicates not checked
     assert list(net.Proto().external_output) == ["y", "y", "a"]
     with pytest.raises(TypeError, match="BlobReference"):
         net.AddExternalOutput("y")
@@ -246,6 +248,7 @@ def test_add_external_output_rules():
 
 
 # -- gradients and Clone -------------------------------------------------------
+
 
 def test_add_gradient_operators_appends_backward_ops():
     net = core.Net("n")
@@ -267,8 +270,12 @@ def test_clone_masks_renames_and_uniquifies():
     net.AddExternalOutput(core.BlobReference("z"))
     net.AddAttribute("note", 1)
     seen = []
-    clone = net.Clone("copy", blob_remap={"a": "A", "z": "Z"}, op_id_mask=[1],
-                      remap_funcs={"Relu": lambda op, prefix: seen.append(prefix)})
+    clone = net.Clone(
+        "copy",
+        blob_remap={"a": "A", "z": "Z"},
+        op_id_mask=[1],
+        remap_funcs={"Relu": lambda op, prefix: seen.append(prefix)},
+    )
     proto = clone.Proto()
     assert proto.name == "copy" and seen == ["copy/"]
     assert [op.type for op in proto.op] == ["Relu"]
@@ -276,6 +283,6 @@ def test_clone_masks_renames_and_uniquifies():
     assert list(proto.external_input) == ["A", "b"]
     assert list(proto.external_output) == ["Z"]
     assert clone.get_attributes("note") == [1]
-    assert [op.type for op in net.Proto().op] == ["Sum", "Relu"]   # untouched
+    assert [op.type for op in net.Proto().op] == ["Sum", "Relu"]  # untouched
     assert net.Clone("copy").Name() == "copy_1"
     assert len(net.Clone("all").Proto().op) == 2

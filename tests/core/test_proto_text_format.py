@@ -1,4 +1,5 @@
 """Protobuf text format: str(msg) byte-exact (spec §1.8) and parse_text (§1.9)."""
+
 import math
 
 import pytest
@@ -9,13 +10,13 @@ from caffe2rnn.proto import caffe2_pb2, parse_text
 
 LSTM_CELL_TEXT = (
     'name: "lstm_cell"\n'
-    'op {\n'
+    "op {\n"
     '  input: "a"\n'
     '  input: "b"\n'
     '  output: "a"\n'
     '  name: ""\n'
     '  type: "Sum"\n'
-    '}\n'
+    "}\n"
     'type: "rnn"\n'
     'external_input: "a"\n'
     'external_input: "b"\n'
@@ -23,12 +24,12 @@ LSTM_CELL_TEXT = (
 )
 
 STEP_NET_ARG_TEXT = (
-    'arg {\n'
+    "arg {\n"
     '  name: "step_net"\n'
     '  s: "name: \\"lstm_cell\\"\\nop {\\n  input: \\"a\\"\\n  input: \\"b\\"\\n'
     '  output: \\"a\\"\\n  name: \\"\\"\\n  type: \\"Sum\\"\\n}\\ntype: \\"rnn\\"\\n'
     'external_input: \\"a\\"\\nexternal_input: \\"b\\"\\nexternal_output: \\"a\\"\\n"\n'
-    '}\n'
+    "}\n"
 )
 
 
@@ -45,8 +46,7 @@ def test_lstm_cell_net_prints_exactly():
 
 
 def test_step_net_argument_escapes_exactly():
-    op = core.CreateOperator("RecurrentNetwork", [], [],
-                             step_net=str(lstm_cell_net().Proto()))
+    op = core.CreateOperator("RecurrentNetwork", [], [], step_net=str(lstm_cell_net().Proto()))
     assert str(op) == 'name: ""\ntype: "RecurrentNetwork"\n' + STEP_NET_ARG_TEXT
 
 
@@ -57,30 +57,36 @@ def test_empty_list_argument_prints_only_its_name():
 
 def test_gradient_op_prints_is_gradient_op_last():
     op = core.CreateOperator(
-        "FCGradient", ["hidden_t_prev", "lstm/gates_t_w", "lstm/gates_t_grad"],
-        ["lstm/gates_t_w_grad", "lstm/gates_t_b_grad",
-         "_hidden_t_prev_grad_autosplit_0"], axis=2)
+        "FCGradient",
+        ["hidden_t_prev", "lstm/gates_t_w", "lstm/gates_t_grad"],
+        ["lstm/gates_t_w_grad", "lstm/gates_t_b_grad", "_hidden_t_prev_grad_autosplit_0"],
+        axis=2,
+    )
     op.is_gradient_op = True
     assert str(op) == (
         'input: "hidden_t_prev"\ninput: "lstm/gates_t_w"\n'
         'input: "lstm/gates_t_grad"\noutput: "lstm/gates_t_w_grad"\n'
         'output: "lstm/gates_t_b_grad"\noutput: "_hidden_t_prev_grad_autosplit_0"\n'
         'name: ""\ntype: "FCGradient"\narg {\n  name: "axis"\n  i: 2\n}\n'
-        'is_gradient_op: true\n')
+        "is_gradient_op: true\n"
+    )
 
 
 def test_scalars_escapes_and_empty_messages():
-    argument = caffe2_pb2.Argument(name="v", f=1.0, floats=[0.0, 2.5, 0.1, 1e-08],
-                                   ints=[-3], s="tab\t\"q'\\é".encode("utf-8"))
+    argument = caffe2_pb2.Argument(
+        name="v", f=1.0, floats=[0.0, 2.5, 0.1, 1e-08], ints=[-3], s="tab\t\"q'\\é".encode()
+    )
     assert str(argument) == (
         'name: "v"\nf: 1.0\ns: "tab\\t\\"q\\\'\\\\\\303\\251"\n'
-        'floats: 0.0\nfloats: 2.5\nfloats: 0.1\nfloats: 1e-08\nints: -3\n')
+        "floats: 0.0\nfloats: 2.5\nfloats: 0.1\nfloats: 1e-08\nints: -3\n"
+    )
     op = caffe2_pb2.OperatorDef()
     op.device_option.CopyFrom(caffe2_pb2.DeviceOption())
     assert str(op) == "device_option {\n}\n"
     assert str(caffe2_pb2.NetDef()) == ""
-    assert str(caffe2_pb2.TensorProto(data_type=caffe2_pb2.TensorProto.INT32)) \
-        == "data_type: INT32\n"
+    assert (
+        str(caffe2_pb2.TensorProto(data_type=caffe2_pb2.TensorProto.INT32)) == "data_type: INT32\n"
+    )
 
 
 def test_printed_text_parses_back():
@@ -92,7 +98,7 @@ def test_printed_text_parses_back():
 
 
 def test_text_parsing_accepts_the_general_syntax():
-    text = '''
+    text = """
         # a comment line
         name: "ab" 'c'  "\\x41\\101"      # adjacent strings, hex and octal escapes
         op <                               # angle brackets as braces
@@ -105,7 +111,7 @@ def test_text_parsing_accepts_the_general_syntax():
           device_option { device_type: 1 cuda_gpu_id: 0 }
         >
         num_workers: 4
-    '''
+    """
     proto = parse_text(caffe2_pb2.NetDef, text)
     assert proto.name == "abcAA"
     op = proto.op[0]
@@ -120,20 +126,25 @@ def test_text_parsing_accepts_the_general_syntax():
 def test_text_parsing_enums_and_bools():
     tensor = parse_text(caffe2_pb2.TensorProto, "data_type: DOUBLE dims: 2 dims: 3")
     assert tensor.data_type == caffe2_pb2.TensorProto.DOUBLE
-    assert parse_text(caffe2_pb2.TensorProto, "data_type: 10").data_type == \
-        caffe2_pb2.TensorProto.INT64
+    assert (
+        parse_text(caffe2_pb2.TensorProto, "data_type: 10").data_type
+        == caffe2_pb2.TensorProto.INT64
+    )
     for spelling, value in [("true", True), ("f", False), ("1", True), ("0", False)]:
         op = parse_text(caffe2_pb2.OperatorDef, "is_gradient_op: " + spelling)
         assert op.is_gradient_op is value
     assert parse_text(caffe2_pb2.NetDef, b'name: "bytes ok"').name == "bytes ok"
 
 
-@pytest.mark.parametrize("text, where", [
-    ('nme: "x"', "nme"),                        # unknown field names are errors
-    ('name: "unterminated', "1:"),
-    ('op { type: "Sum" ', "1:"),
-    ('external_input: 3', "external_input"),
-])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ('nme: "x"', "nme"),  # unknown field names are errors
+        ('name: "unterminated', "1:"),
+        ('op { type: "Sum" ', "1:"),
+        ("external_input: 3", "external_input"),
+    ],
+)
 def test_text_parsing_errors_name_the_message_and_the_problem(text, where):
     with pytest.raises(ProtoParseError) as info:
         parse_text(caffe2_pb2.NetDef, text)

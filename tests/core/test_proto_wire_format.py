@@ -1,4 +1,5 @@
 """Binary wire format of caffe2.proto (spec §1.7), byte for byte, and parse()."""
+
 import pytest
 
 from caffe2rnn import workspace
@@ -11,7 +12,7 @@ def tag(field, wire_type):
 
 
 def length_delimited(field, payload):
-    assert len(payload) < 128          # one-byte length varints in this test
+    assert len(payload) < 128  # one-byte length varints in this test
     return tag(field, 2) + bytes([len(payload)]) + payload
 
 
@@ -21,53 +22,65 @@ VARINT, I64, LEN, I32 = 0, 1, 2, 5
 #           strings ["p", "q"]}: repeated floats/ints are NOT packed.
 ARGUMENT_BYTES = (
     length_delimited(1, b"x")
-    + tag(2, I32) + bytes.fromhex("0000003f")           # 0.5f little-endian
-    + tag(3, VARINT) + b"\x03"
+    + tag(2, I32)
+    + bytes.fromhex("0000003f")  # 0.5f little-endian
+    + tag(3, VARINT)
+    + b"\x03"
     + length_delimited(4, b"hi")
-    + tag(5, I32) + bytes.fromhex("0000803f")           # 1.0f
-    + tag(5, I32) + bytes.fromhex("000000c0")           # -2.0f
-    + tag(6, VARINT) + b"\xff" * 9 + b"\x01"            # -1: 10-byte varint
-    + tag(6, VARINT) + b"\x07"
+    + tag(5, I32)
+    + bytes.fromhex("0000803f")  # 1.0f
+    + tag(5, I32)
+    + bytes.fromhex("000000c0")  # -2.0f
+    + tag(6, VARINT)
+    + b"\xff" * 9
+    + b"\x01"  # -1: 10-byte varint
+    + tag(6, VARINT)
+    + b"\x07"
     + length_delimited(7, b"p")
     + length_delimited(7, b"q")
 )
 # DeviceOption {device_type 0, cuda_gpu_id 0, random_seed 7}
-DEVICE_OPTION_BYTES = (tag(1, VARINT) + b"\x00" + tag(2, VARINT) + b"\x00"
-                       + tag(3, VARINT) + b"\x07")
+DEVICE_OPTION_BYTES = tag(1, VARINT) + b"\x00" + tag(2, VARINT) + b"\x00" + tag(3, VARINT) + b"\x07"
 FIRST_OP_BYTES = (
-    length_delimited(1, b"a") + length_delimited(1, b"b")      # input
-    + length_delimited(2, b"c")                                # output
-    + length_delimited(3, b"")                                 # name "" (present)
-    + length_delimited(4, b"Sum")                              # type
-    + length_delimited(5, ARGUMENT_BYTES)                      # arg
-    + length_delimited(6, DEVICE_OPTION_BYTES)                 # device_option
+    length_delimited(1, b"a")
+    + length_delimited(1, b"b")  # input
+    + length_delimited(2, b"c")  # output
+    + length_delimited(3, b"")  # name "" (present)
+    + length_delimited(4, b"Sum")  # type
+    + length_delimited(5, ARGUMENT_BYTES)  # arg
+    + length_delimited(6, DEVICE_OPTION_BYTES)  # device_option
 )
 SECOND_OP_BYTES = (
-    length_delimited(1, b"c") + length_delimited(2, b"d")
-    + length_delimited(3, b"relu") + length_delimited(4, b"Relu")
-    + tag(9, VARINT) + b"\x01"                                 # is_gradient_op
+    length_delimited(1, b"c")
+    + length_delimited(2, b"d")
+    + length_delimited(3, b"relu")
+    + length_delimited(4, b"Relu")
+    + tag(9, VARINT)
+    + b"\x01"  # is_gradient_op
 )
 NETDEF_BYTES = (
     length_delimited(1, b"net")
     + length_delimited(2, FIRST_OP_BYTES)
     + length_delimited(2, SECOND_OP_BYTES)
     + length_delimited(3, b"rnn")
-    + length_delimited(7, b"a") + length_delimited(7, b"b")   # external_input
-    + length_delimited(8, b"d")                                # external_output
+    + length_delimited(7, b"a")
+    + length_delimited(7, b"b")  # external_input
+    + length_delimited(8, b"d")  # external_output
 )
 
 
 def golden_netdef():
-    net = caffe2_pb2.NetDef(name="net", type="rnn", external_input=["a", "b"],
-                            external_output=["d"])
+    net = caffe2_pb2.NetDef(
+        name="net", type="rnn", external_input=["a", "b"], external_output=["d"]
+    )
     first = net.op.add(input=["a", "b"], output=["c"], name="", type="Sum")
-    first.arg.add(name="x", f=0.5, i=3, s=b"hi", floats=[1.0, -2.0],
-                  ints=[-1, 7], strings=[b"p", b"q"])
+    first.arg.add(
+        name="x", f=0.5, i=3, s=b"hi", floats=[1.0, -2.0], ints=[-1, 7], strings=[b"p", b"q"]
+    )
     first.device_option.device_type = 0
     first.device_option.cuda_gpu_id = 0
     first.device_option.random_seed = 7
-    net.op.add(input=["c"], output=["d"], name="relu", type="Relu",
-               is_gradient_op=True)
+    net.op.add(input=["c"], output=["d"], name="relu", type="Relu", is_gradient_op=True)
     return net
 
 
@@ -86,12 +99,12 @@ def test_hand_written_bytes_parse_back_equal():
 def test_argument_bytes_literally():
     """The same Argument spelled out byte by byte (tags 0x0a 0x15 0x18 ...)."""
     literal = bytes.fromhex(
-        "0a0178" "150000003f" "1803" "22026869" "2d0000803f" "2d000000c0"
-        "30ffffffffffffffffff01" "3007" "3a0170" "3a0171")
+        "0a0178150000003f1803220268692d0000803f2d000000c030ffffffffffffffffff0130073a01703a0171"
+    )
     assert literal == ARGUMENT_BYTES
-    argument = caffe2_pb2.Argument(name="x", f=0.5, i=3, s=b"hi",
-                                   floats=[1.0, -2.0], ints=[-1, 7],
-                                   strings=[b"p", b"q"])
+    argument = caffe2_pb2.Argument(
+        name="x", f=0.5, i=3, s=b"hi", floats=[1.0, -2.0], ints=[-1, 7], strings=[b"p", b"q"]
+    )
     assert argument.SerializeToString() == literal
 
 
@@ -102,8 +115,14 @@ def test_device_option_example_bytes():
 
 def test_parser_accepts_packed_ints_and_any_field_order():
     packed_ints = tag(6, LEN) + bytes([2, 0x05, 0x06])
-    data = tag(3, VARINT) + b"\x01" + packed_ints + length_delimited(1, b"k") \
-        + tag(3, VARINT) + b"\x02"                     # last singular wins
+    data = (
+        tag(3, VARINT)
+        + b"\x01"
+        + packed_ints
+        + length_delimited(1, b"k")
+        + tag(3, VARINT)
+        + b"\x02"
+    )  # last singular wins
     argument = parse(caffe2_pb2.Argument, data)
     assert argument.name == "k" and argument.i == 2
     assert list(argument.ints) == [5, 6]

@@ -8,6 +8,7 @@ diagrams and the API pages. The last test opens the result in headless
 Chromium with ``scripts/check_site.py`` (skipped when no Chromium is
 installed). About a minute on 2 cores, hence ``slow``.
 """
+
 import os
 import re
 import shutil
@@ -28,10 +29,14 @@ def clean_copy(destination):
     """Copy the files of a fresh clone (tracked + untracked-not-ignored)."""
     listing = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     for relative in filter(None, listing.split("\0")):
         source = os.path.join(ROOT, relative)
-        if not os.path.isfile(source):      # deleted in the work tree, not yet in git
+        if not os.path.isfile(source):  # deleted in the work tree, not yet in git
             continue
         target = os.path.join(destination, relative)
         os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -48,16 +53,32 @@ def built_site(tmp_path_factory):
     environment = dict(os.environ, PYTHONPATH=str(copy))
     environment.pop("CAFFE2RNN_KERNELS", None)
     build = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "docs",
-         "docs/_build/html"],
-        cwd=copy, env=environment, capture_output=True, text=True, timeout=900)
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-b",
+            "html",
+            "docs",
+            "docs/_build/html",
+        ],
+        cwd=copy,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     return copy, build
 
 
 def test_sphinx_build_succeeds_with_warnings_as_errors(built_site):
     copy, build = built_site
     assert build.returncode == 0, "sphinx-build -W failed:\n%s\n%s" % (
-        build.stdout[-3000:], build.stderr[-6000:])
+        build.stdout[-3000:],
+        build.stderr[-6000:],
+    )
     assert (copy / "docs" / "_build" / "html" / "index.html").exists()
 
 
@@ -70,8 +91,9 @@ def test_every_notebook_is_rendered_with_outputs(built_site):
         text = page.read_text()
         assert 'class="output' in text, "%s has no executed outputs" % page.name
         assert "Traceback" not in text, "%s shows a traceback" % page.name
-    notebook3 = (copy / "docs" / "_build" / "html" / "notebooks" /
-                 "03_recurrent_network_op.html").read_text()
+    notebook3 = (
+        copy / "docs" / "_build" / "html" / "notebooks" / "03_recurrent_network_op.html"
+    ).read_text()
     assert len(re.findall(r'<img[^>]+\.svg"', notebook3)) >= 3
 
 
@@ -90,7 +112,7 @@ def test_index_links_every_learner_question(built_site):
     assert build.returncode == 0, build.stderr[-3000:]
     index = (copy / "docs" / "_build" / "html" / "index.html").read_text()
     table = index.split("Questions learners asked")[1]
-    assert table.count("<tr") >= 9          # header + the eight questions of examples.md §9
+    assert table.count("<tr") >= 9  # header + the eight questions of examples.md §9
     for target in re.findall(r'href="(concepts/[^"#]+)#([^"]+)"', table):
         page = (copy / "docs" / "_build" / "html" / target[0]).read_text()
         assert 'id="%s"' % target[1] in page, "index links to a missing anchor %s" % (target,)
@@ -102,8 +124,17 @@ def test_site_renders_in_headless_chromium(built_site):
     if not any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")):
         pytest.skip("no Chromium installed (apt-get install chromium)")
     check = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "scripts", "check_site.py"), "--html",
-         str(copy / "docs" / "_build" / "html"), "--out", str(copy / "site-check")],
-        capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            os.path.join(ROOT, "scripts", "check_site.py"),
+            "--html",
+            str(copy / "docs" / "_build" / "html"),
+            "--out",
+            str(copy / "site-check"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert check.returncode == 0, check.stdout + check.stderr
     assert "title      : Links and aliases" in check.stdout

@@ -6,6 +6,7 @@ not be installed). A cell that raises fails the test with the cell and the
 traceback; a notebook slower than its budget fails on the timeout. The
 notebooks are committed without outputs, which is checked too.
 """
+
 import glob
 import os
 import time
@@ -31,10 +32,15 @@ def test_the_eight_notebooks_exist():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
 def test_notebook_is_committed_without_outputs(path):
     notebook = nbformat.read(path, as_version=4)
-    with_outputs = [i for i, cell in enumerate(notebook.cells)
-                    if cell.cell_type == "code" and (cell.outputs or cell.execution_count)]
+    with_outputs = [
+        i
+        for i, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code" and (cell.outputs or cell.execution_count)
+    ]
     assert not with_outputs, "%s: cells %s have outputs; clear them before committing" % (
-        os.path.basename(path), with_outputs)
+        os.path.basename(path),
+        with_outputs,
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
@@ -47,16 +53,25 @@ def test_notebook_ends_with_summary_and_exercises(path):
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
 def test_notebook_runs_without_errors(path, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p)
+    )
     notebook = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
-        notebook, timeout=BUDGET_SECONDS, kernel_name="python3",
-        resources={"metadata": {"path": NOTEBOOK_DIR}})
+        notebook,
+        timeout=BUDGET_SECONDS,
+        kernel_name="python3",
+        resources={"metadata": {"path": NOTEBOOK_DIR}},
+    )
     start = time.perf_counter()
-    client.execute()        # raises CellExecutionError (cell + traceback) on any error
+    client.execute()  # raises CellExecutionError (cell + traceback) on any error
     elapsed = time.perf_counter() - start
     assert elapsed < BUDGET_SECONDS, "%s took %.1f s" % (os.path.basename(path), elapsed)
-    errors = [o for c in notebook.cells if c.cell_type == "code"
-              for o in c.outputs if o.output_type == "error"]
+    errors = [
+        o
+        for c in notebook.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.output_type == "error"
+    ]
     assert not errors

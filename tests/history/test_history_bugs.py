@@ -1,6 +1,7 @@
 """Each bug of history.md §4 happens under the buggy version's era the way the
 spec predicts, and is gone under the fixing version's era (NumPy reference by
 central differences of the cell's recurrence, float64)."""
+
 import numpy as np
 import pytest
 

@@ -3,6 +3,7 @@ py2 shims, builds the same RecurrentNetwork op as caffe2rnn.history.<version>.
 
 Seeds are read from $CAFFE2RNN_SEEDS (default /work/shared/seeds).
 """
+
 import pytest
 
 from caffe2rnn import core, workspace
@@ -12,8 +13,8 @@ from caffe2rnn.history.deflatten import deflatten
 from caffe2rnn.history.era import era
 
 needs_seeds = pytest.mark.skipif(
-    not seeds.available(),
-    reason="seed texts not found at %s (set CAFFE2RNN_SEEDS)" % seeds.SEEDS)
+    not seeds.available(), reason="seed texts not found at %s (set CAFFE2RNN_SEEDS)" % seeds.SEEDS
+)
 
 
 def build(version, recurrent_net, **kwargs):
@@ -26,10 +27,16 @@ def build(version, recurrent_net, **kwargs):
     return op_values(ops[0])
 
 
-CASES = [("v1", {}), ("april", {}), ("v2", {}),
-         ("v2", {"recompute_blobs_on_backward": ["lstm/gates_t"]}), ("v3", {}),
-         ("v3", {"recompute_blobs_on_backward": ["lstm/gates_t"]}), ("newest", {}),
-         ("newest", {"forward_only": True})]
+CASES = [
+    ("v1", {}),
+    ("april", {}),
+    ("v2", {}),
+    ("v2", {"recompute_blobs_on_backward": ["lstm/gates_t"]}),
+    ("v3", {}),
+    ("v3", {"recompute_blobs_on_backward": ["lstm/gates_t"]}),
+    ("newest", {}),
+    ("newest", {"forward_only": True}),
+]
 
 
 @needs_seeds
@@ -42,7 +49,7 @@ def test_seed_text_builds_the_same_op(version, kwargs):
         VERSIONS["v1"]._workspace_seq = 0
     expected = build(version, seed_function, **kwargs)
     ours = build(version, VERSIONS[version].recurrent_net, **kwargs)
-    assert list(ours) == list(expected)          # same arguments, same order
+    assert list(ours) == list(expected)  # same arguments, same order
     for name in expected:
         assert ours[name] == expected[name], name
     if version == "v1":
@@ -69,9 +76,11 @@ def test_deflattened_seed_002_compiles_and_keeps_the_function_whole():
 
 
 def test_deflatten_rebuilds_blocks_and_comment_ends():
-    flat = ("def f(xs, flag=None): # Sum things up total = 0 for x in xs: "
-            "total += x # not this one if flag is not None: total = -total "
-            "def g(y): return y * 2 return g(total) if xs else 0")
+    flat = (
+        "def f(xs, flag=None): # Sum things up total = 0 for x in xs: "
+        "total += x # not this one if flag is not None: total = -total "
+        "def g(y): return y * 2 return g(total) if xs else 0"
+    )
     namespace = {}
     exec(deflatten(flat), namespace)
     assert namespace["f"]([1, 2, 3]) == 12

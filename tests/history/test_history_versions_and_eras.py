@@ -1,6 +1,7 @@
 """Every version trains seed 002's LSTM cell to the reference gradients (it has
 no bug for that cell), on its own era by default; eras are chosen outside
 the OperatorDef; the comparison utility lists what differs."""
+
 import numpy as np
 import pytest
 
@@ -22,8 +23,9 @@ def lstm_reference():
 def test_lstm_gradients_equal_reference_on_own_era(version, lstm_reference):
     cell, values, reference = lstm_reference
     # No ``with era``: the version's recurrent_net binds its op to its era.
-    runs = cell.run(VERSIONS[version].recurrent_net,
-                    {k: v.copy() for k, v in values.items()}, runs=2)
+    runs = cell.run(
+        VERSIONS[version].recurrent_net, {k: v.copy() for k, v in values.items()}, runs=2
+    )
     for run in runs:
         for blob, expected in reference.items():
             np.testing.assert_allclose(run[blob], expected, rtol=1e-5, atol=1e-7)
@@ -74,14 +76,18 @@ def test_v1_initial_state_gradient_is_a_copy_v2_shares():
 
 def test_compare_rows_show_what_changed_between_versions():
     rows = {row.argument: row for row in compare(["v1", "v2", "v3", "newest"], "lstm")}
-    assert rows["param_grads"].values == (None, None, ["lstm/gates_t_w_grad",
-                                                       "lstm/gates_t_b_grad"],
-                                          ["lstm/gates_t_w_grad", "lstm/gates_t_b_grad"])
+    assert rows["param_grads"].values == (
+        None,
+        None,
+        ["lstm/gates_t_w_grad", "lstm/gates_t_b_grad"],
+        ["lstm/gates_t_w_grad", "lstm/gates_t_b_grad"],
+    )
     assert rows["param_grads"].differs
     assert rows["enable_rnn_executor"].values == (None, None, None, 1)
-    assert rows["backward_link_offset"].values[0] == [0, 1, 0, 1, 0]   # v1's order
+    assert rows["backward_link_offset"].values[0] == [0, 1, 0, 1, 0]  # v1's order
     assert rows["backward_link_offset"].values[1] == [1, 0, 1, 0, 0]
     assert rows["outputs"].values[0][-1] == "lstm/step_workspaces_%d" % (
-        VERSIONS["v1"]._workspace_seq - 1)
+        VERSIONS["v1"]._workspace_seq - 1
+    )
     assert not rows["link_internal"].differs
     assert not rows["param"].differs

@@ -1,11 +1,13 @@
 """Every kernel on both paths: bit-identical results, views, clear errors."""
+
 import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from caffe2rnn import errors, kernels
 from caffe2rnn.kernels import checked
@@ -23,8 +25,13 @@ def arrays(rng, shape, dtype):
 
 
 @FAST
-@given(rows=st.integers(1, 9), n=st.integers(1, 4), d=st.integers(1, 5),
-       data=st.data(), seed=st.integers(0, 99))
+@given(
+    rows=st.integers(1, 9),
+    n=st.integers(1, 4),
+    d=st.integers(1, 5),
+    data=st.data(),
+    seed=st.integers(0, 99),
+)
 def test_views_are_identical_and_share_memory(rows, n, d, data, seed):
     src = arrays(np.random.RandomState(seed), (rows, n, d), np.float32)
     offset = data.draw(st.integers(-rows, rows))
@@ -34,13 +41,13 @@ def test_views_are_identical_and_share_memory(rows, n, d, data, seed):
         alias = path.offset_alias(src, checked.offset_alias_start(src, offset, "a"))
         link = path.link_view(src, start, window)
         np.testing.assert_array_equal(alias, src[offset:] if offset else src)
-        np.testing.assert_array_equal(link, src[start:start + window])
+        np.testing.assert_array_equal(link, src[start : start + window])
         for view in (alias, link):
             assert view.size == 0 or np.shares_memory(view, src)
     link = CY.link_view(src, start, window)
     if window:
         link[...] = 7  # writes through the view land in the source
-        assert np.all(src[start:start + window] == 7)
+        assert np.all(src[start : start + window] == 7)
 
 
 @FAST
@@ -55,8 +62,14 @@ def test_repeat_copy(dtype, n, d, seed):
 
 
 @FAST
-@given(dtype=DTYPES, rows=st.integers(1, 8), n=st.integers(1, 6), d=st.integers(1, 20),
-       data=st.data(), seed=st.integers(0, 99))
+@given(
+    dtype=DTYPES,
+    rows=st.integers(1, 8),
+    n=st.integers(1, 6),
+    d=st.integers(1, 20),
+    data=st.data(),
+    seed=st.integers(0, 99),
+)
 def test_accumulate_input_gradient(dtype, rows, n, d, data, seed):
     rng = np.random.RandomState(seed)
     g, og = arrays(rng, (rows + 1, n, d), dtype), arrays(rng, (rows, n, d), dtype)
@@ -72,8 +85,13 @@ def test_accumulate_input_gradient(dtype, rows, n, d, data, seed):
 
 
 @FAST
-@given(dtype=DTYPES, batch=st.integers(0, 40), d=st.integers(1, 12), extra=st.integers(0, 3),
-       seed=st.integers(0, 99))
+@given(
+    dtype=DTYPES,
+    batch=st.integers(0, 40),
+    d=st.integers(1, 12),
+    extra=st.integers(0, 3),
+    seed=st.integers(0, 99),
+)
 def test_add_striped_batch_same_order(dtype, batch, d, extra, seed):
     rng = np.random.RandomState(seed)
     first = arrays(rng, (max(batch, 1), d + extra), dtype)
@@ -89,8 +107,9 @@ def test_add_striped_batch_same_order(dtype, batch, d, extra, seed):
 
 
 @FAST
-@given(dtype=DTYPES, shape=st.lists(st.integers(1, 9), min_size=1, max_size=3),
-       seed=st.integers(0, 99))
+@given(
+    dtype=DTYPES, shape=st.lists(st.integers(1, 9), min_size=1, max_size=3), seed=st.integers(0, 99)
+)
 def test_inplace_add(dtype, shape, seed):
     rng = np.random.RandomState(seed)
     dst, src = arrays(rng, shape, dtype), arrays(rng, shape, dtype)
@@ -158,20 +177,22 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def run_python(code, kernels_env):
     env = dict(os.environ, CAFFE2RNN_KERNELS=kernels_env, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True)
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("value,expected", [("python", "python"), ("cython", "cython"),
-                                            ("", "cython")])
+@pytest.mark.parametrize(
+    "value,expected", [("python", "python"), ("cython", "cython"), ("", "cython")]
+)
 def test_environment_variable_selects_the_path(value, expected):
     out = run_python("from caffe2rnn import kernels; print(kernels.active())", value)
     assert out.stdout.strip() == expected and out.stderr == ""
 
 
 def test_auto_falls_back_to_python_with_a_one_line_notice():
-    code = ("import sys; sys.modules['caffe2rnn._ext.inplace_add'] = None\n"
-            "from caffe2rnn import kernels; print(kernels.active()); kernels.active()")
+    code = (
+        "import sys; sys.modules['caffe2rnn._ext.inplace_add'] = None\n"
+        "from caffe2rnn import kernels; print(kernels.active()); kernels.active()"
+    )
     out = run_python(code, "auto")
     assert out.stdout.strip() == "python"
     assert len(out.stderr.splitlines()) == 1 and "pure-Python kernels" in out.stderr

@@ -5,9 +5,11 @@ loop; the twin runs the same IEEE operations with NumPy ufuncs. Their
 results must be equal bit for bit (not merely close), for both dtypes, at
 saturating inputs, with finished rows, ``forget_bias`` and ``drop_states``.
 """
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from caffe2rnn import errors, kernels
 from caffe2rnn.kernels import checked
@@ -24,8 +26,14 @@ def step_arrays(seed, n, d, dtype, scale):
     def a(*shape):
         return (rng.standard_normal(shape) * scale).astype(dtype)
 
-    return dict(h_prev=a(n, d), c_prev=a(n, d), gates=a(n, 4 * d), dh=a(n, d),
-                dc=a(n, d), seq_lengths=rng.randint(0, 5, n).astype(np.int32))
+    return dict(
+        h_prev=a(n, d),
+        c_prev=a(n, d),
+        gates=a(n, 4 * d),
+        dh=a(n, d),
+        dc=a(n, d),
+        seq_lengths=rng.randint(0, 5, n).astype(np.int32),
+    )
 
 
 def run_path(path, x, t, forget_bias, drop_states, with_hidden):
@@ -33,23 +41,43 @@ def run_path(path, x, t, forget_bias, drop_states, with_hidden):
     dtype = x["c_prev"].dtype
     h_prev = x["h_prev"] if with_hidden else None
     h, c = np.full((n, d), np.nan, dtype), np.full((n, d), np.nan, dtype)
-    path.lstm_unit_forward(h_prev, x["c_prev"], x["gates"], x["seq_lengths"], t,
-                           forget_bias, drop_states, h, c)
+    path.lstm_unit_forward(
+        h_prev, x["c_prev"], x["gates"], x["seq_lengths"], t, forget_bias, drop_states, h, c
+    )
     dh_prev = np.full((n, d), np.nan, dtype) if with_hidden else None
     dc_prev, dgates = np.full((n, d), np.nan, dtype), np.full((n, 4 * d), np.nan, dtype)
-    path.lstm_unit_backward(x["c_prev"], x["gates"], x["seq_lengths"], t, c, x["dh"],
-                            x["dc"], forget_bias, drop_states, dh_prev, dc_prev, dgates)
+    path.lstm_unit_backward(
+        x["c_prev"],
+        x["gates"],
+        x["seq_lengths"],
+        t,
+        c,
+        x["dh"],
+        x["dc"],
+        forget_bias,
+        drop_states,
+        dh_prev,
+        dc_prev,
+        dgates,
+    )
     return [h, c, dc_prev, dgates] + ([dh_prev] if with_hidden else [])
 
 
 @settings(max_examples=40, deadline=None)
-@given(n=st.integers(1, 9), d=st.integers(1, 40), t=st.integers(0, 4),
-       dtype=st.sampled_from([np.float32, np.float64]),
-       scale=st.sampled_from([0.1, 1.0, 5.0, 60.0, 400.0]),
-       forget_bias=st.sampled_from([0.0, 1.0, -0.3]), drop_states=st.booleans(),
-       with_hidden=st.booleans(), seed=st.integers(0, 999))
-def test_both_paths_are_bit_identical(n, d, t, dtype, scale, forget_bias, drop_states,
-                                      with_hidden, seed):
+@given(
+    n=st.integers(1, 9),
+    d=st.integers(1, 40),
+    t=st.integers(0, 4),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    scale=st.sampled_from([0.1, 1.0, 5.0, 60.0, 400.0]),
+    forget_bias=st.sampled_from([0.0, 1.0, -0.3]),
+    drop_states=st.booleans(),
+    with_hidden=st.booleans(),
+    seed=st.integers(0, 999),
+)
+def test_both_paths_are_bit_identical(
+    n, d, t, dtype, scale, forget_bias, drop_states, with_hidden, seed
+):
     x = step_arrays(seed, n, d, dtype, scale)
     # NumPy's default would warn on these: neither path may leak a warning.
     with np.errstate(over="raise", invalid="raise", divide="raise"):
@@ -85,33 +113,65 @@ def test_checked_entry_points_name_the_problem(path):
     h, c = np.empty((3, 2), np.float32), np.empty((3, 2), np.float32)
     args = (x["seq_lengths"], 0, 0.0, False)
     with pytest.raises(errors.ShapeError, match="LSTMUnit: expected gates of 3 x 8"):
-        checked.lstm_unit_forward(None, x["c_prev"], x["gates"][:, :4].copy(), *args,
-                                  h, c)
+        checked.lstm_unit_forward(None, x["c_prev"], x["gates"][:, :4].copy(), *args, h, c)
     with pytest.raises(errors.DTypeError, match="float32 or float64 tensors of one type"):
-        checked.lstm_unit_forward(None, x["c_prev"], x["gates"].astype(np.float64),
-                                  *args, h, c)
+        checked.lstm_unit_forward(None, x["c_prev"], x["gates"].astype(np.float64), *args, h, c)
     with pytest.raises(errors.EnforceNotMet, match="C-contiguous"):
-        checked.lstm_unit_forward(None, x["c_prev"], x["gates"], *args,
-                                  np.empty((2, 3), np.float32).T, c)
+        checked.lstm_unit_forward(
+            None, x["c_prev"], x["gates"], *args, np.empty((2, 3), np.float32).T, c
+        )
     with pytest.raises(errors.DTypeError, match="seq_lengths must be a contiguous int32"):
-        checked.lstm_unit_forward(None, x["c_prev"], x["gates"],
-                                  x["seq_lengths"].astype(np.int64), 0, 0.0, False, h, c)
+        checked.lstm_unit_forward(
+            None, x["c_prev"], x["gates"], x["seq_lengths"].astype(np.int64), 0, 0.0, False, h, c
+        )
     with pytest.raises(errors.ShapeError, match="like the gates"):
-        checked.lstm_unit_backward(x["c_prev"], x["gates"], x["seq_lengths"], 0, c,
-                                   x["dh"], x["dc"], 0.0, False, None, h,
-                                   np.empty((3, 4), np.float32))
+        checked.lstm_unit_backward(
+            x["c_prev"],
+            x["gates"],
+            x["seq_lengths"],
+            0,
+            c,
+            x["dh"],
+            x["dc"],
+            0.0,
+            False,
+            None,
+            h,
+            np.empty((3, 4), np.float32),
+        )
 
 
 def test_compiled_kernels_refuse_bad_arguments_even_unchecked():
     x = step_arrays(0, 3, 2, np.float32, 1.0)
     h = np.empty((3, 2), np.float32)
     with pytest.raises(TypeError, match="gates"):
-        CY.lstm_unit_forward(None, x["c_prev"], x["gates"][:, :4].copy(),
-                             x["seq_lengths"], 0, 0.0, False, h, h.copy())
+        CY.lstm_unit_forward(
+            None,
+            x["c_prev"],
+            x["gates"][:, :4].copy(),
+            x["seq_lengths"],
+            0,
+            0.0,
+            False,
+            h,
+            h.copy(),
+        )
     with pytest.raises(TypeError, match="seq_lengths"):
-        CY.lstm_unit_forward(None, x["c_prev"], x["gates"], x["seq_lengths"][:2], 0,
-                             0.0, False, h, h.copy())
+        CY.lstm_unit_forward(
+            None, x["c_prev"], x["gates"], x["seq_lengths"][:2], 0, 0.0, False, h, h.copy()
+        )
     with pytest.raises(TypeError, match="dgates_out"):
-        CY.lstm_unit_backward(x["c_prev"], x["gates"], x["seq_lengths"], 0, h, x["dh"],
-                              x["dc"], 0.0, False, None, h.copy(),
-                              np.empty((3, 8), np.float64))
+        CY.lstm_unit_backward(
+            x["c_prev"],
+            x["gates"],
+            x["seq_lengths"],
+            0,
+            h,
+            x["dh"],
+            x["dc"],
+            0.0,
+            False,
+            None,
+            h.copy(),
+            np.empty((3, 8), np.float64),
+        )

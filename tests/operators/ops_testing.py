@@ -1,5 +1,6 @@
 """Helpers for the operator tests: run one op in a private workspace, read
 gradient-maker output as plain Python values."""
+
 import numpy as np
 
 from caffe2rnn import core
@@ -22,8 +23,7 @@ def run1(op_type, inputs, **args):
     return run_op(op_type, inputs, ["out"], **args).fetch("out")
 
 
-def check_gradients(op_type, inputs, outputs, indices=None, outputs_with_grads=(0,),
-                    **args):
+def check_gradients(op_type, inputs, outputs, indices=None, outputs_with_grads=(0,), **args):
     """Central finite differences (float64) for every input index in ``indices``."""
     names = list(inputs)
     op = core.CreateOperator(op_type, names, outputs, **args)
@@ -42,8 +42,14 @@ def arg_value(arg):
 
 def describe(op):
     """``(type, name, inputs, outputs, [(arg, value)...], is_gradient_op)``."""
-    return (op.type, op.name, list(op.input), list(op.output),
-            [(a.name, arg_value(a)) for a in op.arg], op.is_gradient_op)
+    return (
+        op.type,
+        op.name,
+        list(op.input),
+        list(op.output),
+        [(a.name, arg_value(a)) for a in op.arg],
+        op.is_gradient_op,
+    )
 
 
 def gradient_of(op_type, inputs, outputs, g_output=None, **args):

@@ -1,9 +1,10 @@
 """Tanh, Sigmoid, Relu and their [Y, dY] → dX gradient ops."""
+
 import numpy as np
 import pytest
+from ops_testing import check_gradients, gradient_of, random, run1, run_op
 
 from caffe2rnn.errors import DTypeError, EnforceNotMet, ShapeError
-from ops_testing import check_gradients, gradient_of, random, run1, run_op
 
 FORWARD = {
     "Tanh": lambda x: 1 - 2 / (np.exp(2 * x) + 1),
@@ -30,8 +31,7 @@ def test_forward(op_type, dtype):
     x = random((3, 4), 1, dtype, -3, 3)
     y = run1(op_type, {"X": x})
     assert y.dtype == dtype
-    np.testing.assert_allclose(y, FORWARD[op_type](x.astype(np.float64)),
-                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(y, FORWARD[op_type](x.astype(np.float64)), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("op_type", ACTIVATIONS)
@@ -66,8 +66,11 @@ def test_gradient_maker_reads_the_output(op_type):
 
 @pytest.mark.parametrize("op_type", ACTIVATIONS)
 def test_integer_input_is_refused(op_type):
-    with pytest.raises(DTypeError, match=r"input 0 \('X'\) has type int32; expected "
-                                         r"float32 or float64"):
+    with pytest.raises(
+        DTypeError,
+        match=r"input 0 \('X'\) has type int32; expected "
+        r"float32 or float64",
+    ):
         run1(op_type, {"X": np.arange(3, dtype=np.int32)})
 
 

@@ -1,14 +1,15 @@
 """Add / Sub / Mul with Caffe2's broadcast rules, SumReduceLike, Negative,
 ElementwiseLinear: forward against NumPy, gradients against finite differences."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ops_testing import check_gradients, random, run1, run_op
 
 from caffe2rnn import core
-from caffe2rnn.errors import (ArgumentError, ArgumentTypeError, DTypeError,
-                              EnforceNotMet, ShapeError)
+from caffe2rnn.errors import ArgumentError, ArgumentTypeError, DTypeError, EnforceNotMet, ShapeError
 from caffe2rnn.runtime import Workspace
-from ops_testing import check_gradients, random, run1, run_op
 
 OPS = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}
 
@@ -17,7 +18,7 @@ def loop_broadcast(op, a, b, start):
     """C[idx] = A[idx] op B[idx[start:start + B.ndim]], one element at a time."""
     c = np.empty_like(a)
     for idx in np.ndindex(a.shape):
-        c[idx] = op(a[idx], b[idx[start:start + b.ndim]])
+        c[idx] = op(a[idx], b[idx[start : start + b.ndim]])
     return c
 
 
@@ -32,15 +33,18 @@ def test_same_shape_keeps_type(op_type, dtype):
 
 
 @pytest.mark.parametrize("op_type", sorted(OPS))
-@pytest.mark.parametrize("b_shape, args, start", [
-    ((4, 5), {}, 2),
-    ((5,), {}, 3),
-    ((3, 4), {"axis": 1}, 1),
-    ((2,), {"axis": 0}, 0),
-    ((3,), {"axis_str": "C"}, 1),
-    ((3,), {"axis_str": "C", "order": "NCHW"}, 1),
-    ((5,), {"axis_str": "C", "order": "NHWC"}, 3),
-])
+@pytest.mark.parametrize(
+    "b_shape, args, start",
+    [
+        ((4, 5), {}, 2),
+        ((5,), {}, 3),
+        ((3, 4), {"axis": 1}, 1),
+        ((2,), {"axis": 0}, 0),
+        ((3,), {"axis_str": "C"}, 1),
+        ((3,), {"axis_str": "C", "order": "NCHW"}, 1),
+        ((5,), {"axis_str": "C", "order": "NHWC"}, 3),
+    ],
+)
 def test_broadcast_block(op_type, b_shape, args, start):
     a, b = random((2, 3, 4, 5), 1), random(b_shape, 2) + 2
     c = run1(op_type, {"A": a, "B": b}, broadcast=1, **args)
@@ -54,13 +58,16 @@ def test_broadcast_scalar_b(b_shape):
 
 
 @settings(max_examples=15, deadline=None)
-@given(a_shape=st.lists(st.integers(1, 3), min_size=2, max_size=4),
-       data=st.data(), op_type=st.sampled_from(sorted(OPS)))
+@given(
+    a_shape=st.lists(st.integers(1, 3), min_size=2, max_size=4),
+    data=st.data(),
+    op_type=st.sampled_from(sorted(OPS)),
+)
 def test_broadcast_matches_elementwise_loop(a_shape, data, op_type):
     nb = data.draw(st.integers(1, len(a_shape) - 1))
     start = data.draw(st.integers(0, len(a_shape) - nb))
     a = random(tuple(a_shape), 3, np.float64)
-    b = random(tuple(a_shape[start:start + nb]), 4, np.float64)
+    b = random(tuple(a_shape[start : start + nb]), 4, np.float64)
     c = run1(op_type, {"A": a, "B": b}, broadcast=1, axis=start)
     np.testing.assert_allclose(c, loop_broadcast(OPS[op_type], a, b, start))
 
@@ -85,24 +92,31 @@ def test_in_place_on_a_with_broadcast_reuses_memory():
 
 
 def test_in_place_on_b_with_broadcast_is_refused():
-    with pytest.raises(EnforceNotMet, match="In-place is allowed only with the first "
-                                            "tensor when broadcasting.*'B'"):
+    with pytest.raises(
+        EnforceNotMet, match="In-place is allowed only with the first tensor when broadcasting.*'B'"
+    ):
         run_op("Add", {"A": random((2, 3)), "B": random((3,))}, ["B"], broadcast=1)
 
 
 def test_shape_mismatch_without_broadcast_names_blob_and_leaves_output_unwritten():
     ws = Workspace()
-    with pytest.raises(ShapeError, match=r"input 1 \('B'\) has shape \(3,\); expected "
-                                         r"\(2, 3\).*did you forget to set broadcast=1"):
+    with pytest.raises(
+        ShapeError,
+        match=r"input 1 \('B'\) has shape \(3,\); expected "
+        r"\(2, 3\).*did you forget to set broadcast=1",
+    ):
         run_op("Add", {"A": random((2, 3)), "B": random((3,))}, ["C"], ws=ws)
     assert ws.blob("C").value is None
 
 
-@pytest.mark.parametrize("a_shape, b_shape, args, pattern", [
-    ((2, 3), (2, 3), {}, r"input 1 \('B'\).*fewer dimensions"),
-    ((2, 3, 4), (3, 5), {}, r"input 1 \('B'\) has shape \(3, 5\); expected \(3, 4\)"),
-    ((2, 3, 4), (2, 3), {"axis": 1}, r"input 1 \('B'\).*expected \(3, 4\)"),
-])
+@pytest.mark.parametrize(
+    "a_shape, b_shape, args, pattern",
+    [
+        ((2, 3), (2, 3), {}, r"input 1 \('B'\).*fewer dimensions"),
+        ((2, 3, 4), (3, 5), {}, r"input 1 \('B'\) has shape \(3, 5\); expected \(3, 4\)"),
+        ((2, 3, 4), (2, 3), {"axis": 1}, r"input 1 \('B'\).*expected \(3, 4\)"),
+    ],
+)
 def test_broadcast_mismatch(a_shape, b_shape, args, pattern):
     with pytest.raises(ShapeError, match=pattern):
         run1("Mul", {"A": random(a_shape), "B": random(b_shape)}, broadcast=1, **args)
@@ -113,13 +127,16 @@ def test_broadcast_axis_out_of_range():
         run1("Mul", {"A": random((2, 3, 4)), "B": random((3, 4))}, broadcast=1, axis=2)
 
 
-@pytest.mark.parametrize("args, pattern", [
-    ({"axis": 1}, "Do not specify axis or axis_str if broadcast is not enabled"),
-    ({"axis_str": "C"}, "Do not specify axis or axis_str if broadcast is not enabled"),
-    ({"broadcast": 1, "axis": 1, "axis_str": "C"}, "cannot be used simultaneously"),
-    ({"broadcast": 1, "axis_str": "X"}, "Unrecognizable axis string 'X'"),
-    ({"broadcast": 1, "axis_str": "CH"}, "Unsupported axis string"),
-])
+@pytest.mark.parametrize(
+    "args, pattern",
+    [
+        ({"axis": 1}, "Do not specify axis or axis_str if broadcast is not enabled"),
+        ({"axis_str": "C"}, "Do not specify axis or axis_str if broadcast is not enabled"),
+        ({"broadcast": 1, "axis": 1, "axis_str": "C"}, "cannot be used simultaneously"),
+        ({"broadcast": 1, "axis_str": "X"}, "Unrecognizable axis string 'X'"),
+        ({"broadcast": 1, "axis_str": "CH"}, "Unsupported axis string"),
+    ],
+)
 def test_bad_axis_arguments(args, pattern):
     with pytest.raises(ArgumentError, match=pattern):
         run1("Add", {"A": random((2, 3)), "B": random((3,))}, **args)
@@ -130,42 +147,54 @@ def test_argument_of_wrong_kind():
         run1("Add", {"A": random((2, 3)), "B": random((3,))}, broadcast=1, axis=1.5)
 
 
-@pytest.mark.parametrize("a, b, pattern", [
-    (np.ones(3, np.float32), np.ones(3, np.float64), r"input 1 \('B'\) is float64"),
-    (np.ones(3, np.int8), np.ones(3, np.int8), r"input 0 \('A'\) has type int8"),
-])
+@pytest.mark.parametrize(
+    "a, b, pattern",
+    [
+        (np.ones(3, np.float32), np.ones(3, np.float64), r"input 1 \('B'\) is float64"),
+        (np.ones(3, np.int8), np.ones(3, np.int8), r"input 0 \('A'\) has type int8"),
+    ],
+)
 def test_type_errors(a, b, pattern):
     with pytest.raises(DTypeError, match=pattern):
         run1("Add", {"A": a, "B": b})
 
 
 @pytest.mark.parametrize("op_type", sorted(OPS))
-@pytest.mark.parametrize("b_shape, args", [
-    ((2, 3, 4), {}), ((4,), {"broadcast": 1}), ((3, 4), {"broadcast": 1}),
-    ((3,), {"broadcast": 1, "axis": 1}), ((1,), {"broadcast": 1}),
-    ((2,), {"broadcast": 1, "axis_str": "N"}),
-])
+@pytest.mark.parametrize(
+    "b_shape, args",
+    [
+        ((2, 3, 4), {}),
+        ((4,), {"broadcast": 1}),
+        ((3, 4), {"broadcast": 1}),
+        ((3,), {"broadcast": 1, "axis": 1}),
+        ((1,), {"broadcast": 1}),
+        ((2,), {"broadcast": 1, "axis_str": "N"}),
+    ],
+)
 def test_gradients(op_type, b_shape, args):
-    check_gradients(op_type, {"A": random((2, 3, 4), 1), "B": random(b_shape, 2) + 1},
-                    ["C"], **args)
+    check_gradients(
+        op_type, {"A": random((2, 3, 4), 1), "B": random(b_shape, 2) + 1}, ["C"], **args
+    )
 
 
 @pytest.mark.parametrize("op_type", ["Add", "Sub"])
 def test_gradients_in_place(op_type):
     check_gradients(op_type, {"A": random((2, 3), 1), "B": random((2, 3), 2)}, ["A"])
-    check_gradients(op_type, {"A": random((2, 3), 1), "B": random((3,), 2)}, ["A"],
-                    broadcast=1)
+    check_gradients(op_type, {"A": random((2, 3), 1), "B": random((3,), 2)}, ["A"], broadcast=1)
 
 
 def test_sum_reduce_like():
     a = random((2, 3, 4, 5), 1, np.float64)
-    np.testing.assert_allclose(run1("SumReduceLike", {"A": a, "B": random((4, 5))}),
-                               a.sum(axis=(0, 1)))
-    np.testing.assert_allclose(run1("SumReduceLike", {"A": a, "B": random((3, 4))}, axis=1),
-                               a.sum(axis=(0, 3)))
+    np.testing.assert_allclose(
+        run1("SumReduceLike", {"A": a, "B": random((4, 5))}), a.sum(axis=(0, 1))
+    )
+    np.testing.assert_allclose(
+        run1("SumReduceLike", {"A": a, "B": random((3, 4))}, axis=1), a.sum(axis=(0, 3))
+    )
     np.testing.assert_allclose(
         run1("SumReduceLike", {"A": a, "B": random((3,))}, axis_str="C", order="NCHW"),
-        a.sum(axis=(0, 2, 3)))
+        a.sum(axis=(0, 2, 3)),
+    )
     scalar = run1("SumReduceLike", {"A": a, "B": random((1,))})
     assert scalar.shape == (1,)
     np.testing.assert_allclose(scalar, [a.sum()])
@@ -173,8 +202,9 @@ def test_sum_reduce_like():
 
 def test_sum_reduce_like_ignores_a_broadcast_argument_and_checks_shapes():
     a = random((2, 3))
-    np.testing.assert_allclose(run1("SumReduceLike", {"A": a, "B": random((3,))},
-                                    broadcast=1), a.sum(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(
+        run1("SumReduceLike", {"A": a, "B": random((3,))}, broadcast=1), a.sum(axis=0), rtol=1e-6
+    )
     with pytest.raises(ShapeError, match=r"input 1 \('B'\) has shape \(2,\); expected \(3,\)"):
         run1("SumReduceLike", {"A": a, "B": random((2,))})
 
@@ -191,11 +221,12 @@ def test_negative():
         run1("Negative", {"X": np.ones(2, bool)})
 
 
-@pytest.mark.parametrize("shape, axis", [((4, 3), 1), ((2, 3, 4), 1), ((2, 3, 4), 2),
-                                         ((2, 3, 4), -1)])
+@pytest.mark.parametrize(
+    "shape, axis", [((4, 3), 1), ((2, 3, 4), 1), ((2, 3, 4), 2), ((2, 3, 4), -1)]
+)
 def test_elementwise_linear(shape, axis):
     x = random(shape, 1, np.float64)
-    n = int(np.prod(shape[:axis % len(shape)]))
+    n = int(np.prod(shape[: axis % len(shape)]))
     d = x.size // n
     w, b = random((d,), 2, np.float64), random((d,), 3, np.float64)
     y = run1("ElementwiseLinear", {"X": x, "w": w, "b": b}, axis=axis)
@@ -208,5 +239,4 @@ def test_elementwise_linear_errors():
     with pytest.raises(ShapeError, match=r"input 1 \('w'\) has shape \(4,\); expected \(3,\)"):
         run1("ElementwiseLinear", {"X": x, "w": random((4,)), "b": random((3,))})
     with pytest.raises(DTypeError, match=r"input 2 \('b'\) has type float64"):
-        run1("ElementwiseLinear", {"X": x, "w": random((3,)),
-                                   "b": random((3,), dtype=np.float64)})
+        run1("ElementwiseLinear", {"X": x, "w": random((3,)), "b": random((3,), dtype=np.float64)})

@@ -1,13 +1,14 @@
 """FC's two GEMM layouts (few rows: Yᵀ = W·Xᵀ; many rows: X·Wᵀ) and the cached
 validation of FC / FCGradient / LSTMUnit when the shapes change between runs."""
+
 import numpy as np
 import pytest
+from ops_testing import random
 
 from caffe2rnn import core
 from caffe2rnn.errors import DTypeError, ShapeError
 from caffe2rnn.operators.fc import FEW_ROWS
 from caffe2rnn.runtime import Workspace
-from ops_testing import random
 
 
 @pytest.mark.parametrize("rows", [1, FEW_ROWS, FEW_ROWS + 1, 3 * FEW_ROWS])
@@ -19,8 +20,7 @@ def test_fc_and_its_gradient_on_both_sides_of_few_rows(rows, dtype):
     for name, value in dict(X=x, W=w, b=b, dY=dy).items():
         ws.feed(name, value)
     ws.run_operator_once(core.CreateOperator("FC", ["X", "W", "b"], ["Y"]))
-    ws.run_operator_once(core.CreateOperator("FCGradient", ["X", "W", "dY"],
-                                             ["dW", "db", "dX"]))
+    ws.run_operator_once(core.CreateOperator("FCGradient", ["X", "W", "dY"], ["dW", "db", "dX"]))
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(ws.fetch("Y"), x @ w.T + b, rtol=tol, atol=tol)
     np.testing.assert_allclose(ws.fetch("dW"), dy.T @ x, rtol=tol, atol=tol)
@@ -31,8 +31,7 @@ def test_fc_and_its_gradient_on_both_sides_of_few_rows(rows, dtype):
 
 def test_fc_gradient_revalidates_when_shapes_change():
     ws = Workspace()
-    for name, value in dict(X=random((4, 3), 1), W=random((5, 3), 2),
-                            dY=random((4, 5), 3)).items():
+    for name, value in dict(X=random((4, 3), 1), W=random((5, 3), 2), dY=random((4, 5), 3)).items():
         ws.feed(name, value)
     op = core.CreateOperator("FCGradient", ["X", "W", "dY"], ["dW", "db"])
     proto = core.Net("g").Proto()
@@ -51,9 +50,13 @@ def test_fc_gradient_revalidates_when_shapes_change():
 def test_lstm_unit_revalidates_when_shapes_change():
     n, d = 3, 2
     ws = Workspace()
-    inputs = dict(h=random((1, n, d), 1), c=random((1, n, d), 2),
-                  gates=random((1, n, 4 * d), 3), seq=np.full(n, 5, np.int32),
-                  t=np.zeros(1, np.int32))
+    inputs = dict(
+        h=random((1, n, d), 1),
+        c=random((1, n, d), 2),
+        gates=random((1, n, 4 * d), 3),
+        seq=np.full(n, 5, np.int32),
+        t=np.zeros(1, np.int32),
+    )
     for name, value in inputs.items():
         ws.feed(name, value)
     proto = core.Net("lstm_step").Proto()

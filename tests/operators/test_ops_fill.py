@@ -1,14 +1,15 @@
 """Fillers: shapes (argument, input, extra_shape, input_as_shape), ConstantFill
 dtype rules, random distributions and seeding, given values, no gradients."""
+
 import numpy as np
 import pytest
+from ops_testing import run1, run_op
 
 from caffe2rnn import core
 from caffe2rnn.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from caffe2rnn.operators import fill
 from caffe2rnn.operators.gradient_maker import get_gradient_for_op
 from caffe2rnn.runtime import Workspace
-from ops_testing import run1, run_op
 
 DataType = core.DataType
 
@@ -24,14 +25,14 @@ def test_shape_from_argument_and_scalar_without_shape():
 
 
 def test_shape_from_input_with_extra_shape():
-    y = fill_op("ConstantFill", {"x": np.ones((2, 3), np.int32)}, extra_shape=[4],
-                value=1.5)
+    y = fill_op("ConstantFill", {"x": np.ones((2, 3), np.int32)}, extra_shape=[4], value=1.5)
     assert y.shape == (2, 3, 4) and y.dtype == np.float32 and (y == 1.5).all()
 
 
 def test_input_as_shape_reads_int64_values():
-    y = fill_op("GaussianFill", {"s": np.array([3, 2], np.int64)},
-                input_as_shape=1, extra_shape=[1])
+    y = fill_op(
+        "GaussianFill", {"s": np.array([3, 2], np.int64)}, input_as_shape=1, extra_shape=[1]
+    )
     assert y.shape == (3, 2, 1)
 
 
@@ -43,45 +44,53 @@ def test_in_place_fill_keeps_shape():
     assert ws.blob("x").value is memory and (memory == 3).all()
 
 
-@pytest.mark.parametrize("inputs, args, error, match", [
-    ({"x": np.ones(2)}, {"shape": [2]}, ArgumentError, "'x'.*same time"),
-    ({}, {"extra_shape": [2]}, ArgumentError, "extra_shape"),
-    ({}, {"input_as_shape": 1}, ArgumentError, "input_as_shape"),
-    ({}, {"shape": 3}, ArgumentTypeError, "scalar, list expected"),
-    ({}, {"shape": [2, -1]}, ArgumentError, "negative"),
-    ({"s": np.array([2, 3], np.int32)}, {"input_as_shape": 1}, DTypeError,
-     "'s'.*1-D int64"),
-    ({"s": np.array([2, -3], np.int64)}, {"input_as_shape": 1}, ShapeError, "'s'"),
-])
+@pytest.mark.parametrize(
+    "inputs, args, error, match",
+    [
+        ({"x": np.ones(2)}, {"shape": [2]}, ArgumentError, "'x'.*same time"),
+        ({}, {"extra_shape": [2]}, ArgumentError, "extra_shape"),
+        ({}, {"input_as_shape": 1}, ArgumentError, "input_as_shape"),
+        ({}, {"shape": 3}, ArgumentTypeError, "scalar, list expected"),
+        ({}, {"shape": [2, -1]}, ArgumentError, "negative"),
+        ({"s": np.array([2, 3], np.int32)}, {"input_as_shape": 1}, DTypeError, "'s'.*1-D int64"),
+        ({"s": np.array([2, -3], np.int64)}, {"input_as_shape": 1}, ShapeError, "'s'"),
+    ],
+)
 def test_shape_errors(inputs, args, error, match):
     with pytest.raises(error, match=match):
         fill_op("ConstantFill", inputs, **args)
 
 
 # --- ConstantFill types ------------------------------------------------------------
-@pytest.mark.parametrize("args, dtype, value", [
-    ({}, np.float32, 0.0),
-    ({"value": 0}, np.int64, 0),                 # an int value → int64
-    ({"value": 2.5}, np.float32, 2.5),
-    ({"value": 0, "dtype": DataType.INT32}, np.int32, 0),
-    ({"value": 7, "dtype": DataType.INT64}, np.int64, 7),
-    ({"value": 1.5, "dtype": DataType.DOUBLE}, np.float64, 1.5),
-    ({"value": 1, "dtype": DataType.BOOL}, np.bool_, True),
-    ({"value": 3, "dtype": DataType.UINT8}, np.uint8, 3),
-    ({"value": -3, "dtype": DataType.INT16}, np.int16, -3),
-    ({"value": "ab", "dtype": DataType.STRING}, object, "ab"),
-])
+@pytest.mark.parametrize(
+    "args, dtype, value",
+    [
+        ({}, np.float32, 0.0),
+        ({"value": 0}, np.int64, 0),  # an int value → int64
+        ({"value": 2.5}, np.float32, 2.5),
+        ({"value": 0, "dtype": DataType.INT32}, np.int32, 0),
+        ({"value": 7, "dtype": DataType.INT64}, np.int64, 7),
+        ({"value": 1.5, "dtype": DataType.DOUBLE}, np.float64, 1.5),
+        ({"value": 1, "dtype": DataType.BOOL}, np.bool_, True),
+        ({"value": 3, "dtype": DataType.UINT8}, np.uint8, 3),
+        ({"value": -3, "dtype": DataType.INT16}, np.int16, -3),
+        ({"value": "ab", "dtype": DataType.STRING}, object, "ab"),
+    ],
+)
 def test_constant_fill_types(args, dtype, value):
     y = fill_op("ConstantFill", shape=[2], **args)
     assert y.dtype == dtype and y.tolist() == [value, value]
 
 
-@pytest.mark.parametrize("args, error, match", [
-    ({"dtype": DataType.UNDEFINED}, ArgumentError, "UNDEFINED"),
-    ({"dtype": DataType.FLOAT16}, ArgumentError, "FLOAT16"),
-    ({"value": "x"}, ArgumentTypeError, "'value'"),
-    ({"value": 1.5, "dtype": DataType.INT32}, ArgumentTypeError, "'value'"),
-])
+@pytest.mark.parametrize(
+    "args, error, match",
+    [
+        ({"dtype": DataType.UNDEFINED}, ArgumentError, "UNDEFINED"),
+        ({"dtype": DataType.FLOAT16}, ArgumentError, "FLOAT16"),
+        ({"value": "x"}, ArgumentTypeError, "'value'"),
+        ({"value": 1.5, "dtype": DataType.INT32}, ArgumentTypeError, "'value'"),
+    ],
+)
 def test_constant_fill_bad_types(args, error, match):
     with pytest.raises(error, match=match):
         fill_op("ConstantFill", shape=[1], **args)
@@ -108,8 +117,10 @@ def test_uniform_fill_errors():
     with pytest.raises(ArgumentError, match="0, 1 or 3 inputs"):
         fill_op("UniformFill", {"x": np.zeros(2), "lo": np.zeros(1)})
     with pytest.raises(ShapeError, match="'lo'"):
-        fill_op("UniformFill", {"x": np.zeros(2), "lo": np.zeros(2, np.float32),
-                                "hi": np.ones(1, np.float32)})
+        fill_op(
+            "UniformFill",
+            {"x": np.zeros(2), "lo": np.zeros(2, np.float32), "hi": np.ones(1, np.float32)},
+        )
 
 
 def test_gaussian_fill_moments():
@@ -138,12 +149,12 @@ def test_empty_random_fill():
     assert fill_op("XavierFill", shape=[0, 3]).shape == (0, 3)
 
 
-@pytest.mark.parametrize("op_type", ["UniformFill", "GaussianFill", "XavierFill",
-                                     "MSRAFill"])
+@pytest.mark.parametrize("op_type", ["UniformFill", "GaussianFill", "XavierFill", "MSRAFill"])
 def test_random_seed_in_device_option_is_reproducible(op_type):
     def draw(seed):
-        op = core.CreateOperator(op_type, [], ["y"], shape=[3, 4],
-                                 device_option=core.DeviceOption(0, random_seed=seed))
+        op = core.CreateOperator(
+            op_type, [], ["y"], shape=[3, 4], device_option=core.DeviceOption(0, random_seed=seed)
+        )
         ws = Workspace()
         ws.run_operator_once(op)
         return ws.fetch("y")
@@ -161,13 +172,16 @@ def test_module_seed_is_reproducible():
 
 
 # --- given values --------------------------------------------------------------------
-@pytest.mark.parametrize("op_type, values, dtype", [
-    ("GivenTensorFill", [1.0, 2.5, -1.0, 0.0], np.float32),
-    ("GivenTensorIntFill", [1, 2, 3, 4], np.int32),
-    ("GivenTensorInt64Fill", [1, 2, 3, 2 ** 40], np.int64),
-    ("GivenTensorBoolFill", [True, False, False, True], np.bool_),
-    ("GivenTensorStringFill", ["a", "b", "c", "d"], object),
-])
+@pytest.mark.parametrize(
+    "op_type, values, dtype",
+    [
+        ("GivenTensorFill", [1.0, 2.5, -1.0, 0.0], np.float32),
+        ("GivenTensorIntFill", [1, 2, 3, 4], np.int32),
+        ("GivenTensorInt64Fill", [1, 2, 3, 2**40], np.int64),
+        ("GivenTensorBoolFill", [True, False, False, True], np.bool_),
+        ("GivenTensorStringFill", ["a", "b", "c", "d"], object),
+    ],
+)
 def test_given_tensor_fills(op_type, values, dtype):
     y = fill_op(op_type, shape=[2, 2], values=values)
     assert y.dtype == dtype and y.shape == (2, 2)
@@ -179,19 +193,36 @@ def test_given_tensor_fill_count_must_match():
         fill_op("GivenTensorFill", shape=[2, 2], values=[1.0, 2.0, 3.0])
 
 
-@pytest.mark.parametrize("op_type", ["ConstantFill", "UniformFill", "GaussianFill",
-                                     "XavierFill", "MSRAFill", "GivenTensorFill",
-                                     "GivenTensorIntFill", "GivenTensorInt64Fill",
-                                     "GivenTensorBoolFill", "GivenTensorStringFill"])
+@pytest.mark.parametrize(
+    "op_type",
+    [
+        "ConstantFill",
+        "UniformFill",
+        "GaussianFill",
+        "XavierFill",
+        "MSRAFill",
+        "GivenTensorFill",
+        "GivenTensorIntFill",
+        "GivenTensorInt64Fill",
+        "GivenTensorBoolFill",
+        "GivenTensorStringFill",
+    ],
+)
 def test_fillers_have_no_gradient(op_type):
     op = core.CreateOperator(op_type, [], ["y"], shape=[2])
     assert get_gradient_for_op(op, ["y_grad"]) == ([], [])
 
 
 def test_fill_used_by_rnn_cell_for_the_timestep():
-    ws = run_op("ConstantFill", {}, ["timestep"], shape=[1], value=0,
-                dtype=DataType.INT32,
-                device_option=core.DeviceOption(0))
+    ws = run_op(
+        "ConstantFill",
+        {},
+        ["timestep"],
+        shape=[1],
+        value=0,
+        dtype=DataType.INT32,
+        device_option=core.DeviceOption(0),
+    )
     t = ws.fetch("timestep")
     assert t.dtype == np.int32 and t.tolist() == [0]
 
@@ -199,13 +230,15 @@ def test_fill_used_by_rnn_cell_for_the_timestep():
 def test_constant_fill_follows_a_float64_shape_source_without_dtype():
     """The extension that lets AddGradientOperators' autogen fill run in float64."""
     from caffe2rnn import core, workspace
+
     workspace.FeedBlob("x64", np.ones((2, 3)))
     workspace.FeedBlob("x32", np.ones((2, 3), dtype=np.float32))
     workspace.RunOperatorOnce(core.CreateOperator("ConstantFill", ["x64"], ["y64"], value=1.0))
     workspace.RunOperatorOnce(core.CreateOperator("ConstantFill", ["x32"], ["y32"], value=1.0))
     workspace.RunOperatorOnce(core.CreateOperator("ConstantFill", ["x64"], ["yint"], value=1))
-    workspace.RunOperatorOnce(core.CreateOperator(
-        "ConstantFill", ["x64"], ["yf"], value=1.0, dtype=core.DataType.FLOAT))
+    workspace.RunOperatorOnce(
+        core.CreateOperator("ConstantFill", ["x64"], ["yf"], value=1.0, dtype=core.DataType.FLOAT)
+    )
     assert workspace.FetchBlob("y64").dtype == np.float64
     assert workspace.FetchBlob("y32").dtype == np.float32
     assert workspace.FetchBlob("yint").dtype == np.int64

@@ -1,9 +1,10 @@
 """SquaredL2Distance: Z[i] = ½‖X[i] − Y[i]‖² over the rows of X and Y."""
+
 import numpy as np
 import pytest
+from ops_testing import check_gradients, gradient_of, random, run1, run_op
 
 from caffe2rnn.errors import DTypeError, ShapeError
-from ops_testing import check_gradients, gradient_of, random, run1, run_op
 
 
 @pytest.mark.parametrize("shape", [(4, 3), (2, 3, 2), (5,), ()])
@@ -18,14 +19,14 @@ def test_forward(shape):
 
 @pytest.mark.parametrize("shape", [(4, 3), (2, 3, 2), ()])
 def test_gradients(shape):
-    check_gradients("SquaredL2Distance", {"X": random(shape, 1), "Y": random(shape, 2)},
-                    ["Z"])
+    check_gradients("SquaredL2Distance", {"X": random(shape, 1), "Y": random(shape, 2)}, ["Z"])
 
 
 def test_gradient_maker():
     ops, g_input = gradient_of("SquaredL2Distance", ["X", "Y"], ["Z"])
-    assert ops == [("SquaredL2DistanceGradient", "", ["X", "Y", "Z_grad"],
-                    ["X_grad", "Y_grad"], [], True)]
+    assert ops == [
+        ("SquaredL2DistanceGradient", "", ["X", "Y", "Z_grad"], ["X_grad", "Y_grad"], [], True)
+    ]
     assert g_input == ["X_grad", "Y_grad"]
 
 
@@ -35,5 +36,8 @@ def test_errors_name_the_blob():
     with pytest.raises(DTypeError, match=r"input 1 \('Y'\) has type float64"):
         run1("SquaredL2Distance", {"X": random((4, 3)), "Y": random((4, 3), dtype=np.float64)})
     with pytest.raises(ShapeError, match=r"input 2 \('dZ'\) has shape \(4, 1\); expected \(4,\)"):
-        run_op("SquaredL2DistanceGradient", {"X": random((4, 3)), "Y": random((4, 3)),
-                                             "dZ": random((4, 1))}, ["dX", "dY"])
+        run_op(
+            "SquaredL2DistanceGradient",
+            {"X": random((4, 3)), "Y": random((4, 3)), "dZ": random((4, 1))},
+            ["dX", "dY"],
+        )

@@ -1,10 +1,11 @@
 """BatchMatMul: forward against NumPy per batch entry, the four gradient-maker
 cases, and every gradient against finite differences."""
+
 import numpy as np
 import pytest
+from ops_testing import check_gradients, gradient_of, random, run1
 
 from caffe2rnn.errors import DTypeError, ShapeError
-from ops_testing import check_gradients, gradient_of, random, run1
 
 FLAGS = [(0, 0), (1, 0), (0, 1), (1, 1)]
 
@@ -26,21 +27,59 @@ def test_forward_matches_per_batch_products(trans_a, trans_b, dtype):
         np.testing.assert_allclose(y[c], expected, rtol=1e-5)
 
 
-@pytest.mark.parametrize("trans_a, trans_b, expected", [
-    (0, 0, [("BatchMatMul", "", ["Y_grad", "B"], ["A_grad"], [("trans_b", 1)], True),
-            ("BatchMatMul", "", ["A", "Y_grad"], ["B_grad"], [("trans_a", 1)], True)]),
-    (1, 0, [("BatchMatMul", "", ["B", "Y_grad"], ["A_grad"], [("trans_b", 1)], True),
-            ("BatchMatMul", "", ["A", "Y_grad"], ["B_grad"], [], True)]),
-    (0, 1, [("BatchMatMul", "", ["Y_grad", "B"], ["A_grad"], [], True),
-            ("BatchMatMul", "", ["Y_grad", "A"], ["B_grad"], [("trans_a", 1)], True)]),
-    (1, 1, [("BatchMatMul", "", ["B", "Y_grad"], ["A_grad"],
-             [("trans_a", 1), ("trans_b", 1)], True),
-            ("BatchMatMul", "", ["Y_grad", "A"], ["B_grad"],
-             [("trans_a", 1), ("trans_b", 1)], True)]),
-])
+@pytest.mark.parametrize(
+    "trans_a, trans_b, expected",
+    [
+        (
+            0,
+            0,
+            [
+                ("BatchMatMul", "", ["Y_grad", "B"], ["A_grad"], [("trans_b", 1)], True),
+                ("BatchMatMul", "", ["A", "Y_grad"], ["B_grad"], [("trans_a", 1)], True),
+            ],
+        ),
+        (
+            1,
+            0,
+            [
+                ("BatchMatMul", "", ["B", "Y_grad"], ["A_grad"], [("trans_b", 1)], True),
+                ("BatchMatMul", "", ["A", "Y_grad"], ["B_grad"], [], True),
+            ],
+        ),
+        (
+            0,
+            1,
+            [
+                ("BatchMatMul", "", ["Y_grad", "B"], ["A_grad"], [], True),
+                ("BatchMatMul", "", ["Y_grad", "A"], ["B_grad"], [("trans_a", 1)], True),
+            ],
+        ),
+        (
+            1,
+            1,
+            [
+                (
+                    "BatchMatMul",
+                    "",
+                    ["B", "Y_grad"],
+                    ["A_grad"],
+                    [("trans_a", 1), ("trans_b", 1)],
+                    True,
+                ),
+                (
+                    "BatchMatMul",
+                    "",
+                    ["Y_grad", "A"],
+                    ["B_grad"],
+                    [("trans_a", 1), ("trans_b", 1)],
+                    True,
+                ),
+            ],
+        ),
+    ],
+)
 def test_gradient_maker_cases_do_not_copy_arguments(trans_a, trans_b, expected):
-    ops, g_input = gradient_of("BatchMatMul", ["A", "B"], ["Y"],
-                               trans_a=trans_a, trans_b=trans_b)
+    ops, g_input = gradient_of("BatchMatMul", ["A", "B"], ["Y"], trans_a=trans_a, trans_b=trans_b)
     assert ops == expected
     assert g_input == ["A_grad", "B_grad"]
 
@@ -48,17 +87,19 @@ def test_gradient_maker_cases_do_not_copy_arguments(trans_a, trans_b, expected):
 @pytest.mark.parametrize("trans_a, trans_b", FLAGS)
 def test_gradients(trans_a, trans_b):
     a, b = operands(trans_a, trans_b, c=2, m=2, k=3, n=2)
-    check_gradients("BatchMatMul", {"A": a, "B": b}, ["Y"],
-                    trans_a=trans_a, trans_b=trans_b)
+    check_gradients("BatchMatMul", {"A": a, "B": b}, ["Y"], trans_a=trans_a, trans_b=trans_b)
 
 
-@pytest.mark.parametrize("a, b, error, match", [
-    (random((2, 3)), random((2, 3, 4)), ShapeError, "'A'.*3 dims"),
-    (random((2, 3, 4)), random((3, 4, 5)), ShapeError, "'B'.*dim 0 = 2"),
-    (random((2, 3, 4)), random((2, 5, 5)), ShapeError, "'B'.*inner dim 4"),
-    (random((2, 3, 4)), random((2, 4, 5), dtype=np.float64), DTypeError, "'B'"),
-    (np.ones((2, 3, 4), np.int32), random((2, 4, 5)), DTypeError, "'A'"),
-])
+@pytest.mark.parametrize(
+    "a, b, error, match",
+    [
+        (random((2, 3)), random((2, 3, 4)), ShapeError, "'A'.*3 dims"),
+        (random((2, 3, 4)), random((3, 4, 5)), ShapeError, "'B'.*dim 0 = 2"),
+        (random((2, 3, 4)), random((2, 5, 5)), ShapeError, "'B'.*inner dim 4"),
+        (random((2, 3, 4)), random((2, 4, 5), dtype=np.float64), DTypeError, "'B'"),
+        (np.ones((2, 3, 4), np.int32), random((2, 4, 5)), DTypeError, "'A'"),
+    ],
+)
 def test_bad_inputs(a, b, error, match):
     with pytest.raises(error, match=match):
         run1("BatchMatMul", {"A": a, "B": b})

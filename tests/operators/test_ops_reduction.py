@@ -1,9 +1,10 @@
 """ReduceFrontSum / ReduceBackSum, SumElements, AveragedLoss and their gradients."""
+
 import numpy as np
 import pytest
+from ops_testing import check_gradients, gradient_of, random, run1
 
 from caffe2rnn.errors import ArgumentError, DTypeError, ShapeError
-from ops_testing import check_gradients, gradient_of, random, run1
 
 
 @pytest.mark.parametrize("num", [0, 1, 2, 3])
@@ -13,7 +14,7 @@ def test_reduce_front_and_back_sum(num):
     back = run1("ReduceBackSum", {"X": x}, num_reduce_dim=num)
     np.testing.assert_allclose(front, x.sum(axis=tuple(range(num))))
     np.testing.assert_allclose(back, x.sum(axis=tuple(range(3 - num, 3))))
-    assert front.shape == x.shape[num:] and back.shape == x.shape[:3 - num]
+    assert front.shape == x.shape[num:] and back.shape == x.shape[: 3 - num]
 
 
 @pytest.mark.parametrize("op_type", ["ReduceFrontSum", "ReduceBackSum"])
@@ -27,8 +28,14 @@ def test_reduce_sum_gradient_maker_reads_the_shape(op_type):
     ops, g_input = gradient_of(op_type, ["X"], ["Y"], num_reduce_dim=2)
     assert ops == [
         ("Shape", "", ["X"], ["_Y_dims"], [("num_reduce_dim", 2)], True),
-        (op_type + "Gradient", "", ["Y_grad", "_Y_dims"], ["X_grad"],
-         [("num_reduce_dim", 2)], True),
+        (
+            op_type + "Gradient",
+            "",
+            ["Y_grad", "_Y_dims"],
+            ["X_grad"],
+            [("num_reduce_dim", 2)],
+            True,
+        ),
     ]
     assert g_input == ["X_grad"]
 
@@ -40,8 +47,11 @@ def test_reduce_back_sum_gradient_op_formula():
 
 
 def test_reduce_sum_errors():
-    with pytest.raises(ArgumentError, match=r"num_reduce_dim 3 exceeds the 2 dimensions of "
-                                            r"input 0 \('X', shape \(2, 3\)\)"):
+    with pytest.raises(
+        ArgumentError,
+        match=r"num_reduce_dim 3 exceeds the 2 dimensions of "
+        r"input 0 \('X', shape \(2, 3\)\)",
+    ):
         run1("ReduceFrontSum", {"X": random((2, 3))}, num_reduce_dim=3)
     with pytest.raises(ArgumentError, match="num_reduce_dim must be >= 0"):
         run1("ReduceBackSum", {"X": random((2, 3))}, num_reduce_dim=-1)
@@ -59,8 +69,9 @@ def test_sum_elements(average):
     np.testing.assert_allclose(y, x.mean() if average else x.sum())
     check_gradients("SumElements", {"X": x}, ["Y"], average=average)
     ops, _ = gradient_of("SumElements", ["X"], ["Y"], average=average)
-    assert ops == [("SumElementsGradient", "", ["X", "Y_grad"], ["X_grad"],
-                    [("average", average)], True)]
+    assert ops == [
+        ("SumElementsGradient", "", ["X", "Y_grad"], ["X_grad"], [("average", average)], True)
+    ]
 
 
 def test_averaged_loss():

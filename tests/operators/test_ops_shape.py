@@ -1,19 +1,25 @@
 """Reshape, Concat, Split, Transpose, Squeeze, ExpandDims: forward against
 NumPy, gradient makers' exact ops, gradients against finite differences."""
+
 import numpy as np
 import pytest
+from ops_testing import check_gradients, gradient_of, random, run1, run_op
 
 from caffe2rnn import core
 from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
 from caffe2rnn.runtime import Workspace
-from ops_testing import check_gradients, gradient_of, random, run1, run_op
 
 
 # --- Reshape -----------------------------------------------------------------
-@pytest.mark.parametrize("shape, expected", [
-    ([-1, 4], (6, 4)), ([0, -1], (1, 24)), ([2, 0, 2, -1], (2, 6, 2, 1)),
-    ([4, 6], (4, 6)),
-])
+@pytest.mark.parametrize(
+    "shape, expected",
+    [
+        ([-1, 4], (6, 4)),
+        ([0, -1], (1, 24)),
+        ([2, 0, 2, -1], (2, 6, 2, 1)),
+        ([4, 6], (4, 6)),
+    ],
+)
 def test_reshape_with_argument(shape, expected):
     x = random((1, 6, 4))
     ws = run_op("Reshape", {"x": x}, ["y", "old"], shape=shape)
@@ -35,8 +41,7 @@ def test_reshape_in_place_keeps_memory_and_does_not_touch_other_blobs():
     x = random((1, 6, 4))
     ws.feed("x", x)
     memory = ws.blob("x").value
-    ws.run_operator_once(core.CreateOperator("Reshape", ["x"], ["x", "old"],
-                                             shape=[1, -1, 2]))
+    ws.run_operator_once(core.CreateOperator("Reshape", ["x"], ["x", "old"], shape=[1, -1, 2]))
     assert ws.blob("x").value.shape == (1, 12, 2)
     assert np.shares_memory(ws.blob("x").value, memory)
     np.testing.assert_array_equal(ws.fetch("x"), x.reshape(1, 12, 2))
@@ -47,30 +52,30 @@ def test_reshape_copy_is_independent_of_input():
     assert not np.shares_memory(ws.blob("x").value, ws.blob("y").value)
 
 
-@pytest.mark.parametrize("inputs, args, error, match", [
-    ({"x": random((2, 3))}, {}, ArgumentError, "either the input blob"),
-    ({"x": random((2, 3)), "s": np.array([6], np.int64)}, {"shape": [6]},
-     ArgumentError, "'s'"),
-    ({"x": random((2, 3))}, {"shape": [4, -1]}, ShapeError, "'x'.*does not agree"),
-    ({"x": random((2, 3))}, {"shape": [5]}, ShapeError, "'x'.*does not agree"),
-    ({"x": random((2, 3))}, {"shape": [-1, -1]}, ArgumentError, "at most one -1"),
-    ({"x": random((2, 3))}, {"shape": [1, 6, 0]}, ShapeError, "'x'.*at least 3 dims"),
-    ({"x": random((2, 3)), "s": np.array([6.0])}, {}, DTypeError, "'s'"),
-])
+@pytest.mark.parametrize(
+    "inputs, args, error, match",
+    [
+        ({"x": random((2, 3))}, {}, ArgumentError, "either the input blob"),
+        ({"x": random((2, 3)), "s": np.array([6], np.int64)}, {"shape": [6]}, ArgumentError, "'s'"),
+        ({"x": random((2, 3))}, {"shape": [4, -1]}, ShapeError, "'x'.*does not agree"),
+        ({"x": random((2, 3))}, {"shape": [5]}, ShapeError, "'x'.*does not agree"),
+        ({"x": random((2, 3))}, {"shape": [-1, -1]}, ArgumentError, "at most one -1"),
+        ({"x": random((2, 3))}, {"shape": [1, 6, 0]}, ShapeError, "'x'.*at least 3 dims"),
+        ({"x": random((2, 3)), "s": np.array([6.0])}, {}, DTypeError, "'s'"),
+    ],
+)
 def test_reshape_errors(inputs, args, error, match):
     ws = Workspace()
     for name, value in inputs.items():
         ws.feed(name, value)
     with pytest.raises(error, match=match):
-        ws.run_operator_once(core.CreateOperator("Reshape", list(inputs),
-                                                 ["y", "old"], **args))
+        ws.run_operator_once(core.CreateOperator("Reshape", list(inputs), ["y", "old"], **args))
     assert not ws.has_blob("old") or ws.blob("old").value is None
 
 
 def test_reshape_gradient_maker_drops_the_shape_argument():
     ops, g_input = gradient_of("Reshape", ["x"], ["y", "y_old"], shape=[-1, 4])
-    assert ops == [("Reshape", "", ["y_grad", "y_old"], ["x_grad", "_x_grad_dims"],
-                    [], True)]
+    assert ops == [("Reshape", "", ["y_grad", "y_old"], ["x_grad", "_x_grad_dims"], [], True)]
     assert g_input == ["x_grad"]
 
 
@@ -94,14 +99,25 @@ def test_concat_order_selects_the_channel_axis(order, axis):
     np.testing.assert_array_equal(ws.fetch("y"), np.concatenate([a, b], axis=axis))
 
 
-@pytest.mark.parametrize("inputs, args, error, match", [
-    ({"a": random((2, 3)), "b": random((3, 3))}, {"axis": 1}, ShapeError, "'b'"),
-    ({"a": random((2, 3)), "b": random((2, 3))}, {"axis": 2}, ShapeError, "'a'"),
-    ({"a": random((2, 3)), "b": random((2, 3))}, {"axis": 1, "order": "NCHW"},
-     ArgumentError, "either specify"),
-    ({"a": random((2, 3)), "b": random((2, 3), dtype=np.float64)}, {"axis": 0},
-     DTypeError, "'b'"),
-])
+@pytest.mark.parametrize(
+    "inputs, args, error, match",
+    [
+        ({"a": random((2, 3)), "b": random((3, 3))}, {"axis": 1}, ShapeError, "'b'"),
+        ({"a": random((2, 3)), "b": random((2, 3))}, {"axis": 2}, ShapeError, "'a'"),
+        (
+            {"a": random((2, 3)), "b": random((2, 3))},
+            {"axis": 1, "order": "NCHW"},
+            ArgumentError,
+            "either specify",
+        ),
+        (
+            {"a": random((2, 3)), "b": random((2, 3), dtype=np.float64)},
+            {"axis": 0},
+            DTypeError,
+            "'b'",
+        ),
+    ],
+)
 def test_concat_errors(inputs, args, error, match):
     with pytest.raises(error, match=match):
         run_op("Concat", inputs, ["y", "info"], **args)
@@ -109,27 +125,29 @@ def test_concat_errors(inputs, args, error, match):
 
 def test_concat_gradient_maker_is_a_split_with_copied_args():
     ops, g_input = gradient_of("Concat", ["a", "b"], ["y", "info"], axis=2)
-    assert ops == [("Split", "", ["y_grad", "info"], ["a_grad", "b_grad"],
-                    [("axis", 2)], True)]
+    assert ops == [("Split", "", ["y_grad", "info"], ["a_grad", "b_grad"], [("axis", 2)], True)]
     assert g_input == ["a_grad", "b_grad"]
 
 
 def test_concat_without_output_gradient_makes_no_ops():
-    ops, g_input = gradient_of("Concat", ["a", "b"], ["y", "info"], [None, None],
-                               axis=2)
+    ops, g_input = gradient_of("Concat", ["a", "b"], ["y", "info"], [None, None], axis=2)
     assert ops == [] and g_input == [None, None]
 
 
 def test_concat_gradient():
-    check_gradients("Concat", {"a": random((2, 2), 1), "b": random((2, 3), 2)},
-                    ["y", "info"], axis=1)
+    check_gradients(
+        "Concat", {"a": random((2, 2), 1), "b": random((2, 3), 2)}, ["y", "info"], axis=1
+    )
 
 
-@pytest.mark.parametrize("args, extra, lengths", [
-    ({"axis": 1}, {}, [2, 2, 2]),
-    ({"axis": 1, "split": [1, 2, 3]}, {}, [1, 2, 3]),
-    ({"axis": 1}, {"s": np.array([3, 0, 3], np.int32)}, [3, 0, 3]),
-])
+@pytest.mark.parametrize(
+    "args, extra, lengths",
+    [
+        ({"axis": 1}, {}, [2, 2, 2]),
+        ({"axis": 1, "split": [1, 2, 3]}, {}, [1, 2, 3]),
+        ({"axis": 1}, {"s": np.array([3, 0, 3], np.int32)}, [3, 0, 3]),
+    ],
+)
 def test_split_lengths(args, extra, lengths):
     x = random((2, 6, 2))
     ws = run_op("Split", dict({"x": x}, **extra), ["p", "q", "r"], **args)
@@ -138,31 +156,33 @@ def test_split_lengths(args, extra, lengths):
         np.testing.assert_array_equal(ws.fetch(name), part)
 
 
-@pytest.mark.parametrize("inputs, args, error, match", [
-    ({"x": random((2, 5))}, {"axis": 1}, ShapeError, "'x'.*divisible"),
-    ({"x": random((2, 6))}, {"axis": 1, "split": [1, 2]}, ArgumentError, "one per output"),
-    ({"x": random((2, 6))}, {"axis": 1, "split": [1, 2, 4]}, ShapeError, "'x'.*sum"),
-    ({"x": random((2, 6)), "s": np.array([2, 2, 2], np.int64)}, {"axis": 1},
-     DTypeError, "'s'"),
-])
+@pytest.mark.parametrize(
+    "inputs, args, error, match",
+    [
+        ({"x": random((2, 5))}, {"axis": 1}, ShapeError, "'x'.*divisible"),
+        ({"x": random((2, 6))}, {"axis": 1, "split": [1, 2]}, ArgumentError, "one per output"),
+        ({"x": random((2, 6))}, {"axis": 1, "split": [1, 2, 4]}, ShapeError, "'x'.*sum"),
+        ({"x": random((2, 6)), "s": np.array([2, 2, 2], np.int64)}, {"axis": 1}, DTypeError, "'s'"),
+    ],
+)
 def test_split_errors(inputs, args, error, match):
     with pytest.raises(error, match=match):
         run_op("Split", inputs, ["p", "q", "r"], **args)
 
 
 def test_split_gradient_maker_concats_existing_output_gradients():
-    ops, g_input = gradient_of("Split", ["x"], ["p", "q", "r"],
-                               ["p_grad", None, "r_grad"], axis=1)
-    assert ops == [("Concat", "", ["p_grad", "r_grad"], ["x_grad", "_x_grad_dims"],
-                    [("axis", 1)], True)]
+    ops, g_input = gradient_of("Split", ["x"], ["p", "q", "r"], ["p_grad", None, "r_grad"], axis=1)
+    assert ops == [
+        ("Concat", "", ["p_grad", "r_grad"], ["x_grad", "_x_grad_dims"], [("axis", 1)], True)
+    ]
     assert g_input == ["x_grad"]
-    assert gradient_of("Split", ["x"], ["p", "q"], [None, None], axis=1) == (
-        [], [None])
+    assert gradient_of("Split", ["x"], ["p", "q"], [None, None], axis=1) == ([], [None])
 
 
 def test_split_gradient():
-    check_gradients("Split", {"x": random((2, 6))}, ["p", "q"],
-                    outputs_with_grads=(0, 1), axis=1, split=[2, 4])
+    check_gradients(
+        "Split", {"x": random((2, 6))}, ["p", "q"], outputs_with_grads=(0, 1), axis=1, split=[2, 4]
+    )
 
 
 # --- Transpose ------------------------------------------------------------------
@@ -170,8 +190,7 @@ def test_split_gradient():
 def test_transpose_forward(axes):
     x = random((2, 3, 4))
     args = {} if axes is None else {"axes": axes}
-    np.testing.assert_array_equal(run1("Transpose", {"x": x}, **args),
-                                  np.transpose(x, axes))
+    np.testing.assert_array_equal(run1("Transpose", {"x": x}, **args), np.transpose(x, axes))
 
 
 def test_transpose_rejects_bad_axes():
@@ -182,14 +201,17 @@ def test_transpose_rejects_bad_axes():
 
 
 def test_transpose_gradient_maker_inverts_axes_and_keeps_arg_order():
-    op = core.CreateOperator("Transpose", ["x"], ["y"], order="NCHW",
-                             axes=[1, 2, 0], engine="CUDNN")
-    from caffe2rnn.operators.gradient_maker import get_gradient_for_op
+    op = core.CreateOperator(
+        "Transpose", ["x"], ["y"], order="NCHW", axes=[1, 2, 0], engine="CUDNN"
+    )
     from ops_testing import describe
+
+    from caffe2rnn.operators.gradient_maker import get_gradient_for_op
+
     ops, g_input = get_gradient_for_op(op, ["y_grad"])
     assert [describe(g) for g in ops] == [
-        ("Transpose", "", ["y_grad"], ["x_grad"],
-         [("order", "NCHW"), ("axes", [2, 0, 1])], True)]
+        ("Transpose", "", ["y_grad"], ["x_grad"], [("order", "NCHW"), ("axes", [2, 0, 1])], True)
+    ]
     assert ops[0].engine == "CUDNN" and g_input == ["x_grad"]
 
 
@@ -207,11 +229,9 @@ def test_transpose_gradient(axes):
 # --- Squeeze / ExpandDims ---------------------------------------------------------
 def test_squeeze_and_expand_dims_forward():
     x = random((1, 3, 1, 2))
-    np.testing.assert_array_equal(run1("Squeeze", {"x": x}, dims=[2, 0, 2]),
-                                  x.reshape(3, 2))
+    np.testing.assert_array_equal(run1("Squeeze", {"x": x}, dims=[2, 0, 2]), x.reshape(3, 2))
     y = random((3, 2))
-    np.testing.assert_array_equal(run1("ExpandDims", {"x": y}, dims=[3, 0]),
-                                  y.reshape(1, 3, 2, 1))
+    np.testing.assert_array_equal(run1("ExpandDims", {"x": y}, dims=[3, 0]), y.reshape(1, 3, 2, 1))
 
 
 def test_squeeze_in_place_keeps_memory():
@@ -223,13 +243,16 @@ def test_squeeze_in_place_keeps_memory():
     assert np.shares_memory(ws.blob("x").value, memory)
 
 
-@pytest.mark.parametrize("op_type, shape, dims, error, match", [
-    ("Squeeze", (1, 3), [1], ShapeError, "'x'.*must be 1 instead of 3"),
-    ("Squeeze", (1, 3), [2], ShapeError, "'x'.*at least 3 dims"),
-    ("Squeeze", (1, 3), [], ArgumentError, "dims must be provided"),
-    ("Squeeze", (1, 3), [-1], ArgumentError, "non-negative"),
-    ("ExpandDims", (3,), [3], ShapeError, "'x'.*at least 3 dims"),
-])
+@pytest.mark.parametrize(
+    "op_type, shape, dims, error, match",
+    [
+        ("Squeeze", (1, 3), [1], ShapeError, "'x'.*must be 1 instead of 3"),
+        ("Squeeze", (1, 3), [2], ShapeError, "'x'.*at least 3 dims"),
+        ("Squeeze", (1, 3), [], ArgumentError, "dims must be provided"),
+        ("Squeeze", (1, 3), [-1], ArgumentError, "non-negative"),
+        ("ExpandDims", (3,), [3], ShapeError, "'x'.*at least 3 dims"),
+    ],
+)
 def test_squeeze_expand_dims_errors(op_type, shape, dims, error, match):
     with pytest.raises(error, match=match):
         run1(op_type, {"x": random(shape)}, dims=dims)

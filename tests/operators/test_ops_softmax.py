@@ -1,10 +1,11 @@
 """Softmax / SoftmaxWithLoss: forward against NumPy formulas, gradient makers,
 gradients against finite differences, bad input."""
+
 import numpy as np
 import pytest
+from ops_testing import check_gradients, gradient_of, random, run1, run_op
 
 from caffe2rnn.errors import ArgumentError, DTypeError, ShapeError
-from ops_testing import check_gradients, gradient_of, random, run1, run_op
 
 
 def np_softmax(x, axis):
@@ -29,13 +30,16 @@ def test_softmax_is_stable_for_large_logits():
 
 
 def test_softmax_gradient_maker_copies_args_and_engine():
+    from ops_testing import describe
+
     from caffe2rnn import core
     from caffe2rnn.operators.gradient_maker import get_gradient_for_op
-    from ops_testing import describe
+
     op = core.CreateOperator("Softmax", ["x"], ["y"], axis=2, engine="CUDNN")
     ops, g_input = get_gradient_for_op(op, ["y_grad"])
     assert [describe(g) for g in ops] == [
-        ("SoftmaxGradient", "", ["y", "y_grad"], ["x_grad"], [("axis", 2)], True)]
+        ("SoftmaxGradient", "", ["y", "y_grad"], ["x_grad"], [("axis", 2)], True)
+    ]
     assert ops[0].engine == "CUDNN" and g_input == ["x_grad"]
 
 
@@ -90,50 +94,71 @@ def test_softmax_with_loss_forward(weights):
 def test_softmax_with_loss_label_prob():
     x = random((3, 4), 1)
     ws = run_op("SoftmaxWithLoss", {"x": x, "t": PROBS}, ["p", "loss"], label_prob=1)
-    np.testing.assert_allclose(ws.fetch("loss"), np_loss(x, PROBS, label_prob=True),
-                               rtol=1e-5)
+    np.testing.assert_allclose(ws.fetch("loss"), np_loss(x, PROBS, label_prob=True), rtol=1e-5)
 
 
 def test_softmax_with_loss_zero_total_weight_gives_zero():
-    ws = run_op("SoftmaxWithLoss", {"x": random((3, 4)), "t": LABELS,
-                                    "w": np.zeros(3, np.float32)}, ["p", "loss"])
+    ws = run_op(
+        "SoftmaxWithLoss",
+        {"x": random((3, 4)), "t": LABELS, "w": np.zeros(3, np.float32)},
+        ["p", "loss"],
+    )
     assert ws.fetch("loss") == 0
 
 
 @pytest.mark.parametrize("with_weights", [False, True])
 def test_softmax_with_loss_gradient_maker(with_weights):
     inputs = ["x", "t", "w"] if with_weights else ["x", "t"]
-    ops, g_input = gradient_of("SoftmaxWithLoss", inputs, ["p", "loss"],
-                               [None, "loss_grad"], scale=0.5)
-    assert ops == [("SoftmaxWithLossGradient", "", inputs + ["p", "loss_grad"],
-                    ["x_grad"], [("scale", 0.5)], True)]
+    ops, g_input = gradient_of(
+        "SoftmaxWithLoss", inputs, ["p", "loss"], [None, "loss_grad"], scale=0.5
+    )
+    assert ops == [
+        (
+            "SoftmaxWithLossGradient",
+            "",
+            inputs + ["p", "loss_grad"],
+            ["x_grad"],
+            [("scale", 0.5)],
+            True,
+        )
+    ]
     assert g_input == ["x_grad"] + [None] * (len(inputs) - 1)
 
 
-@pytest.mark.parametrize("inputs, args", [
-    ({"x": random((3, 4)), "t": LABELS}, {"scale": 1.5}),
-    ({"x": random((3, 4)), "t": LABELS, "w": WEIGHTS}, {}),
-    ({"x": random((3, 4)), "t": PROBS}, {"label_prob": 1}),
-    ({"x": random((3, 4)), "t": PROBS, "w": WEIGHTS}, {"label_prob": 1, "scale": 2.0}),
-])
+@pytest.mark.parametrize(
+    "inputs, args",
+    [
+        ({"x": random((3, 4)), "t": LABELS}, {"scale": 1.5}),
+        ({"x": random((3, 4)), "t": LABELS, "w": WEIGHTS}, {}),
+        ({"x": random((3, 4)), "t": PROBS}, {"label_prob": 1}),
+        ({"x": random((3, 4)), "t": PROBS, "w": WEIGHTS}, {"label_prob": 1, "scale": 2.0}),
+    ],
+)
 def test_softmax_with_loss_gradient(inputs, args):
     from caffe2rnn import core
     from caffe2rnn.gradient_checker import assert_gradient_close
+
     op = core.CreateOperator("SoftmaxWithLoss", list(inputs), ["p", "loss"], **args)
-    arrays = [v.astype(np.float64) if v.dtype.kind == "f" else v
-              for v in inputs.values()]
+    arrays = [v.astype(np.float64) if v.dtype.kind == "f" else v for v in inputs.values()]
     assert_gradient_close(op, arrays, 0, outputs_with_grads=(1,))
 
 
-@pytest.mark.parametrize("inputs, args, error, match", [
-    ({"x": random((3, 4)), "t": np.array([0, 4, 1], np.int32)}, {}, ShapeError,
-     "'t'.*\\[0, 4\\)"),
-    ({"x": random((3, 4)), "t": np.array([0, 1], np.int32)}, {}, ShapeError, "'t'"),
-    ({"x": random((3, 4)), "t": LABELS.astype(np.int64)}, {}, DTypeError, "'t'.*int32"),
-    ({"x": random((3, 4)), "t": LABELS, "w": WEIGHTS[:2]}, {}, ShapeError, "'w'"),
-    ({"x": random((3, 4)), "t": PROBS[:2]}, {"label_prob": 1}, ShapeError, "'t'"),
-    ({"x": random((3, 4)), "t": LABELS}, {"scale": -1.0}, ArgumentError, "scale"),
-])
+@pytest.mark.parametrize(
+    "inputs, args, error, match",
+    [
+        (
+            {"x": random((3, 4)), "t": np.array([0, 4, 1], np.int32)},
+            {},
+            ShapeError,
+            "'t'.*\\[0, 4\\)",
+        ),
+        ({"x": random((3, 4)), "t": np.array([0, 1], np.int32)}, {}, ShapeError, "'t'"),
+        ({"x": random((3, 4)), "t": LABELS.astype(np.int64)}, {}, DTypeError, "'t'.*int32"),
+        ({"x": random((3, 4)), "t": LABELS, "w": WEIGHTS[:2]}, {}, ShapeError, "'w'"),
+        ({"x": random((3, 4)), "t": PROBS[:2]}, {"label_prob": 1}, ShapeError, "'t'"),
+        ({"x": random((3, 4)), "t": LABELS}, {"scale": -1.0}, ArgumentError, "scale"),
+    ],
+)
 def test_softmax_with_loss_bad_input(inputs, args, error, match):
     with pytest.raises(error, match=match):
         run_op("SoftmaxWithLoss", inputs, ["p", "loss"], **args)

@@ -1,14 +1,14 @@
 """WeightedSum, Scale, Iter, LearningRate, Dropout: forward against formulas,
 gradient makers, gradients against finite differences, and an SGD step."""
+
 import numpy as np
 import pytest
+from ops_testing import check_gradients, gradient_of, random, run1, run_op
 
 from caffe2rnn import core
-from caffe2rnn.errors import (ArgumentError, DTypeError, EnforceNotMet,
-                              GradientError, ShapeError)
+from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, GradientError, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
 from caffe2rnn.runtime import Workspace
-from ops_testing import check_gradients, gradient_of, random, run1, run_op
 
 ONE = np.array([1.0], np.float32)
 
@@ -20,8 +20,10 @@ def scalar(value):
 # --- WeightedSum --------------------------------------------------------------------
 def test_weighted_sum_formula():
     a, b, c = random((2, 3), 1), random((2, 3), 2), random((2, 3), 3)
-    y = run1("WeightedSum", {"a": a, "wa": scalar(0.5), "b": b,
-                             "wb": scalar(-2.0), "c": c, "wc": scalar(3.0)})
+    y = run1(
+        "WeightedSum",
+        {"a": a, "wa": scalar(0.5), "b": b, "wb": scalar(-2.0), "c": c, "wc": scalar(3.0)},
+    )
     np.testing.assert_allclose(y, 0.5 * a - 2.0 * b + 3.0 * c, rtol=1e-6)
 
 
@@ -29,14 +31,16 @@ def test_sgd_step_in_place():
     """w = w·1 + g·lr, with Iter and LearningRate driving lr (Caffe2's SGD)."""
     ws = Workspace()
     w, g = random((2, 3), 1), random((2, 3), 2)
-    for name, value in {"w": w, "g": g, "ONE": ONE,
-                        "iter": np.zeros(1, np.int64)}.items():
+    for name, value in {"w": w, "g": g, "ONE": ONE, "iter": np.zeros(1, np.int64)}.items():
         ws.feed(name, value)
     memory = ws.blob("w").value
-    for op in [core.CreateOperator("Iter", ["iter"], ["iter"]),
-               core.CreateOperator("LearningRate", ["iter"], ["lr"], base_lr=-0.1,
-                                   policy="step", stepsize=1, gamma=0.5),
-               core.CreateOperator("WeightedSum", ["w", "ONE", "g", "lr"], ["w"])]:
+    for op in [
+        core.CreateOperator("Iter", ["iter"], ["iter"]),
+        core.CreateOperator(
+            "LearningRate", ["iter"], ["lr"], base_lr=-0.1, policy="step", stepsize=1, gamma=0.5
+        ),
+        core.CreateOperator("WeightedSum", ["w", "ONE", "g", "lr"], ["w"]),
+    ]:
         ws.run_operator_once(op)
     assert ws.blob("w").value is memory
     np.testing.assert_allclose(ws.fetch("w"), w - 0.05 * g, rtol=1e-6)
@@ -47,15 +51,17 @@ def test_weighted_sum_only_input_0_may_be_the_output():
     for name, value in {"w": random((4,)), "a": ONE, "b": ONE}.items():
         ws.feed(name, value)
     with pytest.raises(EnforceNotMet, match="input 2 \\('w'\\).*in place"):
-        ws.run_operator_once(core.CreateOperator("WeightedSum", ["w", "a", "w", "b"],
-                                                 ["w"]))
+        ws.run_operator_once(core.CreateOperator("WeightedSum", ["w", "a", "w", "b"], ["w"]))
 
 
-@pytest.mark.parametrize("inputs, error, match", [
-    ({"a": random((2,)), "wa": ONE, "b": random((3,))}, EnforceNotMet, "even number"),
-    ({"a": random((2,)), "wa": ONE, "b": random((3,)), "wb": ONE}, ShapeError, "'b'"),
-    ({"a": random((2,)), "wa": np.ones(2, np.float32)}, ShapeError, "'wa'.*1-element"),
-])
+@pytest.mark.parametrize(
+    "inputs, error, match",
+    [
+        ({"a": random((2,)), "wa": ONE, "b": random((3,))}, EnforceNotMet, "even number"),
+        ({"a": random((2,)), "wa": ONE, "b": random((3,)), "wb": ONE}, ShapeError, "'b'"),
+        ({"a": random((2,)), "wa": np.ones(2, np.float32)}, ShapeError, "'wa'.*1-element"),
+    ],
+)
 def test_weighted_sum_errors(inputs, error, match):
     with pytest.raises(error, match=match):
         run1("WeightedSum", inputs)
@@ -97,12 +103,15 @@ def test_iter_without_input_starts_at_zero():
     assert it.dtype == np.int64 and it.tolist() == [1]
 
 
-@pytest.mark.parametrize("value, error, match", [
-    (np.array([1], np.int32), DTypeError, "'iter'.*int64"),
-    (np.array([1, 2], np.int64), ShapeError, "'iter'"),
-    (np.array([-1], np.int64), EnforceNotMet, "negative"),
-    (np.array([np.iinfo(np.int64).max], np.int64), EnforceNotMet, "Overflow"),
-])
+@pytest.mark.parametrize(
+    "value, error, match",
+    [
+        (np.array([1], np.int32), DTypeError, "'iter'.*int64"),
+        (np.array([1, 2], np.int64), ShapeError, "'iter'"),
+        (np.array([-1], np.int64), EnforceNotMet, "negative"),
+        (np.array([np.iinfo(np.int64).max], np.int64), EnforceNotMet, "Overflow"),
+    ],
+)
 def test_iter_errors(value, error, match):
     ws = Workspace()
     ws.feed("iter", value)
@@ -117,6 +126,7 @@ def test_iter_must_be_in_place():
 
 def _single_op_net(op):
     from caffe2rnn.proto import caffe2_pb2
+
     netdef = caffe2_pb2.NetDef()
     netdef.name = "iter_net"
     netdef.op.add().CopyFrom(op)
@@ -124,24 +134,30 @@ def _single_op_net(op):
 
 
 # --- LearningRate ---------------------------------------------------------------------
-@pytest.mark.parametrize("args, it, expected", [
-    ({"policy": "fixed"}, 7, 0.1),
-    ({"policy": "step", "stepsize": 3, "gamma": 0.5}, 7, 0.1 * 0.25),
-    ({"policy": "exp", "gamma": 0.9}, 3, 0.1 * 0.9 ** 3),
-    ({"policy": "inv", "gamma": 0.5, "power": 2.0}, 2, 0.1 * 2.0 ** -2),
-])
+@pytest.mark.parametrize(
+    "args, it, expected",
+    [
+        ({"policy": "fixed"}, 7, 0.1),
+        ({"policy": "step", "stepsize": 3, "gamma": 0.5}, 7, 0.1 * 0.25),
+        ({"policy": "exp", "gamma": 0.9}, 3, 0.1 * 0.9**3),
+        ({"policy": "inv", "gamma": 0.5, "power": 2.0}, 2, 0.1 * 2.0**-2),
+    ],
+)
 def test_learning_rate_policies(args, it, expected):
     lr = run1("LearningRate", {"iter": np.array([it], np.int64)}, base_lr=0.1, **args)
     assert lr.shape == () and lr.dtype == np.float32
     np.testing.assert_allclose(lr, expected, rtol=1e-6)
 
 
-@pytest.mark.parametrize("args, match", [
-    ({"policy": "fixed"}, "base_lr"),
-    ({"base_lr": 0.1}, "policy"),
-    ({"base_lr": 0.1, "policy": "cosine"}, "Unknown learning rate policy: cosine"),
-    ({"base_lr": 0.1, "policy": "step", "gamma": 0.5}, "stepsize"),
-])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        ({"policy": "fixed"}, "base_lr"),
+        ({"base_lr": 0.1}, "policy"),
+        ({"base_lr": 0.1, "policy": "cosine"}, "Unknown learning rate policy: cosine"),
+        ({"base_lr": 0.1, "policy": "step", "gamma": 0.5}, "stepsize"),
+    ],
+)
 def test_learning_rate_argument_errors(args, match):
     with pytest.raises(ArgumentError, match=match):
         run1("LearningRate", {"iter": np.zeros(1, np.int64)}, **args)
@@ -149,8 +165,7 @@ def test_learning_rate_argument_errors(args, match):
 
 def test_learning_rate_needs_int64_iter():
     with pytest.raises(DTypeError, match="'iter'"):
-        run1("LearningRate", {"iter": np.zeros(1, np.int32)}, base_lr=0.1,
-             policy="fixed")
+        run1("LearningRate", {"iter": np.zeros(1, np.int32)}, base_lr=0.1, policy="fixed")
 
 
 @pytest.mark.parametrize("op_type, output", [("Iter", "iter"), ("LearningRate", "lr")])
@@ -172,8 +187,9 @@ def test_dropout_training_mask_and_scale():
 
 def test_dropout_is_reproducible_with_a_seed():
     def mask():
-        return run_op("Dropout", {"x": random((5, 5))}, ["y", "mask"],
-                      device_option=SEEDED).fetch("mask")
+        return run_op("Dropout", {"x": random((5, 5))}, ["y", "mask"], device_option=SEEDED).fetch(
+            "mask"
+        )
 
     np.testing.assert_array_equal(mask(), mask())
 
@@ -199,17 +215,20 @@ def test_dropout_training_needs_mask_output():
 
 @pytest.mark.parametrize("is_test, inputs", [(0, ["y_grad", "mask"]), (1, ["y_grad"])])
 def test_dropout_gradient_maker(is_test, inputs):
-    ops, g_input = gradient_of("Dropout", ["x"], ["y", "mask"], ["y_grad", None],
-                               ratio=0.25, is_test=is_test)
-    assert ops == [("DropoutGrad", "", inputs, ["x_grad"],
-                    [("ratio", 0.25), ("is_test", is_test)], True)]
+    ops, g_input = gradient_of(
+        "Dropout", ["x"], ["y", "mask"], ["y_grad", None], ratio=0.25, is_test=is_test
+    )
+    assert ops == [
+        ("DropoutGrad", "", inputs, ["x_grad"], [("ratio", 0.25), ("is_test", is_test)], True)
+    ]
     assert g_input == ["x_grad"]
 
 
 @pytest.mark.parametrize("is_test", [0, 1])
 def test_dropout_gradient(is_test):
-    op = core.CreateOperator("Dropout", ["x"], ["y", "mask"], ratio=0.4,
-                             is_test=is_test, device_option=SEEDED)
+    op = core.CreateOperator(
+        "Dropout", ["x"], ["y", "mask"], ratio=0.4, is_test=is_test, device_option=SEEDED
+    )
     assert_gradient_close(op, [random((4, 5), dtype=np.float64)], 0)
 
 

@@ -1,18 +1,23 @@
 """Sum, Copy, CopyOnDeviceLike, Alias, StopGradient, ZeroGradient, Print, Shape."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ops_testing import check_gradients, gradient_of, random, run1, run_op
 
 from caffe2rnn import core
 from caffe2rnn.errors import DTypeError, EnforceNotMet, GradientError, ShapeError
 from caffe2rnn.runtime import Workspace
-from ops_testing import check_gradients, gradient_of, random, run1, run_op
 
 
 # --- Sum ------------------------------------------------------------------------
 @settings(max_examples=10, deadline=None)
-@given(n=st.integers(1, 5), shape=st.lists(st.integers(0, 3), max_size=3),
-       dtype=st.sampled_from([np.float32, np.float64, np.int32]))
+@given(
+    n=st.integers(1, 5),
+    shape=st.lists(st.integers(0, 3), max_size=3),
+    dtype=st.sampled_from([np.float32, np.float64, np.int32]),
+)
 def test_sum_adds_all_inputs(n, shape, dtype):
     xs = {"x%d" % i: np.asarray(random(tuple(shape), i) * 100, dtype) for i in range(n)}
     out = run1("Sum", xs)
@@ -58,13 +63,22 @@ def test_sum_schema_allows_in_place_only_on_input_zero():
         run_op("Sum", {"a": random((2,)), "b": random((2,))}, ["b"])
 
 
-@pytest.mark.parametrize("inputs, error, pattern", [
-    ({"a": random((2, 3)), "b": random((3, 2))}, ShapeError,
-     r"input 1 \('b'\) has shape \(3, 2\); expected \(2, 3\) like input 0 \('a'\)"),
-    ({"a": random((2,)), "b": random((2,)), "c": random((2,), dtype=np.float64)},
-     DTypeError, r"input 2 \('c'\) has type float64; expected float32"),
-    ({"a": np.ones(2, np.int64)}, DTypeError, r"input 0 \('a'\) has type int64"),
-])
+@pytest.mark.parametrize(
+    "inputs, error, pattern",
+    [
+        (
+            {"a": random((2, 3)), "b": random((3, 2))},
+            ShapeError,
+            r"input 1 \('b'\) has shape \(3, 2\); expected \(2, 3\) like input 0 \('a'\)",
+        ),
+        (
+            {"a": random((2,)), "b": random((2,)), "c": random((2,), dtype=np.float64)},
+            DTypeError,
+            r"input 2 \('c'\) has type float64; expected float32",
+        ),
+        ({"a": np.ones(2, np.int64)}, DTypeError, r"input 0 \('a'\) has type int64"),
+    ],
+)
 def test_sum_errors_name_the_blob_and_write_nothing(inputs, error, pattern):
     ws = Workspace()
     with pytest.raises(error, match=pattern):
@@ -81,8 +95,9 @@ def test_sum_gradients_including_in_place():
 
 
 # --- Copy, CopyOnDeviceLike, Alias ----------------------------------------------------
-@pytest.mark.parametrize("value", [random((2, 3)), np.arange(5, dtype=np.int64),
-                                   np.array(3.5), np.array([True, False])])
+@pytest.mark.parametrize(
+    "value", [random((2, 3)), np.arange(5, dtype=np.int64), np.array(3.5), np.array([True, False])]
+)
 def test_copy_is_deep(value):
     ws = run_op("Copy", {"x": value}, ["y"])
     y = ws.blob("y").value
@@ -101,8 +116,7 @@ def test_copy_writes_into_existing_output_memory():
 
 def test_copy_gradient_is_copy_on_device_like():
     ops, g_input = gradient_of("Copy", ["x"], ["y"], some_arg=2)
-    assert ops == [("CopyOnDeviceLike", "", ["y_grad", "x"], ["x_grad"],
-                    [("some_arg", 2)], True)]
+    assert ops == [("CopyOnDeviceLike", "", ["y_grad", "x"], ["x_grad"], [("some_arg", 2)], True)]
     assert g_input == ["x_grad"]
     check_gradients("Copy", {"x": random((2, 3))}, ["y"])
     out = run1("CopyOnDeviceLike", {"x": random((2,)), "like": random((5,))})
@@ -159,8 +173,9 @@ def test_print_limit_and_to_file(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("op_type, outputs", [("Print", []), ("Shape", ["s"])])
 def test_should_not_do_gradient(op_type, outputs):
-    with pytest.raises(GradientError, match="One should not call gradient for operator %s"
-                       % op_type):
+    with pytest.raises(
+        GradientError, match="One should not call gradient for operator %s" % op_type
+    ):
         gradient_of(op_type, ["x"], outputs)
 
 
@@ -171,9 +186,15 @@ def test_shape(shape):
     np.testing.assert_array_equal(s, np.array(shape, np.int64))
 
 
-@pytest.mark.parametrize("op_type", ["RecurrentNetwork", "RecurrentNetworkGradient",
-                                     "rnn_internal_accumulate_gradient_input",
-                                     "rnn_internal_apply_link"])
+@pytest.mark.parametrize(
+    "op_type",
+    [
+        "RecurrentNetwork",
+        "RecurrentNetworkGradient",
+        "rnn_internal_accumulate_gradient_input",
+        "rnn_internal_apply_link",
+    ],
+)
 def test_recurrent_op_names_are_registered(op_type):
     # spec §7.19: Net.__getattr__ refuses op types that are not registered.
     assert core.IsOperator(op_type)

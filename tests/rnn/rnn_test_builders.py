@@ -3,6 +3,7 @@
 The step nets are written op by op, as Caffe2's own hypothesis tests did for
 the Elman (``Mul``) cell, so the tests do not depend on ``recurrent_net``.
 """
+
 import numpy as np
 
 from caffe2rnn import eras
@@ -31,12 +32,26 @@ def net(name, ops, external_inputs=()):
     return n
 
 
-def rnn_op(inputs, outputs, step_net, backward_net=None, *, states, initial_ids,
-           links, backward_links=(), aliases, params=(), outputs_with_grads=(0,),
-           as_text=True, **extra):
+def rnn_op(
+    inputs,
+    outputs,
+    step_net,
+    backward_net=None,
+    *,
+    states,
+    initial_ids,
+    links,
+    backward_links=(),
+    aliases,
+    params=(),
+    outputs_with_grads=(0,),
+    as_text=True,
+    **extra,
+):
     """A RecurrentNetwork OperatorDef. ``links``: (internal, external, offset[,
     window]); ``aliases``: (src, dst, offset). Step nets go in as text (the
     E0-E5 way) or, with ``as_text=False``, as NetDefs in ``Argument.n``."""
+
     def netarg(name, n):
         if as_text:
             return MakeArgument(name, str(n))
@@ -48,16 +63,21 @@ def rnn_op(inputs, outputs, step_net, backward_net=None, *, states, initial_ids,
     if backward_net is not None:
         o.arg.add().CopyFrom(netarg("backward_step_net", backward_net))
     args = dict(
-        recurrent_states=list(states), initial_recurrent_state_ids=list(initial_ids),
-        link_internal=[l[0] for l in links], link_external=[l[1] for l in links],
+        recurrent_states=list(states),
+        initial_recurrent_state_ids=list(initial_ids),
+        link_internal=[l[0] for l in links],
+        link_external=[l[1] for l in links],
         link_offset=[l[2] for l in links],
         link_window=[l[3] if len(l) > 3 else 1 for l in links],
         backward_link_internal=[l[0] for l in backward_links],
         backward_link_external=[l[1] for l in backward_links],
         backward_link_offset=[l[2] for l in backward_links],
-        alias_src=[a[0] for a in aliases], alias_dst=[a[1] for a in aliases],
-        alias_offset=[a[2] for a in aliases], param=list(params),
-        outputs_with_grads=list(outputs_with_grads))
+        alias_src=[a[0] for a in aliases],
+        alias_dst=[a[1] for a in aliases],
+        alias_offset=[a[2] for a in aliases],
+        param=list(params),
+        outputs_with_grads=list(outputs_with_grads),
+    )
     args.update(extra)
     for key, value in args.items():
         o.arg.add().CopyFrom(MakeArgument(key, value))
@@ -75,8 +95,9 @@ def run_forward(op_def, feeds, ws=None):
 def run_backward(op_def, ws, output_grads):
     """Run the gradient ops of ``op_def`` (made by the registered maker) with
     ``output_grads`` {output index: array}; return {input name: gradient}."""
-    g_output = [op_def.output[j] + "_grad" if j in output_grads else None
-                for j in range(len(op_def.output))]
+    g_output = [
+        op_def.output[j] + "_grad" if j in output_grads else None for j in range(len(op_def.output))
+    ]
     grad_ops, g_input = get_gradient_for_op(op_def, g_output)
     for j, value in output_grads.items():
         ws.feed(g_output[j], value)
@@ -89,17 +110,23 @@ def check_with_finite_differences(op_def, feeds, names, outputs_with_grads):
     """Every named input's gradient vs central differences (float64)."""
     arrays = [feeds[name] for name in op_def.input]
     for name in names:
-        analytic, numeric = gradients(op_def, arrays, list(op_def.input).index(name),
-                                      outputs_with_grads)
-        np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-8,
-                                   err_msg="gradient of %s" % name)
+        analytic, numeric = gradients(
+            op_def, arrays, list(op_def.input).index(name), outputs_with_grads
+        )
+        np.testing.assert_allclose(
+            analytic, numeric, rtol=1e-6, atol=1e-8, err_msg="gradient of %s" % name
+        )
 
 
 def check_two_state_outputs(ws, h, c, rtol):
     """The four aliases of a (hidden, cell) op against reference rows 0..T."""
     T = len(h) - 1
-    for name, ref in [("hidden_all", h[1:]), ("hidden_last", h[T:]),
-                      ("cell_all", c[1:]), ("cell_last", c[T:])]:
+    for name, ref in [
+        ("hidden_all", h[1:]),
+        ("hidden_last", h[T:]),
+        ("cell_all", c[1:]),
+        ("cell_last", c[T:]),
+    ]:
         np.testing.assert_allclose(ws.fetch(name), ref, rtol=rtol, err_msg=name)
 
 

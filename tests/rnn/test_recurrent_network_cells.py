@@ -6,35 +6,60 @@ gradient maker), and compares every output and every gradient with an
 unrolled NumPy computation written here, then the gradients with central
 finite differences of the op itself.
 """
+
 import numpy as np
 import pytest
-
-from rnn_test_builders import (check_two_state_outputs, check_with_finite_differences,
-                               net, op, rnn_op, seeded_state_gradients,
-                               run_backward, run_forward)
+from rnn_test_builders import (
+    check_two_state_outputs,
+    check_with_finite_differences,
+    net,
+    op,
+    rnn_op,
+    run_backward,
+    run_forward,
+    seeded_state_gradients,
+)
 
 pytestmark = pytest.mark.kernels  # also run under CAFFE2RNN_KERNELS=python
 
 T, N, D = 4, 2, 3
-MUL_LINKS = [("hidden_t_prev", "hidden", 0), ("hidden_t", "hidden", 1),
-             ("input_t", "input", 0)]
-MUL_BACKWARD_LINKS = [("hidden_t_prev_grad", "hidden_grad", 0),
-                      ("hidden_t_grad", "hidden_grad", 1), ("input_t_grad", "input_grad", 0)]
+MUL_LINKS = [("hidden_t_prev", "hidden", 0), ("hidden_t", "hidden", 1), ("input_t", "input", 0)]
+MUL_BACKWARD_LINKS = [
+    ("hidden_t_prev_grad", "hidden_grad", 0),
+    ("hidden_t_grad", "hidden_grad", 1),
+    ("input_t_grad", "input_grad", 0),
+]
 HIDDEN_ALIASES = [("hidden", "hidden_all", 1), ("hidden", "hidden_last", -1)]
 
 
 def mul_cell_op(as_text=True):
     """h_t = x_t * h_{t-1}; its backward written by hand."""
-    step = net("mul_step", [op("Mul", ["input_t", "hidden_t_prev"], ["hidden_t"])],
-               ["input_t", "hidden_t_prev"])
-    backward = net("mul_step_backward", [
-        op("Mul", ["hidden_t_grad", "hidden_t_prev"], ["input_t_grad"]),
-        op("Mul", ["hidden_t_grad", "input_t"], ["hidden_t_prev_grad"])],
-        ["hidden_t_grad", "hidden_t_prev", "input_t"])
-    return rnn_op(["input", "h0"], ["hidden_all", "hidden_last", "step_workspaces"],
-                  step, backward, states=["hidden"], initial_ids=[1], links=MUL_LINKS,
-                  backward_links=MUL_BACKWARD_LINKS, aliases=HIDDEN_ALIASES,
-                  outputs_with_grads=[0, 1], as_text=as_text)
+    step = net(
+        "mul_step",
+        [op("Mul", ["input_t", "hidden_t_prev"], ["hidden_t"])],
+        ["input_t", "hidden_t_prev"],
+    )
+    backward = net(
+        "mul_step_backward",
+        [
+            op("Mul", ["hidden_t_grad", "hidden_t_prev"], ["input_t_grad"]),
+            op("Mul", ["hidden_t_grad", "input_t"], ["hidden_t_prev_grad"]),
+        ],
+        ["hidden_t_grad", "hidden_t_prev", "input_t"],
+    )
+    return rnn_op(
+        ["input", "h0"],
+        ["hidden_all", "hidden_last", "step_workspaces"],
+        step,
+        backward,
+        states=["hidden"],
+        initial_ids=[1],
+        links=MUL_LINKS,
+        backward_links=MUL_BACKWARD_LINKS,
+        aliases=HIDDEN_ALIASES,
+        outputs_with_grads=[0, 1],
+        as_text=as_text,
+    )
 
 
 def output_grads(rng, *shapes):
@@ -78,20 +103,39 @@ def test_mul_cell(h0_shape, as_text):
 def test_sum_then_mul_cell():
     """s_t = x_t + h_{t-1}; h_t = x_t * s_t. The recurrent gradient comes out of
     a pass-through Sum, so the backward link reads ``s_t_grad`` directly."""
-    step = net("sm_step", [op("Sum", ["input_t", "hidden_t_prev"], ["s_t"]),
-                           op("Mul", ["input_t", "s_t"], ["hidden_t"])],
-               ["input_t", "hidden_t_prev"])
-    backward = net("sm_step_backward", [
-        op("Mul", ["hidden_t_grad", "s_t"], ["input_t_grad_direct"]),
-        op("Mul", ["hidden_t_grad", "input_t"], ["s_t_grad"]),
-        op("Sum", ["s_t_grad", "input_t_grad_direct"], ["input_t_grad"])],
-        ["hidden_t_grad", "input_t", "s_t"])
-    o = rnn_op(["input", "h0"], ["hidden_all", "hidden_last", "step_workspaces"],
-               step, backward, states=["hidden"], initial_ids=[1], links=MUL_LINKS,
-               backward_links=[("s_t_grad", "hidden_grad", 0),
-                               ("hidden_t_grad", "hidden_grad", 1),
-                               ("input_t_grad", "input_grad", 0)],
-               aliases=HIDDEN_ALIASES, outputs_with_grads=[0, 1])
+    step = net(
+        "sm_step",
+        [
+            op("Sum", ["input_t", "hidden_t_prev"], ["s_t"]),
+            op("Mul", ["input_t", "s_t"], ["hidden_t"]),
+        ],
+        ["input_t", "hidden_t_prev"],
+    )
+    backward = net(
+        "sm_step_backward",
+        [
+            op("Mul", ["hidden_t_grad", "s_t"], ["input_t_grad_direct"]),
+            op("Mul", ["hidden_t_grad", "input_t"], ["s_t_grad"]),
+            op("Sum", ["s_t_grad", "input_t_grad_direct"], ["input_t_grad"]),
+        ],
+        ["hidden_t_grad", "input_t", "s_t"],
+    )
+    o = rnn_op(
+        ["input", "h0"],
+        ["hidden_all", "hidden_last", "step_workspaces"],
+        step,
+        backward,
+        states=["hidden"],
+        initial_ids=[1],
+        links=MUL_LINKS,
+        backward_links=[
+            ("s_t_grad", "hidden_grad", 0),
+            ("hidden_t_grad", "hidden_grad", 1),
+            ("input_t_grad", "input_grad", 0),
+        ],
+        aliases=HIDDEN_ALIASES,
+        outputs_with_grads=[0, 1],
+    )
     rng = np.random.RandomState(2)
     x, h0 = rng.standard_normal((T, N, D)), rng.standard_normal((N, D))
     ws = run_forward(o, {"input": x, "h0": h0})
@@ -117,32 +161,65 @@ def test_sum_then_mul_cell():
 def two_state_op():
     """u = x_t * w; c_t = u * h_{t-1}; h_t = c_t * c_{t-1}. Parameter w; the
     cell writes w's step gradient to ``w_cell_grad`` (named by param_grads)."""
-    step = net("two_step", [op("Mul", ["input_t", "w"], ["u_t"]),
-                            op("Mul", ["u_t", "hidden_t_prev"], ["cell_t"]),
-                            op("Mul", ["cell_t", "cell_t_prev"], ["hidden_t"])],
-               ["input_t", "hidden_t_prev", "cell_t_prev", "w"])
-    backward = net("two_step_backward", [
-        op("Mul", ["hidden_t_grad", "cell_t_prev"], ["cell_t_grad_inner"]),
-        op("Mul", ["hidden_t_grad", "cell_t"], ["cell_t_prev_grad"]),
-        op("Sum", ["cell_t_grad", "cell_t_grad_inner"], ["cell_t_grad_total"]),
-        op("Mul", ["cell_t_grad_total", "hidden_t_prev"], ["u_t_grad"]),
-        op("Mul", ["cell_t_grad_total", "u_t"], ["hidden_t_prev_grad"]),
-        op("Mul", ["u_t_grad", "w"], ["input_t_grad"]),
-        op("Mul", ["u_t_grad", "input_t"], ["w_cell_grad"])],
-        ["hidden_t_grad", "cell_t_grad", "cell_t", "cell_t_prev", "hidden_t_prev",
-         "u_t", "w", "input_t"])
-    links = [("hidden_t_prev", "hidden", 0), ("hidden_t", "hidden", 1),
-             ("cell_t_prev", "cell", 0), ("cell_t", "cell", 1), ("input_t", "input", 0)]
-    backward_links = [("hidden_t_prev_grad", "hidden_grad", 0),
-                      ("hidden_t_grad", "hidden_grad", 1),
-                      ("cell_t_prev_grad", "cell_grad", 0), ("cell_t_grad", "cell_grad", 1),
-                      ("input_t_grad", "input_grad", 0)]
-    return rnn_op(["input", "h0", "c0", "w"],
-                  ["hidden_all", "hidden_last", "cell_all", "cell_last", "step_workspaces"],
-                  step, backward, states=["hidden", "cell"], initial_ids=[1, 2],
-                  links=links, backward_links=backward_links,
-                  aliases=HIDDEN_ALIASES + [("cell", "cell_all", 1), ("cell", "cell_last", -1)],
-                  params=[3], param_grads=["w_cell_grad"], outputs_with_grads=[0, 1, 2, 3])
+    step = net(
+        "two_step",
+        [
+            op("Mul", ["input_t", "w"], ["u_t"]),
+            op("Mul", ["u_t", "hidden_t_prev"], ["cell_t"]),
+            op("Mul", ["cell_t", "cell_t_prev"], ["hidden_t"]),
+        ],
+        ["input_t", "hidden_t_prev", "cell_t_prev", "w"],
+    )
+    backward = net(
+        "two_step_backward",
+        [
+            op("Mul", ["hidden_t_grad", "cell_t_prev"], ["cell_t_grad_inner"]),
+            op("Mul", ["hidden_t_grad", "cell_t"], ["cell_t_prev_grad"]),
+            op("Sum", ["cell_t_grad", "cell_t_grad_inner"], ["cell_t_grad_total"]),
+            op("Mul", ["cell_t_grad_total", "hidden_t_prev"], ["u_t_grad"]),
+            op("Mul", ["cell_t_grad_total", "u_t"], ["hidden_t_prev_grad"]),
+            op("Mul", ["u_t_grad", "w"], ["input_t_grad"]),
+            op("Mul", ["u_t_grad", "input_t"], ["w_cell_grad"]),
+        ],
+        [
+            "hidden_t_grad",
+            "cell_t_grad",
+            "cell_t",
+            "cell_t_prev",
+            "hidden_t_prev",
+            "u_t",
+            "w",
+            "input_t",
+        ],
+    )
+    links = [
+        ("hidden_t_prev", "hidden", 0),
+        ("hidden_t", "hidden", 1),
+        ("cell_t_prev", "cell", 0),
+        ("cell_t", "cell", 1),
+        ("input_t", "input", 0),
+    ]
+    backward_links = [
+        ("hidden_t_prev_grad", "hidden_grad", 0),
+        ("hidden_t_grad", "hidden_grad", 1),
+        ("cell_t_prev_grad", "cell_grad", 0),
+        ("cell_t_grad", "cell_grad", 1),
+        ("input_t_grad", "input_grad", 0),
+    ]
+    return rnn_op(
+        ["input", "h0", "c0", "w"],
+        ["hidden_all", "hidden_last", "cell_all", "cell_last", "step_workspaces"],
+        step,
+        backward,
+        states=["hidden", "cell"],
+        initial_ids=[1, 2],
+        links=links,
+        backward_links=backward_links,
+        aliases=HIDDEN_ALIASES + [("cell", "cell_all", 1), ("cell", "cell_last", -1)],
+        params=[3],
+        param_grads=["w_cell_grad"],
+        outputs_with_grads=[0, 1, 2, 3],
+    )
 
 
 def test_two_state_cell_with_parameter():
@@ -180,27 +257,43 @@ def test_two_state_cell_with_parameter():
 
 def window_op(k=2):
     """h_t = x_t * (h_{t-2} + h_{t-1}): k = 2 initial rows, a window-2 link."""
-    step = net("win_step", [op("ReduceFrontSum", ["window_t"], ["window_sum_t"]),
-                            op("Mul", ["input_t", "window_sum_t"], ["hidden_t"], broadcast=1)],
-               ["input_t", "window_t"])
+    step = net(
+        "win_step",
+        [
+            op("ReduceFrontSum", ["window_t"], ["window_sum_t"]),
+            op("Mul", ["input_t", "window_sum_t"], ["hidden_t"], broadcast=1),
+        ],
+        ["input_t", "window_t"],
+    )
     # Row t is first reached (backward) as window row 0: written; row t + 1 was
     # written by step t + 1 and is accumulated into.
-    backward = net("win_step_backward", [
-        op("Mul", ["hidden_t_grad", "window_sum_t"], ["input_t_grad"], broadcast=1),
-        op("Mul", ["hidden_t_grad", "input_t"], ["window_sum_t_grad"]),
-        op("Copy", ["window_sum_t_grad"], ["window_row0_grad"]),
-        op("Sum", ["window_row1_grad", "window_sum_t_grad"], ["window_row1_grad"])],
-        ["hidden_t_grad", "window_sum_t", "input_t"])
-    return rnn_op(["input", "h0"], ["hidden_all", "hidden_last", "step_workspaces"],
-                  step, backward, states=["hidden"], initial_ids=[1],
-                  links=[("window_t", "hidden", 0, k), ("hidden_t", "hidden", k),
-                         ("input_t", "input", 0)],
-                  backward_links=[("window_row0_grad", "hidden_grad", 0),
-                                  ("window_row1_grad", "hidden_grad", 1),
-                                  ("hidden_t_grad", "hidden_grad", k),
-                                  ("input_t_grad", "input_grad", 0)],
-                  aliases=[("hidden", "hidden_all", k), ("hidden", "hidden_last", -1)],
-                  outputs_with_grads=[1])
+    backward = net(
+        "win_step_backward",
+        [
+            op("Mul", ["hidden_t_grad", "window_sum_t"], ["input_t_grad"], broadcast=1),
+            op("Mul", ["hidden_t_grad", "input_t"], ["window_sum_t_grad"]),
+            op("Copy", ["window_sum_t_grad"], ["window_row0_grad"]),
+            op("Sum", ["window_row1_grad", "window_sum_t_grad"], ["window_row1_grad"]),
+        ],
+        ["hidden_t_grad", "window_sum_t", "input_t"],
+    )
+    return rnn_op(
+        ["input", "h0"],
+        ["hidden_all", "hidden_last", "step_workspaces"],
+        step,
+        backward,
+        states=["hidden"],
+        initial_ids=[1],
+        links=[("window_t", "hidden", 0, k), ("hidden_t", "hidden", k), ("input_t", "input", 0)],
+        backward_links=[
+            ("window_row0_grad", "hidden_grad", 0),
+            ("window_row1_grad", "hidden_grad", 1),
+            ("hidden_t_grad", "hidden_grad", k),
+            ("input_t_grad", "input_grad", 0),
+        ],
+        aliases=[("hidden", "hidden_all", k), ("hidden", "hidden_last", -1)],
+        outputs_with_grads=[1],
+    )
 
 
 @pytest.mark.parametrize("seq_len", [1, 2, 5])
@@ -233,35 +326,84 @@ def test_several_initial_rows_with_a_window_link(seq_len):
 def lstm_op():
     """Caffe2's LSTM step: gates = FC(h_{t-1}) + x_t; LSTMUnit. Hand-written
     backward: LSTMUnitGradient, FCGradient, and the sum of both h_{t-1} grads."""
-    step = net("lstm_step", [
-        op("FC", ["hidden_t_prev", "gates_w", "gates_b"], ["gates_t"], axis=2),
-        op("Sum", ["gates_t", "input_t"], ["gates_t"]),
-        op("LSTMUnit", ["hidden_t_prev", "cell_t_prev", "gates_t", "seq_lengths",
-                        "timestep"], ["hidden_t", "cell_t"])],
-        ["hidden_t_prev", "cell_t_prev", "input_t", "gates_w", "gates_b", "seq_lengths"])
-    backward = net("lstm_step_backward", [
-        op("LSTMUnitGradient", ["hidden_t_prev", "cell_t_prev", "gates_t", "seq_lengths",
-                                "timestep", "hidden_t", "cell_t", "hidden_t_grad",
-                                "cell_t_grad"],
-           ["hidden_t_prev_grad_unit", "cell_t_prev_grad", "gates_t_grad"]),
-        op("FCGradient", ["hidden_t_prev", "gates_w", "gates_t_grad"],
-           ["gates_w_grad", "gates_b_grad", "hidden_t_prev_grad_fc"], axis=2),
-        op("Sum", ["hidden_t_prev_grad_unit", "hidden_t_prev_grad_fc"],
-           ["hidden_t_prev_grad"])],
-        ["hidden_t_prev", "cell_t_prev", "gates_t", "seq_lengths", "hidden_t", "cell_t",
-         "hidden_t_grad", "cell_t_grad", "gates_w"])
-    links = [("hidden_t_prev", "hidden", 0), ("hidden_t", "hidden", 1),
-             ("cell_t_prev", "cell", 0), ("cell_t", "cell", 1), ("input_t", "input", 0)]
-    backward_links = [("hidden_t_prev_grad", "hidden_grad", 0),
-                      ("hidden_t_grad", "hidden_grad", 1),
-                      ("cell_t_prev_grad", "cell_grad", 0), ("cell_t_grad", "cell_grad", 1),
-                      ("gates_t_grad", "input_grad", 0)]
-    return rnn_op(["input", "h0", "c0", "gates_w", "gates_b", "seq_lengths"],
-                  ["hidden_all", "hidden_last", "cell_all", "cell_last", "step_workspaces"],
-                  step, backward, states=["hidden", "cell"], initial_ids=[1, 2],
-                  links=links, backward_links=backward_links,
-                  aliases=HIDDEN_ALIASES + [("cell", "cell_all", 1), ("cell", "cell_last", -1)],
-                  params=[3, 4], outputs_with_grads=[0, 1, 2, 3])
+    step = net(
+        "lstm_step",
+        [
+            op("FC", ["hidden_t_prev", "gates_w", "gates_b"], ["gates_t"], axis=2),
+            op("Sum", ["gates_t", "input_t"], ["gates_t"]),
+            op(
+                "LSTMUnit",
+                ["hidden_t_prev", "cell_t_prev", "gates_t", "seq_lengths", "timestep"],
+                ["hidden_t", "cell_t"],
+            ),
+        ],
+        ["hidden_t_prev", "cell_t_prev", "input_t", "gates_w", "gates_b", "seq_lengths"],
+    )
+    backward = net(
+        "lstm_step_backward",
+        [
+            op(
+                "LSTMUnitGradient",
+                [
+                    "hidden_t_prev",
+                    "cell_t_prev",
+                    "gates_t",
+                    "seq_lengths",
+                    "timestep",
+                    "hidden_t",
+                    "cell_t",
+                    "hidden_t_grad",
+                    "cell_t_grad",
+                ],
+                ["hidden_t_prev_grad_unit", "cell_t_prev_grad", "gates_t_grad"],
+            ),
+            op(
+                "FCGradient",
+                ["hidden_t_prev", "gates_w", "gates_t_grad"],
+                ["gates_w_grad", "gates_b_grad", "hidden_t_prev_grad_fc"],
+                axis=2,
+            ),
+            op("Sum", ["hidden_t_prev_grad_unit", "hidden_t_prev_grad_fc"], ["hidden_t_prev_grad"]),
+        ],
+        [
+            "hidden_t_prev",
+            "cell_t_prev",
+            "gates_t",
+            "seq_lengths",
+            "hidden_t",
+            "cell_t",
+            "hidden_t_grad",
+            "cell_t_grad",
+            "gates_w",
+        ],
+    )
+    links = [
+        ("hidden_t_prev", "hidden", 0),
+        ("hidden_t", "hidden", 1),
+        ("cell_t_prev", "cell", 0),
+        ("cell_t", "cell", 1),
+        ("input_t", "input", 0),
+    ]
+    backward_links = [
+        ("hidden_t_prev_grad", "hidden_grad", 0),
+        ("hidden_t_grad", "hidden_grad", 1),
+        ("cell_t_prev_grad", "cell_grad", 0),
+        ("cell_t_grad", "cell_grad", 1),
+        ("gates_t_grad", "input_grad", 0),
+    ]
+    return rnn_op(
+        ["input", "h0", "c0", "gates_w", "gates_b", "seq_lengths"],
+        ["hidden_all", "hidden_last", "cell_all", "cell_last", "step_workspaces"],
+        step,
+        backward,
+        states=["hidden", "cell"],
+        initial_ids=[1, 2],
+        links=links,
+        backward_links=backward_links,
+        aliases=HIDDEN_ALIASES + [("cell", "cell_all", 1), ("cell", "cell_last", -1)],
+        params=[3, 4],
+        outputs_with_grads=[0, 1, 2, 3],
+    )
 
 
 def sigmoid(v):
@@ -271,10 +413,14 @@ def sigmoid(v):
 def test_lstm_unit_cell():
     rng = np.random.RandomState(5)
     lengths = np.array([T, T - 1], dtype=np.int32)
-    feeds = {"input": rng.standard_normal((T, N, 4 * D)),
-             "h0": rng.standard_normal((1, N, D)), "c0": rng.standard_normal((1, N, D)),
-             "gates_w": rng.standard_normal((4 * D, D)) * 0.5,
-             "gates_b": rng.standard_normal(4 * D) * 0.5, "seq_lengths": lengths}
+    feeds = {
+        "input": rng.standard_normal((T, N, 4 * D)),
+        "h0": rng.standard_normal((1, N, D)),
+        "c0": rng.standard_normal((1, N, D)),
+        "gates_w": rng.standard_normal((4 * D, D)) * 0.5,
+        "gates_b": rng.standard_normal(4 * D) * 0.5,
+        "seq_lengths": lengths,
+    }
     x, W, b = feeds["input"], feeds["gates_w"], feeds["gates_b"]
     o = lstm_op()
     ws = run_forward(o, feeds)
@@ -282,8 +428,8 @@ def test_lstm_unit_cell():
     h, c, acts = [feeds["h0"][0]], [feeds["c0"][0]], []
     for t in range(T):
         z = x[t] + h[t] @ W.T + b
-        i, f, og = sigmoid(z[:, :D]), sigmoid(z[:, D:2 * D]), sigmoid(z[:, 2 * D:3 * D])
-        g = np.tanh(z[:, 3 * D:])
+        i, f, og = sigmoid(z[:, :D]), sigmoid(z[:, D : 2 * D]), sigmoid(z[:, 2 * D : 3 * D])
+        g = np.tanh(z[:, 3 * D :])
         valid = (t < lengths)[:, None]
         c_new = np.where(valid, f * c[t] + i * g, c[t])
         h.append(np.where(valid, og * np.tanh(c_new), h[t]))
@@ -299,17 +445,30 @@ def test_lstm_unit_cell():
     for t in range(T - 1, -1, -1):
         i, f, og, g, valid = acts[t]
         tc = np.tanh(c[t + 1])
-        dc = gc[t + 1] + gh[t + 1] * og * (1 - tc ** 2)
-        dz = np.concatenate([dc * g * i * (1 - i), dc * c[t] * f * (1 - f),
-                             gh[t + 1] * tc * og * (1 - og), dc * i * (1 - g ** 2)], axis=1)
+        dc = gc[t + 1] + gh[t + 1] * og * (1 - tc**2)
+        dz = np.concatenate(
+            [
+                dc * g * i * (1 - i),
+                dc * c[t] * f * (1 - f),
+                gh[t + 1] * tc * og * (1 - og),
+                dc * i * (1 - g**2),
+            ],
+            axis=1,
+        )
         dz = np.where(valid, dz, 0)
         dx[t] = dz
         dW += dz.T @ h[t]
         db += dz.sum(axis=0)
         gh[t] += np.where(valid, dz @ W, gh[t + 1])
         gc[t] += np.where(valid, dc * f, gc[t + 1])
-    for name, ref in [("input", dx), ("gates_w", dW), ("gates_b", db),
-                      ("h0", gh[:1]), ("c0", gc[:1])]:
+    for name, ref in [
+        ("input", dx),
+        ("gates_w", dW),
+        ("gates_b", db),
+        ("h0", gh[:1]),
+        ("c0", gc[:1]),
+    ]:
         np.testing.assert_allclose(grads[name], ref, rtol=1e-9, atol=1e-12, err_msg=name)
-    check_with_finite_differences(o, feeds, ["input", "gates_w", "gates_b", "h0", "c0"],
-                                  (0, 1, 2, 3))
+    check_with_finite_differences(
+        o, feeds, ["input", "gates_w", "gates_b", "h0", "c0"], (0, 1, 2, 3)
+    )

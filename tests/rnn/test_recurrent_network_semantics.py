@@ -1,25 +1,36 @@
 """RecurrentNetwork mechanics: views, workspaces, net edits, reruns, errors."""
+
 import numpy as np
 import pytest
+from rnn_test_builders import net, op, rnn_op, run_backward, run_forward
+from test_recurrent_network_cells import HIDDEN_ALIASES, MUL_LINKS, mul_cell_op, two_state_op
 
 from caffe2rnn import errors, workspace
 from caffe2rnn.operators.rnn import ScratchWorkspaces
-from caffe2rnn.recurrent import retrieve_step_blobs
 from caffe2rnn.proto import caffe2_pb2
+from caffe2rnn.recurrent import retrieve_step_blobs
 from caffe2rnn.runtime import Workspace
 from caffe2rnn.utils import MakeArgument
-from rnn_test_builders import net, op, rnn_op, run_backward, run_forward
-from test_recurrent_network_cells import HIDDEN_ALIASES, MUL_LINKS, mul_cell_op, two_state_op
 
 N, D = 2, 3
 
 
 def mul_forward_only(**extra):
-    step = net("mul_step", [op("Mul", ["input_t", "hidden_t_prev"], ["hidden_t"])],
-               ["input_t", "hidden_t_prev"])
-    return rnn_op(["input", "h0"], ["hidden_all", "hidden_last", "step_workspaces"], step,
-                  states=["hidden"], initial_ids=[1], links=MUL_LINKS,
-                  aliases=HIDDEN_ALIASES, **extra)
+    step = net(
+        "mul_step",
+        [op("Mul", ["input_t", "hidden_t_prev"], ["hidden_t"])],
+        ["input_t", "hidden_t_prev"],
+    )
+    return rnn_op(
+        ["input", "h0"],
+        ["hidden_all", "hidden_last", "step_workspaces"],
+        step,
+        states=["hidden"],
+        initial_ids=[1],
+        links=MUL_LINKS,
+        aliases=HIDDEN_ALIASES,
+        **extra,
+    )
 
 
 def feeds(seq_len, seed=0):
@@ -29,9 +40,12 @@ def feeds(seq_len, seed=0):
 
 def two_state_feeds(seq_len=3):
     rng = np.random.RandomState(7)
-    return {"input": rng.uniform(0.5, 1.2, (seq_len, N, D)),
-            "h0": rng.uniform(0.5, 1.2, (N, D)), "c0": rng.uniform(0.5, 1.2, (D,)),
-            "w": rng.uniform(0.5, 1.2, (1, N, D))}
+    return {
+        "input": rng.uniform(0.5, 1.2, (seq_len, N, D)),
+        "h0": rng.uniform(0.5, 1.2, (N, D)),
+        "c0": rng.uniform(0.5, 1.2, (D,)),
+        "w": rng.uniform(0.5, 1.2, (1, N, D)),
+    }
 
 
 def two_state_grads(seq_len=3):
@@ -50,8 +64,9 @@ def test_links_and_aliases_are_views_of_the_state_tensor():
         for internal, row in (("hidden_t_prev", t), ("hidden_t", t + 1)):
             view = step.get_blob(internal).value
             assert view.shape == (1, N, D) and np.shares_memory(view, states)
-            assert view.__array_interface__["data"][0] == \
-                states[row:].__array_interface__["data"][0]
+            assert (
+                view.__array_interface__["data"][0] == states[row:].__array_interface__["data"][0]
+            )
         assert step.get_blob("timestep").value.dtype == np.int32
         assert step.get_blob("timestep").value.tolist() == [t]
 
@@ -70,8 +85,7 @@ def test_step_net_gets_link_ops_first_and_control_input():
     step = ws.blob("step_workspaces").value.step_workspaces[0]
     proto = step.get_net("mul_step").proto
     assert [o.type for o in proto.op] == ["rnn_internal_apply_link"] * 3 + ["Mul"]
-    assert [(o.output[0], o.input[1]) for o in proto.op[:3]] == \
-        [(l[0], l[1]) for l in MUL_LINKS]
+    assert [(o.output[0], o.input[1]) for o in proto.op[:3]] == [(l[0], l[1]) for l in MUL_LINKS]
     assert list(proto.op[3].control_input) == ["hidden_t"]
     assert "timestep" in proto.external_input
 
@@ -90,8 +104,11 @@ def test_backward_step_net_layout_and_tmpstep_rename():
     assert not any("w_cell_grad" in list(x.output) for x in proto.op)
     accumulate = proto.op[10]
     assert list(accumulate.input) == ["timestep", "hidden_all_grad", "hidden_grad"]
-    assert {a.name for a in accumulate.arg} >= {"offset", "rnn_dependency.hidden_t_prev_grad",
-                                                "rnn_dependency.hidden_t_grad"}
+    assert {a.name for a in accumulate.arg} >= {
+        "offset",
+        "rnn_dependency.hidden_t_prev_grad",
+        "rnn_dependency.hidden_t_grad",
+    }
 
 
 def test_backward_intermediates_live_in_the_shared_workspace():
@@ -199,8 +216,9 @@ def test_blob_fetcher_and_retrieve_step_blobs():
     workspace.RunNetOnce(netdef)
     names = retrieve_step_blobs(netdef, "probe")
     assert "probe_hidden_t1" in names and "probe_timestep0" in names
-    np.testing.assert_array_equal(workspace.FetchBlob("probe_hidden_t1"),
-                                  workspace.FetchBlob("hidden_all")[1:2])
+    np.testing.assert_array_equal(
+        workspace.FetchBlob("probe_hidden_t1"), workspace.FetchBlob("hidden_all")[1:2]
+    )
     assert ScratchWorkspaces.caffe2_type_name in workspace.FetchBlob("step_workspaces").decode()
 
 

@@ -1,5 +1,6 @@
 """Every error class, raised through a real net: its built-in base, and a
 message that names the net, the op (index, type, name) and the blob."""
+
 import numpy as np
 import pytest
 
@@ -26,14 +27,17 @@ def test_unknown_operator_type_suggests_close_matches():
 
 
 def test_missing_input_blob_and_nothing_half_written():
-    ops = [core.CreateOperator("Relu", ["x"], ["y"]),
-           core.CreateOperator("Sigmoid", ["missing"], ["z"], name="sig")]
+    ops = [
+        core.CreateOperator("Relu", ["x"], ["y"]),
+        core.CreateOperator("Sigmoid", ["missing"], ["z"], name="sig"),
+    ]
     workspace.FeedBlob("x", np.zeros(2, np.float32))
     with pytest.raises(errors.BlobNotFoundError) as info:
         workspace.CreateNet(netdef("train", *ops))
     assert isinstance(info.value, KeyError)
-    assert str(info.value) == ("net 'train', op #1 Sigmoid 'sig': Encountered a "
-                               "non-existing input blob: missing")
+    assert str(info.value) == (
+        "net 'train', op #1 Sigmoid 'sig': Encountered a non-existing input blob: missing"
+    )
     # op #0's output 'y' was created while binding, then dropped again
     assert workspace.Blobs() == ["x"]
     assert "train" not in workspace.Nets()
@@ -96,12 +100,12 @@ def test_errors_inside_a_step_net_carry_both_contexts():
     """A bad step net: the message says which outer op, which timestep, which
     step-net op and which blob."""
     from caffe2rnn.recurrent import recurrent_net
+
     outer, cell = core.Net("outer"), core.Net("mul_cell")
     x_t, h_prev = cell.AddScopedExternalInputs("x_t", "h_prev")
     h_t = cell.Mul([x_t, h_prev], "h_t")
     cell.AddExternalOutputs(h_t)
-    recurrent_net(outer, cell, [(x_t, "x")], [(h_prev, "h0")], {h_prev: h_t},
-                  forward_only=True)
+    recurrent_net(outer, cell, [(x_t, "x")], [(h_prev, "h0")], {h_prev: h_t}, forward_only=True)
     workspace.FeedBlob("x", np.ones((3, 2, 4), np.float32))
     workspace.FeedBlob("h0", np.ones((1, 2, 5), np.float32))  # D=5, input has 4
     with pytest.raises(errors.ShapeError) as info:

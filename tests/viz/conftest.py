@@ -3,6 +3,7 @@
 The tests assert on the DOT statements the drawing functions emit (one per
 ``graph.body`` item), so they run without the ``dot`` binary.
 """
+
 import re
 from dataclasses import dataclass, field
 
@@ -24,8 +25,8 @@ def _attrs(text):
 
 @dataclass
 class Dot:
-    nodes: dict = field(default_factory=dict)   # id -> attrs
-    edges: list = field(default_factory=list)   # (tail, head, attrs, tail_port, head_port)
+    nodes: dict = field(default_factory=dict)  # id -> attrs
+    edges: list = field(default_factory=list)  # (tail, head, attrs, tail_port, head_port)
 
     def with_class(self, cls):
         """Node ids whose ``class`` attribute contains ``cls``."""
@@ -46,9 +47,15 @@ def parse(graph):
         item = item.strip()
         edge = _EDGE.match(item)
         if edge:
-            dot.edges.append((_unquote(edge.group(1)), _unquote(edge.group(3)),
-                              _attrs(edge.group(5)), edge.group(2).lstrip(":"),
-                              edge.group(4).lstrip(":")))
+            dot.edges.append(
+                (
+                    _unquote(edge.group(1)),
+                    _unquote(edge.group(3)),
+                    _attrs(edge.group(5)),
+                    edge.group(2).lstrip(":"),
+                    edge.group(4).lstrip(":"),
+                )
+            )
             continue
         node = _NODE.match(item)
         if node and not item.startswith(("node ", "edge ", "graph ")):

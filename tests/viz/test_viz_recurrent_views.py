@@ -1,4 +1,5 @@
 """recurrent(), backward(), scratches() for hand-built RecurrentNetwork ops."""
+
 import pytest
 
 from caffe2rnn import viz
@@ -10,7 +11,7 @@ from caffe2rnn.viz import examples
 
 def _blob_names(ids, prefix=""):
     """'fwd/lstm/gates_t@2' -> 'lstm/gates_t'."""
-    return {i[len(prefix):].rsplit("@", 1)[0] for i in ids if i.startswith(prefix)}
+    return {i[len(prefix) :].rsplit("@", 1)[0] for i in ids if i.startswith(prefix)}
 
 
 def test_scratches_of_the_lstm_cell_are_exactly_gates_t(parse_dot):
@@ -24,14 +25,19 @@ def test_scratches_of_the_lstm_cell_are_exactly_gates_t(parse_dot):
 def test_scratches_of_the_attention_cell(parse_dot):
     dot = parse_dot(viz.scratches_of(examples.attention()))
     assert _blob_names(dot.with_class("scratch")) == {
-        "att/gates_concatenated_input_t", "att/_gates_concatenated_input_t_concat_dims",
-        "att/gates_t", "hidden_t_intermediate", "att/weighted_decoder_hidden_state",
-        "att/decoder_hidden_encoder_outputs_sum", "att/attention_weights",
-        "att/attention_weights_3d", "att/attention_weighted_encoder_context_old_shape"}
+        "att/gates_concatenated_input_t",
+        "att/_gates_concatenated_input_t_concat_dims",
+        "att/gates_t",
+        "hidden_t_intermediate",
+        "att/weighted_decoder_hidden_state",
+        "att/decoder_hidden_encoder_outputs_sum",
+        "att/attention_weights",
+        "att/attention_weights_3d",
+        "att/attention_weighted_encoder_context_old_shape",
+    }
     assert not dot.with_class("recompute")
     # cell inputs and outputs reach the backward step through links
-    assert {"hidden_t_prev", "att/cell_t"} <= _blob_names(
-        dot.with_class("read_by_backward"))
+    assert {"hidden_t_prev", "att/cell_t"} <= _blob_names(dot.with_class("read_by_backward"))
 
 
 def test_scratches_marks_recompute_blobs_instead(parse_dot):
@@ -51,11 +57,14 @@ def test_recurrent_view_has_both_clusters_states_links_and_aliases(parse_dot):
     assert "subgraph cluster_backward" in graph.source
     dot = parse_dot(graph)
     state = "state/lstm/hidden_t_prev_states"
-    assert {state, "state/lstm/cell_t_prev_states",
-            "state/lstm/hidden_t_prev_states_grad"} <= dot.with_class("state")
+    assert {
+        state,
+        "state/lstm/cell_t_prev_states",
+        "state/lstm/hidden_t_prev_states_grad",
+    } <= dot.with_class("state")
     links = {(e[0], e[1]): e[2]["label"] for e in dot.edges_of("link")}
-    assert links[(state, "fwd/hidden_t_prev@0")] == "link t+0"       # read row t
-    assert links[("fwd/lstm/hidden_t@1", state)] == "link t+1"       # write row t+1
+    assert links[(state, "fwd/hidden_t_prev@0")] == "link t+0"  # read row t
+    assert links[("fwd/lstm/hidden_t@1", state)] == "link t+1"  # write row t+1
     assert links[("io/lstm/i2h", "fwd/input_t@0")] == "link t+0"
     assert links[("bwd/hidden_t_prev_grad@2", state + "_grad")] == "backward link t+0"
     assert links[(state + "_grad", "bwd/lstm/hidden_t_grad@0")] == "backward link t+1"
@@ -73,6 +82,7 @@ def test_recurrent_view_reads_a_netdef_argument_too(parse_dot):
     text = [a for a in op.arg if a.name == "step_net"][0]
     step = caffe2_pb2.NetDef()
     from google.protobuf import text_format
+
     text_format.Parse(text.s.decode(), step)
     text.ClearField("s")
     text.n.CopyFrom(step)
@@ -82,11 +92,13 @@ def test_recurrent_view_reads_a_netdef_argument_too(parse_dot):
 
 def test_backward_view_shows_tmpstep_renames_and_accumulate_ops(parse_dot):
     dot = parse_dot(viz.backward(examples.attention()))
-    by_class = {cls: dot.with_class(cls) for cls in
-                ("accumulate_input", "accum_sum", "param_sum", "renamed")}
-    assert len(by_class["accumulate_input"]) == 2   # GO of hidden_t_all, context_all
-    assert not by_class["accum_sum"]                # hidden_t is a Copy: nothing to add
-    assert len(by_class["param_sum"]) == 8          # one Sum per parameter
+    by_class = {
+        cls: dot.with_class(cls)
+        for cls in ("accumulate_input", "accum_sum", "param_sum", "renamed")
+    }
+    assert len(by_class["accumulate_input"]) == 2  # GO of hidden_t_all, context_all
+    assert not by_class["accum_sum"]  # hidden_t is a Copy: nothing to add
+    assert len(by_class["param_sum"]) == 8  # one Sum per parameter
     renamed = _blob_names(by_class["renamed"], "bwd/")
     assert "att/gates_t_w_grad_tmpstep" in renamed
     # weighted_encoder_outputs' gradient is the pass-through name of the Add
@@ -113,8 +125,10 @@ def test_backward_view_of_sum_mul_links_the_pass_through_gradient(parse_dot):
     dot = parse_dot(viz.backward(examples.sum_mul()))
     links = {(e[0], e[1]): e[2]["label"] for e in dot.edges_of("link")}
     # Sum as first op: nobody writes hidden_t_prev_grad, sum_t_grad is linked
-    assert links[("bwd/sum_t_grad@1", "state/sum_mul/hidden_t_prev_states_grad")] == \
-        "backward link t+0"
+    assert (
+        links[("bwd/sum_t_grad@1", "state/sum_mul/hidden_t_prev_states_grad")]
+        == "backward link t+0"
+    )
     assert "bwd/w_grad_tmpstep@1" in dot.with_class("renamed")
 
 
@@ -133,8 +147,10 @@ def test_bad_rnn_ops_are_named_in_the_error():
         viz.recurrent(caffe2_pb2.OperatorDef(type="Relu", name="r"))
     op = examples.mul()
     op.arg.extend([MakeArgument("link_window", [1])])
-    with pytest.raises(DrawingError, match="link_internal, link_external, link_offset, "
-                                           "link_window must have equal lengths"):
+    with pytest.raises(
+        DrawingError,
+        match="link_internal, link_external, link_offset, link_window must have equal lengths",
+    ):
         viz.recurrent(op)
     op = examples.mul()
     for arg in op.arg:
@@ -148,12 +164,20 @@ def test_backward_view_draws_the_net_the_gradient_op_runs():
     """The drawn net is the gradient op's own (apply-link ops become edges)."""
     from caffe2rnn.__main__ import build_cell
     from caffe2rnn.viz.rnn_op import RecurrentOp
+
     current = RecurrentOp(examples.lstm()).cpp_backward_step_net()
     assert [op.type for op in current.net.op] == [
-        "rnn_internal_accumulate_gradient_input", "LSTMUnitGradient", "FCGradient",
-        "Sum", "Sum", "Sum"]
-    assert current.renamed == {"lstm/gates_t_w_grad": "lstm/gates_t_w_grad_tmpstep",
-                               "lstm/gates_t_b_grad": "lstm/gates_t_b_grad_tmpstep"}
+        "rnn_internal_accumulate_gradient_input",
+        "LSTMUnitGradient",
+        "FCGradient",
+        "Sum",
+        "Sum",
+        "Sum",
+    ]
+    assert current.renamed == {
+        "lstm/gates_t_w_grad": "lstm/gates_t_w_grad_tmpstep",
+        "lstm/gates_t_b_grad": "lstm/gates_t_b_grad_tmpstep",
+    }
     # April 2017 (v2's era): accumulate-and-swap into _acc, no _tmpstep rename
     v2 = RecurrentOp(build_cell("lstm", "v2")).cpp_backward_step_net()
     assert [op.type for op in v2.net.op][-2:] == ["rnn_history_accumulate_param_gradient"] * 2

@@ -1,4 +1,5 @@
 """timeline() and unroll(): rows of the state tensors, steps side by side."""
+
 import pytest
 
 from caffe2rnn import viz
@@ -12,9 +13,9 @@ STATE = "tensor/mul/hidden_t_prev_states"
 @pytest.mark.parametrize("t", [0, 1, 2])
 def test_timeline_links_offset_0_to_row_t_and_offset_1_to_row_t_plus_1(parse_dot, t):
     dot = parse_dot(viz.timeline(examples.mul(), T=3))
-    links = {(e[0], e[1], e[4]) : e[2] for e in dot.edges_of("link")}
+    links = {(e[0], e[1], e[4]): e[2] for e in dot.edges_of("link")}
     read = links[("t%d/hidden_t_prev" % t, STATE, "r%d:w" % t)]
-    assert read["dir"] == "back"                       # the step reads row t
+    assert read["dir"] == "back"  # the step reads row t
     assert "dir" not in links[("t%d/hidden_t" % t, STATE, "r%d:w" % (t + 1))]
     assert dot.nodes["t%d/hidden_t_prev" % t]["label"] == "hidden_t_prev\nlink +0: row %d" % t
     assert dot.nodes["t%d/hidden_t" % t]["label"] == "hidden_t\nlink +1: row %d" % (t + 1)
@@ -25,8 +26,10 @@ def test_timeline_tables_show_writers_readers_and_alias_rows(parse_dot):
     graph = viz.timeline(examples.mul(), T=2)
     table = parse_dot(graph).nodes[STATE]["label"]
     assert "(3 rows)" in table
-    assert '<td port="r1" bgcolor="#FFFFFF">1</td><td align="left">step 0: hidden_t</td>' \
-           '<td align="left">step 1: hidden_t_prev</td>' in table
+    assert (
+        '<td port="r1" bgcolor="#FFFFFF">1</td><td align="left">step 0: hidden_t</td>'
+        '<td align="left">step 1: hidden_t_prev</td>' in table
+    )
     assert "initial: hidden_init" in table
     # hidden_t_all views rows 1..2 ([0], [1]); hidden_t_last only row 2
     assert table.count(">[0]<") == 2 and table.count(">[1]<") == 1
@@ -59,10 +62,12 @@ def test_unroll_draws_one_column_per_step_and_recurrent_edges(parse_dot):
         assert "subgraph cluster_t%d" % t in graph.source
     dot = parse_dot(graph)
     recurrent = {(e[0], e[1]) for e in dot.edges_of("recurrent")}
-    assert recurrent == {("t0/lstm/hidden_t@1", "t1/hidden_t_prev@0"),
-                         ("t1/lstm/hidden_t@1", "t2/hidden_t_prev@0"),
-                         ("t0/lstm/cell_t@1", "t1/cell_t_prev@0"),
-                         ("t1/lstm/cell_t@1", "t2/cell_t_prev@0")}
+    assert recurrent == {
+        ("t0/lstm/hidden_t@1", "t1/hidden_t_prev@0"),
+        ("t1/lstm/hidden_t@1", "t2/hidden_t_prev@0"),
+        ("t0/lstm/cell_t@1", "t1/cell_t_prev@0"),
+        ("t1/lstm/cell_t@1", "t2/cell_t_prev@0"),
+    }
     dot.edge("io/hidden_init", "t0/hidden_t_prev@0")
     dot.edge("io/lstm/i2h[2]", "t2/input_t@0")
     assert dot.edge("t2/lstm/hidden_t@1", "io/lstm/hidden_t_last")["label"] == "last row"

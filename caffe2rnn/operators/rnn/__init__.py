@@ -7,5 +7,6 @@ Importing registers ``RecurrentNetwork`` (:mod:`.recurrent_network`),
 ``RecurrentNetworkBlobFetcher`` (:mod:`.blob_fetcher`). The behaviours that
 changed across Caffe2's history are gathered in :mod:`.policies`.
 """
+
 from . import accumulate, blob_fetcher, gradient, links, recurrent_network  # noqa: F401
 from .step_workspaces import ScratchWorkspaces  # noqa: F401

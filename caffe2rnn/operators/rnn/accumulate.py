@@ -15,6 +15,7 @@ Which alias is which output is found by matching ``alias_src`` with the state
 and the alias index with an entry of ``outputs_with_grads`` (Caffe2 relied on
 alias i being output i).
 """
+
 from dataclasses import dataclass
 
 from ...errors import ArgumentError, ShapeError
@@ -38,8 +39,9 @@ class RecurrentGradient:
     offset: int = 1
 
 
-@register("rnn_internal_accumulate_gradient_input", inputs=3, outputs=(1, None),
-          enforce_inplace=[(2, 0)])
+@register(
+    "rnn_internal_accumulate_gradient_input", inputs=3, outputs=(1, None), enforce_inplace=[(2, 0)]
+)
 class AccumulateInputGradientOp(Operator):
     """``g[t + offset] += og[t]``: inputs (timestep, og, g), output g (in place).
 
@@ -49,10 +51,10 @@ class AccumulateInputGradientOp(Operator):
 
     def setup(self):
         self.offset = self.args.single("offset", -1)
-        self.check(self.offset >= 0, "Offset not set (argument 'offset' must be >= 0)",
-                   ArgumentError)
-        self.where = "accumulating '%s' into '%s'" % (self.def_.input[1],
-                                                      self.def_.output[0])
+        self.check(
+            self.offset >= 0, "Offset not set (argument 'offset' must be >= 0)", ArgumentError
+        )
+        self.where = "accumulating '%s' into '%s'" % (self.def_.input[1], self.def_.output[0])
 
     def run(self):
         t = read_timestep(self, 0)
@@ -68,8 +70,7 @@ def accumulate_op_def(rg, timestep, links, device_option):
     op.output.append(rg.grad)
     for link in links:
         if link.external == rg.grad:
-            op.arg.add().CopyFrom(MakeArgument("rnn_dependency." + link.internal,
-                                               link.internal))
+            op.arg.add().CopyFrom(MakeArgument("rnn_dependency." + link.internal, link.internal))
     op.device_option.CopyFrom(device_option)
     op.arg.add().CopyFrom(MakeArgument("offset", rg.offset))
     return op
@@ -93,9 +94,13 @@ class AccumulateOpsAndLast:
             g = ws.blob(rg.grad).value
             last = ws.blob(rg.last_external_grad).value
             if last.ndim != 3 or last.shape[1:] != g.shape[1:]:
-                raise ShapeError("gradient '%s' of a _last output has shape %s; "
-                                 "expected (1, %d, %d) like a row of '%s'"
-                                 % (rg.last_external_grad, last.shape, g.shape[1],
-                                    g.shape[2], rg.grad))
-            checked.inplace_add(g[-1], last, "adding '%s' into the last row of '%s'"
-                                % (rg.last_external_grad, rg.grad))
+                raise ShapeError(
+                    "gradient '%s' of a _last output has shape %s; "
+                    "expected (1, %d, %d) like a row of '%s'"
+                    % (rg.last_external_grad, last.shape, g.shape[1], g.shape[2], rg.grad)
+                )
+            checked.inplace_add(
+                g[-1],
+                last,
+                "adding '%s' into the last row of '%s'" % (rg.last_external_grad, rg.grad),
+            )

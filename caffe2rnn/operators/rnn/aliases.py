@@ -12,6 +12,7 @@ they are re-made after every run, because a run with a different T or batch
 size reallocates the states tensor. A zero-length alias (offset = rows) is an
 empty tensor, as in Caffe2.
 """
+
 from dataclasses import dataclass
 
 from ...errors import ArgumentError
@@ -33,11 +34,13 @@ def extract_aliases(args):
     dst = args.repeated("alias_dst", kind=str)
     offset = args.repeated("alias_offset", kind=int)
     if len(src) != len(offset):
-        raise ArgumentError("alias_src/alias_offset mismatch: %d names, %d offsets"
-                            % (len(src), len(offset)))
+        raise ArgumentError(
+            "alias_src/alias_offset mismatch: %d names, %d offsets" % (len(src), len(offset))
+        )
     if len(dst) != len(offset):
-        raise ArgumentError("alias_dst/alias_offset mismatch: %d names, %d offsets"
-                            % (len(dst), len(offset)))
+        raise ArgumentError(
+            "alias_dst/alias_offset mismatch: %d names, %d offsets" % (len(dst), len(offset))
+        )
     return [OffsetAlias(*fields) for fields in zip(src, dst, offset)]
 
 

@@ -9,12 +9,13 @@ default ``"rnn"``). Output 0 is a 1-D string tensor of the names written.
 :func:`caffe2rnn.recurrent.retrieve_step_blobs` runs it for every
 ``RecurrentNetwork`` op of a net (Caffe2's ``recurrent.retrieve_step_blobs``).
 """
+
 import numpy as np
 
 from ...errors import DTypeError, EnforceNotMet
 from ..base import Operator
-from ..registry import register, register_gradient
 from ..gradient_maker import NoGradient
+from ..registry import register, register_gradient
 from .step_workspaces import ScratchWorkspaces
 
 
@@ -28,8 +29,10 @@ class RecurrentNetworkBlobFetcherOp(Operator):
     def run(self):
         scratch = self.inputs[0].value
         if not isinstance(scratch, ScratchWorkspaces):
-            raise EnforceNotMet("input 0 ('%s') must hold the step workspaces of a "
-                                "RecurrentNetwork op" % self.input_name(0))
+            raise EnforceNotMet(
+                "input 0 ('%s') must hold the step workspaces of a "
+                "RecurrentNetwork op" % self.input_name(0)
+            )
         names = []
         for i, step_ws in enumerate(scratch.step_workspaces):
             if step_ws is None:
@@ -37,8 +40,7 @@ class RecurrentNetworkBlobFetcherOp(Operator):
             for name in step_ws.local_blobs():
                 value = step_ws.get_blob(name).value
                 if type(value) is not np.ndarray:
-                    raise DTypeError("step workspace %d: blob '%s' is not a tensor"
-                                     % (i, name))
+                    raise DTypeError("step workspace %d: blob '%s' is not a tensor" % (i, name))
                 new_name = "%s_%s%d" % (self.prefix, name, i)
                 self.ws.create_blob(new_name).value = value.copy()
                 names.append(new_name)

@@ -23,6 +23,7 @@ A run:
 4. run the backward step net in step workspace t for t = T-1 .. 0;
 5. write the initial-state gradients from the first rows of ``<state>_grad``.
 """
+
 from ...errors import ArgumentError, EnforceNotMet, GradientError, ShapeError
 from ..base import Operator
 from ..gradient_maker import GradientMaker
@@ -43,7 +44,7 @@ def zero_states_gradient_tail(g, k):
     rows T .. T + k - 2 are not written by any link either, so they are
     zeroed too (for k = 1 this is exactly Caffe2's single row).
     """
-    g[g.shape[0] - k:] = 0
+    g[g.shape[0] - k :] = 0
 
 
 @register("RecurrentNetworkGradient")
@@ -69,31 +70,38 @@ class RecurrentNetworkGradientOp(Operator):
             raise ArgumentError(
                 "backward_step_net is named '%s' like step_net: both are instantiated "
                 "in the same step workspaces and cached by name, so they need "
-                "different names" % forward_name)
-        self.links = [Link(self.remapped(l.internal), self.remapped(l.external),
-                           l.offset, l.window)
-                      for l in extract_links(args, "link_internal", "link_external",
-                                             "link_offset", "link_window")
-                      + extract_links(args, "backward_link_internal",
-                                      "backward_link_external", "backward_link_offset")]
+                "different names" % forward_name
+            )
+        self.links = [
+            Link(self.remapped(l.internal), self.remapped(l.external), l.offset, l.window)
+            for l in extract_links(
+                args, "link_internal", "link_external", "link_offset", "link_window"
+            )
+            + extract_links(
+                args, "backward_link_internal", "backward_link_external", "backward_link_offset"
+            )
+        ]
         self.params = self._params()
         self.recurrent_gradients = self._recurrent_gradients()
         self.initial_state_ids = args.repeated("initial_recurrent_state_ids", kind=int)
         if len(self.initial_state_ids) != len(self.recurrent_gradients):
-            raise ArgumentError("initial_recurrent_state_ids has %d entries for %d "
-                                "recurrent_states" % (len(self.initial_state_ids),
-                                                      len(self.recurrent_gradients)))
+            raise ArgumentError(
+                "initial_recurrent_state_ids has %d entries for %d "
+                "recurrent_states" % (len(self.initial_state_ids), len(self.recurrent_gradients))
+            )
         expected = 1 + len(self.params) + len(self.recurrent_gradients)
         if len(self.def_.output) != expected:
-            raise ArgumentError("expected %d outputs (input, %d param and %d initial-"
-                                "state gradients), got %d" % (
-                                    expected, len(self.params),
-                                    len(self.recurrent_gradients), len(self.def_.output)))
+            raise ArgumentError(
+                "expected %d outputs (input, %d param and %d initial-"
+                "state gradients), got %d"
+                % (expected, len(self.params), len(self.recurrent_gradients), len(self.def_.output))
+            )
 
         device = self.def_.device_option
         self.step_net.external_input.append(self.timestep)
         self.policies.external_gradients.prepare(
-            self.step_net, self.recurrent_gradients, self.links, self.timestep, device)
+            self.step_net, self.recurrent_gradients, self.links, self.timestep, device
+        )
         self.policies.apply_links(self.links, self.timestep, device, self.step_net)
         self.policies.param_gradients.prepare(self.step_net, self.params, device)
 
@@ -106,15 +114,17 @@ class RecurrentNetworkGradientOp(Operator):
         ids = self.args.repeated("param", kind=int)
         cell_grads = self.args.repeated("param_grads", kind=str)
         if cell_grads and len(cell_grads) != len(ids):
-            raise ArgumentError("param has %d entries but param_grads %d"
-                                % (len(ids), len(cell_grads)))
+            raise ArgumentError(
+                "param has %d entries but param_grads %d" % (len(ids), len(cell_grads))
+            )
         policy = self.policies.param_gradients
         params = []
         for i, param_id in enumerate(ids):
             grad = self.def_.output[i + 1] if i + 1 < len(self.def_.output) else ""
             cell = self.remapped(cell_grads[i]) if cell_grads else grad
-            params.append(policy.param(self._forward_input(param_id, "param"), grad,
-                                       cell, self.step_net))
+            params.append(
+                policy.param(self._forward_input(param_id, "param"), grad, cell, self.step_net)
+            )
         return params
 
     def _recurrent_gradients(self):
@@ -127,8 +137,7 @@ class RecurrentNetworkGradientOp(Operator):
             for j, src in enumerate(alias_src):
                 if src != state or j not in self.grad_inputs:
                     continue
-                go = self.def_.input[len(self.grad_inputs) - 1
-                                     - self.grad_inputs[::-1].index(j)]
+                go = self.def_.input[len(self.grad_inputs) - 1 - self.grad_inputs[::-1].index(j)]
                 if alias_offset[j] == 1:
                     rg.external_grad = go
                 elif alias_offset[j] == -1:
@@ -137,8 +146,8 @@ class RecurrentNetworkGradientOp(Operator):
                     raise ArgumentError(
                         "alias %d ('%s' of '%s') has a gradient but offset %d; only "
                         "offsets 1 (_all) and -1 (_last) can take one"
-                        % (j, self.args.repeated("alias_dst", kind=str)[j], state,
-                           alias_offset[j]))
+                        % (j, self.args.repeated("alias_dst", kind=str)[j], state, alias_offset[j])
+                    )
             result.append(rg)
         return result
 
@@ -146,42 +155,48 @@ class RecurrentNetworkGradientOp(Operator):
         seq_len, _ = sequence_shape(self, self.n_go)
         scratch = self.inputs[-1].value
         if not isinstance(scratch, ScratchWorkspaces):
-            raise EnforceNotMet("last input '%s' must hold the forward op's step "
-                                "workspaces" % self.inputs[-1].name)
+            raise EnforceNotMet(
+                "last input '%s' must hold the forward op's step workspaces" % self.inputs[-1].name
+            )
         if len(scratch.step_workspaces) < seq_len:
             raise EnforceNotMet(
                 "'%s' holds %d step workspaces for %d timesteps: run the forward "
                 "RecurrentNetwork with a backward_step_net (not forward-only) first"
-                % (self.inputs[-1].name, len(scratch.step_workspaces), seq_len))
+                % (self.inputs[-1].name, len(scratch.step_workspaces), seq_len)
+            )
         batch = self.input(0).shape[1] if self.input(0).ndim > 1 else 0
 
         self.policies.param_gradients.before_backward(self.ws, self.params)
         for rg, state_id in zip(self.recurrent_gradients, self.initial_state_ids):
             state = self.ws.blob(rg.param).value
             if getattr(state, "ndim", 0) != 3:
-                raise ShapeError("state '%s' must be a 3-D tensor; run the forward op "
-                                 "first" % rg.param)
+                raise ShapeError(
+                    "state '%s' must be a 3-D tensor; run the forward op first" % rg.param
+                )
             g = self.ws.create_blob(rg.grad).resize(state.shape, state.dtype)
             zero_states_gradient_tail(g, initial_rows(self.input(state_id + self.n_go)))
         x = self.input(self.n_go)
         input_grad = self.ws.get_blob(self.remapped(self.def_.input[self.n_go] + "_grad"))
         if input_grad is None:
-            raise EnforceNotMet("input gradient blob '%s' does not exist" %
-                                self.remapped(self.def_.input[self.n_go] + "_grad"))
+            raise EnforceNotMet(
+                "input gradient blob '%s' does not exist"
+                % self.remapped(self.def_.input[self.n_go] + "_grad")
+            )
         input_grad.resize(x.shape, x.dtype)
-        self.policies.external_gradients.before_backward(self.ws,
-                                                         self.recurrent_gradients)
+        self.policies.external_gradients.before_backward(self.ws, self.recurrent_gradients)
 
         if scratch.step_workspaces:
             self._create_shared_blobs(scratch.step(0), scratch.shared_blobs_ws)
         for t in range(seq_len - 1, -1, -1):
             run_step(scratch.step(t), self.step_net, t)
 
-        for i, (rg, state_id) in enumerate(zip(self.recurrent_gradients,
-                                               self.initial_state_ids)):
+        for i, (rg, state_id) in enumerate(zip(self.recurrent_gradients, self.initial_state_ids)):
             self.policies.initial_state_gradient.write(
-                self.outputs[1 + len(self.params) + i], self.ws.blob(rg.grad).value,
-                self.input(state_id + self.n_go), batch)
+                self.outputs[1 + len(self.params) + i],
+                self.ws.blob(rg.grad).value,
+                self.input(state_id + self.n_go),
+                batch,
+            )
 
     def _create_shared_blobs(self, step0, shared):
         """Backward-op outputs not in step workspace 0 are shared by all steps."""
@@ -200,8 +215,9 @@ class GetRecurrentNetworkGradient(GradientMaker):
     def get_gradient_defs(self):
         outputs_with_grads = self.arg("outputs_with_grads", [])
         if not outputs_with_grads:
-            raise GradientError("RecurrentNetwork: argument 'outputs_with_grads' must "
-                                "list at least one output")
+            raise GradientError(
+                "RecurrentNetwork: argument 'outputs_with_grads' must list at least one output"
+            )
         inputs = [self.GO(j) for j in outputs_with_grads]
         inputs += list(self.def_.input) + list(self.def_.output)
         outputs = [self.GI(0)]

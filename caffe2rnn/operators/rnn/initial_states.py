@@ -14,6 +14,7 @@ of 2 or 3 dimensions the gradient output *shares memory* with those rows
 (``d25223b79``); a 1-D ``h0`` was broadcast, so its gradient sums the N batch
 rows (``AddStripedBatch``, ``35ed0b222``) — :class:`ShareOrStripe`.
 """
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,14 +39,19 @@ def initial_rows(h0):
 
 def check_initial_state(h0, name, batch):
     if type(h0) is not np.ndarray or h0.dtype not in FLOAT_TYPES:
-        raise DTypeError("initial state '%s' must be a float32/float64 tensor; got %s"
-                         % (name, getattr(h0, "dtype", type(h0).__name__)))
+        raise DTypeError(
+            "initial state '%s' must be a float32/float64 tensor; got %s"
+            % (name, getattr(h0, "dtype", type(h0).__name__))
+        )
     if not 1 <= h0.ndim <= 3:
-        raise ShapeError("initial state '%s' has shape %s; expected (D,), (N, D) or "
-                         "(k, N, D)" % (name, h0.shape))
+        raise ShapeError(
+            "initial state '%s' has shape %s; expected (D,), (N, D) or (k, N, D)" % (name, h0.shape)
+        )
     if h0.ndim >= 2 and h0.shape[-2] != batch:
-        raise ShapeError("initial state '%s' has shape %s; expected a batch dimension "
-                         "of %d (dim 1 of the input sequence)" % (name, h0.shape, batch))
+        raise ShapeError(
+            "initial state '%s' has shape %s; expected a batch dimension "
+            "of %d (dim 1 of the input sequence)" % (name, h0.shape, batch)
+        )
 
 
 def initialize_recurrent_input(ri, seq_len, batch, ws):
@@ -66,9 +72,10 @@ class ShareOrStripe:
 
     def write(self, out_blob, states_grad, h0, batch):
         if h0.ndim >= 2:
-            out_blob.value = states_grad.reshape(-1)[:h0.size].reshape(h0.shape)
+            out_blob.value = states_grad.reshape(-1)[: h0.size].reshape(h0.shape)
             return
         out = out_blob.resize(h0.shape, states_grad.dtype)
         out.fill(0)
-        checked.add_striped_batch(states_grad, out, h0.shape[0], batch,
-                                  "gradient of initial state %s" % out_blob.name)
+        checked.add_striped_batch(
+            states_grad, out, h0.shape[0], batch, "gradient of initial state %s" % out_blob.name
+        )

@@ -19,6 +19,7 @@ From 2017-09 Caffe2 applied links with an op, ``rnn_internal_apply_link``,
 prepended to the step nets (:func:`add_apply_link_ops`), so the dependency of
 each cell op on its linked blobs is visible in the net itself.
 """
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,17 +52,26 @@ def extract_links(args, internal_arg, external_arg, offset_arg, window_arg=None)
     internal = args.repeated(internal_arg, kind=str)
     external = args.repeated(external_arg, kind=str)
     offset = args.repeated(offset_arg, kind=int)
-    window = args.repeated(window_arg, [1] * len(offset), kind=int) if window_arg \
-        else [1] * len(offset)
+    window = (
+        args.repeated(window_arg, [1] * len(offset), kind=int) if window_arg else [1] * len(offset)
+    )
     if not len(internal) == len(external) == len(offset) == len(window):
         raise ArgumentError(
             "link arguments differ in length: %s has %d, %s %d, %s %d, %s %d"
-            % (internal_arg, len(internal), external_arg, len(external), offset_arg,
-               len(offset), window_arg or "(window)", len(window)))
+            % (
+                internal_arg,
+                len(internal),
+                external_arg,
+                len(external),
+                offset_arg,
+                len(offset),
+                window_arg or "(window)",
+                len(window),
+            )
+        )
     for name, o, w in zip(internal, offset, window):
         if o < 0 or w < 0:
-            raise ArgumentError("link '%s': offset %d and window %d must be >= 0"
-                                % (name, o, w))
+            raise ArgumentError("link '%s': offset %d and window %d must be >= 0" % (name, o, w))
     return [Link(*fields) for fields in zip(internal, external, offset, window)]
 
 
@@ -72,8 +82,7 @@ def apply_link_op_def(link, timestep, device_option):
     op.input.extend([timestep, link.external])
     op.output.extend([link.internal, link.external])
     op.device_option.CopyFrom(device_option)
-    op.arg.extend([MakeArgument("offset", link.offset),
-                   MakeArgument("window", link.window)])
+    op.arg.extend([MakeArgument("offset", link.offset), MakeArgument("window", link.window)])
     return op
 
 
@@ -110,23 +119,30 @@ class RNNApplyLinkOp(Operator):
     def setup(self):
         self.offset = self.args.single("offset", -1)
         self.window = self.args.single("window", -1)
-        self.check(self.offset >= 0, "offset not set (argument 'offset' must be >= 0)",
-                   ArgumentError)
-        self.check(self.window >= 0, "window not set (argument 'window' must be >= 0)",
-                   ArgumentError)
+        self.check(
+            self.offset >= 0, "offset not set (argument 'offset' must be >= 0)", ArgumentError
+        )
+        self.check(
+            self.window >= 0, "window not set (argument 'window' must be >= 0)", ArgumentError
+        )
         self.where = "link '%s' -> '%s'" % (self.def_.output[0], self.def_.input[1])
 
     def run(self):
         self.outputs[0].value = checked.link_view(
-            self.inputs[1].value, read_timestep(self, 0), self.offset, self.window,
-            self.where)
+            self.inputs[1].value, read_timestep(self, 0), self.offset, self.window, self.where
+        )
 
 
 def read_timestep(op, i):
     """The timestep held by input ``i`` of ``op`` (an int32 tensor, >= 1 element)."""
     value = op.inputs[i].value
     if type(value) is not np.ndarray or value.dtype.kind not in "iu" or not value.size:
-        raise DTypeError("input %d ('%s') must be the int32 timestep tensor; got %s"
-                         % (i, op.inputs[i].name,
-                            value.dtype if type(value) is np.ndarray else type(value).__name__))
+        raise DTypeError(
+            "input %d ('%s') must be the int32 timestep tensor; got %s"
+            % (
+                i,
+                op.inputs[i].name,
+                value.dtype if type(value) is np.ndarray else type(value).__name__,
+            )
+        )
     return value.item(0)

@@ -14,6 +14,7 @@ sum of the per-step gradients the backward cell computes. Since ``0c2c95309``
 Earlier eras accumulated into a private ``_acc`` blob and swapped it in at the
 end; that is another policy with the same two hooks.
 """
+
 from dataclasses import dataclass
 
 from ...errors import DTypeError

@@ -25,6 +25,7 @@ the operator semantics of the historical eras (history.md §3.3–3.5, used by
 :func:`bind` (the op a historical ``recurrent_net`` built) — never by an
 argument in the OperatorDef.
 """
+
 import contextlib
 import contextvars
 from dataclasses import dataclass
@@ -92,8 +93,8 @@ def resolve(default, op_def):
     if chosen is AMBIGUOUS:
         raise EnforceNotMet(
             "%s: this exact op was built by several historical recurrent_net "
-            "versions of different eras; choose one with history.era(...)"
-            % op_def.type)
+            "versions of different eras; choose one with history.era(...)" % op_def.type
+        )
     return chosen
 
 
@@ -104,10 +105,12 @@ def op_key(op_def):
     same ``step_net`` / ``backward_step_net`` arguments; none of this is an
     argument added for us, so the OperatorDef stays what the seed built.
     """
-    workspaces = op_def.output[-1] if op_def.type == "RecurrentNetwork" \
-        else op_def.input[-1]
-    nets = tuple(arg.SerializeToString(deterministic=True) for arg in op_def.arg
-                 if arg.name in ("step_net", "backward_step_net"))
+    workspaces = op_def.output[-1] if op_def.type == "RecurrentNetwork" else op_def.input[-1]
+    nets = tuple(
+        arg.SerializeToString(deterministic=True)
+        for arg in op_def.arg
+        if arg.name in ("step_net", "backward_step_net")
+    )
     return (workspaces, nets)
 
 
@@ -137,8 +140,7 @@ def use(policies):
         _in_force.reset(token)
 
 
-@register("rnn_history_accumulate_param_gradient", inputs=3, outputs=1,
-          enforce_inplace=[(2, 0)])
+@register("rnn_history_accumulate_param_gradient", inputs=3, outputs=1, enforce_inplace=[(2, 0)])
 class AccumulateParamGradientOp(Operator):
     """What the 2016-12 .. 2017-06 C++ loop did after each backward step.
 
@@ -155,8 +157,10 @@ class AccumulateParamGradientOp(Operator):
         grad, acc = self.inputs[1], self.inputs[2]
         g, a = self.input(1), self.input(2)
         if a.shape != g.shape:
-            raise EnforceNotMet("'%s' has shape %s but its accumulator '%s' %s"
-                                % (grad.name, g.shape, acc.name, a.shape))
+            raise EnforceNotMet(
+                "'%s' has shape %s but its accumulator '%s' %s"
+                % (grad.name, g.shape, acc.name, a.shape)
+            )
         np.add(a, g, out=a)
         if t == 0:
             grad.value, acc.value = acc.value, grad.value
@@ -176,11 +180,14 @@ class AccumulateAndSwap:
 
     def prepare(self, step_net, params, device_option):
         # The timestep blob is input 0 of the link ops set up just before.
-        timestep = next((op.input[0] for op in step_net.op
-                         if op.type == "rnn_internal_apply_link"), None)
+        timestep = next(
+            (op.input[0] for op in step_net.op if op.type == "rnn_internal_apply_link"), None
+        )
         if params and timestep is None:
-            raise EnforceNotMet("backward step net '%s' has no link ops to take "
-                                "the timestep blob from" % step_net.name)
+            raise EnforceNotMet(
+                "backward step net '%s' has no link ops to take "
+                "the timestep blob from" % step_net.name
+            )
         for p in params:
             op = step_net.op.add()
             op.type = "rnn_history_accumulate_param_gradient"
@@ -207,7 +214,7 @@ class CopyInitialStateGradient:
     def write(self, out_blob, states_grad, h0, batch):
         out = out_blob.resize(h0.shape, states_grad.dtype)
         if h0.ndim >= 2:
-            np.copyto(out, states_grad.reshape(-1)[:h0.size].reshape(h0.shape))
+            np.copyto(out, states_grad.reshape(-1)[: h0.size].reshape(h0.shape))
         else:
             np.copyto(out, states_grad[0].reshape(batch, -1).sum(axis=0))
 

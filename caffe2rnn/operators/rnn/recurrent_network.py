@@ -23,6 +23,7 @@ step workspace per timestep is kept for the gradient), ``num_workspaces``
 (forward-only), ``enable_rnn_executor`` (accepted; steps always run in order
 here, which is what the executor's results were defined by).
 """
+
 from ...errors import ArgumentError, ShapeError
 from ..base import Operator
 from ..registry import register
@@ -40,13 +41,17 @@ def recurrent_inputs(op_def, args, ws):
     states = args.repeated("recurrent_states", kind=str)
     ids = args.repeated("initial_recurrent_state_ids", kind=int)
     if len(states) != len(ids):
-        raise ArgumentError("states/inputs mismatch: %d recurrent_states, %d "
-                            "initial_recurrent_state_ids" % (len(states), len(ids)))
+        raise ArgumentError(
+            "states/inputs mismatch: %d recurrent_states, %d "
+            "initial_recurrent_state_ids" % (len(states), len(ids))
+        )
     result = []
     for state, i in zip(states, ids):
         if not 0 <= i < len(op_def.input):
-            raise ArgumentError("initial_recurrent_state_ids: %d is not an input "
-                                "index (the op has %d inputs)" % (i, len(op_def.input)))
+            raise ArgumentError(
+                "initial_recurrent_state_ids: %d is not an input "
+                "index (the op has %d inputs)" % (i, len(op_def.input))
+            )
         ws.create_blob(state)
         result.append(RecurrentInput(state, op_def.input[i]))
     return result
@@ -56,8 +61,10 @@ def sequence_shape(op, i):
     """(T, N) from input ``i``, the T x N x ... sequence."""
     x = op.input(i)
     if x.ndim < 2:
-        raise ShapeError("input %d ('%s') has shape %s; expected a sequence of at "
-                         "least 2 dimensions (T x N x ...)" % (i, op.input_name(i), x.shape))
+        raise ShapeError(
+            "input %d ('%s') has shape %s; expected a sequence of at "
+            "least 2 dimensions (T x N x ...)" % (i, op.input_name(i), x.shape)
+        )
     return x.shape[0], x.shape[1]
 
 
@@ -74,8 +81,9 @@ class RecurrentNetworkOp(Operator):
         args.single("enable_rnn_executor", False, bool)
         self.step_net = extract_net_def(self.def_, "step_net")
         self.recurrent_inputs = recurrent_inputs(self.def_, args, self.ws)
-        self.links = extract_links(args, "link_internal", "link_external",
-                                   "link_offset", "link_window")
+        self.links = extract_links(
+            args, "link_internal", "link_external", "link_offset", "link_window"
+        )
         self.aliases = extract_aliases(args)
         self.recompute_blobs = args.repeated("recompute_blobs_on_backward", kind=str)
         self.has_backward_pass = has_net_argument(self.def_, "backward_step_net")
@@ -83,8 +91,7 @@ class RecurrentNetworkOp(Operator):
         self.num_workspaces = workspaces.num_workspaces(args)
 
         self.step_net.external_input.append(self.timestep)
-        self.policies.apply_links(self.links, self.timestep, self.def_.device_option,
-                                  self.step_net)
+        self.policies.apply_links(self.links, self.timestep, self.def_.device_option, self.step_net)
 
     def run(self):
         seq_len, batch = sequence_shape(self, 0)
@@ -101,8 +108,7 @@ class RecurrentNetworkOp(Operator):
         workspaces = self.policies.step_workspaces
         workspaces.prepare(scratch, seq_len, self.has_backward_pass, self.num_workspaces)
         for t in range(seq_len):
-            step_ws = scratch.step(
-                workspaces.index(t, self.has_backward_pass, self.num_workspaces))
+            step_ws = scratch.step(workspaces.index(t, self.has_backward_pass, self.num_workspaces))
             update_timestep_blob(step_ws, self.timestep, t)
             run_step(step_ws, self.step_net, t)
 

@@ -12,6 +12,7 @@ prepended (links, gradient accumulation), appended (parameter-gradient
 ``Sum``), blobs renamed (``<grad>_tmpstep``), external inputs added. The
 helpers for those edits live here too.
 """
+
 from google.protobuf import text_format
 
 from ...errors import ArgumentError, ProtoParseError
@@ -38,10 +39,13 @@ def extract_net_def(op_def, arg_name):
             except (text_format.ParseError, UnicodeDecodeError) as exc:
                 raise ProtoParseError(
                     "%s: argument '%s' is not a valid NetDef (text format): %s"
-                    % (op_def.type, arg_name, exc)) from None
+                    % (op_def.type, arg_name, exc)
+                ) from None
         else:
-            raise ArgumentError("%s: argument '%s' must hold a NetDef (in n) or its "
-                                "text (in s)" % (op_def.type, arg_name))
+            raise ArgumentError(
+                "%s: argument '%s' must hold a NetDef (in n) or its "
+                "text (in s)" % (op_def.type, arg_name)
+            )
     return net
 
 

@@ -18,6 +18,7 @@ cycles over ``num_workspaces`` (default 2) whatever T is
 (:class:`CycleWhenForwardOnly`). The gradient op receives the same object as
 its last input, and ``RecurrentNetworkBlobFetcher`` copies blobs out of it.
 """
+
 import numpy as np
 
 from ...errors import ArgumentError
@@ -30,7 +31,7 @@ class ScratchWorkspaces:
     caffe2_type_name = "caffe2::detail::ScratchWorkspaces"
 
     def __init__(self):
-        self.step_workspaces = []     # Workspace or None (created on first use)
+        self.step_workspaces = []  # Workspace or None (created on first use)
         self.shared_blobs_ws = None
 
     def shared(self, parent):
@@ -43,8 +44,9 @@ class ScratchWorkspaces:
         """Step workspace ``i``, a child of the shared-blobs workspace."""
         ws = self.step_workspaces[i]
         if ws is None:
-            ws = self.step_workspaces[i] = Workspace(parent=self.shared_blobs_ws,
-                                                     name="step_%d" % i)
+            ws = self.step_workspaces[i] = Workspace(
+                parent=self.shared_blobs_ws, name="step_%d" % i
+            )
         return ws
 
     def grow(self, n):
