@@ -65,6 +65,15 @@ class WorkspaceError(EnforceNotMet):
     """Misuse of workspaces or nets: unknown net, refusing to overwrite one..."""
 
 
+class QueueClosedError(EnforceNotMet, EOFError):
+    """A closed blobs queue has nothing left to dequeue (or no room to enqueue)."""
+
+
+class QueueTimeoutError(EnforceNotMet, TimeoutError):
+    """Waiting on a blobs queue timed out, or would never end because no other
+    thread is running that could fill (or drain) it."""
+
+
 def op_context(op, index=None, net_name=None):
     """Describe an operator for an error message: ``net 'n', op #3 FC 'fc1'``."""
     parts = []

@@ -6,15 +6,22 @@ the way Caffe2's ``REGISTER_CPU_OPERATOR`` ran at library load time.
 
 from . import (  # noqa: F401
     activation,
+    atomic,
+    conv,
+    cross_entropy,
+    distance,
     elementwise,
     fc,
     fill,
-    loss,
+    flatten,
+    lrn,
     lstm_unit,
     matmul,
+    queue,
     reduction,
     registry,  # noqa: F401
     rnn,
+    sgd,
     shape,
     softmax,
     training,

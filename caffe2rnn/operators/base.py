@@ -21,6 +21,14 @@ from ..runtime.arguments import ArgumentHelper
 FLOAT_TYPES = (np.float32, np.float64)
 
 
+def describe_content(blob):
+    """What a blob holds, for error messages: ``a float32 tensor of shape (2, 3)``."""
+    value = blob.value
+    if type(value) is np.ndarray:
+        return "a %s tensor of shape %s" % (value.dtype, value.shape)
+    return "nothing" if value is None else blob.type_name()
+
+
 class Operator:
     """An operator bound to a workspace. Subclasses implement :meth:`run`."""
 

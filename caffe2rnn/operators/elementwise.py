@@ -17,8 +17,8 @@ dims)`` and NumPy broadcasts it: the same arithmetic, one ufunc call.
 axis instead. Size-1 dims inside B are *not* expanded ("1-dim expansion").
 
 Also here: ``SumReduceLike`` (the reduction the broadcast gradients need),
-``Negative`` and ``ElementwiseLinear`` (MILSTM's ``Y = X * w + b``). The gradient
-makers of Add/Sub/Mul changed three times in 2017; they live in
+``Negative``, ``Exp`` and ``ElementwiseLinear`` (MILSTM's ``Y = X * w + b``).
+The gradient makers of Add/Sub/Mul changed three times in 2017; they live in
 :mod:`.elementwise_gradient`.
 """
 
@@ -228,6 +228,23 @@ class GetNegativeGradient(GradientMaker):
 
     def get_gradient_defs(self):
         return [self.op_def("Negative", [self.GO(0)], [self.GI(0)])]
+
+
+@register("Exp", inputs=1, outputs=1, inplace=[(0, 0)])
+class Exp(Operator):
+    """Y = exp(X) element-wise (float). Caffe2: caffe2/operators/exp_op.cc."""
+
+    def run(self):
+        x = self.float_input(0)
+        np.exp(x, out=self.output(0, x.shape, x.dtype))
+
+
+@register_gradient("Exp")
+class GetExpGradient(GradientMaker):
+    """dX = Y · dY: ``Mul([O0, GO0] → GI0)``, reusing the forward output."""
+
+    def get_gradient_defs(self):
+        return [self.op_def("Mul", [self.O(0), self.GO(0)], [self.GI(0)])]
 
 
 def _flatten_at(op, x, axis):

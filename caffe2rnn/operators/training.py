@@ -1,4 +1,5 @@
-"""Training-loop operators: WeightedSum, Scale, Iter, LearningRate, Dropout.
+"""Training-loop operators: WeightedSum, ScatterWeightedSum, Scale, Iter,
+AtomicIter, LearningRate, Dropout.
 
 Caffe2 wrote plain SGD as ops inside the training net::
 
@@ -10,14 +11,17 @@ Caffe2 wrote plain SGD as ops inside the training net::
                           stepsize=10, gamma=0.9)     # a negative rate...
     net.WeightedSum([w, ONE, w_grad, LR], w)          # ...so w = w·1 + g·lr
 
-Caffe2: utility_ops.{h,cc} (WeightedSum), scale_op.{h,cc}, sgd/iter_op.{h,cc},
-sgd/learning_rate_op.{h,cc}, dropout_op.{h,cc}.
+Caffe2: utility_ops.{h,cc} (WeightedSum, ScatterWeightedSum), scale_op.{h,cc},
+sgd/iter_op.{h,cc}, sgd/learning_rate_op.{h,cc}, sgd/learning_rate_functors.h,
+dropout_op.{h,cc}. The optimizers that emit these ops are in
+:mod:`caffe2rnn.optimizer`; their update ops in :mod:`caffe2rnn.operators.sgd`.
 """
 
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
 from . import rng
+from .atomic import mutex_input
 from .base import Operator
 from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
 from .registry import register, register_gradient
@@ -59,6 +63,74 @@ class WeightedSum(Operator):
 register_gradient("WeightedSum")(ShouldNotDoGradient)
 
 
+def index_input(op, i, bound):
+    """Input ``i``: int32/int64 indices, each in ``[0, bound)``, flattened."""
+    indices = op.input(i)
+    if indices.dtype not in (np.int32, np.int64):
+        raise DTypeError(
+            "input %d ('%s') has type %s; expected int32 or int64 indices"
+            % (i, op.input_name(i), indices.dtype)
+        )
+    flat = indices.reshape(-1)
+    if flat.size and (flat.min() < 0 or flat.max() >= bound):
+        raise ShapeError(
+            "input %d ('%s') holds indices from %d to %d; expected them in [0, %d)"
+            % (i, op.input_name(i), flat.min(), flat.max(), bound)
+        )
+    return flat
+
+
+@register("ScatterWeightedSum", inputs=(5, None), outputs=1, enforce_inplace=[(0, 0)])
+class ScatterWeightedSum(Operator):
+    """WeightedSum on the rows of ``X_0`` picked by ``INDICES``, in place.
+
+    Inputs ``X_0, w_0, INDICES, X_1, w_1, ...``: for every k, row
+    ``INDICES[k]`` of ``X_0`` (its first dimension; rows of ``X_0.size / N``
+    values) becomes ``w_0 · row + Σ_j w_j · X_j[k]``. ``X_j`` is read as ``K``
+    rows whatever its shape. A repeated index is scaled and added once per
+    occurrence, as Caffe2 applied the updates one after the other.
+    """
+
+    def setup(self):
+        if (len(self.inputs) - 3) % 2:
+            raise EnforceNotMet(
+                "ScatterWeightedSum takes X_0, w_0, INDICES and then pairs "
+                "(X_j, w_j); got %d inputs" % len(self.inputs)
+            )
+
+    def run(self):
+        x0 = self.float_input(0)
+        if x0.ndim == 0 or x0.shape[0] == 0:
+            raise self.shape_error(0, "a tensor with at least one row")
+        n = x0.shape[0]
+        block = x0.size // n
+        indices = index_input(self, 2, n)
+        k = indices.size
+        weights = {}
+        for j in [1] + list(range(4, len(self.inputs), 2)):
+            weights[j] = self.float_input(j)
+            if weights[j].size != 1:
+                raise self.shape_error(j, "a 1-element weight")
+        terms = []
+        for j in range(3, len(self.inputs), 2):
+            x = self.float_input(j)
+            if x.size != k * block or x.dtype != x0.dtype:
+                raise self.shape_error(
+                    j, "%s of %d x %d values (one row per index)" % (x0.dtype, k, block)
+                )
+            terms.append((float(weights[j + 1].reshape(-1)[0]), x.reshape(k, block)))
+        rows = x0.reshape(n, block)
+        w0 = float(weights[1].reshape(-1)[0])
+        if w0 != 1.0:  # Caffe2 skipped the scaling for the usual w_0 = 1 too
+            hit, counts = np.unique(indices, return_counts=True)
+            rows[hit] *= (w0**counts)[:, None].astype(x0.dtype)
+        for w, x in terms:
+            np.add.at(rows, indices, x * w)
+
+
+register_gradient("ScatterWeightedSum")(ShouldNotDoGradient)
+
+
 @register("Scale", inputs=1, outputs=1, inplace=[(0, 0)])
 class Scale(Operator):
     """``Y = scale · X`` (argument ``scale``, default 1.0)."""
@@ -79,6 +151,30 @@ class GetScaleGradient(GradientMaker):
         return [self.op_def("Scale", [self.GO(0)], [self.GI(0)])]
 
 
+def _increment(op):
+    """Add 1 to output 0, the int64 iteration counter (shared by Iter and AtomicIter)."""
+    counter = op.outputs[0].value
+    name = op.outputs[0].name
+    if type(counter) is not np.ndarray or counter.dtype != np.int64:
+        raise DTypeError(
+            "iteration blob '%s' must be an int64 tensor of 1 "
+            "element; it is %s" % (name, getattr(counter, "dtype", op.outputs[0].type_name()))
+        )
+    if counter.size != 1:
+        raise ShapeError(
+            "The output of IterOp exists, but not of the right "
+            "size: blob '%s' has shape %s; expected 1 element" % (name, counter.shape)
+        )
+    value = counter.reshape(-1)
+    if value[0] < 0:
+        raise EnforceNotMet(
+            "Previous iteration number is negative (blob '%s' holds %d)." % (name, value[0])
+        )
+    if value[0] == _INT64_MAX:
+        raise EnforceNotMet("Overflow will happen! (blob '%s')" % name)
+    value[0] += 1
+
+
 @register("Iter", inputs=(0, 1), outputs=1, enforce_inplace=[(0, 0)])
 class Iter(Operator):
     """Add 1 to the int64 iteration counter, in place.
@@ -93,26 +189,20 @@ class Iter(Operator):
             blob.value = np.zeros(1, dtype=np.int64)
 
     def run(self):
-        counter = self.outputs[0].value
-        name = self.outputs[0].name
-        if type(counter) is not np.ndarray or counter.dtype != np.int64:
-            raise DTypeError(
-                "iteration blob '%s' must be an int64 tensor of 1 "
-                "element; it is %s" % (name, getattr(counter, "dtype", type(counter).__name__))
-            )
-        if counter.size != 1:
-            raise ShapeError(
-                "The output of IterOp exists, but not of the right "
-                "size: blob '%s' has shape %s; expected 1 element" % (name, counter.shape)
-            )
-        value = counter.reshape(-1)
-        if value[0] < 0:
-            raise EnforceNotMet(
-                "Previous iteration number is negative (blob '%s' holds %d)." % (name, value[0])
-            )
-        if value[0] == _INT64_MAX:
-            raise EnforceNotMet("Overflow will happen! (blob '%s')" % name)
-        value[0] += 1
+        _increment(self)
+
+
+@register("AtomicIter", inputs=2, outputs=1, enforce_inplace=[(1, 0)])
+class AtomicIter(Operator):
+    """``Iter`` under the mutex of input 0: ``AtomicIter([mutex, iter] → iter)``.
+
+    Caffe2's optimizers use this form so that nets run from several threads
+    on one workspace count every iteration exactly once.
+    """
+
+    def run(self):
+        with mutex_input(self, 0):
+            _increment(self)
 
 
 def _step(op):
@@ -143,8 +233,33 @@ def _inv(op):
     return lambda it: (1.0 + gamma * it) ** -power
 
 
+def _poly(op):
+    power = op.args.single("power", 0.0, float)
+    max_iter = op.args.single("max_iter", -1, int)
+    if power <= 0 or max_iter <= 0:
+        raise ArgumentError(
+            "policy 'poly' needs power > 0 and max_iter > 0; got power=%g, max_iter=%d"
+            % (power, max_iter)
+        )
+
+    def multiplier(it):
+        if it > max_iter:  # Caffe2 computed pow(negative, power): NaN
+            raise EnforceNotMet(
+                "iteration %d is past max_iter=%d of learning rate policy 'poly'" % (it, max_iter)
+            )
+        return (1.0 - it / max_iter) ** power
+
+    return multiplier
+
+
 #: policy name → builder of ``multiplier(iter)`` from the op's arguments.
-_POLICIES = {"fixed": lambda op: lambda it: 1.0, "step": _step, "exp": _exp, "inv": _inv}
+_POLICIES = {
+    "fixed": lambda op: lambda it: 1.0,
+    "step": _step,
+    "exp": _exp,
+    "inv": _inv,
+    "poly": _poly,
+}
 
 
 @register("LearningRate", inputs=1, outputs=1)
@@ -152,7 +267,8 @@ class LearningRate(Operator):
     """``lr = base_lr · policy(iter)``, a 0-d float32 tensor.
 
     Policies: ``fixed`` (1), ``step`` (``gamma ** (iter // stepsize)``),
-    ``exp`` (``gamma ** iter``), ``inv`` (``(1 + gamma·iter) ** −power``).
+    ``exp`` (``gamma ** iter``), ``inv`` (``(1 + gamma·iter) ** −power``),
+    ``poly`` (``(1 − iter / max_iter) ** power``).
     ``base_lr`` and ``policy`` are required; SGD uses a negative base_lr.
     """
 
@@ -183,7 +299,7 @@ class LearningRate(Operator):
         self.output(0, (), np.float32)[...] = lr
 
 
-for _op_type in ("Iter", "LearningRate"):
+for _op_type in ("Iter", "AtomicIter", "LearningRate"):
     register_gradient(_op_type)(NoGradient)
 
 

@@ -1,4 +1,4 @@
-"""Utility ops: Sum, Copy, Alias, StopGradient, ZeroGradient, Print, Shape.
+"""Utility ops: Sum, Copy, Alias, StopGradient, ZeroGradient, Print, Shape, Free.
 
 These are the plumbing of a Caffe2 net (``caffe2/operators/utility_ops.h``).
 Two matter in every recurrent step: ``Sum`` (it adds the input projection to
@@ -10,7 +10,7 @@ matches, so a step net can write straight into a row of a states tensor.
 
 import numpy as np
 
-from ..errors import DTypeError
+from ..errors import DTypeError, EnforceNotMet
 from .base import Operator
 from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
 from .registry import register, register_gradient
@@ -198,3 +198,27 @@ class Shape(Operator):
 
 
 register_gradient("Shape")(ShouldNotDoGradient)
+
+
+@register("Free", inputs=(1, None), outputs=(1, None), inplace="any")
+class Free(Operator):
+    """Empty every output blob (the blob stays; its content is dropped).
+
+    Inputs and outputs are the same blobs, one to one: Caffe2 took the blobs
+    as inputs too only so that a scheduler would run Free after the ops that
+    produce them.
+    """
+
+    def setup(self):
+        if list(self.def_.input) != list(self.def_.output):
+            raise EnforceNotMet(
+                "Free frees its inputs in place: outputs %s must be the inputs %s, "
+                "one to one" % (list(self.def_.output), list(self.def_.input))
+            )
+
+    def run(self):
+        for blob in self.outputs:
+            blob.value = None
+
+
+register_gradient("Free")(ShouldNotDoGradient)

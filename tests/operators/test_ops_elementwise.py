@@ -240,3 +240,32 @@ def test_elementwise_linear_errors():
         run1("ElementwiseLinear", {"X": x, "w": random((4,)), "b": random((3,))})
     with pytest.raises(DTypeError, match=r"input 2 \('b'\) has type float64"):
         run1("ElementwiseLinear", {"X": x, "w": random((3,)), "b": random((3,), dtype=np.float64)})
+
+
+# --- Exp -------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exp_forward_and_in_place(dtype):
+    x = random((2, 3), 1, dtype, -3, 3)
+    y = run1("Exp", {"X": x})
+    assert y.dtype == dtype
+    np.testing.assert_allclose(y, np.exp(x.astype(np.float64)), rtol=1e-6)
+    ws = Workspace()
+    ws.feed("X", x)
+    memory = ws.blob("X").value
+    ws.run_operator_once(core.CreateOperator("Exp", ["X"], ["X"]))
+    assert ws.blob("X").value is memory
+    np.testing.assert_allclose(ws.fetch("X"), y)
+
+
+def test_exp_gradient_is_y_times_dy():
+    from ops_testing import gradient_of
+
+    ops, g_input = gradient_of("Exp", ["X"], ["Y"])
+    assert ops == [("Mul", "", ["Y", "Y_grad"], ["X_grad"], [], True)]
+    assert g_input == ["X_grad"]
+    check_gradients("Exp", {"X": random((3, 2), 2)}, ["Y"])
+
+
+def test_exp_needs_floats():
+    with pytest.raises(DTypeError, match=r"input 0 \('X'\) has type int32"):
+        run1("Exp", {"X": np.arange(3, dtype=np.int32)})

@@ -141,6 +141,8 @@ def _single_op_net(op):
         ({"policy": "step", "stepsize": 3, "gamma": 0.5}, 7, 0.1 * 0.25),
         ({"policy": "exp", "gamma": 0.9}, 3, 0.1 * 0.9**3),
         ({"policy": "inv", "gamma": 0.5, "power": 2.0}, 2, 0.1 * 2.0**-2),
+        ({"policy": "poly", "power": 2.0, "max_iter": 8}, 2, 0.1 * 0.75**2),
+        ({"policy": "poly", "power": 0.5, "max_iter": 8}, 8, 0.0),
     ],
 )
 def test_learning_rate_policies(args, it, expected):
@@ -156,11 +158,24 @@ def test_learning_rate_policies(args, it, expected):
         ({"base_lr": 0.1}, "policy"),
         ({"base_lr": 0.1, "policy": "cosine"}, "Unknown learning rate policy: cosine"),
         ({"base_lr": 0.1, "policy": "step", "gamma": 0.5}, "stepsize"),
+        ({"base_lr": 0.1, "policy": "poly", "power": 1.0}, "max_iter > 0"),
     ],
 )
 def test_learning_rate_argument_errors(args, match):
     with pytest.raises(ArgumentError, match=match):
         run1("LearningRate", {"iter": np.zeros(1, np.int64)}, **args)
+
+
+def test_learning_rate_poly_past_max_iter_is_an_error():
+    with pytest.raises(EnforceNotMet, match="iteration 9 is past max_iter=8"):
+        run1(
+            "LearningRate",
+            {"iter": np.array([9], np.int64)},
+            base_lr=0.1,
+            policy="poly",
+            power=0.5,
+            max_iter=8,
+        )
 
 
 def test_learning_rate_needs_int64_iter():
@@ -171,6 +186,7 @@ def test_learning_rate_needs_int64_iter():
 @pytest.mark.parametrize("op_type, output", [("Iter", "iter"), ("LearningRate", "lr")])
 def test_counters_have_no_gradient(op_type, output):
     assert gradient_of(op_type, ["iter"], [output]) == ([], [None])
+    assert gradient_of("AtomicIter", ["mutex", "iter"], ["iter"]) == ([], [None, None])
 
 
 # --- Dropout -------------------------------------------------------------------------
@@ -235,3 +251,62 @@ def test_dropout_gradient(is_test):
 def test_dropout_grad_checks_mask():
     with pytest.raises(DTypeError, match="'mask'.*bool"):
         run1("DropoutGrad", {"dy": random((2, 3)), "mask": np.ones((2, 3))})
+
+
+# --- ScatterWeightedSum --------------------------------------------------------------
+def scatter_weighted_sum_reference(x0, w0, indices, terms):
+    """Row by row, in index order: a repeated index is scaled and added again."""
+    out = x0.copy().reshape(x0.shape[0], -1)
+    for idx in indices:
+        out[idx] *= w0
+    for x, w in terms:
+        rows = x.reshape(len(indices), -1)
+        for k, idx in enumerate(indices):
+            out[idx] += w * rows[k]
+    return out.reshape(x0.shape)
+
+
+@pytest.mark.parametrize("index_type", [np.int32, np.int64])
+@pytest.mark.parametrize("w0", [1.0, 0.5])
+def test_scatter_weighted_sum(index_type, w0):
+    x0 = random((5, 2, 2), 1, np.float64)
+    indices = np.array([3, 0, 3], index_type)
+    a, b = random((3, 4), 2, np.float64), random((3, 2, 2), 3, np.float64)
+    ws = Workspace()
+    feeds = {"X": x0, "w0": scalar(w0), "I": indices, "A": a, "wa": scalar(-2.0)}
+    feeds.update({"B": b, "wb": scalar(0.25)})
+    for name, value in feeds.items():
+        ws.feed(name, value)
+    memory = ws.blob("X").value
+    ws.run_operator_once(
+        core.CreateOperator("ScatterWeightedSum", ["X", "w0", "I", "A", "wa", "B", "wb"], ["X"])
+    )
+    assert ws.blob("X").value is memory  # in place
+    expected = scatter_weighted_sum_reference(x0, w0, indices, [(a, -2.0), (b, 0.25)])
+    np.testing.assert_allclose(ws.fetch("X"), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "feeds, inputs, error, match",
+    [
+        ({"I": np.array([5], np.int32)}, None, ShapeError, r"input 2 \('I'\).*\[0, 5\)"),
+        ({"I": np.array([0.0])}, None, DTypeError, r"input 2 \('I'\) has type float64"),
+        ({"A": random((2, 3))}, None, ShapeError, r"input 3 \('A'\)"),
+        ({"wa": random((2,))}, None, ShapeError, r"input 4 \('wa'\).*1-element"),
+        ({}, ["X", "w0", "I", "A", "wa", "A"], EnforceNotMet, "pairs"),
+    ],
+)
+def test_scatter_weighted_sum_errors(feeds, inputs, error, match):
+    ws = Workspace()
+    values = {"X": random((5, 3)), "w0": ONE, "I": np.array([1], np.int32)}
+    values.update({"A": random((1, 3)), "wa": ONE})
+    values.update(feeds)
+    for name, value in values.items():
+        ws.feed(name, value)
+    before = ws.fetch("X")
+    op = core.CreateOperator("ScatterWeightedSum", inputs or ["X", "w0", "I", "A", "wa"], ["X"])
+    with pytest.raises(error, match=match):
+        ws.run_operator_once(op)
+    np.testing.assert_array_equal(ws.fetch("X"), before)  # nothing half-written
+    with pytest.raises(EnforceNotMet, match="same blob"):
+        run_op("ScatterWeightedSum", values, ["Y"])

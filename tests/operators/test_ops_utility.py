@@ -198,3 +198,17 @@ def test_shape(shape):
 def test_recurrent_op_names_are_registered(op_type):
     # spec §7.19: Net.__getattr__ refuses op types that are not registered.
     assert core.IsOperator(op_type)
+
+
+# --- Free -------------------------------------------------------------------------------
+def test_free_empties_its_blobs_in_place():
+    ws = run_op("Free", {"a": random((2,)), "b": random((3,))}, ["a", "b"])
+    assert ws.has_blob("a") and ws.blob("a").value is None and ws.blob("b").value is None
+    with pytest.raises(GradientError, match="should not call gradient"):
+        gradient_of("Free", ["a"], ["a"])
+
+
+@pytest.mark.parametrize("outputs", [["b", "a"], ["a"], ["c", "d"]])
+def test_free_outputs_must_be_its_inputs(outputs):
+    with pytest.raises(EnforceNotMet, match="one to one"):
+        run_op("Free", {"a": random((2,)), "b": random((3,))}, outputs)

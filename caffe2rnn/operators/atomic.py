@@ -1,0 +1,65 @@
+"""CreateMutex: a blob holding a mutex, for ops that must update atomically.
+
+Caffe2's optimizers count iterations with ``AtomicIter([mutex, iter] → iter)``
+rather than ``Iter``, so that several nets sharing one workspace (Hogwild
+training, one net per thread) never lose an increment. The mutex lives in a
+blob created once by ``param_init_net.CreateMutex([], ["iteration_mutex"])``.
+
+A mutex blob is not a tensor: ``FetchBlob`` describes it
+(``std::unique_ptr<std::mutex>``, the C++ type Caffe2 reported) and an op that
+expects one names the blob when it finds anything else.
+
+Caffe2: caffe2/operators/atomic_ops.cc (CreateMutex), caffe2/sgd/iter_op.h
+(AtomicIter, in :mod:`caffe2rnn.operators.training`).
+"""
+
+import threading
+
+from ..errors import DTypeError
+from .base import Operator, describe_content
+from .gradient_maker import ShouldNotDoGradient
+from .registry import register, register_gradient
+
+
+class Mutex:
+    """The content of a CreateMutex blob: a lock, used as a context manager."""
+
+    caffe2_type_name = "std::unique_ptr<std::mutex>"
+
+    def __init__(self):
+        self._lock = threading.Lock()
+
+    def __enter__(self):
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+
+    def locked(self):
+        return self._lock.locked()
+
+    def __repr__(self):
+        return "Mutex(%s)" % ("locked" if self.locked() else "unlocked")
+
+
+def mutex_input(op, i):
+    """Input ``i`` of ``op``, which must be a blob written by CreateMutex."""
+    value = op.inputs[i].value
+    if not isinstance(value, Mutex):
+        raise DTypeError(
+            "input %d ('%s') holds %s; expected a mutex made by CreateMutex"
+            % (i, op.input_name(i), describe_content(op.inputs[i]))
+        )
+    return value
+
+
+@register("CreateMutex", inputs=0, outputs=1)
+class CreateMutex(Operator):
+    """Write a new, unlocked mutex into the output blob (replacing its content)."""
+
+    def run(self):
+        self.set_output(0, Mutex())
+
+
+register_gradient("CreateMutex")(ShouldNotDoGradient)

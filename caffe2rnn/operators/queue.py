@@ -1,0 +1,339 @@
+"""Blob queues: CreateBlobsQueue, EnqueueBlobs, DequeueBlobs, CloseBlobsQueue.
+
+A ``BlobsQueue`` is a bounded, blocking, closable FIFO of *records*, each of
+``num_blobs`` blobs, living in a workspace blob (``FetchBlob`` describes it as
+``std::shared_ptr<caffe2::BlobsQueue>``). lstm_benchmark fills one with input
+batches and its training net dequeues a batch per iteration::
+
+    init.CreateBlobsQueue([], "inputqueue", num_blobs=1, capacity=T)
+    fill.EnqueueBlobs(["inputqueue", "scratch"], ["scratch"])
+    net.DequeueBlobs("inputqueue", "input_data")
+
+Caffe2 semantics kept here:
+
+* the queue owns ``capacity × num_blobs`` slot blobs in the workspace, named
+  ``<queue>_<slot>_<field>``; enqueue and dequeue **swap** blob contents with
+  a slot rather than copy. After ``EnqueueBlobs`` its data blobs therefore
+  hold what the slot held (nothing, the first time round): feed them again
+  before the next enqueue.
+* ``EnqueueBlobs`` waits while the queue is full, ``DequeueBlobs`` while it is
+  empty; ``DequeueBlobs`` gives up after ``timeout_secs`` if that argument is
+  set (> 0; added in Caffe2 3b789ebd2).
+* ``CloseBlobsQueue`` wakes every waiter. A closed queue still hands out the
+  records it holds, and still accepts records while it has room (the
+  predicate Caffe2 waited on); dequeuing from a closed, empty queue (or
+  enqueuing into a closed, full one) fails. ``SafeEnqueueBlobs`` /
+  ``SafeDequeueBlobs`` report that case in a last, boolean ``status`` output
+  instead of failing.
+
+Two checks Caffe2 did not make: a record's field keeps the type (and, for a
+tensor, the dtype and rank) of the first record, so a mismatch is a clear
+error naming the blob, not a wrong batch three ops later; and a wait that no
+other thread could ever end (the calling thread is the only one running, so
+nobody can fill or drain the queue) fails at once with
+:class:`~caffe2rnn.errors.QueueTimeoutError` instead of hanging.
+
+Caffe2: caffe2/queue/blobs_queue.h, queue_ops.{h,cc}.
+"""
+
+import threading
+import time
+
+import numpy as np
+
+from ..errors import (
+    ArgumentError,
+    DTypeError,
+    EnforceNotMet,
+    QueueClosedError,
+    QueueTimeoutError,
+    ShapeError,
+)
+from .base import Operator, describe_content
+from .gradient_maker import NoGradient
+from .registry import register, register_gradient
+
+#: How often a waiting op re-checks whether another thread is still running.
+_POLL_SECONDS = 0.05
+
+
+def _signature(value):
+    """What every record must agree on for one field."""
+    if type(value) is np.ndarray:
+        return ("tensor", value.dtype, value.ndim)
+    return ("object", type(value))
+
+
+def _describe(signature):
+    if signature[0] == "tensor":
+        return "a %d-D %s tensor" % (signature[2], signature[1])
+    return "a %s" % signature[1].__name__
+
+
+class BlobsQueue:
+    """A bounded FIFO of records of blobs, safe to use from several threads."""
+
+    caffe2_type_name = "std::shared_ptr<caffe2::BlobsQueue>"
+
+    def __init__(self, ws, name, capacity, num_blobs, enforce_unique_name=False, field_names=()):
+        self.name = name
+        self.num_blobs = num_blobs
+        self.field_names = list(field_names)
+        slots = []
+        for i in range(capacity):
+            row = []
+            for j in range(num_blobs):
+                slot_name = "%s_%d_%d" % (name, i, j)
+                if enforce_unique_name and ws.get_blob(slot_name) is not None:
+                    raise EnforceNotMet("Queue internal blob already exists: %s" % slot_name)
+                row.append(ws.create_blob(slot_name))
+            slots.append(row)
+        self._slots = slots
+        self._reader = 0  # records read so far
+        self._writer = 0  # records written so far; writer - reader are queued
+        self._closing = False
+        self._fields = [None] * num_blobs
+        self._cond = threading.Condition()
+
+    @property
+    def capacity(self):
+        return len(self._slots)
+
+    def __len__(self):
+        return self._writer - self._reader
+
+    @property
+    def closed(self):
+        return self._closing
+
+    def close(self):
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+
+    def check_record(self, blobs):
+        """Refuse a record whose blobs do not match the queue's fields."""
+        for j, blob in enumerate(blobs):
+            if blob.value is None:
+                raise DTypeError(
+                    "blob '%s' (field %d of queue '%s') is empty; enqueue needs a value"
+                    % (blob.name, j, self.name)
+                )
+            signature = _signature(blob.value)
+            expected = self._fields[j]
+            if expected is not None and signature != expected:
+                error = ShapeError if signature[:2] == expected[:2] else DTypeError
+                raise error(
+                    "blob '%s' holds %s; field %d of queue '%s' holds %s"
+                    % (blob.name, _describe(signature), j, self.name, _describe(expected))
+                )
+
+    def _wait(self, ready, timeout, what):
+        """Wait (holding the lock) until ``ready()`` or the queue is closing."""
+        deadline = None if not timeout or timeout <= 0 else time.monotonic() + timeout
+        while not (self._closing or ready()):
+            if threading.active_count() == 1:
+                raise QueueTimeoutError(
+                    "%s queue '%s' would wait forever: it is %s and no other thread "
+                    "is running that could change that"
+                    % (what, self.name, "empty" if what == "dequeue from" else "full")
+                )
+            remaining = _POLL_SECONDS
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise QueueTimeoutError(
+                        "%s queue '%s' timed out after %g s" % (what, self.name, timeout)
+                    )
+            self._cond.wait(min(remaining, _POLL_SECONDS))
+
+    def _swap(self, blobs, slot):
+        for blob, cell in zip(blobs, slot):
+            blob.value, cell.value = cell.value, blob.value
+
+    def write(self, blobs, timeout=None):
+        """Swap ``blobs`` into the next free slot; False if closed and full."""
+        with self._cond:
+            self.check_record(blobs)
+            self._wait(lambda: len(self) < self.capacity, timeout, "enqueue into")
+            if len(self) == self.capacity:
+                return False
+            self.check_record(blobs)  # again: a record written meanwhile may fix a field
+            for j, blob in enumerate(blobs):
+                self._fields[j] = self._fields[j] or _signature(blob.value)
+            self._swap(blobs, self._slots[self._writer % self.capacity])
+            self._writer += 1
+            self._cond.notify_all()
+            return True
+
+    def read(self, blobs, timeout=None):
+        """Swap the oldest record into ``blobs``; False if closed and empty."""
+        with self._cond:
+            self._wait(lambda: len(self) > 0, timeout, "dequeue from")
+            if len(self) == 0:
+                return False
+            self._swap(blobs, self._slots[self._reader % self.capacity])
+            self._reader += 1
+            self._cond.notify_all()
+            return True
+
+    def __repr__(self):
+        return "BlobsQueue(%r, %d/%d records%s)" % (
+            self.name,
+            len(self),
+            self.capacity,
+            ", closed" if self._closing else "",
+        )
+
+
+@register("CreateBlobsQueue", inputs=0, outputs=1)
+class CreateBlobsQueue(Operator):
+    """A new, empty queue named after the output blob.
+
+    Arguments: ``capacity`` (records, default 1), ``num_blobs`` (blobs per
+    record, default 1), ``enforce_unique_name`` (refuse slot blobs that
+    already exist), ``field_names`` (one per blob).
+    """
+
+    def setup(self):
+        self.capacity = self.args.single("capacity", 1, int)
+        self.num_blobs = self.args.single("num_blobs", 1, int)
+        self.enforce_unique_name = self.args.single("enforce_unique_name", False, bool)
+        self.field_names = self.args.repeated("field_names", kind=str)
+        if self.capacity < 1 or self.num_blobs < 1:
+            raise ArgumentError(
+                "capacity (%d) and num_blobs (%d) must be >= 1" % (self.capacity, self.num_blobs)
+            )
+        if self.field_names and len(self.field_names) != self.num_blobs:
+            raise ArgumentError(
+                "Wrong number of fieldNames provided: %d field_names for num_blobs=%d"
+                % (len(self.field_names), self.num_blobs)
+            )
+
+    def run(self):
+        name = self.def_.output[0]
+        queue = BlobsQueue(
+            self.ws,
+            name,
+            self.capacity,
+            self.num_blobs,
+            self.enforce_unique_name,
+            self.field_names,
+        )
+        self.set_output(0, queue)
+
+
+def queue_input(op):
+    """Input 0 of ``op``, which must hold a queue made by CreateBlobsQueue."""
+    value = op.inputs[0].value
+    if not isinstance(value, BlobsQueue):
+        raise DTypeError(
+            "input 0 ('%s') holds %s; expected a queue made by CreateBlobsQueue"
+            % (op.input_name(0), describe_content(op.inputs[0]))
+        )
+    return value
+
+
+class _QueueOp(Operator):
+    """Ops that move one record between a queue (input 0) and data blobs."""
+
+    status = False  # the Safe* ops add a last, boolean status output
+
+    def data_blobs(self):
+        return self.outputs[:-1] if self.status else self.outputs
+
+    def queue(self):
+        queue = queue_input(self)
+        blobs = self.data_blobs()
+        if len(blobs) != queue.num_blobs:
+            raise ShapeError(
+                "queue '%s' holds records of %d blobs; %s names %d: %s"
+                % (
+                    self.input_name(0),
+                    queue.num_blobs,
+                    self.op_type,
+                    len(blobs),
+                    [b.name for b in blobs],
+                )
+            )
+        return queue, blobs
+
+    def finish(self, ok, failure):
+        if self.status:
+            self.output(len(self.outputs) - 1, (), np.bool_)[...] = not ok
+        elif not ok:
+            raise QueueClosedError(failure % self.input_name(0))
+
+
+@register("EnqueueBlobs", inputs=(2, None), outputs=(1, None), inplace="any")
+class EnqueueBlobs(_QueueOp):
+    """``[queue, b_1 ... b_k] → [b_1 ... b_k]``: enqueue one record, in place."""
+
+    def setup(self):
+        data_in = list(self.def_.input[1:])
+        data_out = [b.name for b in self.data_blobs()]
+        if data_in != data_out:
+            raise EnforceNotMet(
+                "%s takes the queue and the record's blobs as inputs and the same blobs, "
+                "in the same order, as outputs%s; got inputs %s, outputs %s"
+                % (
+                    self.op_type,
+                    " (then the status)" if self.status else "",
+                    list(self.def_.input),
+                    list(self.def_.output),
+                )
+            )
+
+    def run(self):
+        queue, blobs = self.queue()
+        ok = queue.write(blobs)
+        self.finish(ok, "enqueue into queue '%s' failed: it is closed and full")
+
+
+@register("DequeueBlobs", inputs=1, outputs=(1, None))
+class DequeueBlobs(_QueueOp):
+    """``queue → [b_1 ... b_k]``: the oldest record; waits while the queue is empty.
+
+    ``timeout_secs`` (> 0) bounds the wait (:class:`QueueTimeoutError`).
+    """
+
+    def setup(self):
+        self.timeout = self.args.single("timeout_secs", 0.0, float)
+
+    def run(self):
+        queue, blobs = self.queue()
+        ok = queue.read(blobs, self.timeout)
+        self.finish(ok, "dequeue from queue '%s' failed: it is closed and empty")
+
+
+@register("CloseBlobsQueue", inputs=1, outputs=0)
+class CloseBlobsQueue(Operator):
+    """Close the queue: waiters wake up; reads drain what is left."""
+
+    def run(self):
+        queue_input(self).close()
+
+
+@register("SafeEnqueueBlobs", inputs=(2, None), outputs=(2, None), inplace="any")
+class SafeEnqueueBlobs(EnqueueBlobs):
+    """EnqueueBlobs with a last output ``status``: True when the queue was closed and full."""
+
+    status = True
+
+
+@register("SafeDequeueBlobs", inputs=1, outputs=(2, None))
+class SafeDequeueBlobs(DequeueBlobs):
+    """DequeueBlobs with a last output ``status``: True when the queue was closed and empty."""
+
+    status = True
+
+
+for _op_type in (
+    "CreateBlobsQueue",
+    "EnqueueBlobs",
+    "DequeueBlobs",
+    "CloseBlobsQueue",
+    "SafeEnqueueBlobs",
+    "SafeDequeueBlobs",
+):
+    register_gradient(_op_type)(NoGradient)

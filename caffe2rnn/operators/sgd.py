@@ -1,0 +1,229 @@
+"""Parameter-update operators: momentum SGD, Adagrad and Adam (dense and sparse).
+
+Each op applies one optimizer step to one parameter, usually in place; the
+learning rate comes from a ``LearningRate`` op as a 1-element tensor, and its
+*sign* is the optimizer's business (:mod:`caffe2rnn.optimizer`): Adagrad and
+Adam **add** ``lr · step``, so they receive a negative rate; MomentumSGDUpdate
+**subtracts** its adjusted gradient and receives a positive one.
+
+* ``MomentumSGDUpdate([g, m, lr, w] → [g, m, w])``, argument ``momentum``
+  (default 0) and ``nesterov`` (default 0)::
+
+      plain:     m' = lr·g + μ·m              g' = m'            w' = w − g'
+      Nesterov:  m' = μ·m + lr·g              g' = (1+μ)·m' − μ·m  w' = w − g'
+
+  ``MomentumSGD([g, m, lr] → [g, m])`` is the same without the last step.
+* ``Adagrad([w, h, g, lr] → [w, h])``, ``epsilon`` (default 1e-5)::
+
+      h' = h + g²      w' = w + lr · g / (√h' + ε)
+
+* ``Adam([w, m1, m2, g, lr, iter] → [w, m1, m2])``, ``beta1`` (0.9), ``beta2``
+  (0.999), ``epsilon`` (1e-5); with ``t = iter + 1``::
+
+      m1' = β₁·m1 + (1−β₁)·g      m2' = β₂·m2 + (1−β₂)·g²
+      w'  = w + lr · √(1−β₂ᵗ)/(1−β₁ᵗ) · m1' / (√m2' + ε)
+
+The sparse forms (``SparseAdagrad``, ``SparseAdam``) take the rows of a
+``GradientSlice``: ``indices`` into the first dimension of ``w`` and one
+gradient row per index, and update only those rows, one index after the
+other (a repeated index is updated twice, the second time from the first
+update's result).
+
+Caffe2: caffe2/sgd/momentum_sgd_op.{h,cc}, adagrad_op.{h,cc}, adam_op.{h,cc}.
+"""
+
+import numpy as np
+
+from .base import Operator
+from .gradient_maker import ShouldNotDoGradient
+from .registry import register, register_gradient
+from .training import index_input
+
+
+class ParameterUpdate(Operator):
+    """Input checks shared by the update ops: one float type, equal sizes."""
+
+    def floats_of_one_size(self, indices):
+        """The float inputs ``indices``, validated against the first of them."""
+        arrays = [self.float_input(i) for i in indices]
+        first = arrays[0]
+        for i, a in zip(indices[1:], arrays[1:]):
+            if a.dtype != first.dtype or a.size != first.size:
+                raise self.shape_error(
+                    i,
+                    "%s of %d elements like input %d ('%s')"
+                    % (first.dtype, first.size, indices[0], self.input_name(indices[0])),
+                )
+        return arrays
+
+    def learning_rate(self, i):
+        lr = self.float_input(i)
+        if lr.size != 1:
+            raise self.shape_error(i, "a 1-element learning rate")
+        return lr.reshape(-1)[0]
+
+    def iteration(self, i):
+        it = self.input(i)
+        if it.dtype != np.int64 or it.size != 1:
+            raise self.shape_error(i, "the 1-element int64 iteration counter", it.shape)
+        return int(it.reshape(-1)[0])
+
+    def write(self, i, value, like):
+        """Write ``value`` into output ``i`` (shape of ``like``), reusing memory."""
+        np.copyto(self.output(i, like.shape, like.dtype), value.reshape(like.shape))
+
+    def sparse_rows(self, param_index, grad_index, indices_index, *state_indices):
+        """Validate a sparse update; return ``(indices, grad rows, param/state row views)``."""
+        w = self.float_input(param_index)
+        states = self.floats_of_one_size((param_index,) + state_indices)[1:]
+        g = self.float_input(grad_index)
+        if w.ndim == 0 or w.shape[0] == 0:
+            raise self.shape_error(param_index, "a parameter with at least one row")
+        indices = index_input(self, indices_index, w.shape[0])
+        row = w.size // w.shape[0]
+        if g.dtype != w.dtype or g.size != indices.size * row:
+            raise self.shape_error(
+                grad_index,
+                "%s of %d x %d values (one row of '%s' per index)"
+                % (w.dtype, indices.size, row, self.input_name(param_index)),
+            )
+        views = [a.reshape(-1, row) for a in [w] + states]
+        return indices, g.reshape(-1, row), views
+
+
+def _momentum_step(g, m, lr, momentum, nesterov):
+    """``(adjusted gradient, new momentum)`` of one momentum-SGD step."""
+    if nesterov:
+        m_new = momentum * m + lr * g
+        return (1 + momentum) * m_new - momentum * m, m_new
+    adjusted = lr * g + momentum * m
+    return adjusted, adjusted
+
+
+class _MomentumBase(ParameterUpdate):
+    def setup(self):
+        self.momentum = self.args.single("momentum", 0.0, float)
+        self.nesterov = self.args.single("nesterov", 0, int) != 0
+
+    def step(self):
+        g, m = self.floats_of_one_size((0, 1))
+        adjusted, m_new = _momentum_step(
+            g, m, self.learning_rate(2), g.dtype.type(self.momentum), self.nesterov
+        )
+        return g, m, adjusted, m_new
+
+
+@register("MomentumSGD", inputs=3, outputs=2, inplace=[(0, 0), (1, 1)])
+class MomentumSGD(_MomentumBase):
+    """``[grad, moment, lr] → [adjusted grad, moment]``: the step, not applied."""
+
+    def run(self):
+        g, m, adjusted, m_new = self.step()
+        self.write(0, adjusted, g)
+        self.write(1, m_new, m)
+
+
+@register("MomentumSGDUpdate", inputs=4, outputs=3, inplace=[(0, 0), (1, 1), (3, 2)])
+class MomentumSGDUpdate(_MomentumBase):
+    """``[grad, moment, lr, param] → [adjusted grad, moment, param − adjusted]``."""
+
+    def run(self):
+        g, m, adjusted, m_new = self.step()
+        w = self.floats_of_one_size((0, 3))[1]
+        w_new = w - adjusted.reshape(w.shape)
+        self.write(0, adjusted, g)
+        self.write(1, m_new, m)
+        self.write(2, w_new, w)
+
+
+@register("Adagrad", inputs=4, outputs=2, inplace=[(0, 0), (1, 1)])
+class Adagrad(ParameterUpdate):
+    """``[param, history, grad, lr] → [param, history]`` (module docstring)."""
+
+    def setup(self):
+        self.epsilon = self.args.single("epsilon", 1e-5, float)
+
+    def run(self):
+        w, h, g = self.floats_of_one_size((0, 1, 2))
+        lr = self.learning_rate(3)
+        g = g.reshape(w.shape)
+        h_new = h.reshape(w.shape) + g * g
+        w_new = w + lr * g / (np.sqrt(h_new) + w.dtype.type(self.epsilon))
+        self.write(0, w_new, w)
+        self.write(1, h_new, h)
+
+
+@register("SparseAdagrad", inputs=5, outputs=2, enforce_inplace=[(0, 0), (1, 1)])
+class SparseAdagrad(Adagrad):
+    """``[param, history, indices, grad, lr] → [param, history]``, rows only."""
+
+    def run(self):
+        indices, grads, (w, h) = self.sparse_rows(0, 3, 2, 1)
+        lr = self.learning_rate(4)
+        eps = w.dtype.type(self.epsilon)
+        for idx, g in _in_order(indices, grads):
+            h[idx] += g * g
+            w[idx] += lr * g / (np.sqrt(h[idx]) + eps)
+
+
+def _in_order(indices, grads):
+    """``(rows, grads)`` pairs to apply: all at once when the indices are
+    distinct, else one index at a time (Caffe2's sequential semantics)."""
+    if np.unique(indices).size == indices.size:
+        return [(indices, grads)]
+    return [(indices[k], grads[k]) for k in range(indices.size)]
+
+
+class _AdamBase(ParameterUpdate):
+    def setup(self):
+        self.beta1 = self.args.single("beta1", 0.9, float)
+        self.beta2 = self.args.single("beta2", 0.999, float)
+        self.epsilon = self.args.single("epsilon", 1e-5, float)
+
+    def correction(self, iteration):
+        t = iteration + 1
+        return np.sqrt(1.0 - self.beta2**t) / (1.0 - self.beta1**t)
+
+    def moments(self, m1, m2, g, dtype):
+        b1, b2 = dtype.type(self.beta1), dtype.type(self.beta2)
+        return m1 * b1 + g * (1 - b1), m2 * b2 + g * g * (1 - b2)
+
+
+@register("Adam", inputs=6, outputs=3, inplace=[(0, 0), (1, 1), (2, 2)])
+class Adam(_AdamBase):
+    """``[param, m1, m2, grad, lr, iter] → [param, m1, m2]`` (module docstring)."""
+
+    def run(self):
+        w, m1, m2, g = self.floats_of_one_size((0, 1, 2, 3))
+        rate = self.learning_rate(4) * w.dtype.type(self.correction(self.iteration(5)))
+        m1_new, m2_new = self.moments(
+            m1.reshape(w.shape), m2.reshape(w.shape), g.reshape(w.shape), w.dtype
+        )
+        w_new = w + rate * m1_new / (np.sqrt(m2_new) + w.dtype.type(self.epsilon))
+        self.write(0, w_new, w)
+        self.write(1, m1_new, m1)
+        self.write(2, m2_new, m2)
+
+
+@register("SparseAdam", inputs=7, outputs=3, enforce_inplace=[(0, 0), (1, 1), (2, 2)])
+class SparseAdam(_AdamBase):
+    """``[param, m1, m2, indices, grad, lr, iter] → [param, m1, m2]``, rows only."""
+
+    def run(self):
+        indices, grads, (w, m1, m2) = self.sparse_rows(0, 4, 3, 1, 2)
+        rate = self.learning_rate(5) * w.dtype.type(self.correction(self.iteration(6)))
+        eps = w.dtype.type(self.epsilon)
+        for idx, g in _in_order(indices, grads):
+            m1[idx], m2[idx] = self.moments(m1[idx], m2[idx], g, w.dtype)
+            w[idx] += rate * m1[idx] / (np.sqrt(m2[idx]) + eps)
+
+
+for _op_type in (
+    "MomentumSGD",
+    "MomentumSGDUpdate",
+    "Adagrad",
+    "SparseAdagrad",
+    "Adam",
+    "SparseAdam",
+):
+    register_gradient(_op_type)(ShouldNotDoGradient)
