@@ -65,6 +65,11 @@ class WorkspaceError(EnforceNotMet):
     """Misuse of workspaces or nets: unknown net, refusing to overwrite one..."""
 
 
+class ModelError(Caffe2RNNError, ValueError):
+    """A model cannot be built or transformed as asked: an optimizer with a
+    negative learning rate, a predictor net cut at blobs no op reads..."""
+
+
 class QueueClosedError(EnforceNotMet, EOFError):
     """A closed blobs queue has nothing left to dequeue (or no room to enqueue)."""
 

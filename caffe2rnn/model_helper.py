@@ -19,9 +19,10 @@ its E3 (2017-04) name, with the E3 differences noted on it.
 
 import logging
 
-from . import core, scope
+from . import core, proto, scope
 from .core.net import unknown_operator_error
-from .errors import ShapeError, WorkspaceError
+from .errors import ModelError, ShapeError, WorkspaceError
+from .proto import caffe2_pb2
 
 logger = logging.getLogger(__name__)
 
@@ -266,6 +267,15 @@ class ModelHelper:
     def get_param_info(self, param):
         return self._parameters_info.get(str(param))
 
+    @staticmethod
+    def _NormalizeNamescope(namescope):
+        """The current name scope for None; otherwise ``namescope`` ending in '/'."""
+        if namescope is None:
+            return scope.CurrentNameScope()
+        if namescope == "" or namescope.endswith(scope._NAMESCOPE_SEPARATOR):
+            return namescope
+        return namescope + scope._NAMESCOPE_SEPARATOR
+
     def GetParams(self, namescope=None, top_scope=False):
         """Parameters whose name scope starts with ``namescope``.
 
@@ -273,13 +283,26 @@ class ModelHelper:
         that is empty). ``top_scope`` is accepted as in Caffe2, where both of
         its branches returned the same list.
         """
-        if namescope is None:
-            namescope = scope.CurrentNameScope()
-        elif namescope and not namescope.endswith(scope._NAMESCOPE_SEPARATOR):
-            namescope += scope._NAMESCOPE_SEPARATOR
+        namescope = self._NormalizeNamescope(namescope)
         if namescope == "":
             return self.params[:]
         return [p for p in self.params if p.GetNameScope().startswith(namescope)]
+
+    def GetComputedParams(self, namescope=None):
+        """Computed parameters (not trained by gradient steps, e.g. a frozen
+        bias) created directly in ``namescope`` (default: the current one).
+
+        Unlike :meth:`GetParams`, a scope matches only exactly (Caffe2 E5):
+        ``GetComputedParams('a')`` does not list ``a/b/x``.
+        """
+        namescope = self._NormalizeNamescope(namescope)
+        if namescope == "":
+            return self._computed_params[:]
+        return [p for p in self._computed_params if p.GetNameScope() == namescope]
+
+    def GetAllParams(self, namescope=None):
+        """:meth:`GetParams` followed by :meth:`GetComputedParams`."""
+        return self.GetParams(namescope) + self.GetComputedParams(namescope)
 
     def _in_scope(self, blobs, namescope):
         if namescope is None:
@@ -309,6 +332,23 @@ class ModelHelper:
         if not self.gradient_ops_added:
             raise WorkspaceError("You need to run AddGradientOperators first.")
         return {p: self.grad_map[str(p)] for p in params if str(p) in self.grad_map}
+
+    def GetOptimizationParamInfo(self, params=None):
+        """The :class:`ParameterInfo` (blob and gradient) of every parameter
+        an optimizer should update, in the order of ``params``.
+
+        ``params`` defaults to all parameters with a gradient. With
+        ``skip_sparse_optim`` a parameter whose gradient is a
+        ``GradientSlice`` is left out (its updates are someone else's job).
+        """
+        if not self.gradient_ops_added:
+            raise WorkspaceError("Need to call AddGradientOperators first")
+        param_to_grad = self.get_param_to_grad(params) if params else self.param_to_grad
+        return [
+            self.get_param_info(param)
+            for param, grad in param_to_grad.items()
+            if not (self.skip_sparse_optim and isinstance(grad, core.GradientSlice))
+        ]
 
     def AddGradientOperators(self, *args, **kwargs):
         """Add the backward pass to ``net`` (once); fill ``param_to_grad``.
@@ -393,3 +433,107 @@ class ModelHelperBase(ModelHelper):
     @classmethod
     def _helper_name(cls):
         return "ModelHelperBase"
+
+
+def _set_device(op, device):
+    if device is not None:
+        op.device_option.device_type = device.device_type
+        op.device_option.cuda_gpu_id = device.cuda_gpu_id
+
+
+def _prepare_recurrent_op(op, device, orig_external_inputs, external_inputs):
+    """A RecurrentNetwork op for inference: step net on ``device``, no backward net.
+
+    The step net's own external inputs that are external inputs of the
+    training net (``seq_lengths``, parameters...) become inputs of the
+    predictor net too.
+    """
+    for arg in op.arg:
+        if arg.name == "backward_step_net":
+            arg.ClearField("n")
+            arg.s = b""
+        elif arg.name == "step_net":
+            step = arg.n if arg.HasField("n") else proto.parse_text(caffe2_pb2.NetDef, arg.s)
+            for step_op in step.op:
+                _set_device(step_op, device)
+            external_inputs.extend(b for b in step.external_input if b in orig_external_inputs)
+            if not arg.HasField("n"):
+                arg.s = str(step).encode("utf-8")
+
+
+def ExtractPredictorNet(
+    net_proto, input_blobs, output_blobs, device=None, renames=None, disabled_inputs=None
+):
+    """A net for inference cut out of a training net: ``(predict_net, export_blobs)``.
+
+    Keeps the ops from the first one reading an ``input_blobs`` blob (not
+    counting StopGradient) to the last one writing an ``output_blobs`` blob,
+    and of those only the ones whose inputs are known: external inputs of
+    ``net_proto``, ``input_blobs`` (minus ``disabled_inputs``) or outputs of
+    kept ops. So gradient and optimizer ops drop out. Every kept op (and, for
+    a RecurrentNetwork, every op of its step net) is put on ``device`` if
+    given; a RecurrentNetwork's ``backward_step_net`` becomes ``''``.
+    ``renames`` ({old: new}) renames blobs in the result.
+
+    ``export_blobs`` lists the predictor's external inputs that are not
+    ``input_blobs``: the parameters a deployment must ship with the net.
+
+    Caffe2 E5 (0cdd09da6) edited the ops of ``net_proto`` in place while doing
+    this, so the training net lost its backward step nets; here the ops are
+    copied and ``net_proto`` is left as it was. An op with ``is_test=0`` is an
+    error: the net was built for training.
+    """
+    predict_net = core.Net(net_proto.name + "_predict")
+    predict_proto = predict_net.Proto()
+    orig_external_inputs = set(net_proto.external_input)
+    orig_external_outputs = set(net_proto.external_output)
+    inputs = [str(b) for b in input_blobs]
+    outputs = {str(b) for b in output_blobs}
+    known = orig_external_inputs | set(inputs)
+    if disabled_inputs is not None:
+        known -= {str(b) for b in disabled_inputs}
+    renames = renames or {}
+    external_inputs = list(inputs)
+    external_outputs = sorted(outputs)
+
+    ops = list(net_proto.op)
+    readers = [
+        j for j, op in enumerate(ops) if set(inputs) & set(op.input) and op.type != "StopGradient"
+    ]
+    if not readers:
+        raise ModelError("No ops with input=%s" % sorted(inputs))
+    writers = [j for j, op in enumerate(ops) if outputs & set(op.output)]
+    if not writers:
+        raise ModelError("No ops with output=%s" % sorted(outputs))
+
+    for original in ops[min(readers) : max(writers) + 1]:
+        if not known.issuperset(original.input):
+            logger.debug("Op %s had unknown inputs: %s", original.type, set(original.input) - known)
+            continue
+        for arg in original.arg:
+            if arg.name == "is_test" and arg.i == 0:
+                raise ModelError(
+                    "An operator had is_test=0, did you try to extract a predictor from a "
+                    "train model (instead of test model)? Op was: %s %s"
+                    % (original.type, list(original.output))
+                )
+        op = predict_proto.op.add()
+        op.CopyFrom(original)
+        if op.type == "RecurrentNetwork":
+            _prepare_recurrent_op(op, device, orig_external_inputs, external_inputs)
+        _set_device(op, device)
+        known.update(op.output)
+        external_inputs.extend(b for b in op.input if b in orig_external_inputs)
+        external_outputs.extend(b for b in op.output if b in orig_external_outputs)
+
+    def renamed(names):
+        return [renames.get(b, b) for b in dict.fromkeys(names)]
+
+    predict_proto.external_input.extend(renamed(external_inputs))
+    predict_proto.external_output.extend(renamed(external_outputs))
+    for op in predict_proto.op:
+        op.input[:] = [renames.get(b, b) for b in op.input]
+        op.output[:] = [renames.get(b, b) for b in op.output]
+    renamed_inputs = set(renamed(inputs))
+    export_blobs = [b for b in predict_proto.external_input if b not in renamed_inputs]
+    return predict_net, export_blobs

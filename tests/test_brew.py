@@ -1,9 +1,12 @@
-"""brew helpers and the E5 argument-leakage rule (spec §6.2, §10.8)."""
+"""brew: the helper registry, the E5 argument-leakage rule, and every registered helper."""
 
+import numpy as np
 import pytest
 
-from caffe2rnn import brew, core
+from caffe2rnn import brew, core, workspace
+from caffe2rnn.errors import ModelError
 from caffe2rnn.model_helper import ModelHelper
+from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.utils import MakeArgument
 
 LEAKED = [
@@ -139,3 +142,148 @@ def test_model_must_come_first():
     assert model.net.Proto().op[0].type == "Sum"
     with pytest.raises(TypeError, match="first input of helper function fc"):
         brew.fc("x", "y", 2, 3)
+
+
+def arg_dict(op):
+    return {a.name: a for a in op.arg}
+
+
+# --- the registry ------------------------------------------------------------------
+def test_registry_lookups_and_unknown_helpers():
+    assert brew.has_helper("fc") and brew.has_helper(brew.conv) and brew.has_helper("arg_scope")
+    assert not brew.has_helper("max_pool")
+    assert brew.get_helper("fc") is brew.fc and brew.fc.__name__ == "fc"
+    with pytest.raises(AttributeError, match="Helper function max_pool not registered"):
+        brew.max_pool  # noqa: B018 - the attribute access is the test
+    with pytest.raises(AttributeError, match="Did you mean: conv"):
+        brew.get_helper("convv")
+
+
+def test_register_a_helper_gets_the_keyword_rules():
+    def brew_test_scaled_copy(model, blob_in, blob_out, order="?", factor=1.0):
+        return model.net.Scale(blob_in, blob_out, scale=factor, order=order)
+
+    brew.Register(brew_test_scaled_copy)
+    try:
+        assert brew.has_helper("brew_test_scaled_copy")
+        model = ModelHelper(name="m")
+        with brew.arg_scope([brew_test_scaled_copy], factor=3.0):
+            brew.brew_test_scaled_copy(model, "x", "y")
+        op = model.net.Proto().op[0]
+        assert (op.type, arg_dict(op)["scale"].f, arg_dict(op)["order"].s) == (
+            "Scale",
+            3.0,
+            b"NCHW",
+        )
+        with pytest.raises(AttributeError, match="already exists"):
+            brew.Register(brew_test_scaled_copy)
+    finally:
+        brew._REGISTRY.pop("brew_test_scaled_copy")
+        delattr(brew, "brew_test_scaled_copy")
+
+    def get_helper(model):
+        pass
+
+    with pytest.raises(AttributeError, match="taken by brew itself"):
+        brew.Register(get_helper)
+
+
+def test_arg_scope_is_restored_after_an_exception():
+    model = ModelHelper(name="m")
+    with pytest.raises(RuntimeError), brew.arg_scope([brew.fc], axis=5):
+        raise RuntimeError("inside the block")
+    brew.fc(model, "x", "y", 2, 3)
+    assert "axis" not in arg_dict(model.net.Proto().op[0])
+
+
+# --- conv ---------------------------------------------------------------------------
+def test_conv_parameters_and_op_in_a_default_model():
+    model = ModelHelper(name="m")
+    y = brew.conv(model, "data", "c1", dim_in=3, dim_out=8, kernel=5, stride=2)
+    assert y == "c1" and model.params == ["c1_w", "c1_b"]
+    assert model.weights == ["c1_w"] and model.biases == ["c1_b"]
+    w_init, b_init = model.param_init_net.Proto().op
+    assert list(w_init.arg[0].ints) == [8, 3, 5, 5] and w_init.type == "XavierFill"
+    assert list(b_init.arg[0].ints) == [8] and b_init.type == "ConstantFill"
+    op = model.net.Proto().op[0]
+    assert list(op.input) == ["data", "c1_w", "c1_b"] and op.engine == "CUDNN"
+    assert [a.name for a in op.arg] == ["kernel", "order", "stride", "exhaustive_search"]
+    assert arg_dict(op)["kernel"].i == 5 and arg_dict(op)["exhaustive_search"].i == 0
+
+
+def test_conv_variants():
+    model = ModelHelper(name="m", arg_scope={"order": "NHWC", "use_cudnn": False})
+    brew.conv(model, "x", "a", 4, 6, 3, no_bias=True)
+    brew.group_conv(model, "x", "b", 4, 6, 3, group=2, order="NCHW")
+    brew.conv_nd(model, "x", "c", 4, 6, [3, 2], order="NCHW")
+    shapes = [list(op.arg[0].ints) for op in model.param_init_net.Proto().op]
+    assert shapes == [[6, 3, 3, 4], [6, 2, 3, 3], [6], [6, 4, 3, 2], [6]]
+    a, b, c = model.net.Proto().op
+    assert list(a.input) == ["x", "a_w"] and "no_bias" not in arg_dict(a)
+    assert not a.HasField("engine") and arg_dict(a)["order"].s == b"NHWC"
+    assert arg_dict(b)["group"].i == 2
+    assert list(arg_dict(c)["kernels"].ints) == [3, 2]
+    with pytest.raises(ModelError, match="only engine you can specify is"):
+        brew.conv(model, "x", "d", 4, 6, 3, engine="CUDNN")
+    with pytest.raises(ModelError, match="NCHW"):
+        brew.conv_nd(model, "x", "e", 4, 6, [3, 3])
+
+
+def test_conv_relu_lrn_dropout_run_forward_and_backward():
+    model = ModelHelper(name="m")
+    conv = brew.conv(model, "data", "conv", 2, 3, 3, pad=1)
+    relu = brew.relu(model, conv, "relu")
+    norm = brew.lrn(model, relu, "norm", size=3, alpha=1e-2, beta=0.75)
+    drop = brew.dropout(model, norm, "drop", ratio=0.5)
+    loss = model.net.AveragedLoss(model.net.SumElements(drop, "s"), "loss")
+    lrn_op = model.net.Proto().op[2]
+    assert list(lrn_op.output) == ["norm", "_norm_scale"] and arg_dict(lrn_op)["order"].s == b"NCHW"
+    assert list(model.net.Proto().op[3].output) == ["drop", "_drop_mask"]
+    model.AddGradientOperators([loss])
+    workspace.FeedBlob("data", np.random.RandomState(0).rand(2, 2, 4, 4).astype(np.float32))
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.RunNetOnce(model.net)
+    assert workspace.FetchBlob("conv").shape == (2, 3, 4, 4)
+    assert workspace.FetchBlob("conv_w_grad").shape == (3, 2, 3, 3)
+
+
+def test_lrn_on_a_gpu_device_with_cudnn_has_one_output():
+    model = ModelHelper(name="m")
+    with core.DeviceScope(core.DeviceOption(caffe2_pb2.CUDA, 0)):
+        brew.lrn(model, "x", "n", size=3, alpha=1.0, beta=0.5)
+    op = model.net.Proto().op[0]
+    assert list(op.output) == ["n"] and op.engine == "CUDNN"
+
+
+# --- training helpers ---------------------------------------------------------------
+def test_iter_and_add_weight_decay():
+    model = ModelHelper(name="m")
+    brew.iter(model, "iter", device_option=core.DeviceOption(caffe2_pb2.CUDA, 0))
+    init = model.param_init_net.Proto().op[0]
+    assert (init.type, init.device_option.device_type) == ("ConstantFill", 0)
+    assert arg_dict(init)["dtype"].i == core.DataType.INT64
+    iter_op = model.net.Proto().op[0]
+    assert (iter_op.type, list(iter_op.input), list(iter_op.output)) == ("Iter", ["iter"], ["iter"])
+    assert not iter_op.HasField("device_option")
+
+    fc = brew.fc(model, "x", "y", 2, 1)
+    loss = model.net.AveragedLoss(fc, "loss")
+    with pytest.raises(ModelError, match="y_w has no gradient"):
+        brew.add_weight_decay(model, 0.1)
+    model.AddGradientOperators([loss])
+    brew.add_weight_decay(model, 0.0)  # nothing
+    n_ops = len(model.net.Proto().op)
+    brew.add_weight_decay(model, 0.1)
+    decay = model.net.Proto().op[n_ops]
+    assert (decay.type, list(decay.input), list(decay.output)) == (
+        "WeightedSum",
+        ["y_w_grad", "ONE", "y_w", "wd"],
+        ["y_w_grad"],
+    )
+    assert len(model.net.Proto().op) == n_ops + 1  # weights only, not the bias
+
+
+def test_depth_concat_is_concat():
+    model = ModelHelper(name="m")
+    out = brew.depth_concat(model, ["a", "b"], "ab", axis=1)
+    assert out == "ab" and model.net.Proto().op[0].type == "Concat"

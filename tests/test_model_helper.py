@@ -1,19 +1,22 @@
-"""ModelHelper (E5) and ModelHelperBase (E3), spec §6.1-6.2 and §4.7."""
+"""ModelHelper (E5) and ModelHelperBase (E3): parameters, gradients, the
+optimizer's view of them, and ExtractPredictorNet (RNN-aware)."""
 
 import logging
 
 import numpy as np
 import pytest
 
-from caffe2rnn import core, workspace
-from caffe2rnn.errors import ShapeError, UnknownOperatorError, WorkspaceError
+from caffe2rnn import brew, cnn, core, proto, recurrent, workspace
+from caffe2rnn.errors import ModelError, ShapeError, UnknownOperatorError, WorkspaceError
 from caffe2rnn.model_helper import (
     ExternalInitializer,
+    ExtractPredictorNet,
     Initializer,
     ModelHelper,
     ModelHelperBase,
     ParameterTags,
 )
+from caffe2rnn.proto import caffe2_pb2
 
 
 def test_defaults_and_arg_scope():
@@ -178,3 +181,134 @@ def test_model_helper_base_e3_differences(caplog):
     with caplog.at_level(logging.WARNING, logger="caffe2rnn.model_helper"):
         base.ExpandDims("x", "y", dims=[0])
     assert "ModelHelperBase does not recognize: ExpandDims." in caplog.text
+
+
+def test_computed_and_all_params_by_scope():
+    model = ModelHelper(name="m")
+    for name, tags in [
+        ("a/w", ParameterTags.WEIGHT),
+        ("a/rm", ParameterTags.COMPUTED_PARAM),
+        ("a/b/riv", ParameterTags.COMPUTED_PARAM),
+        ("c/w", ParameterTags.WEIGHT),
+    ]:
+        model.create_param(core.BlobReference(name), [1], Initializer("ConstantFill"), tags=tags)
+    assert model.GetComputedParams() == ["a/rm", "a/b/riv"]
+    assert model.GetComputedParams("a") == ["a/rm"]  # exact scope, unlike GetParams
+    assert model.GetAllParams("a") == ["a/w", "a/rm"]
+    with core.NameScope("c"):
+        assert model.GetAllParams() == ["c/w"]
+    assert model.GetAllParams() == ["a/w", "c/w", "a/rm", "a/b/riv"]
+
+
+def test_get_optimization_param_info():
+    model = ModelHelper(name="m")
+    with pytest.raises(WorkspaceError, match="AddGradientOperators first"):
+        model.GetOptimizationParamInfo()
+    brew.fc(model, "x", "y", 2, 3)
+    brew.fc(model, "y", "z", 3, 1, freeze_bias=True)
+    model.AddGradientOperators([model.net.AveragedLoss("z", "loss")])
+    infos = model.GetOptimizationParamInfo()
+    assert [(str(i.blob), str(i.grad)) for i in infos] == [
+        ("y_w", "y_w_grad"),
+        ("y_b", "y_b_grad"),
+        ("z_w", "z_w_grad"),
+    ]
+    assert [str(i.blob) for i in model.GetOptimizationParamInfo(["z_w"])] == ["z_w"]
+    model.param_to_grad["y_b"] = core.GradientSlice("idx", "vals")
+    model.skip_sparse_optim = True
+    assert [str(i.blob) for i in model.GetOptimizationParamInfo()] == ["y_w", "z_w"]
+
+
+# --- ExtractPredictorNet -------------------------------------------------------------------
+def lstm_training_model():
+    # caffe2rnn.recurrent.LSTM calls model.FC(...): the CNNModelHelper interface.
+    model = cnn.CNNModelHelper(name="lstm_extract_test")
+    with core.DeviceScope(core.DeviceOption(caffe2_pb2.CPU, 0)):
+        output, _, _, _ = recurrent.LSTM(
+            model=model,
+            input_blob="input",
+            seq_lengths="seqlengths",
+            initial_states=("hidden_init", "cell_init"),
+            dim_in=20,
+            dim_out=40,
+            scope="test",
+            drop_states=True,
+        )
+        loss = model.net.AveragedLoss(model.net.SumElements(output, "sum"), "loss")
+    model.AddGradientOperators([loss])
+    return model, output
+
+
+def test_lstm_extract_predictor_net():
+    """Caffe2's rnn_cell_test.test_lstm_extract_predictor_net, on caffe2rnn's LSTM."""
+    model, output = lstm_training_model()
+    workspace.RunNetOnce(model.param_init_net)
+    shapes = {b: workspace.FetchBlob(b).shape for b in workspace.Blobs()}
+    training_text = str(model.net.Proto())
+    predict_net, export_blobs = ExtractPredictorNet(
+        net_proto=model.net.Proto(),
+        input_blobs=["input"],
+        output_blobs=[output],
+        device=core.DeviceOption(caffe2_pb2.CPU, 1),
+    )
+    assert str(model.net.Proto()) == training_text  # the training net is left alone
+    proto_ = predict_net.Proto()
+    assert proto_.name == "lstm_extract_test_predict"
+    assert "seqlengths" in proto_.external_input
+    assert not any(op.is_gradient_op for op in proto_.op)
+    workspace.ResetWorkspace()
+    shapes.update({"input": [10, 4, 20], "cell_init": [1, 4, 40], "hidden_init": [1, 4, 40]})
+    for name in proto_.external_input:
+        if name == "seqlengths":
+            workspace.FeedBlob(name, np.array([10] * 4, dtype=np.int32))
+        else:
+            workspace.FeedBlob(name, np.zeros(shapes[name], np.float32))
+            if name != "input":
+                assert name in export_blobs
+    assert "input" not in export_blobs
+    assert workspace.CreateNet(proto_)
+    assert workspace.RunNet(proto_.name)
+    assert workspace.FetchBlob(str(output)).shape == (10, 4, 40)
+    recurrent_ops = [op for op in proto_.op if op.type == "RecurrentNetwork"]
+    assert recurrent_ops
+    for op in proto_.op:
+        assert (op.device_option.device_type, op.device_option.cuda_gpu_id) == (0, 1)
+    for op in recurrent_ops:
+        for arg in op.arg:
+            if arg.name == "step_net":
+                step = proto.parse_text(caffe2_pb2.NetDef, arg.s)
+                for step_op in step.op:
+                    assert step_op.device_option.device_type == 0
+                    assert step_op.device_option.cuda_gpu_id == 1
+            elif arg.name == "backward_step_net":
+                assert arg.s == b""
+
+
+def test_extract_predictor_net_cuts_renames_and_disables():
+    model = ModelHelper(name="m")
+    hidden = brew.fc(model, "data", "hidden", 3, 4)
+    relu = model.net.Relu(hidden, "relu")
+    side = model.net.Tanh("other_input", "side")
+    out = model.net.Sum([relu, side], "out")
+    model.net.AddExternalOutput(out)
+    model.AddGradientOperators([model.net.AveragedLoss(out, "loss")])
+    net, export = ExtractPredictorNet(
+        model.net.Proto(), ["data"], [relu], renames={"hidden_w": "W", "data": "x"}
+    )
+    assert [op.type for op in net.Proto().op] == ["FC", "Relu"]
+    assert list(net.Proto().op[0].input) == ["x", "W", "hidden_b"]
+    assert list(net.Proto().external_input) == ["x", "W", "hidden_b"]
+    assert list(net.Proto().external_output) == ["relu"]
+    assert export == ["W", "hidden_b"]
+    net, _ = ExtractPredictorNet(
+        model.net.Proto(), ["data"], [out], disabled_inputs=["other_input"]
+    )
+    assert [op.type for op in net.Proto().op] == ["FC", "Relu"]  # Tanh and Sum cut off
+    with pytest.raises(ModelError, match=r"No ops with input=\['nothing'\]"):
+        ExtractPredictorNet(model.net.Proto(), ["nothing"], [out])
+    with pytest.raises(ModelError, match=r"No ops with output=\['nowhere'\]"):
+        ExtractPredictorNet(model.net.Proto(), ["data"], ["nowhere"])
+    train = ModelHelper(name="t")
+    brew.dropout(train, "data", "d", is_test=0)
+    with pytest.raises(ModelError, match="is_test=0"):
+        ExtractPredictorNet(train.net.Proto(), ["data"], ["d"])

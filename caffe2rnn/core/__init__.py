@@ -11,6 +11,7 @@ from ..operators import registry as _registry
 from ..proto import caffe2_pb2  # noqa: F401
 from ..scope import CurrentNameScope, DeviceScope, NameScope  # noqa: F401
 from .blob import BlobReference, GradientSlice, ScopedBlobReference, ScopedName  # noqa: F401
+from .devices import InferBlobDevices  # noqa: F401
 from .gradients import IR, GetIndexFromGradientList, GradientRegistry  # noqa: F401
 from .net import Net  # noqa: F401
 from .operator import CreateOperator, DataType, DeviceOption, _RectifyInputOutput  # noqa: F401
