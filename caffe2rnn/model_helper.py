@@ -140,7 +140,7 @@ def _normalize_tags(tags):
 
 
 class ModelHelper:
-    """A model under construction (Caffe2 E5 ``ModelHelper``, spec §6.2).
+    """A model under construction (Caffe2 E5 ``ModelHelper``, 0cdd09da6).
 
     ``arg_scope`` holds the defaults every ``brew`` helper call starts from;
     from E5 that is how ``order``/``use_cudnn`` end up as FC arguments.

@@ -35,8 +35,8 @@ which is why they carry a ``device_option``.
 A ``GradientSlice`` gradient (rows of a parameter) gets the sparse ops
 (``ScatterWeightedSum``, ``SparseAdagrad``, ``SparseAdam``). Caffe2's
 ``build_ftrl`` and ``build_multi_precision_sgd`` are not here: caffe2rnn has
-no Ftrl or float16 ops. Optimizer ops are run as part of ``model.net``; see
-``docs/`` for the training loop of char_rnn.
+no Ftrl or float16 ops. The optimizer ops run as part of ``model.net``: one
+``RunNet`` is one forward pass, one backward pass and one update.
 """
 
 import collections

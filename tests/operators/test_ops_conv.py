@@ -286,3 +286,94 @@ def test_conv_gradient_output_forms():
 def test_errors_name_the_blob_or_argument(inputs, args, error, match):
     with pytest.raises(error, match=match):
         run_op("Conv", inputs, ["Y"], **args)
+
+
+# --- a Conv inside a step net ----------------------------------------------------------
+def _convolution_1d(model, inputs, conv_window, conv_filter, conv_bias, output_name, left_pad):
+    """Caffe2's recurrent_network_test helper: a 1-D convolution over time as a 2-D
+    NHWC Conv (kernel 1 x window) between Transposes."""
+    transposed = model.net.Transpose(inputs, output_name + "_in_t", axes=[1, 0, 2])
+    four_d = model.net.ExpandDims(transposed, output_name + "_in_4d", dims=[1])
+    conv = model.net.Conv(
+        [four_d, conv_filter, conv_bias],
+        output_name + "_transposed_4d",
+        kernel_h=1,
+        kernel_w=conv_window,
+        order="NHWC",
+        pad_t=0,
+        pad_l=conv_window - 1 if left_pad else 0,
+        pad_b=0,
+        pad_r=0,
+    )
+    squeezed = model.net.Squeeze(conv, output_name + "_transposed", dims=[1])
+    return model.net.Transpose(squeezed, output_name, axes=[1, 0, 2])
+
+
+@pytest.mark.parametrize(
+    "sequence_length, conv_window, batch_size, state_size", [(5, 3, 2, 3), (3, 1, 1, 2)]
+)
+def test_stateful_convolution_in_a_step_net(sequence_length, conv_window, batch_size, state_size):
+    """Caffe2's test_stateful_convolution_forward_only (recurrent_network_test.py,
+    0cdd09da6): convolving step by step inside a RecurrentNetwork (a window of the
+    last ``conv_window`` inputs linked in) equals one Conv over the whole sequence."""
+    from caffe2rnn import workspace
+    from caffe2rnn.model_helper import ModelHelper
+
+    model = ModelHelper(name="model")
+    fake_inputs = model.param_init_net.UniformFill(
+        [], "fake_inputs", min=-1.0, max=1.0, shape=[sequence_length, batch_size, state_size]
+    )
+    initial_input_state = model.param_init_net.ConstantFill(
+        [], "initial_input_state", value=0.0, shape=[conv_window - 1, batch_size, state_size]
+    )
+    initial_output_state = model.param_init_net.ConstantFill(
+        [], "initial_output_state", value=0.0, shape=[1, batch_size, state_size]
+    )
+    step_model = ModelHelper(name="step_model", param_model=model)
+    _, timestep, input_state_t_prev = step_model.net.AddExternalInputs(
+        "fake_input_t", "timestep", "input_state_t_prev"
+    )
+    conv_filter = step_model.param_init_net.XavierFill(
+        [], "conv_filter", shape=[state_size, 1, conv_window, state_size]
+    )
+    conv_bias = step_model.param_init_net.ConstantFill(
+        [], "conv_bias", shape=[state_size], value=0.5
+    )
+    step_model.params.extend([conv_filter, conv_bias])
+    input_state_t = step_model.net.UniformFill(
+        [], "input_state_t", min=-1.0, max=1.0, shape=[1, batch_size, state_size]
+    )
+    output_state_t = _convolution_1d(
+        step_model, input_state_t_prev, conv_window, conv_filter, conv_bias, "output_state_t", False
+    )
+    initial_states = [initial_input_state, initial_output_state]
+    all_inputs = [fake_inputs] + step_model.params + initial_states
+    input_state_all, output_state_all, _ = model.net.RecurrentNetwork(
+        all_inputs,
+        ["input_state_all", "output_state_all", "step_workspaces"],
+        param=[all_inputs.index(p) for p in step_model.params],
+        alias_src=["input_state", "output_state"],
+        alias_dst=["input_state_all", "output_state_all"],
+        alias_offset=[conv_window - 1, 1],
+        recurrent_states=["input_state", "output_state"],
+        initial_recurrent_state_ids=[all_inputs.index(s) for s in initial_states],
+        link_internal=[str(input_state_t_prev), str(input_state_t), str(output_state_t)],
+        link_external=["input_state", "input_state", "output_state"],
+        link_offset=[0, conv_window - 1, 1],
+        link_window=[conv_window, 1, 1],
+        backward_link_internal=[],
+        backward_link_external=[],
+        backward_link_offset=[],
+        step_net=str(step_model.net.Proto()),
+        backward_step_net="",
+        timestep=str(timestep),
+        outputs_with_grads=[],
+    )
+    output_states_2 = _convolution_1d(
+        model, input_state_all, conv_window, conv_filter, conv_bias, "output_states_2", True
+    )
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.RunNetOnce(model.net)
+    np.testing.assert_allclose(
+        workspace.FetchBlob(output_state_all), workspace.FetchBlob(output_states_2), atol=1e-6
+    )
