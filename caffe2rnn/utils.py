@@ -37,7 +37,7 @@ def _as_bytes(x):
 
 
 def MakeArgument(key, value):
-    """Build an ``Argument`` named ``key`` holding ``value`` (spec §2.6).
+    """Build an ``Argument`` named ``key`` holding ``value``.
 
     The first matching rule wins: a NumPy array is flattened to a list and a
     NumPy scalar becomes a Python scalar; then float → ``f``; int/bool → ``i``;

@@ -17,11 +17,8 @@ Three Caffe2 habits shape what ``recurrent_net`` builds and are kept here:
 * ``NextName('recurrent')`` keeps returning ``'<net>/recurrent'`` because no
   blob of exactly that name is ever defined.
 
-Each op added through ``net.<OpType>(...)`` also records *where* it was
-created (the Python stack, outside this package) in
-``workspace.operator_tracebacks``; when the op later fails, the workspace
-prints those ``file:line`` frames, and :meth:`Net.PopulateProtoWithFileName`
-writes them into the ops' names.
+Each op added through ``net.<OpType>(...)`` also records where it was created
+(:mod:`caffe2rnn.core.tracebacks`).
 """
 
 from collections import defaultdict
@@ -135,9 +132,11 @@ class Net:
         return name in self._op_outputs or name in self._external_input_map
 
     def UsesBlob(self, blob):
-        """True if some op of this net reads ``blob``."""
+        """True if some op of this net reads ``blob``, or it is an external input."""
         name = str(blob)
-        return any(name == i for op in self._net.op for i in op.input)
+        if any(name == i for op in self._net.op for i in op.input):
+            return True
+        return name in set(self._net.external_input)
 
     def GetBlobRef(self, blob_name):
         """A BlobReference (bound to this net) to a blob the net defines."""

@@ -26,7 +26,7 @@ def DeviceOption(device_type, cuda_gpu_id=0, random_seed=None):
 
 
 def _RectifyInputOutput(blobs, net=None):
-    """Turn the ways users name blobs into a list of BlobReferences (§2.3).
+    """Turn the ways users name blobs into a list of BlobReferences.
 
     Plain strings get the current name scope; BlobReferences are kept as they
     are (they were scoped when made).

@@ -28,7 +28,7 @@ def with_context(exc, context):
 
 
 def sanity_check(netdef):
-    """The checks Caffe2's NetBase constructor made (spec §5.3)."""
+    """The checks Caffe2's NetBase constructor made."""
     if netdef.type not in SEQUENTIAL_NET_TYPES:
         raise WorkspaceError("net '%s': unknown net type '%s'" % (netdef.name, netdef.type))
     known = set(netdef.external_input)
