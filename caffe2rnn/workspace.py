@@ -128,26 +128,19 @@ def CallWithExceptionIntercept(func, op_id_fetcher, net_name, *args, **kwargs):
 
     The failing op's index comes from ``op_id_fetcher()``; when
     :data:`operator_tracebacks` knows where that op of ``net_name`` was created,
-    its innermost ``file:line`` frames are printed (to stderr; Caffe2 printed
-    all of them to stdout) before the exception goes on unchanged.
+    that place is printed to stderr (see
+    :func:`caffe2rnn.core.tracebacks.creation_report`) before the exception
+    goes on unchanged.
     """
     try:
         return func(*args, **kwargs)
     except Exception:
-        op_id = op_id_fetcher()
-        frames = operator_tracebacks.get(net_name, {}).get(op_id)
-        if frames:
-            print("Traceback for operator %d in network %s" % (op_id, net_name), file=sys.stderr)
-            for filename, line in frames[:_TRACEBACK_FRAMES]:
-                print("%s:%d" % (filename, line), file=sys.stderr)
-            if len(frames) > _TRACEBACK_FRAMES:
-                print("... %d outer frames" % (len(frames) - _TRACEBACK_FRAMES), file=sys.stderr)
+        from .core import tracebacks  # core imports this module
+
+        report = tracebacks.creation_report(net_name, op_id_fetcher())
+        if report:
+            print(report, file=sys.stderr)
         raise
-
-
-#: How many frames (innermost first) the failure report prints; Caffe2 printed
-#: them all, down to the interpreter's (a test runner's or notebook's) own.
-_TRACEBACK_FRAMES = 8
 
 
 def CreateNet(net, overwrite=False, input_blobs=None):

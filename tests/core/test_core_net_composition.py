@@ -238,3 +238,24 @@ def test_net_proto_type_and_num_workers_are_kept():
     proto = caffe2_pb2.NetDef(name="d", type="dag", num_workers=2)
     net = core.Net(proto)
     assert net.Proto().type == "dag" and net.Proto().num_workers == 2
+
+
+def test_creation_report_leaves_out_the_interpreters_frames():
+    import os
+    import sysconfig
+
+    from caffe2rnn.core import tracebacks
+
+    stdlib = os.path.join(sysconfig.get_paths()["stdlib"], "runpy.py")
+    brew = os.path.join(os.path.dirname(tracebacks._CORE_DIR.rstrip(os.sep)), "brew.py")
+    frames = [(brew, 52), ("/home/me/train.py", 31), (stdlib, 88)]
+    workspace.operator_tracebacks["reported"][1] = frames
+    assert tracebacks.creation_report("reported", 1).splitlines() == [
+        "Operator 1 of network reported was created at:",
+        brew + ":52",
+        "/home/me/train.py:31",
+    ]
+    assert tracebacks.creation_report("reported", 0) == ""
+    workspace.operator_tracebacks["deep"][0] = [("/x.py", i) for i in range(10)]
+    lines = tracebacks.creation_report("deep", 0).splitlines()
+    assert len(lines) == 1 + tracebacks.REPORT_FRAMES + 1 and lines[-1] == "... and 2 outer frames"
