@@ -67,6 +67,7 @@ def test_nothing_runs_when_immediate_mode_is_off():
 
 
 def test_starting_again_starts_empty_and_the_warning_is_printed(capsys):
+    own_root = workspace.RootFolder()
     workspace.StartImmediate()
     assert "immediate mode is on" in capsys.readouterr().out
     first = workspace._immediate_root_folder
@@ -75,7 +76,7 @@ def test_starting_again_starts_empty_and_the_warning_is_printed(capsys):
     assert capsys.readouterr().out == ""
     assert workspace.ImmediateBlobs() == []
     assert not os.path.exists(first) and os.path.isdir(workspace._immediate_root_folder)
-    assert workspace.RootFolder() == "."  # the default workspace's own root
+    assert workspace.RootFolder() == own_root  # the default workspace's own root
 
 
 def test_immediate_program_written_for_caffe2_runs_unchanged():

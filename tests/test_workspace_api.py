@@ -164,16 +164,23 @@ def test_switch_workspace_returns_none_and_names_may_be_bytes():
     assert {"default", "temp_ws"} <= set(workspace.Workspaces())
 
 
-def test_root_folder(tmp_path):
-    assert workspace.ResetWorkspace() is True and workspace.RootFolder() == "."
+@pytest.fixture
+def default_root_afterwards():
+    yield
+    workspace.SwitchWorkspace("default")
+    workspace.ResetWorkspace(".")  # ResetWorkspace() alone would keep a test's root
+
+
+def test_root_folder(tmp_path, default_root_afterwards):
+    workspace.SwitchWorkspace("fresh", True)
+    assert workspace.RootFolder() == "."  # a new workspace's root
+    workspace.SwitchWorkspace("default")
     root = str(tmp_path / "made" / "here")
     assert workspace.ResetWorkspace(root) is True
     assert workspace.RootFolder() == root and os.path.isdir(root)
     workspace.RunNetOnce(fill_net())
     assert workspace.ResetWorkspace() is True  # keeps the root folder
     assert workspace.RootFolder() == root and workspace.Blobs() == []
-    workspace.SwitchWorkspace("fresh", True)
-    assert workspace.RootFolder() == "."
 
 
 def test_feed_and_fetch():
@@ -371,7 +378,7 @@ def test_infer_shapes_and_types_runs_on_copies():
 # -- programs written for Caffe2 ---------------------------------------------------------
 
 
-def test_workspace_program_written_for_caffe2_runs_unchanged(tmp_path):
+def test_workspace_program_written_for_caffe2_runs_unchanged(tmp_path, default_root_afterwards):
     program = """
 import numpy as np
 from caffe2.python import core, workspace
