@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from .errors import DTypeError, WorkspaceError, WrongTypeError
+from .errors import DTypeError, EnforceNotMet, WorkspaceError, WrongTypeError
 from .operators import registry as _registry
 from .proto import caffe2_pb2
 from .runtime import Workspace as _RuntimeWorkspace
@@ -320,14 +320,17 @@ class Predictor:
     def run(self, inputs):
         names = self._net.external_input
         if len(inputs) > len(names):
-            raise WrongTypeError(
+            raise EnforceNotMet(
                 "Predictor.run got %d inputs; net '%s' has %d external inputs"
                 % (len(inputs), self._net.name, len(names))
             )
-        for name, value in zip(names, inputs):
+        blobs = []
+        for name, value in zip(names, inputs):  # check them all before writing one
             if not isinstance(value, np.ndarray):
                 raise WrongTypeError("Input must be of type numpy array (input '%s')" % name)
-            _tensor_blob(self._ws, name).value = tensor_copy(value)
+            blobs.append(_tensor_blob(self._ws, name))
+        for blob, value in zip(blobs, inputs):
+            blob.value = tensor_copy(value)
         self._ws.run_net(self._net.name)
         return [_tensor_blob(self._ws, name).value.copy() for name in self._net.external_output]
 

@@ -182,6 +182,14 @@ def test_report_net_and_periodic_substeps_run_once_at_the_end():
     assert (count("cw"), count("ct")) == (3, 1)
 
 
+def test_a_zero_interval_report_runs_after_every_iteration_and_at_the_end():
+    main = counter_net("main", "cm")
+    report = counter_net("report", "cr")
+    step = core.execution_step("s", main, num_iter=3, report_net=report, report_interval=0)
+    workspace.RunPlan(step)
+    assert (count("cm"), count("cr")) == (3, 4)
+
+
 def test_a_net_already_in_the_workspace_is_replaced_by_the_plans_version():
     old = caffe2_pb2.NetDef(name="shared")
     old.op.add().CopyFrom(core.CreateOperator("ConstantFill", [], ["y"], shape=[1], value=1.0))

@@ -330,8 +330,9 @@ def test_predictor_runs_init_once_and_feeds_inputs_in_order():
     np.testing.assert_array_equal(outputs, [[x.sum() + 0.5, x.sum() + 0.5]])
     assert not workspace.HasBlob("W")  # parameters live in the predictor's workspace
     with pytest.raises(errors.WrongTypeError, match="numpy array"):
-        predictor.run([[1, 2, 3, 4]])
-    with pytest.raises(errors.WrongTypeError, match="4 inputs"):
+        predictor.run([x * 0, [1, 2, 3, 4]])
+    np.testing.assert_array_equal(workspace.FetchBlob("data"), x)  # nothing written
+    with pytest.raises(errors.EnforceNotMet, match="4 inputs"):
         predictor.run([x, x, x, x])
 
 

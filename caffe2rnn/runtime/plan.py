@@ -55,7 +55,8 @@ def run_plan(ws, plan):
     """Run every execution step of ``plan`` (a PlanDef) in workspace ``ws``.
 
     Returns True. A plan without steps does nothing (and is still legal).
-    Errors name the plan and the step: ``plan 'train', step 'loop': net ...``.
+    Errors name the plan and the steps: ``plan 'fit': step 'loop': iteration 3:
+    net 'train', op #2 FC: ...``.
     """
     netdefs = {}
     for netdef in plan.network:
@@ -202,8 +203,7 @@ class _CompiledStep:
             step.num_concurrent_instances > 1
         )
         instances = max(step.num_concurrent_instances, 1)
-        interval = self._report_interval()
-        last_report = time.monotonic()
+        reporters = self._reporters()
         iteration = 0
         while self.keep_going(iteration):
             if self.substeps and concurrent:
@@ -215,10 +215,10 @@ class _CompiledStep:
             elif self._run_sequentially(iteration):
                 break
             iteration += 1
-            if interval is not None and time.monotonic() - last_report >= interval:
-                self._report()
-                last_report = time.monotonic()
-        self._report()
+            for reporter in reporters:
+                reporter.run_if_due()
+        for reporter in reporters:  # and once at the end, as Caffe2's did
+            reporter.run()
         return True
 
     def _run_sequentially(self, iteration):
@@ -236,18 +236,25 @@ class _CompiledStep:
                 return True
         return False
 
-    def _report_interval(self):
-        """Seconds between reports: the shortest of report_interval / run_every_ms."""
-        intervals = [r.step.run_every_ms / 1000.0 for r in self.reports]
+    def _reporters(self):
+        reporters = [_Reporter(r.step.run_every_ms / 1000.0, r.execute) for r in self.reports]
         if self.report_net is not None:
-            intervals.append(float(self.step.report_interval))
-        return min(intervals) if intervals else None
+            reporters.append(_Reporter(float(self.step.report_interval), self.report_net.run))
+        return reporters
 
-    def _report(self):
-        if self.report_net is not None:
-            self.report_net.run()
-        for report in self.reports:
-            report.execute()
+
+class _Reporter:
+    """Something to run every ``interval`` seconds, checked between iterations."""
+
+    def __init__(self, interval, run):
+        self.interval = interval
+        self.run = run
+        self.last = time.monotonic()
+
+    def run_if_due(self):
+        if time.monotonic() - self.last >= self.interval:
+            self.run()
+            self.last = time.monotonic()
 
 
 def _describe(value):
