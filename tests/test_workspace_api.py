@@ -402,12 +402,14 @@ ws = workspace.C.Workspace()
 ws.create_blob("y").feed(np.arange(3.0))
 fetched = ws.blobs["y"].fetch()
 current_has = "testblob" in workspace.C.Workspace.current.blobs
+import caffe2.python._import_c_extension as C
+same_c = C is workspace.C and C.Workspace.current == workspace.C.Workspace.current
 """
     ns = run_caffe2_program(program, ROOT=str(tmp_path / "root"))
     assert ns["root"] == str(tmp_path / "root") and ns["other_blobs"] == ["x"]
     np.testing.assert_array_equal(ns["first"], np.full((2, 2), 1.5, np.float32))
     np.testing.assert_array_equal(ns["fetched"], np.arange(3.0))
-    assert ns["current_has"] is True
+    assert ns["current_has"] is True and ns["same_c"] is True
 
 
 def test_c_workspace_as_caffe2s_test_util_uses_it():
