@@ -57,8 +57,31 @@ class GradientError(Caffe2RNNError, RuntimeError):
     """The gradient of an operator cannot be built (no maker, bad versions...)."""
 
 
-class ProtoParseError(Caffe2RNNError, ValueError):
-    """Bytes or text that do not parse as the expected protobuf message."""
+class ProtoParseError(EnforceNotMet, ValueError):
+    """Bytes or text that do not parse as the expected protobuf message.
+
+    Also an :class:`EnforceNotMet` (a ``RuntimeError``): Caffe2's bindings
+    checked the parse with ``CAFFE_ENFORCE``, so ``RunNetOnce(b"...")`` of bad
+    bytes raised ``RuntimeError`` there.
+    """
+
+
+class WrongTypeError(Caffe2RNNError, TypeError, ValueError):
+    """A Python call got the wrong kind of object: a blob name that is not a
+    string, a "net" that is neither a Net, a NetDef nor its serialized bytes...
+
+    Also a ``ValueError``, which is what Caffe2's ``StringifyProto`` and
+    ``Workspace.run`` raised for these.
+    """
+
+
+class BuildError(Caffe2RNNError, ValueError, AssertionError):
+    """A model-building call Caffe2 rejected with a Python ``assert``
+    (``ClonePartial`` whose inputs are computed by the kept ops, an
+    ``ExecutionStep`` with both nets and substeps, ...).
+
+    Also an ``AssertionError``, so code written for Caffe2 catches it as before.
+    """
 
 
 class WorkspaceError(EnforceNotMet):

@@ -1,12 +1,16 @@
-"""``caffe2.python.core``: blob references, operators, nets, SSA, gradients.
+"""``caffe2.python.core``: blob references, operators, nets, SSA, gradients, plans.
 
-This is the model-building half of Caffe2: nothing here runs anything. A
-:class:`Net` collects ``OperatorDef`` protos; :class:`GradientRegistry`
-writes their backward ops; :func:`get_ssa` numbers blob versions. Running
-is :mod:`caffe2rnn.workspace`'s job.
+This is the model-building half of Caffe2: nothing here runs anything (but
+see immediate mode in :mod:`caffe2rnn.workspace`). A :class:`Net` collects
+``OperatorDef`` protos; :class:`GradientRegistry` writes their backward ops;
+:func:`get_ssa` numbers blob versions; :class:`Plan` and
+:class:`ExecutionStep` describe loops over nets. Running is
+:mod:`caffe2rnn.workspace`'s job.
 """
 
 from .. import scope  # noqa: F401
+from .. import workspace as _workspace
+from ..errors import WrongTypeError
 from ..operators import registry as _registry
 from ..proto import caffe2_pb2  # noqa: F401
 from ..scope import CurrentNameScope, DeviceScope, NameScope  # noqa: F401
@@ -15,6 +19,15 @@ from .devices import InferBlobDevices  # noqa: F401
 from .gradients import IR, GetIndexFromGradientList, GradientRegistry  # noqa: F401
 from .net import Net  # noqa: F401
 from .operator import CreateOperator, DataType, DeviceOption, _RectifyInputOutput  # noqa: F401
+from .plan import (  # noqa: F401
+    ExecutionStep,
+    Plan,
+    add_nets_in_order,
+    execution_step,
+    get_net_name,
+    scoped_execution_step,
+    to_execution_step,
+)
 from .ssa import get_op_ids_in_path, get_output_producers, get_ssa, get_undefined_blobs  # noqa: F401
 
 
@@ -30,3 +43,27 @@ def IsOperatorWithEngine(op_type, engine):
 def RefreshRegisteredOperators():
     """Caffe2 re-read the C++ registry here; ours is always current."""
     return _registry.registered_operators()
+
+
+_global_init_args = []
+
+
+def GlobalInit(args):
+    """Remember ``args`` (Caffe2 also parsed them as C++ flags; none apply here)."""
+    _global_init_args[:] = list(args)
+    _workspace.GlobalInit(args)
+
+
+def GetGlobalInitArgs():
+    return list(_global_init_args)
+
+
+def output_to_list(op_output):
+    """An op's result as a list: ``[ref]`` for one BlobReference, else ``list(...)``."""
+    if isinstance(op_output, BlobReference):
+        return [op_output]
+    if not isinstance(op_output, (list, tuple)):
+        raise WrongTypeError(
+            "output_to_list takes a BlobReference, list or tuple, got %r" % (op_output,)
+        )
+    return list(op_output)

@@ -12,17 +12,17 @@ op at a time, from the *last* op to the first:
    gradients of its outputs (``g_output``) into gradient ops and the
    gradients of its inputs (``g_input``). Every blob a gradient op reads is
    checked against the versions of the forward pass: an op whose input was
-   overwritten later cannot get its gradient (in-place pitfalls, §4.4).
+   overwritten later cannot get its gradient (an in-place pitfall).
 3. **Accumulate.** A blob version read by several ops gets one gradient from
    each reader ("generators"). When the sweep reaches its *first* reader, the
    generators' outputs are renamed ``_<grad>_autosplit_<i>`` inside the
    already-emitted gradient ops and a ``Sum`` (dense) or a pair of ``Concat``
    (sparse ``GradientSlice``) joins them (:mod:`.gradient_accumulation`).
 
-The rules changed between eras (spec caffe2-core.md §4.9); this module asks
+The rules changed between eras (:mod:`caffe2rnn.eras`); this module asks
 :func:`caffe2rnn.eras.current` for each policy. Where Caffe2 iterated a
 ``set`` (accumulation over ``set(op.input)``) the first-occurrence order is
-used, so the result is the same in every process (§10.2).
+used, so the result is the same in every process.
 """
 
 import collections

@@ -15,16 +15,21 @@ Three Caffe2 habits shape what ``recurrent_net`` builds and are kept here:
 * net names are unique in the process (``lstm_cell``, ``lstm_cell_1``...), and
   that name is printed inside every serialized step net;
 * ``NextName('recurrent')`` keeps returning ``'<net>/recurrent'`` because no
-  blob of exactly that name is ever defined (spec §2.7, §10.6).
+  blob of exactly that name is ever defined.
+
+Each op added through ``net.<OpType>(...)`` also records where it was created
+(:mod:`caffe2rnn.core.tracebacks`).
 """
 
 from collections import defaultdict
 
 from .. import eras
 from .. import scope as _scope
-from ..errors import EnforceNotMet, UnknownOperatorError, WorkspaceError
+from .. import workspace as _workspace
+from ..errors import BuildError, EnforceNotMet, UnknownOperatorError, WorkspaceError
 from ..operators import registry as _registry
 from ..proto import caffe2_pb2
+from . import tracebacks
 from .blob import BlobReference, ScopedBlobReference
 from .operator import CreateOperator, _RectifyInputOutput
 
@@ -59,7 +64,7 @@ def _first_digit_after(name, prefix):
 
 
 class Net:
-    """A ``NetDef`` under construction (Caffe2's ``core.Net``, spec §2.7).
+    """A ``NetDef`` under construction (Caffe2's ``core.Net``).
 
     ``Net(name)`` starts an empty net; ``Net(netdef)`` starts from a copy of a
     NetDef. Either way the name is made unique in the process: the second
@@ -72,8 +77,10 @@ class Net:
 
     @classmethod
     def reset_names(cls):
-        """Forget every net name used so far (not in Caffe2; for tests)."""
+        """Forget every net name used so far, and where their ops were made
+        (not in Caffe2; for tests)."""
         cls._net_names_used.clear()
+        _workspace.operator_tracebacks.clear()
 
     @staticmethod
     def _get_next_net_name(basename):
@@ -125,9 +132,11 @@ class Net:
         return name in self._op_outputs or name in self._external_input_map
 
     def UsesBlob(self, blob):
-        """True if some op of this net reads ``blob``."""
+        """True if some op of this net reads ``blob``, or it is an external input."""
         name = str(blob)
-        return any(name == i for op in self._net.op for i in op.input)
+        if any(name == i for op in self._net.op for i in op.input):
+            return True
+        return name in set(self._net.external_input)
 
     def GetBlobRef(self, blob_name):
         """A BlobReference (bound to this net) to a blob the net defines."""
@@ -135,6 +144,24 @@ class Net:
         if not self.BlobIsDefined(blob_name):
             raise KeyError("Net does not define blob %s" % blob_name)
         return BlobReference(blob_name, self)
+
+    def _InvalidateLookupTables(self):
+        self._recreate_lookup_tables = True
+
+    def _CheckLookupTables(self):
+        """Check that the lookup tables cover the proto (Caffe2's test helper).
+
+        Every op output must be in the table of outputs and every external
+        input in that of inputs; tables left stale by an edit through
+        :meth:`Proto` are checked as they are, not rebuilt first.
+        """
+        missing_outputs = {o for op in self._net.op for o in op.output} - self._op_outputs
+        missing_inputs = set(self._net.external_input) - self._external_input_map
+        if missing_outputs or missing_inputs:
+            raise BuildError(
+                "net '%s': lookup tables miss op outputs %s and external inputs %s"
+                % (self.Name(), sorted(missing_outputs), sorted(missing_inputs))
+            )
 
     def is_external_input(self, blob):
         if self._recreate_lookup_tables:
@@ -163,8 +190,16 @@ class Net:
         Since the caller may edit it, the lookup tables are rebuilt lazily
         before the next ``BlobIsDefined``.
         """
-        self._recreate_lookup_tables = True
+        self._InvalidateLookupTables()
         return self._net
+
+    def PopulateProtoWithFileName(self):
+        """Name each op after where it was created: ``op.name = "file:line"``.
+
+        See :mod:`caffe2rnn.core.tracebacks` (Caffe2 at 0cdd09da6 used the name;
+        ``OperatorDef.debug_info`` came later).
+        """
+        tracebacks.populate_file_names(self)
 
     def NextName(self, prefix=None, output_id=None):
         """A fresh (unscoped) blob name: ``<net>/<prefix>[_k][:<output_id>]``.
@@ -254,8 +289,11 @@ class Net:
 
     # -- attributes (Python-side notes carried by Clone) ---------------------
 
-    def AddAttribute(self, name, obj):
+    def add_attribute(self, name, obj):
+        """Keep ``obj`` under ``name`` (user notes with no meaning to Caffe2)."""
         self._attr_dict[name].append(obj)
+
+    AddAttribute = add_attribute
 
     def get_attributes(self, name):
         return self._attr_dict.get(name, [])
@@ -296,6 +334,7 @@ class Net:
         outputs = _RectifyInputOutput(outputs, net=self)
         op = CreateOperator(op_type, inputs, outputs, **kwargs)
         self._ExtendOps([op])
+        tracebacks.record(self.Name(), len(self._net.op) - 1)
         if len(op.output) == 0:
             return None
         if len(op.output) == 1:
@@ -311,8 +350,41 @@ class Net:
         from .gradients import GradientRegistry  # written alongside; avoids a cycle
 
         grad_ops, input_to_grad = GradientRegistry.GetBackwardPass(self._net.op[skip:], ys)
+        if _workspace.IsImmediate():  # made without CreateOperator, so run them here
+            for op in grad_ops:
+                _workspace.RunOperatorImmediate(op)
         self._ExtendOps(grad_ops)
         return input_to_grad
+
+    def AppendNet(self, net):
+        """Append ``net``'s ops (copies) to this net; return this net.
+
+        ``net``'s external inputs become this net's unless this net already
+        has them or computes them; its external outputs are added (once each).
+        """
+        if not isinstance(net, Net):
+            raise BuildError("AppendNet takes a core.Net, got %s" % type(net).__name__)
+        if self._recreate_lookup_tables:
+            self._RecreateLookupTables()
+        for name in net.Proto().external_input:
+            if name not in self._external_input_map and name not in self._op_outputs:
+                self._net.external_input.append(name)
+                self._external_input_map.add(name)
+        self._net.external_output.extend(
+            [o for o in net.Proto().external_output if o not in self._net.external_output]
+        )
+        self._ExtendOps(net.Proto().op)
+        return self
+
+    def ClonePartial(self, name, inputs, outputs, remap_funcs=None):
+        """A net computing ``outputs`` from ``inputs`` with only the ops needed.
+
+        Returns ``(new_net, [BlobReference of each output in new_net])``. See
+        :func:`caffe2rnn.core.partial_clone.clone_partial`.
+        """
+        from .partial_clone import clone_partial  # uses Clone; keeps this file short
+
+        return clone_partial(self, name, inputs, outputs, remap_funcs)
 
     def Clone(self, name, blob_remap=None, op_id_mask=None, remap_funcs=None, keep_schema=True):
         """A new Net (uniquely renamed from ``name``) with some ops and renamed blobs.

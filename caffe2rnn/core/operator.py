@@ -1,6 +1,7 @@
 """Creating ``OperatorDef`` protos: ``CreateOperator`` and its helpers."""
 
 from .. import scope as _scope
+from .. import workspace as _workspace
 from ..proto import caffe2_pb2
 from ..utils import MakeArgument
 from .blob import BlobReference, ScopedBlobReference
@@ -25,7 +26,7 @@ def DeviceOption(device_type, cuda_gpu_id=0, random_seed=None):
 
 
 def _RectifyInputOutput(blobs, net=None):
-    """Turn the ways users name blobs into a list of BlobReferences (§2.3).
+    """Turn the ways users name blobs into a list of BlobReferences.
 
     Plain strings get the current name scope; BlobReferences are kept as they
     are (they were scoped when made).
@@ -58,11 +59,13 @@ def CreateOperator(
     engine=None,
     **kwargs,
 ):
-    """Build an ``OperatorDef`` (spec §2.4); it is not run nor added to a net.
+    """Build an ``OperatorDef``; it is not added to a net.
 
     ``name`` is always set (so it prints as ``name: ""``); every keyword other
     than the named parameters and ``random_seed`` becomes an ``Argument``, in
-    call-site order.
+    call-site order. Nothing runs, except in immediate mode
+    (``workspace.StartImmediate``), where the op also runs at once in the
+    immediate workspace, and a failure there raises here.
     """
     operator = caffe2_pb2.OperatorDef()
     operator.type = operator_type
@@ -83,4 +86,6 @@ def CreateOperator(
         operator.arg.extend(arg)
     for key, value in kwargs.items():
         operator.arg.add().CopyFrom(MakeArgument(key, value))
+    if _workspace.IsImmediate():
+        _workspace.RunOperatorImmediate(operator)
     return operator

@@ -28,7 +28,7 @@ def with_context(exc, context):
 
 
 def sanity_check(netdef):
-    """The checks Caffe2's NetBase constructor made (spec §5.3)."""
+    """The checks Caffe2's NetBase constructor made."""
     if netdef.type not in SEQUENTIAL_NET_TYPES:
         raise WorkspaceError("net '%s': unknown net type '%s'" % (netdef.name, netdef.type))
     known = set(netdef.external_input)
@@ -78,12 +78,15 @@ class NetInstance:
         self.proto = netdef
         self.ws = ws
         before = set(ws.local_blob_names())
+        self.ops = []
         try:
-            self.ops = [create_operator(op, ws, i, self.name) for i, op in enumerate(netdef.op)]
+            for i, op in enumerate(netdef.op):
+                self.ops.append(create_operator(op, ws, i, self.name))
         except Exception:
             # Nothing half-written: drop the blobs this attempt created.
             for name in set(ws.local_blob_names()) - before:
                 ws.remove_blob(name)
+            ws.last_failed_op_net_position = len(self.ops)
             raise
 
     def run(self):
@@ -92,5 +95,6 @@ class NetInstance:
             for index, op in enumerate(self.ops):  # noqa: B007 (read in except)
                 op.run()
         except Exception as exc:
+            self.ws.last_failed_op_net_position = index  # Caffe2's Workspace field
             raise with_context(exc, op_context(self.proto.op[index], index, self.name)) from exc
         return True

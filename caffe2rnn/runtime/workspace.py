@@ -5,24 +5,41 @@ lookups go up the chain, and creating a blob that is visible anywhere up the
 chain returns that blob instead of shadowing it. That is how a step net run
 in a per-timestep workspace reads parameters from the outer workspace and
 writes recurrent states into tensors the outer workspace owns, while its
-intermediate blobs stay local to the timestep (spec §5.4).
+intermediate blobs stay local to the timestep.
+
+A workspace also has a *root folder* (Caffe2's ``RootFolder()``, ``"."`` unless
+given): the directory operators that read or write files resolve relative
+paths against. A child workspace made for a step has ``"."``, as in Caffe2.
+
+Creating an operator binds its outputs, creating their blobs, so a run that
+fails leaves those blobs behind, empty, as it did in Caffe2. The Python API
+(``workspace.RunNetOnce``...) runs inside :meth:`Workspace.dropping_new_empty_blobs`
+to remove them again; blobs the run did write, and changes to blobs that
+already existed, stay: they are what you inspect after a failure.
 """
+
+import contextlib
 
 import numpy as np
 
 from ..errors import BlobNotFoundError, WorkspaceError, op_context
 from .blob import Blob
 from .net import NetInstance, create_operator, with_context
+from .plan import run_plan
 
 
 class Workspace:
     """Blobs by name, nets by name, and an optional parent workspace."""
 
     caffe2_type_name = "caffe2::Workspace"
+    #: Index in its net of the last operator that failed to be created or to
+    #: run here (Caffe2's ``last_failed_op_net_position``); set by NetInstance.
+    last_failed_op_net_position = 0
 
-    def __init__(self, parent=None, name=""):
+    def __init__(self, parent=None, name="", root_folder="."):
         self.parent = parent
         self.name = name
+        self.root_folder = root_folder
         self._blobs = {}
         self._nets = {}
 
@@ -96,13 +113,7 @@ class Workspace:
 
     def fetch(self, name):
         """A copy of a tensor blob; bytes for a string blob; a description otherwise."""
-        blob = self.blob(name)
-        value = blob.value
-        if isinstance(value, np.ndarray):
-            return value.copy()
-        if isinstance(value, (bytes, str)):
-            return value if isinstance(value, bytes) else value.encode("utf-8")
-        return ("%s, a C++ native class of type %s." % (name, blob.type_name())).encode()
+        return fetch_value(self.blob(name))
 
     # --- nets -----------------------------------------------------------------
     def create_net(self, netdef, overwrite=False):
@@ -121,13 +132,32 @@ class Workspace:
     def nets(self):
         return sorted(self._nets)
 
+    def delete_net(self, name):
+        """Forget the created net ``name`` (nothing happens if there is none)."""
+        self._nets.pop(name, None)
+
     def run_net(self, name, num_iter=1):
         net = self._nets.get(name)
         if net is None:
-            raise WorkspaceError("Can't find net %s" % name)
+            raise WorkspaceError(
+                "Can't find net %s (created nets in workspace '%s': %s)"
+                % (name, self.name, ", ".join(sorted(self._nets)) or "none")
+            )
         for _ in range(num_iter):
             net.run()
         return True
+
+    @contextlib.contextmanager
+    def dropping_new_empty_blobs(self):
+        """On an exception, remove the local blobs created meanwhile that hold nothing."""
+        before = set(self._blobs)
+        try:
+            yield
+        except BaseException:
+            for name in set(self._blobs) - before:
+                if self._blobs[name].value is None:
+                    del self._blobs[name]
+            raise
 
     def run_net_once(self, netdef):
         NetInstance(netdef, self).run()
@@ -141,9 +171,24 @@ class Workspace:
             raise with_context(exc, op_context(op_def)) from exc
         return True
 
+    def run_plan(self, plan):
+        """Run a ``PlanDef`` here (see :mod:`caffe2rnn.runtime.plan`)."""
+        return run_plan(self, plan)
+
     def __repr__(self):
         return "Workspace(%r, %d local blobs%s)" % (
             self.name,
             len(self._blobs),
             ", child" if self.parent else "",
         )
+
+
+def fetch_value(blob):
+    """What Caffe2's fetcher returned for ``blob``: a copy of a tensor, the
+    bytes of a string, or ``b"<name>, a C++ native class of type <type>."``."""
+    value = blob.value
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (bytes, str)):
+        return value if isinstance(value, bytes) else value.encode("utf-8")
+    return ("%s, a C++ native class of type %s." % (blob.name, blob.type_name())).encode()
