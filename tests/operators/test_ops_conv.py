@@ -377,3 +377,24 @@ def test_stateful_convolution_in_a_step_net(sequence_length, conv_window, batch_
     np.testing.assert_allclose(
         workspace.FetchBlob(output_state_all), workspace.FetchBlob(output_states_2), atol=1e-6
     )
+
+
+def test_one_dimensional_kernels_list():
+    """``kernels=[k]``: a 1-D convolution, the 2-D one with a height-1 image."""
+    x, w, b = (
+        random((2, 3, 7), 1, np.float64),
+        random((4, 3, 3), 2, np.float64),
+        random((4,), 3, np.float64),
+    )
+    args = {"kernels": [3], "strides": [2], "pads": [1, 0]}
+    y = run1("Conv", {"X": x, "W": w, "b": b}, **args)
+    expected = reference_conv(x[:, :, None], w[:, :, None], b, (1, 2), (0, 1, 0, 0), (1, 1), 1)
+    np.testing.assert_allclose(y, expected[:, :, 0], rtol=1e-12)
+    check_gradients(
+        "Conv",
+        {"X": random((2, 3, 7), 4), "W": random((4, 3, 3), 5), "b": random((4,), 6)},
+        ["Y"],
+        **args,
+    )
+    with pytest.raises(ArgumentError, match=r"strides is \[2, 2\]; expected 1 values"):
+        run1("Conv", {"X": x, "W": w}, kernels=[3], stride=2)
