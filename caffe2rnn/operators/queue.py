@@ -79,16 +79,12 @@ class BlobsQueue:
         self.name = name
         self.num_blobs = num_blobs
         self.field_names = list(field_names)
-        slots = []
-        for i in range(capacity):
-            row = []
-            for j in range(num_blobs):
-                slot_name = "%s_%d_%d" % (name, i, j)
-                if enforce_unique_name and ws.get_blob(slot_name) is not None:
+        names = [["%s_%d_%d" % (name, i, j) for j in range(num_blobs)] for i in range(capacity)]
+        if enforce_unique_name:  # checked before any slot blob is made
+            for slot_name in (n for row in names for n in row):
+                if ws.get_blob(slot_name) is not None:
                     raise EnforceNotMet("Queue internal blob already exists: %s" % slot_name)
-                row.append(ws.create_blob(slot_name))
-            slots.append(row)
-        self._slots = slots
+        self._slots = [[ws.create_blob(n) for n in row] for row in names]
         self._reader = 0  # records read so far
         self._writer = 0  # records written so far; writer - reader are queued
         self._closing = False

@@ -108,7 +108,7 @@ class _MomentumBase(ParameterUpdate):
     def step(self):
         g, m = self.floats_of_one_size((0, 1))
         adjusted, m_new = _momentum_step(
-            g, m, self.learning_rate(2), g.dtype.type(self.momentum), self.nesterov
+            g, m.reshape(g.shape), self.learning_rate(2), g.dtype.type(self.momentum), self.nesterov
         )
         return g, m, adjusted, m_new
 

@@ -272,3 +272,7 @@ def test_record_size_and_argument_errors():
         ws.run_operator_once(op("CreateBlobsQueue", [], ["q2"], num_blobs=2, field_names=["x"]))
     with pytest.raises(EnforceNotMet, match="Queue internal blob already exists: q_0_0"):
         ws.run_operator_once(op("CreateBlobsQueue", [], ["q"], enforce_unique_name=1))
+    ws.feed("r_1_0", np.zeros(1))
+    with pytest.raises(EnforceNotMet, match="Queue internal blob already exists: r_1_0"):
+        ws.run_operator_once(op("CreateBlobsQueue", [], ["r"], capacity=2, enforce_unique_name=1))
+    assert not ws.has_blob("r_0_0")  # nothing half-made
