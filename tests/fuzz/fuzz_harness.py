@@ -113,8 +113,13 @@ def in_family(func, *args, **kwargs):
         FUZZ.fail(
             "out-of-family errors",
             "%s(%s) raised %s: %s\n%s"
-            % (getattr(func, "__name__", func), _short(args), type(exc).__name__, exc,
-               traceback.format_exc(limit=6)),
+            % (
+                getattr(func, "__name__", func),
+                _short(args),
+                type(exc).__name__,
+                exc,
+                traceback.format_exc(limit=6),
+            ),
         )
 
 
