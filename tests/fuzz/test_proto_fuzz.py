@@ -204,7 +204,7 @@ def test_mutated_nets_in_a_subprocess_never_crash_or_hang():
     results = run_isolated("test_proto_fuzz:isolated_net_case", seeds)
     FUZZ.case(len(seeds))
     bad = [(s, r) for s, r in zip(seeds, results) if not isinstance(r, str)]
-    for seed, result in bad:
+    for _, result in bad:
         if "failure" in result:
             kind = result["failure"].partition(":")[0]
             FUZZ.note(kind if kind in FUZZ.counts else "mismatches", result["failure"])
