@@ -70,8 +70,8 @@ HINTS = {
     "Reshape": {"shape": [-1]},
     "Conv": {"kernel": 1, "order": "NCHW"},
     "ConvGradient": {"kernel": 1, "order": "NCHW"},
-    "LRN": {"size": 1},
-    "LRNGradient": {"size": 1},
+    "LRN": {"size": 1, "alpha": 1e-3, "beta": 0.75},
+    "LRNGradient": {"size": 1, "alpha": 1e-3, "beta": 0.75},
     "CreateBlobsQueue": {"capacity": 2, "num_blobs": 1},
     "Adam": {"beta1": 0.9},
     "AveragedLoss": {},
@@ -120,6 +120,8 @@ def _arg_value(rng):
 def make_case(op_type, seed):
     """(OperatorDef, {blob: value} to feed first) for one fuzz case."""
     rng = np.random.default_rng(seed)
+    if op_type in RECIPES and rng.random() < 0.6:
+        return _from_recipe(op_type, rng)
     schema = registry.schema(op_type)
     lo, hi = schema.inputs
     n_in = int(rng.integers(lo, (lo + 3 if hi is None else min(hi, lo + 3)) + 1))
@@ -152,6 +154,111 @@ def make_case(op_type, seed):
     except Caffe2RNNError:
         op = core.CreateOperator(op_type, inputs, outputs)
     return op, feeds
+
+
+def _f(rng, *shape):
+    return rng.normal(size=shape).astype(np.float32)
+
+
+def _labels(rng, n, d):
+    return rng.integers(0, d, n).astype(np.int32)
+
+
+def _recipes():
+    """Well-formed inputs (names, arrays) and outputs for operators whose
+    inputs must fit together; cases start from them and often perturb one."""
+
+    def fc(rng, n=2, k=3, m=4):
+        return [_f(rng, n, k), _f(rng, m, k), _f(rng, m)], ["out0"]
+
+    def xent(rng, n=3, d=4):
+        p = np.abs(_f(rng, n, d)) + 0.1
+        return [p / p.sum(1, keepdims=True), _labels(rng, n, d)], ["out0"]
+
+    def xent_grad(rng, n=3, d=4):
+        (x, t), _ = xent(rng, n, d)
+        return [x, t, _f(rng, n)], ["out0"]
+
+    def swl(rng, n=3, d=4):
+        return [_f(rng, n, d), _labels(rng, n, d)], ["out0", "out1"]
+
+    def swl_grad(rng, n=3, d=4):
+        x, t = _f(rng, n, d), _labels(rng, n, d)
+        p = np.exp(x) / np.exp(x).sum(1, keepdims=True)
+        return [x, t, p, np.ones((), np.float32)], ["out0"]
+
+    def conv(rng):
+        return [_f(rng, 1, 2, 3, 3), _f(rng, 2, 2, 1, 1), _f(rng, 2)], ["out0"]
+
+    def conv_grad(rng):
+        return [_f(rng, 1, 2, 3, 3), _f(rng, 2, 2, 1, 1), _f(rng, 1, 2, 3, 3)], ["d0", "d1", "d2"]
+
+    def lrn(rng):
+        return [_f(rng, 1, 3, 2, 2)], ["out0", "out1"]
+
+    def front_grad(rng):
+        return [_f(rng, 3), np.array([2, 3], np.int64)], ["out0"]
+
+    def back_grad(rng):
+        return [_f(rng, 2), np.array([2, 3], np.int64)], ["out0"]
+
+    def adam(rng):
+        w, m1, m2, g = (_f(rng, 3) for _ in range(4))
+        inputs = [w, np.abs(m1), np.abs(m2), g, np.array([-0.1], np.float32)]
+        return inputs + [np.array([0], np.int64)], ["in0", "in1", "in2"]
+
+    def sparse_adagrad(rng):
+        w, h, g = _f(rng, 4, 2), np.abs(_f(rng, 4, 2)), _f(rng, 2, 2)
+        return [w, h, np.array([0, 3], np.int64), g, np.array([-0.1], np.float32)], ["in0", "in1"]
+
+    def sparse_adam(rng):
+        w, m1, m2, g = _f(rng, 4, 2), _f(rng, 4, 2), np.abs(_f(rng, 4, 2)), _f(rng, 2, 2)
+        idx, lr = np.array([1, 2], np.int32), np.array([-0.1], np.float32)
+        return [w, m1, m2, idx, g, lr, np.array([0], np.int64)], ["in0", "in1", "in2"]
+
+    def scatter(rng):
+        one = np.ones(1, np.float32)
+        return [_f(rng, 4, 2), one, np.array([0, 2], np.int64), _f(rng, 2, 2), one], ["in0"]
+
+    return {
+        "FC": fc,
+        "LabelCrossEntropy": xent,
+        "LabelCrossEntropyGradient": xent_grad,
+        "SoftmaxWithLoss": swl,
+        "SoftmaxWithLossGradient": swl_grad,
+        "Conv": conv,
+        "ConvGradient": conv_grad,
+        "LRN": lrn,
+        "ReduceFrontSumGradient": front_grad,
+        "ReduceBackSumGradient": back_grad,
+        "Adam": adam,
+        "SparseAdagrad": sparse_adagrad,
+        "SparseAdam": sparse_adam,
+        "ScatterWeightedSum": scatter,
+    }
+
+
+RECIPES = _recipes()
+
+
+def _from_recipe(op_type, rng):
+    arrays, outputs = RECIPES[op_type](rng)
+    feeds = {"in%d" % i: a for i, a in enumerate(arrays)}
+    if rng.random() < 0.5:  # perturb one input: shape, dtype or content
+        name = "in%d" % rng.integers(len(arrays))
+        feeds[name] = _tensor(rng, _shape(rng, feeds[name].shape, plausible=True))
+    for name in outputs:
+        if name not in feeds and rng.random() < 0.5:
+            feeds[name] = _tensor(rng, _shape(rng, arrays[0].shape))
+    args = dict(HINTS.get(op_type, {}))
+    if rng.random() < 0.3:
+        name = str(rng.choice(ARG_NAMES))
+        args[name] = _arg_value(rng)
+    inputs = ["in%d" % i for i in range(len(arrays))]
+    try:
+        return core.CreateOperator(op_type, inputs, outputs, **args), feeds
+    except Caffe2RNNError:
+        return core.CreateOperator(op_type, inputs, outputs, **HINTS.get(op_type, {})), feeds
 
 
 def _workspace(feeds):
