@@ -97,3 +97,57 @@ def param_names(net_like, netdef, params=None):
     if known is not None:
         return {str(p) for p in known}
     return {b for b in netdef.external_input if b.endswith(_PARAM_SUFFIXES)}
+
+
+def load_netdef(path):
+    """The ``NetDef`` in file ``path``: binary protobuf or protobuf text.
+
+    Caffe2 wrote nets both ways: ``net.Proto().SerializeToString()`` (what
+    ``predict_net.pb`` files hold) and ``str(net.Proto())`` (``.pbtxt``). A
+    file that is UTF-8 and parses as text is text; anything else must parse
+    as binary. OS errors (missing file, no permission) propagate unchanged.
+    """
+    from .. import proto
+
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and text.strip():
+        try:
+            return proto.parse_text(caffe2_pb2.NetDef, text)
+        except ProtoParseError as text_error:
+            try:
+                return proto.parse(caffe2_pb2.NetDef, data)
+            except ProtoParseError:
+                raise ProtoParseError(
+                    "%s is neither a binary NetDef nor NetDef text (%s)" % (path, text_error)
+                ) from None
+    try:
+        netdef = proto.parse(caffe2_pb2.NetDef, data)
+    except ProtoParseError as error:
+        raise ProtoParseError("%s: %s" % (path, error)) from None
+    if not netdef.op:
+        raise ProtoParseError("%s holds no operators: is it a NetDef?" % path)
+    return netdef
+
+
+def nested_nets(op):
+    """``[(argument name, NetDef)]`` of the nets stored in ``op``'s arguments.
+
+    RecurrentNetwork keeps ``step_net`` and ``backward_step_net`` there;
+    control-flow ops (``If``, ``While``) keep ``then_net``/``else_net``/
+    ``loop_net`` as NetDefs in the ``n`` field.
+    """
+    found = []
+    for argument in op.arg:
+        if argument.HasField("n") or argument.name in _NET_ARGUMENTS:
+            netdef = net_argument(op, argument.name)
+            if netdef is not None and netdef.op:
+                found.append((argument.name, netdef))
+    return found
+
+
+_NET_ARGUMENTS = ("step_net", "backward_step_net", "then_net", "else_net", "loop_net")

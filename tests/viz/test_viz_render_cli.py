@@ -145,7 +145,9 @@ def test_render_draws_a_historical_version(capsys):
     assert main(["render", "--cell", "lstm", "--version", "v1", "--view", "recurrent"]) == 0
     out = capsys.readouterr().out
     assert "lstm/step_workspaces_" in out  # v1's global counter in the blob name
-    assert main(["render", "--cell", "attention", "--version", "v1"]) == 2
+    with pytest.raises(SystemExit) as stop:
+        main(["render", "--cell", "attention", "--version", "v1"])
+    assert stop.value.code == 2
     assert "version v1 has no cell 'attention'" in capsys.readouterr().err
 
 
