@@ -16,6 +16,15 @@ def test_demo_trains_checks_gradients_and_writes_report(tmp_path, capsys):
     extension = ".svg" if shutil.which("dot") else ".dot"
     assert diagrams == sorted(
         "lstm_%s%s" % (view, extension)
-        for view in ["net", "ssa", "scratches", "backward", "recurrent", "timeline", "unroll"]
+        for view in [
+            "net",
+            "ssa",
+            "scratches",
+            "backward",
+            "recurrent",
+            "timeline",
+            "unroll",
+            "backward_timeline",
+        ]
     )
     assert "loss" in capsys.readouterr().out

@@ -11,10 +11,13 @@ Every function returns a ``graphviz.Digraph``: its DOT text is
 * :func:`recurrent` — a RecurrentNetwork op with its step nets, links, aliases;
 * :func:`backward` — its backward step net as the C++ op runs it;
 * :func:`timeline` — the (T+1)-row state tensors and the rows each step uses;
-* :func:`unroll` — one column per timestep;
+* :func:`unroll` — one column per timestep, left to right;
+* :func:`backward_timeline` — the backward steps in the order they run and the
+  gradient rows each reads and writes;
 * :func:`compare` — the historical versions' op arguments side by side.
 """
 
+from .backward_timeline import backward_timeline  # noqa: F401
 from .compare import compare  # noqa: F401
 from .netdraw import net  # noqa: F401
 from .recurrent import backward, recurrent  # noqa: F401

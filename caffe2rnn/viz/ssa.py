@@ -35,6 +35,10 @@ class VersionNodes:
     def last(self, name):
         return self.id(name, self.final.get(name, 0))
 
+    def ids(self):
+        """Ids of every blob version drawn."""
+        return sorted(self.id(n, v) for n, v in self.drawn)
+
     def has(self, name, version=None):
         return (name, self.final.get(name, 0) if version is None else version) in self.drawn
 

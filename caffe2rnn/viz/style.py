@@ -116,6 +116,10 @@ BLOB_KINDS = {
         {"shape": "cylinder", "style": "filled", "fillcolor": "#FFF7D6", "color": "#B08D00"},
         "state tensor, (T+1) rows",
     ),
+    "backward_step": (
+        {"shape": "box", "style": "filled", "fillcolor": "#FEEFC3", "color": "#E37400"},
+        "one run of the backward step net",
+    ),
 }
 
 # Edge kinds: (attributes, legend text).
@@ -135,6 +139,10 @@ EDGE_KINDS = {
         "recurrent: step t feeds t+1",
     ),
     "rename": ({"style": "dotted", "color": "#B06000", "fontcolor": "#B06000"}, "renamed blob"),
+    "accumulate": (
+        {"color": "#C5221F", "penwidth": "1.5", "fontcolor": "#C5221F", "arrowhead": "empty"},
+        "+= gradient accumulated",
+    ),
     "inplace": (
         {"style": "dotted", "color": "#C5221F", "arrowhead": "none"},
         "same buffer (in-place)",
