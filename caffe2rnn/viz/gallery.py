@@ -1,7 +1,7 @@
 """Every view of one RecurrentNetwork op, by name (used by the CLI and the demo)."""
 
-from .netdraw import net
 from .backward_timeline import backward_timeline
+from .netdraw import net
 from .recurrent import backward, recurrent
 from .rnn_op import RecurrentOp
 from .scratches import scratches_of

@@ -35,7 +35,7 @@ def _views(op):
 
 # A node's <title> is its id; edges are "tail->head"; clusters "cluster_<name>".
 EXPECTED_TITLES = {
-    "net": {"op#1", "lstm/gates_t#0", "lstm/gates_t#1", "legend"},
+    "net": {"op#1", "lstm/gates_t#0", "lstm/gates_t#1", "cluster_legend"},
     "ssa": {"lstm/gates_t@1", "lstm/gates_t@2", "lstm/gates_t@1->op#1"},
     "scratches": {"lstm/gates_t@2"},
     "recurrent": {
