@@ -32,18 +32,20 @@ from .. import core
 from ..errors import DrawingError, op_context
 from .rnn_op import ACCUMULATE_OP, RecurrentOp
 from .style import BLOB_KINDS, Canvas, html_text, wrap
+from .timeline import HIGHLIGHT, highlight_cell
 
 _ACCUM_FILL = "#F6C7C3"
 _READ_FILL = "#E8F0FE"
 
 
-def _step_label(t, order, T, ports, forward_reads, scratches, param_grads):
+def _step_label(t, order, T, ports, forward_reads, scratches, param_grads, now=False):
     """One backward step as an HTML-like table; a port on each gradient row."""
     head = "backward step t = %d" % t
     runs = "runs %s of %d" % (_ordinal(order + 1), T)
+    colour = "#FBBC04" if now else BLOB_KINDS["backward_step"][0]["fillcolor"]
     rows = [
         '<tr><td colspan="2" bgcolor="%s"><b>%s</b><br/><font point-size="8">%s</font></td></tr>'
-        % (BLOB_KINDS["backward_step"][0]["fillcolor"], html_text(head), runs)
+        % (colour, html_text(head), runs)
     ]
     for port, verb, blob, where in ports:
         rows.append(
@@ -75,7 +77,7 @@ def _ordinal(n):
     return "%d%s" % (n, {1: "st", 2: "nd", 3: "rd"}.get(n if n < 20 else n % 10, "th"))
 
 
-def _grad_table(title, n_rows, writers, readers, added, final):
+def _grad_table(title, n_rows, writers, readers, added, final, now=None, index=0):
     fill = BLOB_KINDS["gradient"][0]["fillcolor"]
     head = "".join(
         '<td bgcolor="%s"><b>%s</b></td>' % (fill, h)
@@ -85,12 +87,15 @@ def _grad_table(title, n_rows, writers, readers, added, final):
         '<tr><td colspan="4" bgcolor="%s"><b>%s</b></td></tr><tr>%s</tr>'
         % (fill, html_text(title), head)
     ]
+    now = now or {}
     for r in range(n_rows):
-        cells = ['<td port="r%d">%d</td>' % (r, r)]
+        mark = highlight_cell(now[r], index, r, "%s row %d" % (now[r], r)) if r in now else ""
+        fill = ' bgcolor="%s"' % HIGHLIGHT[now[r]] if r in now else ""
+        cells = ['<td port="r%d"%s>%d</td>' % (r, mark, r)]
         for texts in (writers.get(r, []), readers.get(r, []) + final.get(r, [])):
             cells.append(
-                '<td align="left">%s</td>'
-                % ("<br/>".join(html_text(x) for x in texts) or "&#8212;")
+                '<td align="left"%s>%s</td>'
+                % (fill, "<br/>".join(html_text(x) for x in texts) or "&#8212;")
             )
         extra = added.get(r, [])
         cells.append(
@@ -147,9 +152,21 @@ def backward_plan(op, T):
     return rnn, cpp, steps, lengths
 
 
-def backward_timeline(op, T=3):
-    """The backward pass of RecurrentNetwork ``op`` over a sequence of length ``T``."""
+def backward_timeline(op, T=3, highlight=None):
+    """The backward pass of RecurrentNetwork ``op`` over a sequence of length ``T``.
+
+    ``highlight=t`` colours the gradient rows backward step t reads and
+    writes (one frame of the time stepper)."""
     rnn, cpp, steps, lengths = backward_plan(op, T)
+    if highlight not in (None, *range(T)):
+        raise DrawingError(
+            "%s: highlight must be a step in 0..%d, got %r" % (op_context(op), T - 1, highlight)
+        )
+    now = {}
+    if highlight is not None:
+        for role in ("reads", "writes"):
+            for tensor, row, _ in steps[highlight][role]:
+                now.setdefault(tensor, {})[row] = role[:-1]
     canvas = Canvas(
         "backward_timeline_" + rnn.name,
         "'%s' backward over T = %d steps: the gradient rows each step reads and writes,\n"
@@ -200,14 +217,16 @@ def backward_timeline(op, T=3):
             forward = ["%s = row %d of %s" % (b, row, x) for x, row, b in step["forward"]]
             canvas.table(
                 "bstep%d" % t,
-                _step_label(t, k, T, ports, forward, step["scratch"], step["params"]),
+                _step_label(
+                    t, k, T, ports, forward, step["scratch"], step["params"], t == highlight
+                ),
                 graph=top,
                 kind="backward_step",
             )
     for a, b in zip(order, order[1:]):
         canvas.graph.edge("bstep%d" % a, "bstep%d" % b, style="invis", weight="10")
 
-    for tensor, n_rows in lengths.items():
+    for index, (tensor, n_rows) in enumerate(lengths.items()):
         canvas.table(
             "grad/" + tensor,
             _grad_table(
@@ -217,6 +236,8 @@ def backward_timeline(op, T=3):
                 readers.get(tensor, {}),
                 added.get(tensor, {}),
                 final.get(tensor, {}),
+                now.get(tensor),
+                index,
             ),
             kind="gradient",
         )

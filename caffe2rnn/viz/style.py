@@ -154,6 +154,7 @@ CLUSTER_STYLES = {
     "step": {"style": "rounded,filled", "fillcolor": "#F1F8F4", "color": "#0F9D58"},
     "backward": {"style": "rounded,filled", "fillcolor": "#FEF7E0", "color": "#E37400"},
     "time": {"style": "rounded,filled", "fillcolor": "#F8F9FA", "color": "#9AA0A6"},
+    "now": {"style": "rounded,filled,bold", "fillcolor": "#FEF7E0", "color": "#E37400"},
 }
 
 # Blob kinds that decide the shape/fill; later ones win.
@@ -370,14 +371,26 @@ class Canvas:
                         node = "legend/%d" % (start + i)
                         if edge is None:
                             row.node(node, text, fontsize="9", **attrs)
-                        else:  # the arrow runs along the ranks, into its text
-                            row.node(node, text, shape="plaintext", fontsize="9")
-                            box.node(node + "/from", "", shape="point", width="0.04")
-                            box.edge(node + "/from", node, **edge)
+                        else:  # a sample of the line: colour and dash pattern
+                            row.node(node, _edge_sample(edge, text), shape="plaintext")
                 firsts.append("legend/%d" % start)
             for a, b in zip(firsts, firsts[1:]):
                 box.edge(a, b, style="invis")
         return self.graph
+
+
+def _edge_sample(attrs, text):
+    """An HTML-like label drawing an edge style as text: ``- - -▶ link: ...``."""
+    line = {"dashed": "&#8211; &#8211; &#8211;", "dotted": "&#183; &#183; &#183; &#183;"}.get(
+        (attrs.get("style") or "").split(",")[0], "&#8212;&#8212;&#8212;"
+    )
+    head = "" if attrs.get("arrowhead") == "none" else "&#9654;"
+    weight = "<b>%s</b>" if float(attrs.get("penwidth", "1")) > 1 else "%s"
+    return '<<font color="%s" point-size="10">%s</font><font point-size="9">  %s</font>>' % (
+        attrs.get("color", "#5F6368"),
+        weight % (line + head),
+        html_text(text),
+    )
 
 
 class _Cluster:
