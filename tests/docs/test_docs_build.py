@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("sphinx")
 pytest.importorskip("myst_nb")
-pytest.importorskip("sphinx_rtd_theme")
+pytest.importorskip("sphinx_book_theme")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 pytestmark = [pytest.mark.slow, pytest.mark.needs_dot]
