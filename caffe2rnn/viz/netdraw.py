@@ -33,6 +33,7 @@ def net(
     append_output=False,
     rankdir="LR",
     nested="auto",
+    shapes=None,
 ):
     """Draw a NetDef, ``core.Net``, model helper or list of OperatorDefs.
 
@@ -42,7 +43,9 @@ def net(
     are otherwise invisible). ``nested`` says how nets stored in op
     arguments are drawn: ``"expand"`` (each in its own box),
     ``"collapse"`` (a line in the op label) or ``"auto"`` (expanded when
-    they hold at most :data:`AUTO_EXPAND_OPS` ops in all).
+    they hold at most :data:`AUTO_EXPAND_OPS` ops in all). ``shapes`` (a
+    workspace after a run, or a dict of arrays) adds each blob's shape and dtype
+    to its label and its first values to its tooltip.
     """
     if nested not in NESTED:
         raise DrawingError("nested=%r: expected one of %s" % (nested, ", ".join(NESTED)))
@@ -61,6 +64,7 @@ def net(
             sources.param_names(net_like, netdef, params),
             append_output,
             expand=nested == "expand",
+            values=sources.blob_values(shapes),
         )
     return canvas.finish()
 
@@ -80,7 +84,9 @@ def _label(op, index, with_outputs):
     return label
 
 
-def _draw_bipartite(canvas, netdef, params, append_output, expand, prefix="", graph=None):
+def _draw_bipartite(
+    canvas, netdef, params, append_output, expand, prefix="", graph=None, values=None
+):
     """Ops and blob nodes of ``netdef``; ids start with ``prefix`` (nested nets)."""
     external_in, external_out = set(netdef.external_input), set(netdef.external_output)
     written_last = {}
@@ -95,7 +101,12 @@ def _draw_bipartite(canvas, netdef, params, append_output, expand, prefix="", gr
             kinds.append("param")
         if is_gradient_name(name):
             kinds.append("gradient")
-        canvas.blob(node_id, wrap(name), kinds, graph=graph)
+        label, tooltip = wrap(name), None
+        value = values(name) if values and not prefix else None
+        if sources.shape_text(value):
+            label += "\n" + sources.shape_text(value)
+            tooltip = "%s = %s" % (name, sources.value_text(value))
+        canvas.blob(node_id, label, kinds, graph=graph, tooltip=tooltip)
         current[name] = node_id
         return node_id
 

@@ -151,3 +151,48 @@ def nested_nets(op):
 
 
 _NET_ARGUMENTS = ("step_net", "backward_step_net", "then_net", "else_net", "loop_net")
+
+
+def blob_values(source):
+    """A ``name -> value`` lookup from what a run left behind, for labelling blobs.
+
+    ``source`` is a ``caffe2rnn.runtime.Workspace``, the ``caffe2rnn.workspace``
+    module (its current workspace) or a plain dict of arrays. Returns a
+    function giving the value of a blob, or None where there is none.
+    """
+    if source is None:
+        return lambda name: None
+    if isinstance(source, dict):
+        return source.get
+    if hasattr(source, "C_Workspace"):  # the workspace module
+        source = source.C_Workspace()
+    if hasattr(source, "get_blob"):
+
+        def value(name):
+            blob = source.get_blob(name)
+            return None if blob is None else getattr(blob, "value", None)
+
+        return value
+    raise DrawingError(
+        "shapes=%r: expected a Workspace, the workspace module or a dict of arrays"
+        % type(source).__name__
+    )
+
+
+def shape_text(value):
+    """``"2×3 float32"`` for an array (a scalar: ``"() int32"``), else None."""
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is None or dtype is None:
+        return None
+    return "%s %s" % ("×".join(map(str, shape)) or "()", dtype)
+
+
+def value_text(value, limit=12):
+    """The first values of an array, for a tooltip."""
+    import numpy as np
+
+    if getattr(value, "dtype", None) is None:
+        return None
+    flat = np.asarray(value).ravel()
+    shown = np.array2string(flat[:limit], precision=4, separator=", ")
+    return "%s%s" % (shown, " … (%d values)" % flat.size if flat.size > limit else "")
