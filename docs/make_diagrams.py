@@ -7,7 +7,8 @@ Run at docs build time (the SVGs are build outputs, never committed):
 
 It also writes the time stepper, ``<cell>_stepper.html``: a kernel-free HTML
 fragment (one pre-rendered SVG per step and direction) the "Step through
-time" page embeds.
+time" page embeds, and, with matplotlib, ``bug_<id>.svg``: the per-timestep
+gradient error of each bug of the gallery (``caffe2rnn.viz.plots.plot_bug``).
 
 Needs Graphviz's ``dot``; without it the .dot sources are written instead,
 and the script says how to install Graphviz.
@@ -57,7 +58,31 @@ def main(argv=None):
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(stepper_html(op, args.steps, title="the %s cell" % args.cell))
         print("wrote", path)
+    write_bug_plots(args.out)
     return 0
+
+
+def write_bug_plots(out):
+    """One SVG per bug shown by gradients (B9 fails while building: no numbers)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no bug plots", file=sys.stderr)
+        return
+    from caffe2rnn.history.bugs import BUGS
+    from caffe2rnn.viz import plots
+
+    for bug_id, bug in BUGS.items():
+        if bug.runner is not None:
+            continue
+        ax = plots.plot_bug(bug_id)
+        path = os.path.join(out, "bug_%s.svg" % bug_id)
+        ax.figure.savefig(path)
+        plt.close(ax.figure)
+        print("wrote", path)
 
 
 if __name__ == "__main__":
