@@ -56,10 +56,18 @@ def _link_edges(canvas, nodes, links, tensor_ids, backward=False, graph=None):
         # A blob the net reads before writing gets its value through the link
         # (a later in-place write, e.g. an _accum Sum, lands in the same rows).
         if nodes.has(link.internal, 0):
-            canvas.edge(tensor, nodes.first(link.internal), "link", label, graph=graph)
+            canvas.edge(
+                tensor, nodes.first(link.internal), "link", label, graph=graph, tail_port="s"
+            )
         elif nodes.final.get(link.internal, 0) > 0:
             canvas.edge(
-                nodes.last(link.internal), tensor, "link", label, graph=graph, constraint="false"
+                nodes.last(link.internal),
+                tensor,
+                "link",
+                label,
+                graph=graph,
+                head_port="s",
+                constraint="false",
             )
 
 
@@ -78,44 +86,59 @@ def recurrent(op, rankdir="TB"):
         for b in rnn.inputs
     }
     tensors = dict(inputs)
-    with (
-        canvas.cluster("rnn", "%s '%s'" % (op.type, rnn.name), "rnn") as outer,
-        outer.subgraph(name="tensors") as row,
-    ):
-        row.attr(rank="same")  # all state tensors on one row, above the nets
-        for state in rnn.states:
-            tensors[state] = _state_node(canvas, state, row)
-            canvas.edge(inputs[rnn.initial_state(state)], tensors[state], label="copied to row 0")
-            if rnn.backward_step_net is not None:
-                tensors[state + "_grad"] = _state_node(canvas, state + "_grad", row, gradient=True)
-        with canvas.cluster(
-            "step", "step net '%s' (one timestep)" % rnn.step_net.name, "step", outer
-        ) as inner:
-            forward = draw_versions(
-                canvas,
-                inner,
-                rnn.step_net,
-                prefix="fwd/",
-                params=params,
-                always_version=False,
-                inplace_edges=False,
-            )
-        if rnn.backward_step_net is not None:
+    grads = None
+    with canvas.cluster("rnn", "%s '%s'" % (op.type, rnn.name), "rnn") as outer:
+        # Two sides, each a borderless box: the state tensors over the step net,
+        # their gradients over the backward step net. Each net's link edges then
+        # stay on its own side; they leave and enter the tensors at the bottom.
+        with canvas.cluster("forward_side", "", "side", outer) as side:
+            with (
+                canvas.cluster("states", "state tensors, (T+1) rows", "state", side) as box,
+                box.subgraph() as row,
+            ):
+                row.attr(rank="same")
+                for state in rnn.states:
+                    tensors[state] = _state_node(canvas, state, row)
             with canvas.cluster(
-                "backward",
-                "backward step net '%s' (argument)" % rnn.backward_step_net.name,
-                "backward",
-                outer,
+                "step", "step net '%s' (one timestep)" % rnn.step_net.name, "step", side
             ) as inner:
-                grads = draw_versions(
+                forward = draw_versions(
                     canvas,
                     inner,
-                    rnn.backward_step_net,
-                    prefix="bwd/",
+                    rnn.step_net,
+                    prefix="fwd/",
                     params=params,
                     always_version=False,
                     inplace_edges=False,
                 )
+        if rnn.backward_step_net is not None:
+            with canvas.cluster("backward_side", "", "side", outer) as side:
+                with (
+                    canvas.cluster("grads", "their gradients", "state", side) as box,
+                    box.subgraph() as row,
+                ):
+                    row.attr(rank="same")
+                    for state in rnn.states:
+                        tensors[state + "_grad"] = _state_node(
+                            canvas, state + "_grad", row, gradient=True
+                        )
+                with canvas.cluster(
+                    "backward",
+                    "backward step net '%s' (argument)" % rnn.backward_step_net.name,
+                    "backward",
+                    side,
+                ) as inner:
+                    grads = draw_versions(
+                        canvas,
+                        inner,
+                        rnn.backward_step_net,
+                        prefix="bwd/",
+                        params=params,
+                        always_version=False,
+                        inplace_edges=False,
+                    )
+    for state in rnn.states:
+        canvas.edge(inputs[rnn.initial_state(state)], tensors[state], label="copied to row 0")
     _link_edges(canvas, forward, rnn.links, tensors)
     for reference in rnn.references():
         if forward.has(reference, 0):
@@ -185,6 +208,17 @@ def backward(op, rankdir="TB"):
             always_version=False,
             inplace_edges=False,
         )
+        for old, new in cpp.renamed.items():
+            # The note sits beside the blob it renames: same cluster, same rank.
+            note = "renamed/" + old
+            target = nodes.first(new) if nodes.has(new, 0) else nodes.last(new)
+            with inner.subgraph() as pair:
+                pair.attr(rank="same")
+                canvas.blob(
+                    note, "%s\n(name in backward_step_net)" % wrap(old), ["gradient"], graph=pair
+                )
+                pair.node(target)
+            canvas.edge(note, target, "rename", "C++: rename to _tmpstep", constraint="false")
     tensors = {}
     for state in rnn.states:
         tensors[state] = _state_node(canvas, state, None)
@@ -206,15 +240,6 @@ def backward(op, rankdir="TB"):
     _link_edges(canvas, nodes, rnn.backward_links, tensors, backward=True)
     forward_reads = [l for l in rnn.links if l.external in rnn.states]
     _link_edges(canvas, nodes, forward_reads, tensors)
-    for old, new in cpp.renamed.items():
-        note = "renamed/" + old
-        canvas.blob(note, "%s\n(name in backward_step_net)" % wrap(old), ["gradient"])
-        canvas.edge(
-            note,
-            nodes.first(new) if nodes.has(new, 0) else nodes.last(new),
-            "rename",
-            "C++: rename to _tmpstep",
-        )
     for gradient, states_grad in cpp.last_row_grads:
         source = _io_node(canvas, gradient, ["external_input", "gradient"], drawn)
         canvas.edge(source, tensors[states_grad], "alias", "added to the last row once (C++ loop)")

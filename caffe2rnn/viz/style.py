@@ -154,6 +154,8 @@ CLUSTER_STYLES = {
     "step": {"style": "rounded,filled", "fillcolor": "#F1F8F4", "color": "#0F9D58"},
     "backward": {"style": "rounded,filled", "fillcolor": "#FEF7E0", "color": "#E37400"},
     "time": {"style": "rounded,filled", "fillcolor": "#F8F9FA", "color": "#9AA0A6"},
+    "state": {"style": "rounded,dashed", "color": "#B08D00", "fillcolor": "#FFFFFF"},
+    "side": {"style": "invis"},
     "now": {"style": "rounded,filled,bold", "fillcolor": "#FEF7E0", "color": "#E37400"},
 }
 

@@ -43,7 +43,7 @@ EXPECTED_TITLES = {
         "cluster_step",
         "cluster_backward",
         "state/lstm/hidden_t_prev_states",
-        "fwd/lstm/hidden_t@1->state/lstm/hidden_t_prev_states",
+        "fwd/lstm/hidden_t@1->state/lstm/hidden_t_prev_states:s",
     },
     "backward": {"cluster_backward", "bwd/op#0", "bwd/lstm/gates_t_w_grad_tmpstep@1"},
     "timeline": {"tensor/lstm/hidden_t_prev_states", "t1/hidden_t_prev"},
