@@ -158,8 +158,8 @@ def _parser():
         "--nested",
         choices=netdraw.NESTED,
         default="auto",
-        help="with --net and the net view: expand nested step nets into boxes or collapse "
-        "them into their op (auto: expand up to %d ops)" % netdraw.AUTO_EXPAND_OPS,
+        help="net and recurrent views: draw step nets op by op (expand) or as one box "
+        "listing their ops (collapse); auto collapses big ones",
     )
     render.add_argument(
         "--version",
@@ -311,12 +311,18 @@ def _render(args):
             graph = viz.net(netdef, nested=args.nested)
         elif view == "ssa":
             graph = viz.ssa(netdef)
+        elif view == "recurrent":
+            graph = viz.recurrent(_rnn_op_of(netdef, args.op, args.net), nested=args.nested)
         else:
             graph = VIEWS[view][1](_rnn_op_of(netdef, args.op, args.net), args.steps)
     else:
         view = args.view or "recurrent"
         what = "%s, %s" % (args.cell, args.version)
-        graph = VIEWS[view][1](build_cell(args.cell, args.version), args.steps)
+        op = build_cell(args.cell, args.version)
+        if view == "recurrent":
+            graph = viz.recurrent(op, nested=args.nested)
+        else:
+            graph = VIEWS[view][1](op, args.steps)
     if args.output is None:
         sys.stdout.write(graph.source)
         return 0
