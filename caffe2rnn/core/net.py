@@ -97,6 +97,7 @@ class Net:
         self._output_record = None
         self._registered_blob_names = set()
         self._attr_dict = defaultdict(list)
+        self._era = None  # caffe2rnn: the era of its recurrent ops (eras.mark)
         self._recreate_lookup_tables = False
         self._net = caffe2_pb2.NetDef()
         if type(name_or_proto) is caffe2_pb2.NetDef:
@@ -333,6 +334,9 @@ class Net:
             outputs = [self.NextName(prefix=op_type, output_id=i) for i in range(outputs)]
         outputs = _RectifyInputOutput(outputs, net=self)
         op = CreateOperator(op_type, inputs, outputs, **kwargs)
+        if op_type == "RecurrentNetwork" and eras.named() is not None:
+            # Built inside ``eras.use(...)``: the net runs that era's operators.
+            eras.mark(self, eras.named())
         self._ExtendOps([op])
         tracebacks.record(self.Name(), len(self._net.op) - 1)
         if len(op.output) == 0:
@@ -423,4 +427,6 @@ class Net:
             new_net._output_record = self._output_record
         for key, values in self._attr_dict.items():
             new_net._attr_dict[key].extend(values)
+        if eras.of(self) is not None:  # the copy's ops are of the same era
+            eras.mark(new_net, eras.of(self))
         return new_net

@@ -13,13 +13,24 @@ module      seed                        valid
 ``newest``  001 #8                      2017-12-11 … 2018-09
 ==========  ==========================  =====================================
 
-Each runs on its own era's operator semantics (:mod:`.era`); ``with
-era("v2"): ...`` chooses one explicitly. :mod:`.bugs` reproduces the bugs each
-version fixed; :mod:`.compare` lays the versions' op arguments side by side.
+A version name is another name of a Caffe2 era (:mod:`caffe2rnn.eras`:
+``v1`` = E2, ``april`` = E3, ``v2`` = E4, ``v3`` = E5, ``newest`` = E6). Each
+version builds in its own era and marks the net it built, so the net runs with
+the operators of its time (:mod:`.operator_eras`); ``with era("v2"): ...``
+chooses an era explicitly for building and running. :mod:`.bugs` reproduces
+the bugs each version fixed; :mod:`.compare` lays the versions' op arguments
+side by side.
 """
 
+from .. import eras
 from . import april, newest, v1, v2, v3
-from .era import ERAS, era  # noqa: F401
+
+
+def era(name):
+    """``with history.era("v2"): ...`` — build and run under an era; the same
+    as :func:`caffe2rnn.eras.use` (version names and E0..E6 both work)."""
+    return eras.use(name)
+
 
 #: version name → its module, oldest first.
 VERSIONS = {"v1": v1, "april": april, "v2": v2, "v3": v3, "newest": newest}

@@ -29,7 +29,7 @@ from ..recurrent_stages import (
     plan_links,
     scoper,
 )
-from .era import bind_built_op, building
+from .building import building
 
 
 def recurrent_net(
@@ -44,7 +44,7 @@ def recurrent_net(
 ):
     """Add the 2017-04-07 ``RecurrentNetwork`` op to ``net``; return its outputs
     minus the step workspaces."""
-    with building("april") as chosen:
+    with building("april"):
         return build(
             net,
             cell_net,
@@ -54,7 +54,6 @@ def recurrent_net(
             timestep,
             scope,
             outputs_with_grads,
-            chosen,
         )
 
 
@@ -67,7 +66,6 @@ def build(
     timestep,
     scope,
     outputs_with_grads,
-    chosen,
     recompute_blobs_on_backward=None,
     pass_recompute=False,
 ):
@@ -101,5 +99,4 @@ def build(
         plan.outputs + [s("step_workspaces")],
         **ordered(arguments, "v2" if pass_recompute else "v1"),
     )
-    bind_built_op(net, chosen)
     return results[:-1]

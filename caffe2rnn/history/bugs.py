@@ -27,9 +27,9 @@ from typing import Callable
 
 import numpy as np
 
-from .. import core, workspace
-from . import VERSIONS, cells
-from .era import era
+from .. import workspace
+from . import VERSIONS, cells, era
+from .sandbox import sandbox
 
 
 @dataclass
@@ -61,9 +61,7 @@ class Bug:
         values = cell.values(np.random.default_rng(seed))
         results = []
         for version in (self.buggy_version, self.fixed_version):
-            workspace.ResetWorkspace()
-            core.Net.reset_names()
-            with era(version):
+            with sandbox(), era(version):
                 results.append(
                     cell.run(
                         VERSIONS[version].recurrent_net,
@@ -84,9 +82,7 @@ def b9_run():
     cell = cells.sum_mul()
     outcome = {}
     for version in ("v3", "newest"):
-        workspace.ResetWorkspace()
-        core.Net.reset_names()
-        with era(version):
+        with sandbox(), era(version):
             try:
                 net, outputs = cell.build(VERSIONS[version].recurrent_net, forward_only=True)
             except UnboundLocalError as exc:

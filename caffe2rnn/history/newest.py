@@ -30,7 +30,7 @@ from ..recurrent_stages import (
     plan_links,
     scoper,
 )
-from .era import bind_built_op, building
+from .building import building
 
 
 def recurrent_net(
@@ -47,7 +47,7 @@ def recurrent_net(
 ):
     """Add the 2017-12 ``RecurrentNetwork`` op to ``net``; return its outputs
     minus the step workspaces."""
-    with building("newest") as chosen:
+    with building("newest"):
         assert len(inputs) == 1, "Only one input blob is supported so far"
         op_name = net.NextName("recurrent")
         s = scoper(op_name, scope)
@@ -84,5 +84,4 @@ def recurrent_net(
             all_inputs, plan.outputs + [s("step_workspaces")], **ordered(arguments, "newest")
         )
         cell_net.Proto().type = "simple"
-        bind_built_op(net, chosen)
         return results[:-1]

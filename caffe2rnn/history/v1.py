@@ -35,7 +35,7 @@ from ..recurrent_stages import (
     plan_links,
     scoper,
 )
-from .era import bind_built_op, building
+from .building import building
 
 #: The module-global counter of 22b4533f0: one step-workspaces blob per call.
 _workspace_seq = 0
@@ -54,7 +54,7 @@ def recurrent_net(
     """Add the v1 ``RecurrentNetwork`` op to ``net``; return its outputs minus
     the step workspaces (``out0_all, out0_last, ...``)."""
     global _workspace_seq
-    with building("v1") as chosen:
+    with building("v1"):
         assert len(inputs) == 1, "Only one input blob is supported so far"
         check_scoping(cell_net)
         op_name = net.NextName("recurrent")
@@ -92,5 +92,4 @@ def recurrent_net(
             **ordered(arguments, "v1"),
         )
         _workspace_seq += 1
-        bind_built_op(net, chosen)
         return results[:-1]

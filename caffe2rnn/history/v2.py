@@ -18,7 +18,7 @@ overwritten). Python 2 only in the original.
 """
 
 from .april import build
-from .era import building
+from .building import building
 
 
 def recurrent_net(
@@ -34,7 +34,7 @@ def recurrent_net(
 ):
     """Add the v2 ``RecurrentNetwork`` op to ``net``; return its outputs minus
     the step workspaces."""
-    with building("v2") as chosen:
+    with building("v2"):
         return build(
             net,
             cell_net,
@@ -44,7 +44,6 @@ def recurrent_net(
             timestep,
             scope,
             outputs_with_grads,
-            chosen,
             recompute_blobs_on_backward=recompute_blobs_on_backward,
             pass_recompute=True,
         )

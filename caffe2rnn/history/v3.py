@@ -36,7 +36,7 @@ from ..recurrent_stages import (
     plan_links,
     scoper,
 )
-from .era import bind_built_op, building
+from .building import building
 
 
 def recurrent_net(
@@ -53,7 +53,7 @@ def recurrent_net(
 ):
     """Add the v3 ``RecurrentNetwork`` op to ``net``; return its outputs minus
     the step workspaces. ``forward_only=True`` raises UnboundLocalError (B9)."""
-    with building("v3") as chosen:
+    with building("v3"):
         assert len(inputs) == 1, "Only one input blob is supported so far"
         check_scoping(cell_net)
         op_name = net.NextName("recurrent")
@@ -88,5 +88,4 @@ def recurrent_net(
             all_inputs, plan.outputs + [s("step_workspaces")], **ordered(arguments, "v3")
         )
         cell_net.Proto().type = "simple"
-        bind_built_op(net, chosen)
         return results[:-1]

@@ -9,23 +9,46 @@ facts about Caffe2 tensors matter for recurrent nets and are copied here:
   place. A RecurrentNetwork *link* makes ``hidden_t`` a view of row ``t + 1``
   of the states tensor; the step net's op then writes the new hidden state
   straight into that row. :meth:`Blob.resize` does exactly this.
+* when the size changes, Caffe2's ``Tensor::Resize`` kept the allocation if
+  it was big enough (``--caffe2_keep_on_shrink``, default on, and at most
+  ``--caffe2_max_keep_on_shrink_memory`` bytes unused): a smaller batch reuses
+  the front of the old buffer, so whatever shared that buffer still shares it
+  (Caffe2 8e01e4c8b: this is why bug B5 of ``recurrent_net`` showed with a
+  smaller batch and not with a larger one). :data:`keep_on_shrink` and
+  :data:`max_keep_on_shrink_memory` are those flags; ``workspace.GlobalInit``
+  sets them from the same command-line options.
 * a blob may hold a view that shares memory with another blob (``Alias``,
   links, aliases): assigning ``blob.value = view`` shares, never copies.
 """
 
 import math
+import sys
 
 import numpy as np
+
+#: Caffe2's ``--caffe2_keep_on_shrink`` (default true): a tensor resized to
+#: fewer bytes than it holds keeps its memory.
+keep_on_shrink = True
+#: Caffe2's ``--caffe2_max_keep_on_shrink_memory``: beyond this many unused
+#: bytes a shrinking tensor is reallocated after all.
+max_keep_on_shrink_memory = sys.maxsize
+
+
+def _address(arr):
+    return arr.__array_interface__["data"][0]
 
 
 class Blob:
     """A named slot in a workspace. ``value`` is an ndarray, bytes, or an object."""
 
-    __slots__ = ("name", "value")
+    __slots__ = ("name", "value", "_storage")
 
     def __init__(self, name, value=None):
         self.name = name
         self.value = value
+        # The flat buffer :meth:`resize` last allocated (its capacity), while
+        # ``value`` still starts at it; Caffe2 kept this in the Tensor.
+        self._storage = None
 
     def is_tensor(self):
         return type(self.value) is np.ndarray
@@ -34,24 +57,44 @@ class Blob:
         """Return an ndarray of ``shape``/``dtype`` to write this blob's output into.
 
         Reuses the current storage when element count and type match (the
-        array is reshaped in place: views into bigger tensors stay views);
-        otherwise allocates a new, uninitialised array, as Caffe2 did.
+        array is reshaped in place: views into bigger tensors stay views).
+        A different count of the same type reuses the buffer this blob
+        allocated if it is big enough and :data:`keep_on_shrink` is on (the
+        front of it, uninitialised as far as the caller knows); otherwise a
+        new, uninitialised array is allocated, as Caffe2's ``Resize`` did.
         """
         shape = tuple(shape)
+        size = math.prod(shape)
         cur = self.value
-        if (
-            type(cur) is np.ndarray
-            and cur.dtype == dtype
-            and cur.size == math.prod(shape)
-            and cur.flags.c_contiguous
-        ):
-            if cur.shape != shape:
-                cur = cur.reshape(shape)
-                self.value = cur
-            return cur
-        arr = np.empty(shape, dtype=dtype)
+        if type(cur) is np.ndarray and cur.dtype == dtype and cur.flags.c_contiguous:
+            if cur.size == size:
+                if cur.shape != shape:
+                    cur = cur.reshape(shape)
+                    self.value = cur
+                return cur
+            storage = self._storage
+            if (
+                keep_on_shrink
+                and storage is not None
+                and storage.dtype == dtype
+                and size <= storage.size
+                and (storage.size - size) * storage.itemsize <= max_keep_on_shrink_memory
+                and _address(cur) == _address(storage)
+            ):
+                arr = storage[:size].reshape(shape)
+                self.value = arr
+                return arr
+        storage = np.empty(size, dtype=dtype)
+        self._storage = storage
+        arr = storage.reshape(shape)
         self.value = arr
         return arr
+
+    def swap(self, other):
+        """Exchange contents (tensor and its capacity) with blob ``other``, as
+        C++ ``std::swap(*blob_a, *blob_b)`` did."""
+        self.value, other.value = other.value, self.value
+        self._storage, other._storage = other._storage, self._storage
 
     def type_name(self):
         """The C++-style type name Caffe2's FetchBlob reported for non-tensors."""

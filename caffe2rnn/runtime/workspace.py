@@ -116,13 +116,13 @@ class Workspace:
         return fetch_value(self.blob(name))
 
     # --- nets -----------------------------------------------------------------
-    def create_net(self, netdef, overwrite=False):
+    def create_net(self, netdef, overwrite=False, era=None):
         if netdef.name in self._nets and not overwrite:
             raise WorkspaceError(
                 "I respectfully refuse to overwrite an existing net of the same "
                 'name "%s", unless you explicitly specify overwrite=True.' % netdef.name
             )
-        net = NetInstance(netdef, self)
+        net = NetInstance(netdef, self, era)
         self._nets[netdef.name] = net
         return net
 
@@ -159,12 +159,12 @@ class Workspace:
                     del self._blobs[name]
             raise
 
-    def run_net_once(self, netdef):
-        NetInstance(netdef, self).run()
+    def run_net_once(self, netdef, era=None):
+        NetInstance(netdef, self, era).run()
         return True
 
-    def run_operator_once(self, op_def):
-        op = create_operator(op_def, self)
+    def run_operator_once(self, op_def, era=None):
+        op = create_operator(op_def, self, era=era)
         try:
             op.run()
         except Exception as exc:

@@ -7,10 +7,9 @@ Seeds are read from $CAFFE2RNN_SEEDS (default /work/shared/seeds).
 import pytest
 
 from caffe2rnn import core, workspace
-from caffe2rnn.history import VERSIONS, cells, seeds
+from caffe2rnn.history import VERSIONS, cells, era, seeds
 from caffe2rnn.history.compare import op_values
 from caffe2rnn.history.deflatten import deflatten
-from caffe2rnn.history.era import era
 
 needs_seeds = pytest.mark.skipif(
     not seeds.available(), reason="seed texts not found at %s (set CAFFE2RNN_SEEDS)" % seeds.SEEDS

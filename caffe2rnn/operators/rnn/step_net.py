@@ -76,18 +76,19 @@ def rename_op_input_output(netdef, from_name, to_name):
                 op.output[i] = to_name
 
 
-def get_or_create_net(ws, netdef):
-    """The net called ``netdef.name`` in ``ws``, instantiating it the first time.
+def get_or_create_net(ws, netdef, era=None):
+    """The net called ``netdef.name`` in ``ws``, instantiating it the first time
+    (with ``era``, the era of the recurrent op that runs it).
 
     Each step workspace keeps its own instance of the step net (bound to that
     step's blobs); later runs of the recurrent op reuse it, as Caffe2 did.
     """
-    return ws.get_net(netdef.name) or ws.create_net(netdef)
+    return ws.get_net(netdef.name) or ws.create_net(netdef, era=era)
 
 
-def run_step(ws, netdef, t):
+def run_step(ws, netdef, t, era=None):
     """Run the step net of timestep ``t`` in ``ws``; errors say which timestep."""
     try:
-        get_or_create_net(ws, netdef).run()
+        get_or_create_net(ws, netdef, era).run()
     except Exception as exc:
         raise with_context(exc, "timestep %d" % t) from exc
