@@ -208,7 +208,7 @@ class RecurrentOp:
         """The backward step net exactly as the gradient op runs it.
 
         Built by caffe2rnn's own ``RecurrentNetworkGradient`` (bound in a
-        scratch workspace, under the era this op was built for), so the
+        scratch workspace; inside ``eras.use(...)``, that era's variant), so the
         drawing is what runs: the prepended
         ``rnn_internal_accumulate_gradient_input`` ops of the ``_all`` output
         gradients, the ``_tmpstep`` renames and the per-parameter Sums (or an
@@ -222,6 +222,7 @@ class RecurrentOp:
                 "%s has no backward_step_net (a forward-only op); "
                 "there is no backward pass to draw" % op_context(self.op)
             )
+        from .. import eras
         from ..operators.rnn.gradient import RecurrentNetworkGradientOp
         from ..runtime import Workspace
 
@@ -229,7 +230,12 @@ class RecurrentOp:
         scratch = Workspace(name="viz")
         for name in grad_def.input:
             scratch.create_blob(name)
-        gradient_op = RecurrentNetworkGradientOp(grad_def, scratch)
+        cls = RecurrentNetworkGradientOp
+        if eras.named() is not None:  # drawn inside ``eras.use(...)``: that era's op
+            from ..history.operator_eras import operator_class
+
+            cls = operator_class(cls, eras.named())
+        gradient_op = cls(grad_def, scratch)
         net = copy.deepcopy(gradient_op.step_net)
         ops = [op for op in net.op if op.type != APPLY_LINK_OP]
         del net.op[:]
