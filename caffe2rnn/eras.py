@@ -55,8 +55,8 @@ class Era:
     first_generator_keeps_name: bool = True
     #: 9e5515810 (2017-06-08): ZeroGradient always gets its gradient made.
     zero_gradient_always: bool = True
-    #: Which Add/Sub/Mul gradient makers are in force ("A", "B" or "C",
-    #: caffe2-core.md §7.2).
+    #: Which Add/Sub/Mul gradient makers are in force ("A", "B" or "C", see
+    #: :mod:`caffe2rnn.operators.elementwise_gradient`).
     elementwise_gradient: str = "C"
     #: e629136e5 (2017-02-16): LSTMUnit takes hidden_t_prev (5 inputs).
     lstm_unit_has_hidden_input: bool = True

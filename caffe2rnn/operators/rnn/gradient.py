@@ -1,6 +1,6 @@
 """``RecurrentNetworkGradient`` and the gradient maker of ``RecurrentNetwork``.
 
-The gradient op (seed 004's ``RecurrentNetworkGradientOp``) runs the backward
+The gradient op (Caffe2 042e8ede4's ``RecurrentNetworkGradientOp``) runs the backward
 step net for t = T-1 .. 0 in the step workspaces the forward op kept, so each
 step sees its own forward intermediates. Inputs (made by
 :class:`GetRecurrentNetworkGradient`): ``GO(j)`` for each j in

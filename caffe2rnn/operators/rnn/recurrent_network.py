@@ -1,4 +1,4 @@
-"""``RecurrentNetwork``: run a step net over time (seed 004's ``RecurrentNetworkOp``).
+"""``RecurrentNetwork``: run a step net over time (Caffe2 042e8ede4's ``RecurrentNetworkOp``).
 
 Inputs: the sequence ``input`` (T x N x ...), the initial recurrent states,
 then any other blob the step net reads (parameters...). Outputs: the aliases
@@ -14,7 +14,7 @@ blob. One run does, in order:
    reads the previous state from, and writes the new one into, ``<state>``;
 3. make each output alias a view of its state tensor (:mod:`.aliases`).
 
-Arguments (caffe2-core.md §8.1): ``step_net`` (NetDef or its text),
+Arguments: ``step_net`` (NetDef or its text),
 ``recurrent_states``, ``initial_recurrent_state_ids``, ``link_internal`` /
 ``link_external`` / ``link_offset`` / ``link_window``, ``alias_src`` /
 ``alias_dst`` / ``alias_offset``, ``timestep`` (default ``"timestep"``),
