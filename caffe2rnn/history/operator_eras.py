@@ -19,6 +19,8 @@ E3/E4  89ea32b11 / faaafeccd       ``_acc`` + swap; initial-state gradient
 E5     0c2c95309 (2017-06)         forward-only *resizes* the step-workspace
                                    vector to exactly 2 (bug B10)
 E6     042e8ede4                   nothing: today's operators
+E0/E1  3b190c4df / 3913181a4       everything: scratch tensors, no step
+                                   workspaces (:mod:`.scratch_operator`)
 =====  ==========================  =============================================
 
 Link application and the external-gradient adds were loops in the C++ op
@@ -214,12 +216,13 @@ def operator_class(cls, era):
     if cls not in (RecurrentNetworkOp, RecurrentNetworkGradientOp):
         return cls
     variants = VARIANTS.get(era.name)
-    if variants is None:
-        raise EnforceNotMet(
-            "%s: the operators of era %s (%s, %s) use the scratch-era arguments; "
-            "build that net with caffe2rnn.history.scratch"
-            % (cls.op_type or cls.__name__, era.name, era.commit, era.date)
-        )
+    if variants is None:  # E0, E1: other classes altogether
+        from .scratch_operator import ScratchRecurrentNetworkGradientOp, ScratchRecurrentNetworkOp
+
+        variants = {
+            "RecurrentNetwork": ScratchRecurrentNetworkOp,
+            "RecurrentNetworkGradient": ScratchRecurrentNetworkGradientOp,
+        }
     key = (era.name, cls)
     if key not in _classes:
         base = variants[cls.op_type]

@@ -30,6 +30,7 @@ behaviours that differed in 2017; :mod:`caffe2rnn.history.operator_eras`
 holds the older variants.
 """
 
+from ... import eras
 from ...errors import ArgumentError, EnforceNotMet, GradientError, ShapeError
 from ..base import Operator
 from ..gradient_maker import GradientMaker
@@ -233,6 +234,11 @@ class GetRecurrentNetworkGradient(GradientMaker):
     initial_recurrent_state_ids]``, all forward arguments copied."""
 
     def get_gradient_defs(self):
+        if eras.current().scratch_recurrent_network:
+            # Built in era E0/E1: the gradient op of the scratch era.
+            from ...history.scratch_operator import gradient_defs
+
+            return gradient_defs(self)
         outputs_with_grads = self.arg("outputs_with_grads", [])
         if not outputs_with_grads:
             raise GradientError(
