@@ -4,6 +4,9 @@ Each function builds in a private workspace (:mod:`.sandbox`) and returns
 plain numbers and structures; :data:`caffe2rnn.history.bugs.BUGS` lists them
 beside the others and docs/concepts/history.md prints what they give.
 
+* :func:`b1_initial_state_gradient` — the scratch era's placeholder
+  initial-state gradients, against v1's.
+* :func:`b2_stale_links` — links applied only when a step workspace was made.
 * :func:`b5_batch_sizes` — B5 with a smaller second batch (keep-on-shrink).
 * :func:`b6_recompute_ignored` — what ``recompute_blobs_on_backward`` saves,
   i.e. what 5cf13df48 silently dropped.
@@ -20,10 +23,13 @@ from google.protobuf import text_format
 
 from .. import core, workspace
 from ..errors import EnforceNotMet
+from ..operators.gradient_maker import get_gradient_for_op
+from ..operators.rnn.recurrent_network import RecurrentNetworkOp
 from ..proto import caffe2_pb2
-from ..runtime import blob
+from ..runtime import Workspace, blob
 from ..utils import MakeArgument
-from . import VERSIONS, cells, era
+from . import VERSIONS, cells, era, scratch
+from .operator_eras import StaleLinksForward, operator_class
 from .sandbox import sandbox
 
 
@@ -35,6 +41,105 @@ def _feed(values):
 def _batch(values, n):
     """The first ``n`` batch rows of every (T or 1) x N x D value."""
     return {k: v[:, :n].copy() for k, v in values.items()}
+
+
+def mul_cell():
+    """``h = x * h_prev``, the Mul RNN of the scratch era's ``test_mul_rnn``."""
+
+    def build(recurrent_net, **kwargs):
+        step = core.Net("mul_cell")
+        step.AddExternalInputs("input_t", "h_prev")
+        step.Mul(["input_t", "h_prev"], "h")
+        step.AddExternalOutputs(core.BlobReference("h"))
+        net = core.Net("mul_cell_main")
+        args = [net, step, [("input_t", "input")], [("h_prev", "h0")], {"h_prev": "h"}]
+        return net, recurrent_net(*args, **kwargs)
+
+    def forward(v):
+        return v["h0"][0] * np.cumprod(v["input"], axis=0)
+
+    T, N, D = cells.T, cells.N, cells.D
+    return cells.Cell(
+        "mul_cell",
+        build,
+        lambda rng: {
+            "input": rng.uniform(0.5, 1.0, (T, N, D)),
+            "h0": rng.uniform(0.5, 1.0, (1, N, D)),
+        },
+        forward,
+        params=["h0"],
+    )
+
+
+def b1_initial_state_gradient(seed=0):
+    """``h0_grad`` of :func:`mul_cell` under S1 (3b190c4df), S2 (3913181a4) and
+    v1, beside the NumPy reference.
+
+    Returns ``{"scratch"|"s2"|"v1": (h0_grad, input_grad), "reference":
+    {"h0": ..., "input": ...}}``. S1 leaves a one-element placeholder, S2 one
+    shaped like the input sequence (the op input before ``h0``), neither
+    written; v1 copies the first row of the states gradient (66ad84303).
+    """
+    cell = mul_cell()
+    values = cell.values(np.random.default_rng(seed))
+    outcome = {"reference": cell.reference_gradients({k: v.copy() for k, v in values.items()})}
+    size = values["h0"].shape[-1]
+    calls = {
+        "scratch": lambda net, c, i, init, links: scratch.recurrent_net(
+            net, c, i, [x + (size,) for x in init], links, []
+        ),
+        "s2": lambda net, c, i, init, links: scratch.recurrent_net_s2(net, c, i, init, links, []),
+        "v1": VERSIONS["v1"].recurrent_net,
+    }
+    for label, recurrent_net in calls.items():
+        with sandbox():
+            net, outputs = cell.build(recurrent_net)
+            net.AddGradientOperators([outputs[0]])
+            _feed(values)
+            workspace.RunNetOnce(net)
+            outcome[label] = (workspace.FetchBlob("h0_grad"), workspace.FetchBlob("input_grad"))
+    return outcome
+
+
+def b2_stale_links(seed=0):
+    """v1's forward op run twice with the C++ of 2017-03-14 .. 18 and of E2.
+
+    The second run has the same T and one batch row fewer, then T + 1.
+    Returns ``{("stale"|"E2", "smaller"|"longer"): (h_all, reference)}``. With
+    links applied only when a step workspace is created, the second run's
+    steps still read and write the first run's views: the old input and the
+    old layout of the states buffer. A longer sequence recreated every step
+    workspace, so it was right.
+    """
+    cell = mul_cell()
+    rng = np.random.default_rng(seed)
+    first = cell.values(rng)
+    second = {
+        "smaller": _batch(cell.values(rng), first["input"].shape[1] - 1),
+        "longer": {
+            "input": rng.uniform(
+                0.5, 1.0, (first["input"].shape[0] + 1,) + first["input"].shape[1:]
+            ),
+            "h0": rng.uniform(0.5, 1.0, first["h0"].shape),
+        },
+    }
+    with sandbox(), era("v1"):
+        net, _ = cell.build(VERSIONS["v1"].recurrent_net)
+    op_def = next(o for o in net.Proto().op if o.type == "RecurrentNetwork")
+    outcome = {}
+    classes = {"stale": StaleLinksForward, "E2": operator_class(RecurrentNetworkOp, "E2")}
+    for label, cls in classes.items():
+        for case, values in second.items():
+            ws = Workspace(name="b2")
+            for name, value in first.items():
+                ws.feed(name, value)
+            op = cls(op_def, ws)
+            op.run()
+            for name, value in values.items():
+                ws.feed(name, value)
+            op.run()
+            outcome[(label, case)] = (ws.fetch(op_def.output[0]), cell.forward(values))
+    return outcome
 
 
 def b5_batch_sizes(seed=0):
@@ -307,8 +412,6 @@ def tail_rows_second_run(seed=0):
     run is defined; with Caffe2's rule row T keeps the first run's value and
     the second run adds it again.
     """
-    from ..operators.gradient_maker import get_gradient_for_op
-
     rng = np.random.default_rng(seed)
     T, N, D = cells.T, cells.N, cells.D
     x, h0 = rng.uniform(0.5, 1.1, (T, N, D)), rng.standard_normal((2, N, D))

@@ -102,6 +102,39 @@ def b9_run():
 
 
 BUGS = {
+    "B1": Bug(
+        "B1",
+        "66ad84303 (2017-01-30), 1-D states 9e7a26027",
+        "scratch / s2",
+        "v1",
+        "The scratch-era gradient op never computed the initial states' "
+        "gradients. 3b190c4df resized outputs 1 and 5 to one element (the "
+        "LSTM layout of the day); 3913181a4 resized each like the op input "
+        "*before* the initial state (input 0 of the gradient op is GO(0)), "
+        "i.e. like the T x N x D sequence for the Mul RNN; neither wrote them, "
+        "and the era's tests expected exactly those placeholders. 66ad84303 "
+        "copies the first row of <state>_grad into the output.",
+        bug_demos.mul_cell,
+        runner=bug_demos.b1_initial_state_gradient,
+    ),
+    "B2": Bug(
+        "B2",
+        "1c28bcc56 / 7686919a9, then f81113a1a (2017-03-18)",
+        "the C++ of 839f180a2 .. 7686919a9 (v1's text)",
+        "v1",
+        "For four days the C++ reused step workspaces across runs and applied "
+        "links (and the timestep) only when a step workspace was created; the "
+        "workspaces were made anew only when T grew. A second run with the "
+        "same T and a smaller batch therefore ran every step on the views of "
+        "the first run: the old input tensor and the old row layout of the "
+        "(kept) states buffer, so the outputs are not those of the new input. "
+        "In C++ those views could point to freed memory; here the old arrays "
+        "stay alive, so the wrong values are at least deterministic. No Python "
+        "text belongs to that C++ state, so it is built as its own forward op "
+        "(operator_eras.StaleLinksForward) on v1's OperatorDef.",
+        bug_demos.mul_cell,
+        runner=bug_demos.b2_stale_links,
+    ),
     "B3": Bug(
         "B3",
         "96bafa3b2 (2017-03-21), refined by 0d616f25c",

@@ -15,6 +15,25 @@ def close(a, b):
     return np.allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
+def test_b1_scratch_era_leaves_initial_state_gradients_as_placeholders():
+    outcome = BUGS["B1"].run()
+    reference = outcome["reference"]
+    for label in ("scratch", "s2", "v1"):  # the input gradient was always right
+        assert close(outcome[label][1], reference["input"]), label
+    assert outcome["scratch"][0].shape == (1,)  # 3b190c4df: one element
+    assert outcome["s2"][0].shape == (cells.T, cells.N, cells.D)  # like the sequence
+    assert close(outcome["v1"][0], reference["h0"])  # 66ad84303
+
+
+def test_b2_links_applied_once_reuse_the_first_runs_views():
+    outcome = BUGS["B2"].run()
+    got, ref = outcome[("stale", "smaller")]
+    assert got.shape == ref.shape and not close(got, ref)
+    for key in [("stale", "longer"), ("E2", "smaller"), ("E2", "longer")]:
+        got, ref = outcome[key]
+        assert close(got, ref), key
+
+
 def test_b3_recurrent_gradient_lost_before_the_sum_first_fix():
     result = BUGS["B3"].run()
     buggy, ref = result.buggy[0]["input"], result.reference["input"]
