@@ -49,6 +49,13 @@ def extract_net_def(op_def, arg_name):
     return net
 
 
+def copy_net(netdef):
+    """A deep copy of ``netdef`` (the ops edit their own copy of a step net)."""
+    net = caffe2_pb2.NetDef()
+    net.CopyFrom(netdef)
+    return net
+
+
 def has_net_argument(op_def, arg_name):
     """True if ``arg_name`` holds a NetDef or a non-empty string (Caffe2's test
     for "this op has a backward pass")."""
