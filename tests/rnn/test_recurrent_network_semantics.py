@@ -263,7 +263,8 @@ def test_mismatched_state_arguments():
         if a.name == "initial_recurrent_state_ids":
             a.ints.append(0)
     with pytest.raises(
-        errors.ArgumentError, match="recurrent_states.*initial_recurrent_state_ids.*equal lengths"
+        errors.ArgumentError,
+        match="recurrent_states, initial_recurrent_state_ids must have equal lengths",
     ):
         run_forward(o, feeds(2))
 

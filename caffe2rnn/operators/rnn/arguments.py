@@ -59,6 +59,7 @@ from .step_net import extract_net_def, has_net_argument
 
 FORWARD = "RecurrentNetwork"
 GRADIENT = "RecurrentNetworkGradient"
+RNN_TYPES = (FORWARD, GRADIENT)
 
 
 @dataclass(frozen=True)
@@ -240,10 +241,10 @@ class _Failer:
 def _same_length(fail, named):
     lengths = [len(values) for _, values in named]
     if len(set(lengths)) > 1:
-        fail(
-            named[0][0],
-            "and %s must have equal lengths; got %s"
-            % (", ".join(n for n, _ in named[1:]), ", ".join(map(str, lengths))),
+        prefix = fail.where + ": " if fail.where else ""
+        raise ArgumentError(
+            "%sarguments %s must have equal lengths; got %s"
+            % (prefix, ", ".join(n for n, _ in named), ", ".join(map(str, lengths)))
         )
 
 
