@@ -215,8 +215,8 @@ def read_recurrent_arguments(op_def, where=None):
             if a.name.endswith(".rename")
         },
     )
-    _check_indices(result, fail)
     _check_names(result, op_def, gradient, forward_outputs, fail)
+    _check_indices(result, fail)
     if gradient:
         expected = 1 + len(result.params) + len(result.states)
         if len(op_def.output) != expected:
@@ -327,7 +327,8 @@ def _check_indices(a, fail):
         fail("param", "and initial_recurrent_state_ids both list input %d" % both[0])
     if a.param_grads and len(a.param_grads) != len(a.params):
         fail("param_grads", "has %d names for %d params" % (len(a.param_grads), len(a.params)))
-    for j in a.outputs_with_grads:
+    # A forward-only op never uses outputs_with_grads (no gradient can be made).
+    for j in a.outputs_with_grads if a.backward_step_net is not None else ():
         if not 0 <= j < len(a.aliases):
             fail(
                 "outputs_with_grads",
