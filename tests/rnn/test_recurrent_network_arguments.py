@@ -291,3 +291,14 @@ def test_valid_arguments_still_give_the_gradients():
     x = f["input"]
     expected = sum(np.prod(x[: t + 1], axis=0) for t in range(T))
     np.testing.assert_allclose(grads["h0"], expected, rtol=1e-12)
+
+
+def test_link_reading_a_row_before_it_is_written():
+    """hidden_t_prev at offset 1 reads the row the same step is about to write."""
+    o = set_arg(mul_cell_op(), "link_offset", [1, 1, 0])
+    forward_error(
+        o,
+        errors.ArgumentError,
+        r"link 'hidden_t_prev' \(link_offset 1, link_window 1\) reads row 1 of 'hidden' "
+        "at timestep 0 before any step writes it",
+    )

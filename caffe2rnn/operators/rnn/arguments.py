@@ -120,44 +120,73 @@ class RecurrentArguments:
         """(index, alias) of the aliases that view ``state``."""
         return [(j, a) for j, a in enumerate(self.aliases) if a.src == state]
 
-    def check_aliased_rows(self, seq_len, initial_rows):
-        """Every row an alias exposes must be an initial row or written by a step.
+    def check_rows(self, seq_len, initial_rows):
+        """No step and no output may read a row of a state tensor before it is written.
 
         ``initial_rows[state]`` is k, the rows its h0 fills (a (k, N, D) h0);
-        the state tensor has T + k rows. Step t writes rows ``t + offset ..
-        t + offset + window - 1`` through each link whose view a step-net op
-        *writes*. With k = 2 and ``recurrent_net``'s links (read at offset 0,
-        write at 1) row T + 1 is never written, so ``<state>_last`` would be
-        uninitialised memory: the writing link must be at offset k, as in
-        Caffe2's stateful-convolution test (042e8ede4).
+        the state tensor has T + k rows. At step t a link ``(offset, window)``
+        spans rows ``t + offset .. t + offset + window - 1``; it *writes* them
+        if a step-net op outputs its view, it *reads* them if an op reads the
+        view before any op writes it. A read row must be initial or written by
+        an earlier step (or earlier in the same step), and every row an alias
+        exposes must be initial or written. With k = 2 and ``recurrent_net``'s
+        links (read at offset 0, write at 1) row T + 1 is never written, so
+        ``<state>_last`` would be uninitialised memory: the writing link must
+        be at offset k, as in Caffe2's stateful-convolution test (042e8ede4).
         """
-        written_blobs = {out for op in self.step_net.op for out in op.output}
+        first_write, first_read = {}, {}
+        for i, op in enumerate(self.step_net.op):
+            for name in op.input:
+                first_read.setdefault(name, i)
+            for name in op.output:
+                first_write.setdefault(name, i)
+        prefix = self.where + ": " if self.where else ""
         for state, k in initial_rows.items():
             rows = seq_len + k
-            spans = [(0, k)] + [
-                (link.offset, seq_len - 1 + link.offset + link.window)
-                for link in self.links
-                if link.external == state and link.internal in written_blobs
-            ]
+            # written[r]: (step, op index) of the first write of row r; initial rows at (-1, -1).
+            written = [(-1, -1)] * min(k, rows) + [None] * (rows - min(k, rows))
+            links = [link for link in self.links if link.external == state]
+            for link in links:
+                if link.internal not in first_write:
+                    continue
+                when = first_write[link.internal]
+                for t in range(seq_len):
+                    for r in range(t + link.offset, min(t + link.offset + link.window, rows)):
+                        if r >= k and (written[r] is None or (t, when) < written[r]):
+                            written[r] = (t, when)
+            for link in links:
+                reads = first_read.get(link.internal)
+                if reads is None or first_write.get(link.internal, reads + 1) <= reads:
+                    continue
+                for t in range(seq_len):
+                    for r in range(t + link.offset, min(t + link.offset + link.window, rows)):
+                        if written[r] is None or written[r] >= (t, reads):
+                            raise ArgumentError(
+                                "%slink '%s' (link_offset %d, link_window %d) reads row %d of "
+                                "'%s' at timestep %d before any step writes it (T = %d, %d "
+                                "initial rows): it would read uninitialised memory"
+                                % (
+                                    prefix,
+                                    link.internal,
+                                    link.offset,
+                                    link.window,
+                                    r,
+                                    state,
+                                    t,
+                                    seq_len,
+                                    k,
+                                )
+                            )
             for _, alias in self.state_aliases(state):
                 start = alias.offset if alias.offset >= 0 else rows + alias.offset
-                for row in range(max(start, 0), rows):
-                    if not any(lo <= row < hi for lo, hi in spans):
+                for r in range(max(start, 0), rows):
+                    if written[r] is None:
                         raise ArgumentError(
                             "%salias '%s' (alias_offset %d) exposes row %d of the %d rows "
                             "of '%s' (T = %d, %d initial rows), which no step writes: it "
                             "would be uninitialised memory. With a (k, N, D) initial state "
                             "the link the cell writes must be at link_offset k"
-                            % (
-                                self.where and self.where + ": ",
-                                alias.dst,
-                                alias.offset,
-                                row,
-                                rows,
-                                state,
-                                seq_len,
-                                k,
-                            )
+                            % (prefix, alias.dst, alias.offset, r, rows, state, seq_len, k)
                         )
 
 

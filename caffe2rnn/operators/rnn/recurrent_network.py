@@ -80,13 +80,13 @@ class RecurrentNetworkOp(Operator):
 
     def run(self):
         seq_len, batch = sequence_shape(self, 0)
-        # Every initial state and aliased row is checked before any state is written.
+        # Initial states, and the rows steps and aliases read, are checked before any write.
         rows = {}
         for ri in self.recurrent_inputs:
             h0 = self.ws.blob(ri.input).value
             check_initial_state(h0, ri.input, batch)
             rows[ri.state] = initial_rows(h0)
-        self.arguments.check_aliased_rows(seq_len, rows)
+        self.arguments.check_rows(seq_len, rows)
         for ri in self.recurrent_inputs:
             initialize_recurrent_input(ri, seq_len, batch, self.ws)
 
