@@ -309,6 +309,9 @@ def _evaluation_op(forward):
     evaluation.arg.extend(kept)
     for i in range(len(evaluation.output) - 1):
         evaluation.output[i] += "_eval"
+    for arg in evaluation.arg:
+        if arg.name == "alias_dst":
+            arg.strings[:] = [name + b"_eval" for name in arg.strings]
     return evaluation
 
 

@@ -126,7 +126,7 @@ class StepWorkspacePerTimestep:
     """Before 5cf13df48 (2017-04-24) there was no forward-only mode: the op
     always kept one step workspace per timestep."""
 
-    def num_workspaces(self, args, enable_rnn_executor=False):
+    def num_workspaces(self, requested, enable_rnn_executor=False):
         return 0
 
     def prepare(self, scratch, seq_len, has_backward_pass, num_workspaces):
@@ -145,7 +145,7 @@ class ResizeToTwoWhenForwardOnly(CycleWhenForwardOnly):
     No ``num_workspaces`` argument and no executor yet.
     """
 
-    def num_workspaces(self, args, enable_rnn_executor=False):
+    def num_workspaces(self, requested, enable_rnn_executor=False):
         return 2
 
     def prepare(self, scratch, seq_len, has_backward_pass, num_workspaces):

@@ -267,7 +267,10 @@ def test_mismatched_state_arguments():
     for a in o.arg:
         if a.name == "initial_recurrent_state_ids":
             a.ints.append(0)
-    with pytest.raises(errors.ArgumentError, match="states/inputs mismatch"):
+    with pytest.raises(
+        errors.ArgumentError,
+        match="recurrent_states, initial_recurrent_state_ids must have equal lengths",
+    ):
         run_forward(o, feeds(2))
 
 
