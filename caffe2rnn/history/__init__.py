@@ -3,17 +3,17 @@
 One module per version, each following the text of its Caffe2 commit step by
 step, composed from :mod:`caffe2rnn.recurrent_stages`:
 
-===============  ===========  ==============================  ===================
-module           era          Caffe2 text                     valid
-===============  ===========  ==============================  ===================
-``scratch``      E0 (and E1)  3b190c4df (``recurrent_net_s2``:  2016-12-20 … 2017-01
-                              3913181a4)
-``v1``           E2           22b4533f0                       2017-03-14 … 03-21
-``april``        E3           89ea32b11 (the whole module)    2017-04-07 … 04-11
-``v2``           E4           c2913bcac                       2017-04-12 … 04-24
-``v3``           E5           0cdd09da6 (bug B9 kept)         2017-06-29 … 08-17
-``newest``       E6           042e8ede4                       2017-12-11 … 2018-09
-===============  ===========  ==============================  ===================
+==============  ====  =================================  =====================
+module          era   Caffe2 text                        valid
+==============  ====  =================================  =====================
+``scratch``     E0    3b190c4df                          2016-12-20 … 2017-01
+(same module)   E1    3913181a4 (``recurrent_net_s2``)   2017-01-24 … 01-27
+``v1``          E2    22b4533f0                          2017-03-14 … 03-21
+``april``       E3    89ea32b11 (the whole module)       2017-04-07 … 04-11
+``v2``          E4    c2913bcac                          2017-04-12 … 04-24
+``v3``          E5    0cdd09da6 (bug B9 kept)            2017-06-29 … 08-17
+``newest``      E6    042e8ede4                          2017-12-11 … 2018-09
+==============  ====  =================================  =====================
 
 A version name is another name of a Caffe2 era (:mod:`caffe2rnn.eras`;
 ``s1`` is ``scratch``, ``s2`` its E1 text). The scratch era takes
