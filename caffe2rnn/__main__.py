@@ -20,8 +20,9 @@ import argparse
 import os
 import re
 import sys
+from contextlib import nullcontext
 
-from . import errors, viz
+from . import eras, errors, viz
 from .viz import examples, netdraw, sources
 from .viz.gallery import VIEWS
 
@@ -319,10 +320,13 @@ def _render(args):
         view = args.view or "recurrent"
         what = "%s, %s" % (args.cell, args.version)
         op = build_cell(args.cell, args.version)
-        if view == "recurrent":
-            graph = viz.recurrent(op, nested=args.nested)
-        else:
-            graph = VIEWS[view][1](op, args.steps)
+        # A historical op is drawn as its era ran it (its gradient op, its renames).
+        era = eras.use(args.version) if args.version in eras.VERSION_NAMES else nullcontext()
+        with era:
+            if view == "recurrent":
+                graph = viz.recurrent(op, nested=args.nested)
+            else:
+                graph = VIEWS[view][1](op, args.steps)
     if args.output is None:
         sys.stdout.write(graph.source)
         return 0
