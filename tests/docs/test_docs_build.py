@@ -111,7 +111,7 @@ def test_index_links_every_learner_question(built_site):
     copy, build = built_site
     assert build.returncode == 0, build.stderr[-3000:]
     index = (copy / "docs" / "_build" / "html" / "index.html").read_text()
-    table = index.split("Questions learners asked")[1]
+    table = index.split('id="questions-learners-asked-and-where-they-are-answered"')[1]
     assert table.count("<tr") >= 9  # header + the eight questions of examples.md §9
     for target in re.findall(r'href="(concepts/[^"#]+)#([^"]+)"', table):
         page = (copy / "docs" / "_build" / "html" / target[0]).read_text()
