@@ -85,3 +85,26 @@ def test_backward_timeline_names_the_rows_each_step_reads_and_writes():
     for t in range(3):
         assert "lstm/hidden_t_all_grad[%d] (before step %d)" % (t, t) in source
     assert "runs 1st of 3" in source and "backward step t = 2" in source
+
+
+def top_edges(graph):
+    """{title: smallest y (top, SVG y grows downwards) of its outline}."""
+    root = ET.fromstring(pipe(graph, "svg"))
+    found = {}
+    for group in root.iter(SVG + "g"):
+        title = group.find(SVG + "title")
+        if title is None or (group.get("class") or "").split()[:1] != ["cluster"]:
+            continue
+        for shape in group:
+            if shape.tag in (SVG + "polygon", SVG + "path"):
+                coords = NUMBER.findall(shape.get("points") or shape.get("d") or "")
+                found[title.text] = min(float(y) for y in coords[1::2])
+    return found
+
+
+@pytest.mark.needs_dot
+@pytest.mark.parametrize("T", [1, 2, 5, 12])
+def test_timeline_steps_appear_top_to_bottom_in_time_order(T):
+    positions = top_edges(viz.timeline(examples.lstm(), T))
+    ys = [positions["cluster_step%d" % t] for t in range(T)]
+    assert ys == sorted(ys) and len(set(ys)) == T, ys
