@@ -23,7 +23,7 @@ differences of the NumPy recurrence in float64. What the runs show (tests in
 """
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -51,7 +51,7 @@ class Bug:
     cell: Callable
     runs: int = 1
     #: a bug shown by something other than gradients (B9) brings its own run.
-    runner: Callable = None
+    runner: Optional[Callable] = None
 
     def run(self, seed=0):
         """Run the minimal cell under the buggy and the fixing version/era."""
