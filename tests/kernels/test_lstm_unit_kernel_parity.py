@@ -14,8 +14,6 @@ from hypothesis import strategies as st
 from caffe2rnn import errors, kernels
 from caffe2rnn.kernels import checked
 
-pytestmark = pytest.mark.kernels
-
 PY = kernels.implementation("python")
 CY = pytest.importorskip("caffe2rnn._ext.lstm_unit") and kernels.implementation("cython")
 
@@ -138,40 +136,4 @@ def test_checked_entry_points_name_the_problem(path):
             None,
             h,
             np.empty((3, 4), np.float32),
-        )
-
-
-def test_compiled_kernels_refuse_bad_arguments_even_unchecked():
-    x = step_arrays(0, 3, 2, np.float32, 1.0)
-    h = np.empty((3, 2), np.float32)
-    with pytest.raises(TypeError, match="gates"):
-        CY.lstm_unit_forward(
-            None,
-            x["c_prev"],
-            x["gates"][:, :4].copy(),
-            x["seq_lengths"],
-            0,
-            0.0,
-            False,
-            h,
-            h.copy(),
-        )
-    with pytest.raises(TypeError, match="seq_lengths"):
-        CY.lstm_unit_forward(
-            None, x["c_prev"], x["gates"], x["seq_lengths"][:2], 0, 0.0, False, h, h.copy()
-        )
-    with pytest.raises(TypeError, match="dgates_out"):
-        CY.lstm_unit_backward(
-            x["c_prev"],
-            x["gates"],
-            x["seq_lengths"],
-            0,
-            h,
-            x["dh"],
-            x["dc"],
-            0.0,
-            False,
-            None,
-            h.copy(),
-            np.empty((3, 8), np.float64),
         )
