@@ -4,18 +4,19 @@ Every kernel exists twice under one name: ``caffe2rnn/kernels/<module>.py``
 (vectorised NumPy, the reference) and ``_ext/<module>.pyx`` (compiled into
 ``caffe2rnn._ext.<module>``); each file's header names its partner:
 
-==============================  ===================================  ===========================
-twin (this package)             compiled (``_ext/``)                 kernels
-==============================  ===================================  ===========================
-``offset_alias.py``             ``offset_alias.pyx``                 ``offset_alias``
-``link_view.py``                ``link_view.pyx``                    ``link_view``
-``repeat_copy.py``              ``repeat_copy.pyx``                  ``repeat_copy``
-``accumulate_input_gradient``   ``accumulate_input_gradient.pyx``    ``accumulate_input_gradient``
-``add_striped_batch.py``        ``add_striped_batch.pyx``            ``add_striped_batch``
-``inplace_add.py``              ``inplace_add.pyx``                  ``inplace_add``
-``lstm_unit.py``                ``lstm_unit.pyx``                    ``lstm_unit_forward/backward``
-``contract.py``                 ``_contract.pxd``                    the checks every kernel runs
-==============================  ===================================  ===========================
+================================  =================================  =============================
+twin (this package)               compiled (``_ext/``)               kernels
+================================  =================================  =============================
+``offset_alias.py``               ``offset_alias.pyx``               ``offset_alias``
+``link_view.py``                  ``link_view.pyx``                  ``link_view``
+``repeat_copy.py``                ``repeat_copy.pyx``                ``repeat_copy``
+``accumulate_input_gradient.py``  ``accumulate_input_gradient.pyx``  ``accumulate_input_gradient``
+``add_striped_batch.py``          ``add_striped_batch.pyx``          ``add_striped_batch``
+``inplace_add.py``                ``inplace_add.pyx``                ``inplace_add``
+``lstm_unit.py``                  ``lstm_unit.pyx``                  ``lstm_unit_forward``,
+                                                                     ``lstm_unit_backward``
+``contract.py``                   ``_contract.pxd``                  the checks every kernel runs
+================================  =================================  =============================
 
 **Exactness contract.** The two are interchangeable: bit-identical results
 (the same IEEE operations in the same order; the build forbids FMA
