@@ -216,11 +216,24 @@ def inplace_add(dst, src, where="inplace_add"):
 
 
 def lstm_unit_forward(
-    h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states, h_out, c_out, where="LSTMUnit"
+    h_prev,
+    c_prev,
+    gates,
+    seq_lengths,
+    t,
+    forget_bias,
+    drop_states,
+    h_out,
+    c_out,
+    where="lstm_unit_forward",
 ):
     """One LSTM step into ``h_out``, ``c_out`` (see :mod:`caffe2rnn.kernels.lstm_unit`)."""
     lstm_unit_arrays(where, c_prev, gates, seq_lengths, h_prev, h_out, c_out)
-    memory(where, [("c_prev", c_prev), ("gates", gates)], [("h_out", h_out), ("c_out", c_out)])
+    memory(
+        where,
+        [("cell_t_prev", c_prev), ("gates", gates)],
+        [("output 0 (hidden_t)", h_out), ("output 1 (cell_t)", c_out)],
+    )
     current().lstm_unit_forward(
         h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states, h_out, c_out
     )
@@ -239,7 +252,7 @@ def lstm_unit_backward(
     dh_prev_out,
     dc_prev_out,
     dgates_out,
-    where="LSTMUnitGradient",
+    where="lstm_unit_backward",
 ):
     """Gradients of one LSTM step (see :mod:`caffe2rnn.kernels.lstm_unit`)."""
     lstm_unit_arrays(where, c_prev, gates, seq_lengths, c, dh, dc, dh_prev_out, dc_prev_out)
@@ -254,8 +267,18 @@ def lstm_unit_backward(
         )
     memory(
         where,
-        [("c_prev", c_prev), ("gates", gates), ("c", c), ("dh", dh), ("dc", dc)],
-        [("dh_prev_out", dh_prev_out), ("dc_prev_out", dc_prev_out), ("dgates_out", dgates_out)],
+        [
+            ("cell_t_prev", c_prev),
+            ("gates", gates),
+            ("cell_t", c),
+            ("hidden_t_grad", dh),
+            ("cell_t_grad", dc),
+        ],
+        [
+            ("the hidden_t_prev gradient", dh_prev_out),
+            ("the cell_t_prev gradient", dc_prev_out),
+            ("the gates gradient", dgates_out),
+        ],
     )
     current().lstm_unit_backward(
         c_prev,
