@@ -30,7 +30,7 @@ overhead, most of the cost at a step net's small row sizes.
 **Why no typed memoryviews.** The kernels take ``cnp.ndarray`` and loop over
 the raw data pointer: acquiring a ``float[::1]`` buffer costs more than the
 whole loop at these sizes (``dst += src`` over 64 float32: 0.05 µs per call
-through the pointer, 0.3-0.7 µs through memoryviews; measured by
+through the pointer, 0.3-0.9 µs through memoryviews; measured by
 ``benchmarks/bench_kernels.py``, see ``docs/concepts/kernels.md``).
 
 The path is chosen by ``CAFFE2RNN_KERNELS``:
