@@ -60,7 +60,10 @@ class UnrolledCell(RNNCell):
         if self.T == 1:
             split_inputs = [split_inputs]
 
-        states = initial_states
+        # Names given as str are the caller's blobs: pin them before the
+        # per-step name scopes would prefix them.
+        states = [core.BlobReference(str(b)) for b in initial_states]
+        seq_lengths = core.BlobReference(str(seq_lengths))
         per_step = []
         for t in range(self.T):
             step_scope = f"timestep_{t}"

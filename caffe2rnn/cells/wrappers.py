@@ -79,6 +79,15 @@ class MultiRNNCell(RNNCell):
     layer with the contiguous run of residual layers below it
     (``output_connected_layers``, whose state indices are ``output_indices``).
     Callers give the layers distinct names (``<scope>/layer_<i>``).
+
+    One deliberate difference from Caffe2 (0cdd09da6): a residual layer's
+    output is copied (``<name>/residual_input_<i>``) before the ``Sum``.
+    Caffe2 summed the linked state directly; ``Sum``'s gradient is a
+    pass-through name, so the layer's ``LSTMUnitGradient`` read it and the
+    gradient arriving through the recurrent link (``<hidden_t>_grad``: the
+    next step's and the external one) was never added: residual layers got
+    wrong gradients through time. It is the linked-gradient bug fixed by
+    f49200962, with a pass-through consumer.
     """
 
     def __init__(self, cells, residual_output_layers=None, **kwargs):
@@ -167,6 +176,10 @@ class MultiRNNCell(RNNCell):
             if i != last:
                 layer_output = cell._prepare_output(model, layer_next_states)
                 if i > 0 and i in self.residual_output_layers:
+                    # The Copy gives the linked state's gradient a real op: Sum's
+                    # gradient is a pass-through name, behind which the gradient
+                    # arriving through the recurrent link would be lost.
+                    layer_output = model.net.Copy(layer_output, self.scope(f"residual_input_{i}"))
                     layer_input = model.net.Sum(
                         [layer_output, layer_input], self.scope(f"residual_output_{i}")
                     )
