@@ -65,6 +65,11 @@ class Era:
     #: ``(context, attention_weights_3d, attention_blobs)``; before, two values
     #: (and the 2017-04-07 graph: ``attention_v``, Softmax + ExpandDims).
     attention_returns_blobs: bool = True
+    #: The rnn_cell API of late 2017: ``gru_cell`` (486f549da, 2017-07-10),
+    #: ``LayerNormLSTM`` and ``brew.layer_norm`` (2017-09), attention types
+    #: ``Dot``/``SoftCoverage`` with ``encoder_lengths`` masking, cell
+    #: initializers that create learned initial states, ``DropoutCell(is_test=)``.
+    late_2017_cells: bool = False
 
 
 ERAS = {}
@@ -78,7 +83,13 @@ def _define(era):
 E5 = _define(Era("E5", "0cdd09da6", "2017-06-29"))
 E6 = _define(
     replace(
-        E5, name="E6", commit="929c33cee", date="2018-03-26", netdef_arguments=True, fc_axis_w=True
+        E5,
+        name="E6",
+        commit="929c33cee",
+        date="2018-03-26",
+        netdef_arguments=True,
+        fc_axis_w=True,
+        late_2017_cells=True,
     )
 )
 E4 = _define(
