@@ -26,6 +26,12 @@ Two graphs of the same formulas, chosen by the era:
   ``(context, attention_weights_3d, attention_blobs)``: ``attention_blobs``
   are the large S × N × E blobs a step may recompute in the backward pass
   instead of storing (``attention_memory_optimization``).
+
+Era E6 (2017-09 on) adds ``AttentionType.Dot`` (:func:`apply_dot_attention`,
+``e_tj = s_j · h_t``) and ``AttentionType.SoftCoverage``
+(:func:`apply_soft_coverage_attention`, the attention received so far feeds
+the match), and ``encoder_lengths``: logits of padded encoder positions are
+masked to −∞ (``SequenceMask``) before the softmax.
 """
 
 from . import brew, eras
