@@ -54,6 +54,18 @@ class Operator:
     def run(self):
         raise NotImplementedError(self.op_type)
 
+    def bind(self):
+        """This op's *bound calls* for the RNN executor, or None if it has none.
+
+        Called right after :meth:`run`, it returns a list of zero-argument
+        callables that repeat exactly what that run computed — the same NumPy
+        calls or kernels on the arrays the op's blobs hold now — for as long as
+        those blobs keep holding them (the executor checks that). None means
+        "no compiled form": the executor calls :meth:`run` itself instead.
+        See :mod:`caffe2rnn.operators.rnn.executor`.
+        """
+        return None
+
     # --- reading inputs --------------------------------------------------------
     def input(self, i):
         value = self.inputs[i].value

@@ -18,6 +18,7 @@ faster than ``X₂ · W₂ᵀ`` when X₂ has ≤ 64 rows, and slower when it ha
 hundreds (the input projection of every timestep at once).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -33,6 +34,27 @@ _STALE = object()
 
 #: Up to this many rows in X₂, FC computes Y₂ᵀ = W₂ · X₂ᵀ (module docstring).
 FEW_ROWS = 64
+
+
+#: (shape, dtype) -> the Y₂ᵀ buffer the bound calls of every few-rows FC share
+#: (run() allocates one per call; the executor's plan must not keep one per step).
+_transposed_buffers = {}
+
+
+def _transposed_buffer(shape, dtype):
+    key = (shape, dtype)
+    if key not in _transposed_buffers:
+        _transposed_buffers[key] = np.empty(shape, dtype)
+    return _transposed_buffers[key]
+
+
+def _flat_views(*pairs):
+    """``a.reshape(shape)`` for each ``(a, shape)``, or None if one would be a
+    copy (a non-contiguous array): bound calls must write and read the blobs'
+    own memory."""
+    if not all(a.flags.c_contiguous for a, _ in pairs):
+        return None
+    return [a.reshape(shape) for a, shape in pairs]
 
 
 def _shape_key(*values):
@@ -130,6 +152,26 @@ class FC(FullyConnectedBase):
             np.dot(self._x2, self._w2.T, out=y2)
             np.add(y2, b, out=y2)
 
+    def bind(self):
+        """run()'s two calls on this run's arrays (for the RNN executor)."""
+        x, w, b = (blob.value for blob in self.inputs)
+        views = _flat_views(
+            (x, self._x2_shape), (w, self._w2_shape), (self.outputs[0].value, self._y2_shape)
+        )
+        if views is None:
+            return None
+        x2, w2, y2 = views
+        if self._few_rows:
+            y2t = _transposed_buffer(self._y2_shape[::-1], x.dtype)
+            return [
+                functools.partial(np.dot, w2, x2.T, out=y2t),
+                functools.partial(np.add, y2t.T, b, out=y2),
+            ]
+        return [
+            functools.partial(np.dot, x2, w2.T, out=y2),
+            functools.partial(np.add, y2, b, out=y2),
+        ]
+
     def plan(self, key):
         """Validate the inputs; remember the 2-D shapes run() uses."""
         x = self.float_input(0)
@@ -176,6 +218,26 @@ class FCGradient(FullyConnectedBase):
         np.dot(self._ones, dy2, out=outputs[1].resize((n,), dtype))
         if len(outputs) == 3:
             np.matmul(dy2, w.reshape(n, k), out=outputs[2].resize(x.shape, dtype).reshape(m, k))
+
+    def bind(self):
+        """run()'s GEMMs and GEMV on this run's arrays (for the RNN executor)."""
+        m, k, n = self._mkn
+        x, w, dy = (blob.value for blob in self.inputs)
+        pairs = [(x, (m, k)), (w, (n, k)), (dy, (m, n))]
+        pairs += [(self.outputs[0].value, (n, k)), (self.outputs[1].value, (n,))]
+        if len(self.outputs) == 3:
+            pairs.append((self.outputs[2].value, (m, k)))
+        views = _flat_views(*pairs)
+        if views is None:
+            return None
+        x2, w2, dy2, dw2, db = views[:5]
+        calls = [
+            functools.partial(np.matmul, dy2.T, x2, out=dw2),
+            functools.partial(np.dot, self._ones, dy2, out=db),
+        ]
+        if len(self.outputs) == 3:
+            calls.append(functools.partial(np.matmul, dy2, w2, out=views[5]))
+        return calls
 
     def plan(self, key):
         """Validate the inputs; remember (M, K, N) and the ones vector."""

@@ -34,6 +34,7 @@ from ...errors import ArgumentError, EnforceNotMet, GradientError, ShapeError
 from ..base import Operator
 from ..gradient_maker import GradientMaker
 from ..registry import register, register_gradient
+from . import executor
 from .accumulate import AccumulateOpsAndLast, RecurrentGradient
 from .initial_states import ShareOrStripe, initial_rows
 from .links import Link, add_apply_link_ops, extract_links
@@ -58,6 +59,11 @@ def zero_states_gradient_tail(g, k, all_tail_rows=False):
     g[g.shape[0] - (k if all_tail_rows else 1) :] = 0
 
 
+def _same_index(t):
+    """Backward step t runs in step workspace t (the forward's own)."""
+    return t
+
+
 @register("RecurrentNetworkGradient")
 class RecurrentNetworkGradientOp(Operator):
     """Backward pass through time of a ``RecurrentNetwork`` (module docstring)."""
@@ -78,8 +84,6 @@ class RecurrentNetworkGradientOp(Operator):
     def setup(self):
         args = self.args
         self.timestep = args.single("timestep", "timestep", str)
-        # Accepted (and type-checked); steps always run one after the other here.
-        args.single("enable_rnn_executor", False, bool)
         self.zero_tail_rows = args.single("caffe2rnn_zero_tail_rows", False, bool)
         self.grad_inputs = args.repeated("outputs_with_grads", kind=int)
         self.n_go = len(self.grad_inputs)
@@ -123,6 +127,12 @@ class RecurrentNetworkGradientOp(Operator):
         )
         self.apply_links(self.links, self.timestep, device, self.step_net)
         self.param_gradients.prepare(self.step_net, self.params, device)
+        # The RNN executor (executor.py); the forward op set the timestep blobs.
+        self.executor = (
+            executor.StepNetExecutor(self.step_net, self.era, None)
+            if executor.enabled(args)
+            else None
+        )
 
     def _forward_input(self, i, what):
         if not 0 <= i < len(self.def_.input) - self.n_go:
@@ -207,8 +217,11 @@ class RecurrentNetworkGradientOp(Operator):
 
         if scratch.step_workspaces:
             self._create_shared_blobs(scratch.step(0), scratch.shared_blobs_ws)
-        for t in range(seq_len - 1, -1, -1):
-            run_step(scratch.step(t), self.step_net, t, self.era)
+        if self.executor is not None:  # the RNN executor: same steps, from a plan
+            self.executor.run(scratch, range(seq_len - 1, -1, -1), (_same_index, None))
+        else:
+            for t in range(seq_len - 1, -1, -1):
+                run_step(scratch.step(t), self.step_net, t, self.era)
 
         for i, (rg, state_id) in enumerate(zip(self.recurrent_gradients, self.initial_state_ids)):
             self.initial_state_gradient.write(

@@ -20,6 +20,7 @@ prepended to the step nets (:func:`add_apply_link_ops`), so the dependency of
 each cell op on its linked blobs is visible in the net itself.
 """
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,6 +132,14 @@ class RNNApplyLinkOp(Operator):
         self.outputs[0].value = checked.link_view(
             self.inputs[1].value, read_timestep(self, 0), self.offset, self.window, self.where
         )
+
+    def bind(self):
+        # The view of this timestep is made once; each run only re-assigns it.
+        return [functools.partial(setattr, self.outputs[0], "value", self.outputs[0].value)]
+
+    def assigns(self):
+        """The blobs :meth:`bind`'s calls set (rather than read or write into)."""
+        return [self.outputs[0]]
 
 
 def read_timestep(op, i):

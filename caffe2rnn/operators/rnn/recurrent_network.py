@@ -31,9 +31,12 @@ differed in 2017; :mod:`caffe2rnn.history.operator_eras` holds the variants a
 net of an older era runs with (docs/concepts/history.md).
 """
 
+import functools
+
 from ...errors import ArgumentError, ShapeError
 from ..base import Operator
 from ..registry import register
+from . import executor
 from .aliases import apply_offset_alias, extract_aliases
 from .initial_states import RecurrentInput, initialize_recurrent_input
 from .links import add_apply_link_ops, extract_links
@@ -104,6 +107,12 @@ class RecurrentNetworkOp(Operator):
 
         self.step_net.external_input.append(self.timestep)
         self.apply_links(self.links, self.timestep, self.def_.device_option, self.step_net)
+        # The RNN executor (executor.py): the same loop from a plan of bound calls.
+        self.executor = (
+            executor.StepNetExecutor(self.step_net, self.era, self.timestep)
+            if executor.enabled(args)
+            else None
+        )
 
     def run(self):
         seq_len, batch = sequence_shape(self, 0)
@@ -119,10 +128,19 @@ class RecurrentNetworkOp(Operator):
 
         workspaces = self.step_workspaces
         workspaces.prepare(scratch, seq_len, self.has_backward_pass, self.num_workspaces)
-        for t in range(seq_len):
-            step_ws = scratch.step(workspaces.index(t, self.has_backward_pass, self.num_workspaces))
-            update_timestep_blob(step_ws, self.timestep, t)
-            run_step(step_ws, self.step_net, t, self.era)
+        if self.executor is not None:  # the RNN executor: same steps, from a plan
+            index = functools.partial(
+                workspaces.index,
+                has_backward_pass=self.has_backward_pass,
+                num_workspaces=self.num_workspaces,
+            )
+            self.executor.run(scratch, range(seq_len), (index, index.keywords))
+        else:
+            for t in range(seq_len):
+                i = workspaces.index(t, self.has_backward_pass, self.num_workspaces)
+                step_ws = scratch.step(i)
+                update_timestep_blob(step_ws, self.timestep, t)
+                run_step(step_ws, self.step_net, t, self.era)
 
         for alias in self.aliases:
             apply_offset_alias(alias, self.ws)
