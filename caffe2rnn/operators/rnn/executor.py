@@ -114,10 +114,15 @@ class StepNetExecutor:
         self.netdef = netdef
         self.era = era
         self.timestep = timestep
-        self.plan = None
+        self.plans = {}  # kernel path -> its plan (bound calls are path-specific)
         self.stale_plans = 0
         self.builds = 0  # plans built so far (tests and the benchmark read it)
         self.disabled_reason = None
+
+    @property
+    def plan(self):
+        """The plan of the kernel path in use (None before the first run)."""
+        return self.plans.get(kernels.active())
 
     def run(self, scratch, order, index):
         """Run the step net for each t of ``order`` in step workspace
@@ -126,16 +131,17 @@ class StepNetExecutor:
         index_of, index_key = index
         if self.disabled_reason is not None:
             return self._run_op_by_op(scratch, order, index_of, 0)
-        key = (order, index_key, kernels.active())
-        plan = self.plan
+        path = kernels.active()
+        key = (order, index_key)
+        plan = self.plans.get(path)
         if (
             plan is None
             or plan.key != key
             or plan.workspaces != scratch.step_workspaces
             or kernels.current().first_stale_guard(plan.guard_blobs, plan.guard_arrays) != -1
         ):
-            self.plan = None
-            self.plan = self._build(scratch, order, index_of, key)
+            self.plans.pop(path, None)
+            self.plans[path] = self._build(scratch, order, index_of, key)
             return
         failed = []
         try:
@@ -262,7 +268,7 @@ class StepNetExecutor:
         ran; finish its step and the rest of the loop op by op."""
         s, j = plan.where[position]
         t, ws, net = plan.steps[s]
-        self.plan = None
+        self.plans.clear()
         self.stale_plans += 1
         if self.stale_plans >= MAX_STALE_PLANS:
             self.disabled_reason = "%s (%s) writes a new array on every run" % (
