@@ -62,7 +62,9 @@ class Operator:
         calls or kernels on the arrays the op's blobs hold now — for as long as
         those blobs keep holding them (the executor checks that). None means
         "no compiled form": the executor calls :meth:`run` itself instead.
-        See :mod:`caffe2rnn.operators.rnn.executor`.
+        A bind may also set ``self.loop_prologue``, ``(key, call)`` pairs the
+        executor calls once before each run of the loop (FC refreshes its
+        cached Wᵀ there). See :mod:`caffe2rnn.operators.rnn.executor`.
         """
         return None
 

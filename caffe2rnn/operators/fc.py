@@ -11,11 +11,12 @@ flattens an N-D W the same way (``N = W.size_to_dim(axis_w)``).
 
 FC runs in every timestep of a recurrent net, so :meth:`FC.run` and
 :meth:`FCGradient.run` validate only when the input shapes change and write
-straight into the outputs' memory. With few rows (a step net's batch), FC
-computes ``Y₂ᵀ = W₂ · X₂ᵀ`` and adds the bias while transposing back: BLAS
-(OpenBLAS's kernels at least) runs a GEMM whose tall operand is W 1.3–1.6×
-faster than ``X₂ · W₂ᵀ`` when X₂ has ≤ 64 rows, and slower when it has
-hundreds (the input projection of every timestep at once).
+straight into the outputs' memory. How the product is formed is chosen per
+shape (:mod:`.fc_layout`): outside a recurrent op's loop, with few rows, FC
+computes ``Y₂ᵀ = W₂ · X₂ᵀ`` and adds the bias while transposing back (BLAS
+runs a GEMM whose tall operand is W 1.3–1.6× faster than ``X₂ · W₂ᵀ`` when
+X₂ has ≤ 64 rows); inside a loop the fastest of three layouts, timed once,
+one of them a contiguous Wᵀ copied once per loop.
 """
 
 import functools
@@ -25,6 +26,7 @@ import numpy as np
 
 from .. import eras
 from ..errors import ArgumentError, DTypeError, ShapeError
+from . import fc_layout
 from .base import Operator
 from .gradient_maker import GradientMaker
 from .registry import register, register_gradient
@@ -32,9 +34,9 @@ from .registry import register, register_gradient
 #: Never held by a blob (unlike None, an empty blob's value): forces a refresh.
 _STALE = object()
 
-#: Up to this many rows in X₂, FC computes Y₂ᵀ = W₂ · X₂ᵀ (module docstring).
-FEW_ROWS = 64
 
+#: Up to this many rows in X₂, FC computes Y₂ᵀ = W₂ · X₂ᵀ outside a loop.
+FEW_ROWS = fc_layout.FEW_ROWS
 
 #: (shape, dtype) -> the Y₂ᵀ buffer the bound calls of every few-rows FC share
 #: (run() allocates one per call; the executor's plan must not keep one per step).
@@ -144,13 +146,23 @@ class FC(FullyConnectedBase):
             self._y, self._y2 = y, y.reshape(self._y2_shape)
         y2 = self._y2
         # np.dot is matmul for 2-D operands, with less dispatch overhead.
-        if self._few_rows:
+        in_loop = fc_layout.in_step_loop()
+        layout = self._layouts.get(in_loop) or self._layout(in_loop)
+        if layout == "(w.xT)T":
             y2t = np.empty(self._y2_shape[::-1], x.dtype)
             np.dot(self._w2, self._x2.T, out=y2t)
             np.add(y2t.T, b, out=y2)
+        elif layout == "x.WT":
+            np.dot(self._x2, fc_layout.transposed(w, self._w2).wt, out=y2)
+            np.add(y2, b, out=y2)
         else:
             np.dot(self._x2, self._w2.T, out=y2)
             np.add(y2, b, out=y2)
+
+    def _layout(self, in_loop):
+        m, n = self._y2_shape
+        self._layouts[in_loop] = fc_layout.layout(m, self._x2_shape[1], n, self._y_dtype)
+        return self._layouts[in_loop]
 
     def bind(self):
         """run()'s two calls on this run's arrays (for the RNN executor)."""
@@ -161,11 +173,19 @@ class FC(FullyConnectedBase):
         if views is None:
             return None
         x2, w2, y2 = views
-        if self._few_rows:
+        layout = self._layouts.get(fc_layout.in_step_loop())
+        if layout == "(w.xT)T":
             y2t = _transposed_buffer(self._y2_shape[::-1], x.dtype)
             return [
                 functools.partial(np.dot, w2, x2.T, out=y2t),
                 functools.partial(np.add, y2t.T, b, out=y2),
+            ]
+        if layout == "x.WT":
+            entry = fc_layout.transposed(w, self._w2)
+            self.loop_prologue = [(id(entry), entry.refresh)]
+            return [
+                functools.partial(np.dot, x2, entry.wt, out=y2),
+                functools.partial(np.add, y2, b, out=y2),
             ]
         return [
             functools.partial(np.dot, x2, w2.T, out=y2),
@@ -187,7 +207,8 @@ class FC(FullyConnectedBase):
             )
         self._x2_shape, self._w2_shape = (m, k), (n, k)
         self._y_shape, self._y2_shape = x.shape[:axis] + (n,), (m, n)
-        self._few_rows = m <= FEW_ROWS
+        self._layouts = {}  # in a step loop or not -> layout (fc_layout)
+        self._y_dtype = x.dtype
         self._checked = key
         self._x = self._w = self._y = _STALE
 

@@ -15,6 +15,7 @@ import pytest
 from caffe2rnn import kernels, workspace
 from caffe2rnn.attention import AttentionType
 from caffe2rnn.cnn import CNNModelHelper
+from caffe2rnn.operators import fc_layout
 from caffe2rnn.operators.rnn import executor
 from caffe2rnn.recurrent import LSTM, MILSTM, LSTMWithAttention
 from caffe2rnn.utils import MakeArgument
@@ -322,3 +323,43 @@ def test_enabled_by_default_and_switchable():
     off.name = "executor_off"
     workspace.CreateNet(off)
     assert all(op.executor is None for op in recurrent_ops("executor_off"))
+
+
+@pytest.mark.parametrize("layout", ["x.wT", "(w.xT)T", "x.WT"])
+def test_every_fc_layout_inside_the_loop(monkeypatch, layout):
+    """Whichever way FC forms X·Wᵀ in the loop (timed per shape), both modes
+    make the same calls; the cached Wᵀ follows W updated in place."""
+    fastest = fc_layout._fastest
+    monkeypatch.setattr(fc_layout, "_layouts", {})
+    monkeypatch.setattr(
+        fc_layout,
+        "_fastest",
+        lambda m, k, n, dt, in_loop: layout if in_loop else fastest(m, k, n, dt, False),
+    )
+    rng = np.random.default_rng(10)
+    model, _ = lstm_model(4, 3, 3, 5)
+    feeds = lstm_feeds(model, rng, 4, 3, 3, 5, lengths=[4, 1, 3])
+    results = {}
+    for on in (False, True):
+        workspace.ResetWorkspace()
+        workspace.RunNetOnce(model.param_init_net)
+        for name, value in feeds.items():
+            workspace.FeedBlob(name, value)
+        net = with_executor(model.net.Proto(), on)
+        workspace.CreateNet(net)
+        runs = []
+        for _ in range(3):
+            workspace.RunNet(net.name)
+            runs.append(tensors())
+            # An optimizer's in-place update: the same array, new values.
+            w = workspace.C_Workspace().get_blob("layer0/gates_t_w").value
+            w *= 0.5
+        results[on] = runs
+        assert [op.executor is not None for op in recurrent_ops(net.name)] == [on, on]
+    assert {v for key, v in fc_layout._layouts.items() if key[-1]} == {layout}
+    for i, (a, b) in enumerate(zip(results[False], results[True])):
+        for name in a:
+            np.testing.assert_array_equal(a[name], b[name], err_msg="run %d: %s" % (i, name))
+    assert not np.array_equal(
+        results[True][0]["layer0/hidden_t_all"], results[True][1]["layer0/hidden_t_all"]
+    )

@@ -96,6 +96,7 @@ class Plan:
         self.calls = []
         self.where = []  # per call: (step index, op index or -1 for the timestep)
         self.guard_blobs, self.guard_arrays = [], []
+        self.prologue = []  # calls made once before each run (op.loop_prologue)
         self.steps = []  # (t, ws, net) per step
 
     def __len__(self):
@@ -143,6 +144,8 @@ class StepNetExecutor:
             self.plans.pop(path, None)
             self.plans[path] = self._build(scratch, order, index_of, key)
             return
+        for call in plan.prologue:
+            call()
         failed = []
         try:
             kernels.current().run_plan(plan.calls, 0, failed)
@@ -162,6 +165,7 @@ class StepNetExecutor:
         expected = {}  # id(blob) -> the array bound calls expect it to hold
         read_by_calls = set()  # ids of blobs some bound call reads or writes
         fallbacks = []
+        prologue = {}
         # Building makes T x ops small objects at once: without collections in
         # between it costs a third less at T >= 1000 (nothing here is cyclic).
         collecting = gc.isenabled()
@@ -196,6 +200,7 @@ class StepNetExecutor:
                             entry.arrays.append(blob.value)
                         calls = [entry]
                     else:
+                        prologue.update(getattr(op, "loop_prologue", ()))
                         read_by_calls.update(id(b) for b in op.inputs)
                         read_by_calls.update(id(b) for b in op.outputs)
                     plan.calls.extend(calls)
@@ -208,6 +213,7 @@ class StepNetExecutor:
             entry.blobs = [b for b, _ in kept]
             entry.arrays = [a for _, a in kept]
         plan.workspaces = list(scratch.step_workspaces)
+        plan.prologue = list(prologue.values())
         return plan
 
     def _bind(self, op, before, expected, plan):

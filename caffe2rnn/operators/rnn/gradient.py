@@ -32,6 +32,7 @@ holds the older variants.
 
 from ...errors import ArgumentError, EnforceNotMet, GradientError, ShapeError
 from ..base import Operator
+from ..fc_layout import step_loop
 from ..gradient_maker import GradientMaker
 from ..registry import register, register_gradient
 from . import executor
@@ -217,11 +218,12 @@ class RecurrentNetworkGradientOp(Operator):
 
         if scratch.step_workspaces:
             self._create_shared_blobs(scratch.step(0), scratch.shared_blobs_ws)
-        if self.executor is not None:  # the RNN executor: same steps, from a plan
-            self.executor.run(scratch, range(seq_len - 1, -1, -1), (_same_index, None))
-        else:
-            for t in range(seq_len - 1, -1, -1):
-                run_step(scratch.step(t), self.step_net, t, self.era)
+        with step_loop():  # parameters are fixed in the loop (fc_layout)
+            if self.executor is not None:  # the RNN executor: same steps, from a plan
+                self.executor.run(scratch, range(seq_len - 1, -1, -1), (_same_index, None))
+            else:
+                for t in range(seq_len - 1, -1, -1):
+                    run_step(scratch.step(t), self.step_net, t, self.era)
 
         for i, (rg, state_id) in enumerate(zip(self.recurrent_gradients, self.initial_state_ids)):
             self.initial_state_gradient.write(

@@ -35,6 +35,7 @@ import functools
 
 from ...errors import ArgumentError, ShapeError
 from ..base import Operator
+from ..fc_layout import step_loop
 from ..registry import register
 from . import executor
 from .aliases import apply_offset_alias, extract_aliases
@@ -128,19 +129,20 @@ class RecurrentNetworkOp(Operator):
 
         workspaces = self.step_workspaces
         workspaces.prepare(scratch, seq_len, self.has_backward_pass, self.num_workspaces)
-        if self.executor is not None:  # the RNN executor: same steps, from a plan
-            index = functools.partial(
-                workspaces.index,
-                has_backward_pass=self.has_backward_pass,
-                num_workspaces=self.num_workspaces,
-            )
-            self.executor.run(scratch, range(seq_len), (index, index.keywords))
-        else:
-            for t in range(seq_len):
-                i = workspaces.index(t, self.has_backward_pass, self.num_workspaces)
-                step_ws = scratch.step(i)
-                update_timestep_blob(step_ws, self.timestep, t)
-                run_step(step_ws, self.step_net, t, self.era)
+        with step_loop():  # parameters are fixed in the loop (fc_layout)
+            if self.executor is not None:  # the RNN executor: same steps, from a plan
+                index = functools.partial(
+                    workspaces.index,
+                    has_backward_pass=self.has_backward_pass,
+                    num_workspaces=self.num_workspaces,
+                )
+                self.executor.run(scratch, range(seq_len), (index, index.keywords))
+            else:
+                for t in range(seq_len):
+                    i = workspaces.index(t, self.has_backward_pass, self.num_workspaces)
+                    step_ws = scratch.step(i)
+                    update_timestep_blob(step_ws, self.timestep, t)
+                    run_step(step_ws, self.step_net, t, self.era)
 
         for alias in self.aliases:
             apply_offset_alias(alias, self.ws)
