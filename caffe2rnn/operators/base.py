@@ -19,6 +19,7 @@ from ..errors import BlobNotFoundError, DTypeError, EnforceNotMet, ShapeError
 from ..runtime.arguments import ArgumentHelper
 
 FLOAT_TYPES = (np.float32, np.float64)
+_FLOAT_DTYPES = frozenset(np.dtype(t) for t in FLOAT_TYPES)
 
 
 def describe_content(blob):
@@ -84,7 +85,10 @@ class Operator:
 
     def float_input(self, i):
         """Input i, which must be a float32 or float64 tensor."""
-        x = self.input(i)
+        x = self.inputs[i].value
+        if type(x) is np.ndarray and x.dtype in _FLOAT_DTYPES:  # the common case, cheaply
+            return x
+        x = self.input(i)  # raises for a non-tensor
         if x.dtype not in FLOAT_TYPES:
             raise DTypeError(
                 "input %d ('%s') has type %s; expected float32 or "
