@@ -73,8 +73,23 @@ class _Fallback:
                 raise _PlanStale()
 
 
-def _set_value(blob, value):
-    blob.value = value
+def _describe_call(call):
+    if isinstance(call, _Fallback):
+        return "run()  (no compiled form)"
+    func = getattr(call, "func", call)
+    name = getattr(func, "__name__", type(func).__name__)
+    if name == "refresh":
+        return "copy W %s into its cached W^T" % (call.__self__.w2.shape,)
+    if name == "setattr":
+        blob, _, value = call.args
+        return "%s.value = view %s" % (blob.name, value.shape)
+    if name == "__setitem__":
+        return "timestep[0] = %d" % call.args[1]
+    shapes = [
+        "x".join(map(str, a.shape)) if hasattr(a, "shape") else repr(a)
+        for a in call.args + tuple(call.keywords.values())
+    ]
+    return "%s(%s)" % (name, ", ".join(shapes))
 
 
 def _fail(exc, t, net, j, ws):
@@ -101,6 +116,18 @@ class Plan:
 
     def __len__(self):
         return len(self.calls)
+
+    def describe(self, steps=1):
+        """The plan's first ``steps`` steps, one line per call: timestep, the op
+        it stands for, and the function with the shapes it is bound to."""
+        lines = ["once  %-34s %s" % ("(prologue)", _describe_call(c)) for c in self.prologue]
+        for call, (s, j) in zip(self.calls, self.where):
+            if s >= steps:
+                break
+            t, _, net = self.steps[s]
+            op = "(timestep blob)" if j < 0 else "#%d %s" % (j, net.proto.op[j].type)
+            lines.append("t=%-3d %-34s %s" % (t, op, _describe_call(call)))
+        return "\n".join(lines)
 
 
 class StepNetExecutor:

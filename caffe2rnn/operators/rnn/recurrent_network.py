@@ -20,9 +20,11 @@ Arguments (caffe2-core.md §8.1): ``step_net`` (NetDef or its text),
 ``alias_dst`` / ``alias_offset``, ``timestep`` (default ``"timestep"``),
 ``recompute_blobs_on_backward``, ``backward_step_net`` (its presence means one
 step workspace per timestep is kept for the gradient), ``num_workspaces``
-(forward-only), ``enable_rnn_executor`` (steps always run in order here, which
-is what the executor's results were defined by; forward-only it means 4 step
-workspaces instead of 2, as in Caffe2 042e8ede4).
+(forward-only), ``enable_rnn_executor`` (1: run the loop from a plan of bound
+kernel calls, :mod:`.executor`, bit-identical to the op-by-op loop; 0: op by
+op; absent: on. Steps always run in order, which is what Caffe2's executor's
+results were defined by; forward-only, an explicit 1 means 4 step workspaces
+instead of 2, as in Caffe2 042e8ede4).
 
 This is the operator of Caffe2 from 2017-09 on (042e8ede4, kept by PyTorch's
 ``caffe2/operators/rnn``). The class attributes :attr:`~RecurrentNetworkOp.apply_links`
@@ -93,8 +95,8 @@ class RecurrentNetworkOp(Operator):
     def setup(self):
         args = self.args
         self.timestep = args.single("timestep", "timestep", str)
-        # Steps always run one after the other here; forward-only, the flag
-        # still sizes the step-workspace cycle as the executor did.
+        # Forward-only, the explicit flag sizes the step-workspace cycle as
+        # Caffe2's executor did (whether the executor runs: executor.enabled).
         self.enable_rnn_executor = args.single("enable_rnn_executor", False, bool)
         self.step_net = extract_net_def(self.def_, "step_net")
         self.recurrent_inputs = recurrent_inputs(self.def_, args, self.ws)
