@@ -55,8 +55,8 @@ class Era:
     first_generator_keeps_name: bool = True
     #: 9e5515810 (2017-06-08): ZeroGradient always gets its gradient made.
     zero_gradient_always: bool = True
-    #: Which Add/Sub/Mul gradient makers are in force ("A", "B" or "C",
-    #: caffe2-core.md §7.2).
+    #: Which Add/Sub/Mul gradient makers are in force ("A", "B" or "C", see
+    #: :mod:`caffe2rnn.operators.elementwise_gradient`).
     elementwise_gradient: str = "C"
     #: e629136e5 (2017-02-16): LSTMUnit takes hidden_t_prev (5 inputs).
     lstm_unit_has_hidden_input: bool = True
@@ -77,6 +77,13 @@ class Era:
     #: 0d9607ace (2017-08-24): FC reads ``axis_w`` and flattens an N-D W at
     #: it. Before: W must be 2-D.
     fc_axis_w: bool = False
+    #: 32d884d22 (2017-01-27): step workspaces replace the scratch tensors of
+    #: ``RecurrentNetwork``; before, its gradient took ``GO(0)`` only and had
+    #: other outputs (:mod:`caffe2rnn.history.scratch_operator`).
+    scratch_recurrent_network: bool = False
+    #: 903acaff1 (2017-01-24): RecurrentNetwork's ``param`` are input indices
+    #: and the gradient outputs only GI(0), GI(param), GI(initial states).
+    recurrent_inputs_by_index: bool = True
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     version: str = ""
@@ -146,6 +153,7 @@ E1 = _define(
         date="2017-01-24",
         version="s2",
         lstm_unit_has_hidden_input=False,
+        scratch_recurrent_network=True,
     )
 )
 E0 = _define(
@@ -156,6 +164,7 @@ E0 = _define(
         date="2016-12-20",
         version="scratch",
         unknown_op_lists_near_names=False,
+        recurrent_inputs_by_index=False,
     )
 )
 

@@ -21,6 +21,7 @@ Each op added through ``net.<OpType>(...)`` also records where it was created
 (:mod:`caffe2rnn.core.tracebacks`).
 """
 
+import contextlib
 from collections import defaultdict
 
 from .. import eras
@@ -350,10 +351,16 @@ class Net:
 
         ``ys`` is a list of blobs (their gradients are filled with ones) or a
         dict blob → gradient blob; see ``GradientRegistry.GetBackwardPass``.
+        A net marked with an era (:func:`caffe2rnn.eras.mark`) is
+        differentiated under that era's rules.
         """
         from .gradients import GradientRegistry  # written alongside; avoids a cycle
 
-        grad_ops, input_to_grad = GradientRegistry.GetBackwardPass(self._net.op[skip:], ys)
+        # A net built in an era gets its gradients by that era's rules (unless
+        # the caller names one).
+        era = eras.named() or eras.of(self)
+        with eras.use(era) if era is not None else contextlib.nullcontext():
+            grad_ops, input_to_grad = GradientRegistry.GetBackwardPass(self._net.op[skip:], ys)
         if _workspace.IsImmediate():  # made without CreateOperator, so run them here
             for op in grad_ops:
                 _workspace.RunOperatorImmediate(op)

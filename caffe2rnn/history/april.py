@@ -1,10 +1,11 @@
-"""``recurrent_net`` of the 2017-04-07 module — seed 002, commit ``89ea32b11``.
+"""``recurrent_net`` of the 2017-04-07 module — Caffe2 commit ``89ea32b11``.
 
 Valid 2017-04-07 23:48 → 2017-04-11 01:54 ("remove workspace sequence id";
-superseded by ``cd704ee12``). Core era E3, operator era ``april`` (the C++ of
-the time: ``_acc`` + swap, initial-state gradient shares ``<state>_grad``).
+superseded by ``cd704ee12``). Era E3: its ops
+run with the C++ of the time (``_acc`` + swap, initial-state gradient shares
+``<state>_grad``; :mod:`caffe2rnn.history.operator_eras`).
 
-v1 plus five commits (history.md §2.7):
+v1 plus five commits:
 
 * ``96bafa3b2`` / ``0d616f25c`` (2017-03-21/28), **B3 fixed**: when no
   backward op writes ``<cell_input>_grad`` (the cell starts with ``Sum`` on

@@ -19,6 +19,8 @@ E3/E4  89ea32b11 / faaafeccd       ``_acc`` + swap; initial-state gradient
 E5     0c2c95309 (2017-06)         forward-only *resizes* the step-workspace
                                    vector to exactly 2 (bug B10)
 E6     042e8ede4                   nothing: today's operators
+E0/E1  3b190c4df / 3913181a4       everything: scratch tensors, no step
+                                   workspaces (:mod:`.scratch_operator`)
 =====  ==========================  =============================================
 
 Link application and the external-gradient adds were loops in the C++ op
@@ -33,7 +35,7 @@ from ..errors import DTypeError, EnforceNotMet
 from ..operators.base import Operator
 from ..operators.registry import register
 from ..operators.rnn.gradient import RecurrentNetworkGradientOp
-from ..operators.rnn.links import read_timestep
+from ..operators.rnn.links import RNNApplyLinkOp, add_apply_link_ops, read_timestep
 from ..operators.rnn.param_gradients import Param
 from ..operators.rnn.recurrent_network import RecurrentNetworkOp
 from ..operators.rnn.step_workspaces import CycleWhenForwardOnly
@@ -124,7 +126,7 @@ class StepWorkspacePerTimestep:
     """Before 5cf13df48 (2017-04-24) there was no forward-only mode: the op
     always kept one step workspace per timestep."""
 
-    def num_workspaces(self, args, enable_rnn_executor=False):
+    def num_workspaces(self, requested, enable_rnn_executor=False):
         return 0
 
     def prepare(self, scratch, seq_len, has_backward_pass, num_workspaces):
@@ -143,7 +145,7 @@ class ResizeToTwoWhenForwardOnly(CycleWhenForwardOnly):
     No ``num_workspaces`` argument and no executor yet.
     """
 
-    def num_workspaces(self, args, enable_rnn_executor=False):
+    def num_workspaces(self, requested, enable_rnn_executor=False):
         return 2
 
     def prepare(self, scratch, seq_len, has_backward_pass, num_workspaces):
@@ -177,6 +179,47 @@ class AccumulateSwapGradient(RecurrentNetworkGradientOp):
     """Gradient op of 2017-04 (faaafeccd): ``_acc`` + swap, initial state shared."""
 
     param_gradients = AccumulateAndSwap()
+
+
+@register("rnn_history_apply_link_once", inputs=2, outputs=2, enforce_inplace=[(1, 1)])
+class ApplyLinkOnceOp(RNNApplyLinkOp):
+    """A link as Caffe2 839f180a2 .. 7686919a9 (2017-03-14 .. 18) applied it:
+    only when its step workspace was created. A reused step workspace kept
+    the views of the previous run, whatever happened to the tensors since
+    (bug B2; backed out by 1c28bcc56 / 7686919a9, redone with the links
+    re-applied every run by f81113a1a)."""
+
+    applied = False
+
+    def run(self):
+        if not self.applied:
+            super().run()
+            self.applied = True
+
+
+def add_apply_link_once_ops(links, timestep, device_option, netdef):
+    add_apply_link_ops(links, timestep, device_option, netdef)
+    for op in netdef.op:
+        if op.type == "rnn_internal_apply_link":
+            op.type = "rnn_history_apply_link_once"
+
+
+class RecreateWhenLonger(StepWorkspacePerTimestep):
+    """a096e83f3 (2017-03-14): the step workspaces are made anew only when the
+    sequence is longer than before; otherwise the old ones (and their
+    step-net instances) are reused."""
+
+    def prepare(self, scratch, seq_len, has_backward_pass, num_workspaces):
+        if seq_len > len(scratch.step_workspaces):
+            scratch.step_workspaces[:] = [None] * seq_len
+
+
+class StaleLinksForward(RecurrentNetworkOp):
+    """Forward op of 2017-03-14 .. 18 (not an era of its own: the Python text
+    of the time is v1's): links applied once per step workspace (bug B2)."""
+
+    apply_links = staticmethod(add_apply_link_once_ops)
+    step_workspaces = RecreateWhenLonger()
 
 
 #: era name -> {operator type: the class its ops are instances of}.
@@ -214,12 +257,13 @@ def operator_class(cls, era):
     if cls not in (RecurrentNetworkOp, RecurrentNetworkGradientOp):
         return cls
     variants = VARIANTS.get(era.name)
-    if variants is None:
-        raise EnforceNotMet(
-            "%s: the operators of era %s (%s, %s) use the scratch-era arguments; "
-            "build that net with caffe2rnn.history.scratch"
-            % (cls.op_type or cls.__name__, era.name, era.commit, era.date)
-        )
+    if variants is None:  # E0, E1: other classes altogether
+        from .scratch_operator import ScratchRecurrentNetworkGradientOp, ScratchRecurrentNetworkOp
+
+        variants = {
+            "RecurrentNetwork": ScratchRecurrentNetworkOp,
+            "RecurrentNetworkGradient": ScratchRecurrentNetworkGradientOp,
+        }
     key = (era.name, cls)
     if key not in _classes:
         base = variants[cls.op_type]

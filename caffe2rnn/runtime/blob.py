@@ -23,6 +23,7 @@ facts about Caffe2 tensors matter for recurrent nets and are copied here:
 
 import math
 import sys
+import weakref
 
 import numpy as np
 
@@ -34,21 +35,36 @@ keep_on_shrink = True
 max_keep_on_shrink_memory = sys.maxsize
 
 
-def _address(arr):
-    return arr.__array_interface__["data"][0]
+# A tensor's capacity, as Caffe2 kept it in the Tensor object: for each array
+# :meth:`Blob.resize` handed out, the flat buffer it was cut from. The entry
+# follows the array object wherever it goes (``Alias`` shares it, a blob swap
+# moves it, as ``ShareData`` / ``std::swap`` did) and dies with it. Views made
+# by slicing (RNN links, aliases: ``ShareExternalPointer``) are other objects
+# and have no entry: their capacity is their own size.
+_storage_of = {}
+
+
+def _remember(arr, storage):
+    key = id(arr)
+    _storage_of[key] = (weakref.ref(arr, lambda _, key=key: _storage_of.pop(key, None)), storage)
+
+
+def capacity_storage(arr):
+    """The buffer behind ``arr`` if :meth:`Blob.resize` allocated it, else None."""
+    entry = _storage_of.get(id(arr))
+    if entry is None or entry[0]() is not arr:
+        return None
+    return entry[1]
 
 
 class Blob:
     """A named slot in a workspace. ``value`` is an ndarray, bytes, or an object."""
 
-    __slots__ = ("name", "value", "_storage")
+    __slots__ = ("name", "value")
 
     def __init__(self, name, value=None):
         self.name = name
         self.value = value
-        # The flat buffer :meth:`resize` last allocated (its capacity), while
-        # ``value`` still starts at it; Caffe2 kept this in the Tensor.
-        self._storage = None
 
     def is_tensor(self):
         return type(self.value) is np.ndarray
@@ -58,10 +74,10 @@ class Blob:
 
         Reuses the current storage when element count and type match (the
         array is reshaped in place: views into bigger tensors stay views).
-        A different count of the same type reuses the buffer this blob
-        allocated if it is big enough and :data:`keep_on_shrink` is on (the
-        front of it, uninitialised as far as the caller knows); otherwise a
-        new, uninitialised array is allocated, as Caffe2's ``Resize`` did.
+        A different count of the same type reuses the tensor's buffer if its
+        capacity is big enough and :data:`keep_on_shrink` is on (the front of
+        it, holding old values); otherwise a new, uninitialised array is
+        allocated, as Caffe2's ``Resize`` did.
         """
         cur = self.value
         # The common case first (every step of a loop): same shape and type.
@@ -77,32 +93,36 @@ class Blob:
         if type(cur) is np.ndarray and cur.dtype == dtype and cur.flags.c_contiguous:
             if cur.size == size:
                 if cur.shape != shape:
+                    storage = capacity_storage(cur)
                     cur = cur.reshape(shape)
                     self.value = cur
+                    if storage is not None:
+                        _remember(cur, storage)
                 return cur
-            storage = self._storage
+            # A tensor whose buffer resize did not allocate (a view made by
+            # slicing) has its own size as capacity.
+            storage = capacity_storage(cur)
+            if storage is None:
+                storage = cur.reshape(-1)
             if (
                 keep_on_shrink
-                and storage is not None
-                and storage.dtype == dtype
                 and size <= storage.size
                 and (storage.size - size) * storage.itemsize <= max_keep_on_shrink_memory
-                and _address(cur) == _address(storage)
             ):
                 arr = storage[:size].reshape(shape)
+                _remember(arr, storage)
                 self.value = arr
                 return arr
         storage = np.empty(size, dtype=dtype)
-        self._storage = storage
         arr = storage.reshape(shape)
+        _remember(arr, storage)
         self.value = arr
         return arr
 
     def swap(self, other):
-        """Exchange contents (tensor and its capacity) with blob ``other``, as
-        C++ ``std::swap(*blob_a, *blob_b)`` did."""
+        """Exchange contents (tensors, with their capacity) with blob ``other``,
+        as C++ ``std::swap(*blob_a, *blob_b)`` did."""
         self.value, other.value = other.value, self.value
-        self._storage, other._storage = other._storage, self._storage
 
     def type_name(self):
         """The C++-style type name Caffe2's FetchBlob reported for non-tensors."""

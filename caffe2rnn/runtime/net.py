@@ -15,7 +15,7 @@ and hands it to the step nets it instantiates.
 import contextlib
 import contextvars
 
-from ..errors import Caffe2RNNError, EnforceNotMet, WorkspaceError, op_context
+from ..errors import EnforceNotMet, WorkspaceError, in_family, op_context
 from ..operators import registry
 
 SEQUENTIAL_NET_TYPES = frozenset(
@@ -24,16 +24,10 @@ SEQUENTIAL_NET_TYPES = frozenset(
 
 
 def with_context(exc, context):
-    """Re-raise ``exc`` with ``context`` (``net 'n', op #3 FC``) in its message."""
-    message = "%s: %s" % (context, exc)
-    if isinstance(exc, Caffe2RNNError):
-        try:
-            new = type(exc)(message)
-        except TypeError:  # a subclass with a different constructor
-            new = EnforceNotMet(message)
-    else:
-        new = EnforceNotMet("%s (%s)" % (message, type(exc).__name__))
-    return new
+    """``exc`` with ``context`` (``net 'n', op #3 FC``) in its message, as a
+    caffe2rnn exception that keeps the built-in type (see
+    :func:`caffe2rnn.errors.in_family`); raise it ``from exc``."""
+    return in_family(exc, "%s: %s" % (context, exc))
 
 
 def sanity_check(netdef):

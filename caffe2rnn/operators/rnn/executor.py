@@ -312,12 +312,13 @@ class StepNetExecutor:
         self._run_op_by_op(scratch, order, index_of, s + 1)
 
 
-def enabled(args):
-    """Whether a recurrent op runs its loop with the executor.
+def enabled(arguments):
+    """Whether a recurrent op runs its loop with the executor (``arguments``:
+    the op's :class:`~caffe2rnn.operators.rnn.arguments.RecurrentArguments`).
 
     ``enable_rnn_executor=1`` turns it on and ``=0`` off, as in Caffe2. Absent,
     it is on: Caffe2's default was off, but there it was a different,
     threaded, code path; here it is the same kernels on the same arrays, so the
     only difference it makes is speed (docs/concepts/rnn-executor.md).
     """
-    return args.single("enable_rnn_executor", True, bool)
+    return arguments.enable_rnn_executor is not False

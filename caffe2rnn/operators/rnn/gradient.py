@@ -1,6 +1,6 @@
 """``RecurrentNetworkGradient`` and the gradient maker of ``RecurrentNetwork``.
 
-The gradient op (seed 004's ``RecurrentNetworkGradientOp``) runs the backward
+The gradient op (Caffe2 042e8ede4's ``RecurrentNetworkGradientOp``) runs the backward
 step net for t = T-1 .. 0 in the step workspaces the forward op kept, so each
 step sees its own forward intermediates. Inputs (made by
 :class:`GetRecurrentNetworkGradient`): ``GO(j)`` for each j in
@@ -30,6 +30,7 @@ behaviours that differed in 2017; :mod:`caffe2rnn.history.operator_eras`
 holds the older variants.
 """
 
+from ... import eras
 from ...errors import ArgumentError, EnforceNotMet, GradientError, ShapeError
 from ..base import Operator
 from ..fc_layout import step_loop
@@ -37,11 +38,12 @@ from ..gradient_maker import GradientMaker
 from ..registry import register, register_gradient
 from . import executor
 from .accumulate import AccumulateOpsAndLast, RecurrentGradient
+from .arguments import read_recurrent_arguments
 from .initial_states import ShareOrStripe, initial_rows
-from .links import Link, add_apply_link_ops, extract_links
+from .links import Link, add_apply_link_ops
 from .param_gradients import TmpstepSum
 from .recurrent_network import sequence_shape
-from .step_net import extract_net_def, run_step
+from .step_net import copy_net, run_step
 from .step_workspaces import ScratchWorkspaces
 
 
@@ -80,46 +82,29 @@ class RecurrentNetworkGradientOp(Operator):
 
     def remapped(self, name):
         """The memonger rename of ``name`` (argument ``<name>.rename``), if any."""
-        return self.args.single(name + ".rename", name, str)
+        return self.arguments.renamed(name)
 
     def setup(self):
-        args = self.args
-        self.timestep = args.single("timestep", "timestep", str)
-        self.zero_tail_rows = args.single("caffe2rnn_zero_tail_rows", False, bool)
-        self.grad_inputs = args.repeated("outputs_with_grads", kind=int)
+        # Parsed and checked before anything is created (arguments.py).
+        self.arguments = a = read_recurrent_arguments(self.def_, where="")
+        self.timestep = a.timestep
+        self.grad_inputs = list(a.outputs_with_grads)
+        self.zero_tail_rows = self.args.single("caffe2rnn_zero_tail_rows", False, bool)
         self.n_go = len(self.grad_inputs)
-        self.step_net = extract_net_def(self.def_, "backward_step_net")
-        forward_name = extract_net_def(self.def_, "step_net").name
-        if self.step_net.name == forward_name:
+        self.step_net = copy_net(a.backward_step_net)
+        if self.step_net.name == a.step_net.name:
             raise ArgumentError(
                 "backward_step_net is named '%s' like step_net: both are instantiated "
                 "in the same step workspaces and cached by name, so they need "
-                "different names" % forward_name
+                "different names" % a.step_net.name
             )
         self.links = [
             Link(self.remapped(l.internal), self.remapped(l.external), l.offset, l.window)
-            for l in extract_links(
-                args, "link_internal", "link_external", "link_offset", "link_window"
-            )
-            + extract_links(
-                args, "backward_link_internal", "backward_link_external", "backward_link_offset"
-            )
+            for l in a.links + a.backward_links
         ]
         self.params = self._params()
         self.recurrent_gradients = self._recurrent_gradients()
-        self.initial_state_ids = args.repeated("initial_recurrent_state_ids", kind=int)
-        if len(self.initial_state_ids) != len(self.recurrent_gradients):
-            raise ArgumentError(
-                "initial_recurrent_state_ids has %d entries for %d "
-                "recurrent_states" % (len(self.initial_state_ids), len(self.recurrent_gradients))
-            )
-        expected = 1 + len(self.params) + len(self.recurrent_gradients)
-        if len(self.def_.output) != expected:
-            raise ArgumentError(
-                "expected %d outputs (input, %d param and %d initial-"
-                "state gradients), got %d"
-                % (expected, len(self.params), len(self.recurrent_gradients), len(self.def_.output))
-            )
+        self.initial_state_ids = list(a.initial_state_ids)
 
         device = self.def_.device_option
         self.step_net.external_input.append(self.timestep)
@@ -130,54 +115,33 @@ class RecurrentNetworkGradientOp(Operator):
         self.param_gradients.prepare(self.step_net, self.params, device)
         # The RNN executor (executor.py); the forward op set the timestep blobs.
         self.executor = (
-            executor.StepNetExecutor(self.step_net, self.era, None)
-            if executor.enabled(args)
-            else None
+            executor.StepNetExecutor(self.step_net, self.era, None) if executor.enabled(a) else None
         )
 
-    def _forward_input(self, i, what):
-        if not 0 <= i < len(self.def_.input) - self.n_go:
-            raise ArgumentError("%s: %d is not a forward input index" % (what, i))
-        return self.def_.input[i + self.n_go]
-
     def _params(self):
-        ids = self.args.repeated("param", kind=int)
-        cell_grads = self.args.repeated("param_grads", kind=str)
-        if cell_grads and len(cell_grads) != len(ids):
-            raise ArgumentError(
-                "param has %d entries but param_grads %d" % (len(ids), len(cell_grads))
-            )
+        a = self.arguments
         policy = self.param_gradients
         params = []
-        for i, param_id in enumerate(ids):
-            grad = self.def_.output[i + 1] if i + 1 < len(self.def_.output) else ""
-            cell = self.remapped(cell_grads[i]) if cell_grads else grad
-            params.append(
-                policy.param(self._forward_input(param_id, "param"), grad, cell, self.step_net)
-            )
+        for i, param_id in enumerate(a.params):
+            grad = self.def_.output[i + 1]
+            cell = self.remapped(a.param_grads[i]) if a.param_grads else grad
+            params.append(policy.param(a.inputs[param_id], grad, cell, self.step_net))
         return params
 
     def _recurrent_gradients(self):
-        states = self.args.repeated("recurrent_states", kind=str)
-        alias_src = self.args.repeated("alias_src", kind=str)
-        alias_offset = self.args.repeated("alias_offset", kind=int)
+        a = self.arguments
         result = []
-        for state in states:
+        for state in a.states:
             rg = RecurrentGradient(state, self.remapped(state + "_grad"))
-            for j, src in enumerate(alias_src):
-                if src != state or j not in self.grad_inputs:
+            for j, alias in a.state_aliases(state):
+                go = a.output_gradient(j)
+                if go is None:
                     continue
-                go = self.def_.input[len(self.grad_inputs) - 1 - self.grad_inputs[::-1].index(j)]
-                if alias_offset[j] == 1:
+                # The reader allows only these two offsets for an alias with a gradient.
+                if alias.offset == 1:
                     rg.external_grad = go
-                elif alias_offset[j] == -1:
-                    rg.last_external_grad = go
                 else:
-                    raise ArgumentError(
-                        "alias %d ('%s' of '%s') has a gradient but offset %d; only "
-                        "offsets 1 (_all) and -1 (_last) can take one"
-                        % (j, self.args.repeated("alias_dst", kind=str)[j], state, alias_offset[j])
-                    )
+                    rg.last_external_grad = go
             result.append(rg)
         return result
 
@@ -248,6 +212,11 @@ class GetRecurrentNetworkGradient(GradientMaker):
     initial_recurrent_state_ids]``, all forward arguments copied."""
 
     def get_gradient_defs(self):
+        if eras.current().scratch_recurrent_network:
+            # Built in era E0/E1: the gradient op of the scratch era.
+            from ...history.scratch_operator import gradient_defs
+
+            return gradient_defs(self)
         outputs_with_grads = self.arg("outputs_with_grads", [])
         if not outputs_with_grads:
             raise GradientError(

@@ -1,4 +1,4 @@
-"""``RecurrentNetwork``: run a step net over time (seed 004's ``RecurrentNetworkOp``).
+"""``RecurrentNetwork``: run a step net over time (Caffe2 042e8ede4's ``RecurrentNetworkOp``).
 
 Inputs: the sequence ``input`` (T x N x ...), the initial recurrent states,
 then any other blob the step net reads (parameters...). Outputs: the aliases
@@ -14,7 +14,7 @@ blob. One run does, in order:
    reads the previous state from, and writes the new one into, ``<state>``;
 3. make each output alias a view of its state tensor (:mod:`.aliases`).
 
-Arguments (caffe2-core.md §8.1): ``step_net`` (NetDef or its text),
+Arguments (read and checked by :mod:`.arguments`): ``step_net`` (NetDef or its text),
 ``recurrent_states``, ``initial_recurrent_state_ids``, ``link_internal`` /
 ``link_external`` / ``link_offset`` / ``link_window``, ``alias_src`` /
 ``alias_dst`` / ``alias_offset``, ``timestep`` (default ``"timestep"``),
@@ -35,38 +35,22 @@ net of an older era runs with (docs/concepts/history.md).
 
 import functools
 
-from ...errors import ArgumentError, ShapeError
+from ...errors import ShapeError
 from ..base import Operator
 from ..fc_layout import step_loop
 from ..registry import register
 from . import executor
-from .aliases import apply_offset_alias, extract_aliases
-from .initial_states import RecurrentInput, initialize_recurrent_input
-from .links import add_apply_link_ops, extract_links
-from .step_net import extract_net_def, has_net_argument, run_step
+from .aliases import apply_offset_alias
+from .arguments import read_recurrent_arguments
+from .initial_states import (
+    RecurrentInput,
+    check_initial_state,
+    initial_rows,
+    initialize_recurrent_input,
+)
+from .links import add_apply_link_ops
+from .step_net import copy_net, run_step
 from .step_workspaces import CycleWhenForwardOnly, scratch_of, update_timestep_blob
-
-
-def recurrent_inputs(op_def, args, ws):
-    """Pair each ``recurrent_states`` name with its initial-state input, and
-    create the state blobs in the op's workspace (forward and backward share them)."""
-    states = args.repeated("recurrent_states", kind=str)
-    ids = args.repeated("initial_recurrent_state_ids", kind=int)
-    if len(states) != len(ids):
-        raise ArgumentError(
-            "states/inputs mismatch: %d recurrent_states, %d "
-            "initial_recurrent_state_ids" % (len(states), len(ids))
-        )
-    result = []
-    for state, i in zip(states, ids):
-        if not 0 <= i < len(op_def.input):
-            raise ArgumentError(
-                "initial_recurrent_state_ids: %d is not an input "
-                "index (the op has %d inputs)" % (i, len(op_def.input))
-            )
-        ws.create_blob(state)
-        result.append(RecurrentInput(state, op_def.input[i]))
-    return result
 
 
 def sequence_shape(op, i):
@@ -93,32 +77,45 @@ class RecurrentNetworkOp(Operator):
     era = None
 
     def setup(self):
-        args = self.args
-        self.timestep = args.single("timestep", "timestep", str)
-        # Forward-only, the explicit flag sizes the step-workspace cycle as
+        # Parsed and checked before anything is created (arguments.py).
+        self.arguments = a = read_recurrent_arguments(self.def_, where="")
+        self.timestep = a.timestep
+        self.step_net = copy_net(a.step_net)  # edited below; the parsed one stays as given
+        self.links = list(a.links)
+        self.aliases = list(a.aliases)
+        self.recompute_blobs = list(a.recompute_blobs)
+        self.has_backward_pass = a.backward_step_net is not None
+        # Forward-only, an explicit 1 sizes the step-workspace cycle as
         # Caffe2's executor did (whether the executor runs: executor.enabled).
-        self.enable_rnn_executor = args.single("enable_rnn_executor", False, bool)
-        self.step_net = extract_net_def(self.def_, "step_net")
-        self.recurrent_inputs = recurrent_inputs(self.def_, args, self.ws)
-        self.links = extract_links(
-            args, "link_internal", "link_external", "link_offset", "link_window"
+        self.enable_rnn_executor = a.enable_rnn_executor
+        self.num_workspaces = self.step_workspaces.num_workspaces(
+            a.num_workspaces, a.enable_rnn_executor
         )
-        self.aliases = extract_aliases(args)
-        self.recompute_blobs = args.repeated("recompute_blobs_on_backward", kind=str)
-        self.has_backward_pass = has_net_argument(self.def_, "backward_step_net")
-        self.num_workspaces = self.step_workspaces.num_workspaces(args, self.enable_rnn_executor)
+        # The state tensors live in the op's workspace (forward and backward share them).
+        self.recurrent_inputs = [
+            RecurrentInput(state, a.inputs[i]) for state, i in zip(a.states, a.initial_state_ids)
+        ]
+        for ri in self.recurrent_inputs:
+            self.ws.create_blob(ri.state)
 
         self.step_net.external_input.append(self.timestep)
         self.apply_links(self.links, self.timestep, self.def_.device_option, self.step_net)
         # The RNN executor (executor.py): the same loop from a plan of bound calls.
         self.executor = (
             executor.StepNetExecutor(self.step_net, self.era, self.timestep)
-            if executor.enabled(args)
+            if executor.enabled(a)
             else None
         )
 
     def run(self):
         seq_len, batch = sequence_shape(self, 0)
+        # Initial states, and the rows steps and aliases read, are checked before any write.
+        rows = {}
+        for ri in self.recurrent_inputs:
+            h0 = self.ws.blob(ri.input).value
+            check_initial_state(h0, ri.input, batch)
+            rows[ri.state] = initial_rows(h0)
+        self.arguments.check_rows(seq_len, rows)
         for ri in self.recurrent_inputs:
             initialize_recurrent_input(ri, seq_len, batch, self.ws)
 

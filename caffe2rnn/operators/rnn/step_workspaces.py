@@ -21,7 +21,6 @@ its last input, and ``RecurrentNetworkBlobFetcher`` copies blobs out of it.
 
 import numpy as np
 
-from ...errors import ArgumentError
 from ...runtime.workspace import Workspace
 
 
@@ -90,14 +89,14 @@ class CycleWhenForwardOnly:
     default_num_workspaces = 2
     executor_num_workspaces = 4
 
-    def num_workspaces(self, args, enable_rnn_executor=False):
-        default = (
-            self.executor_num_workspaces if enable_rnn_executor else self.default_num_workspaces
-        )
-        n = args.single("num_workspaces", default)
-        if n < 1:
-            raise ArgumentError("argument 'num_workspaces' must be >= 1, got %d" % n)
-        return n
+    def num_workspaces(self, requested, enable_rnn_executor=False):
+        """``requested`` (argument ``num_workspaces``, checked >= 1 by the
+        argument reader) or the default of the executor / plain loop."""
+        if requested is not None:
+            return requested
+        if enable_rnn_executor:
+            return self.executor_num_workspaces
+        return self.default_num_workspaces
 
     def prepare(self, scratch, seq_len, has_backward_pass, num_workspaces):
         scratch.grow(seq_len if has_backward_pass else num_workspaces)
