@@ -230,7 +230,8 @@ def test_two_row_initial_state_with_offset_one_links_is_an_error():
     forward_error(
         mul_cell_op(),
         errors.ArgumentError,
-        r"alias 'hidden_all' \(alias_offset 1\) exposes row 4 of the 5 rows of 'hidden'",
+        r"row 4 of the 5 rows of 'hidden' is never written before output 'hidden_all' "
+        r"\(alias_offset 1\) shows it",
         feeds((2, N, D)),
     )
 
@@ -299,6 +300,25 @@ def test_link_reading_a_row_before_it_is_written():
     forward_error(
         o,
         errors.ArgumentError,
-        r"link 'hidden_t_prev' \(link_offset 1, link_window 1\) reads row 1 of 'hidden' "
-        "at timestep 0 before any step writes it",
+        r"row 1 of the 4 rows of 'hidden' is never written before link 'hidden_t_prev' "
+        r"\(offset 1, window 1\) reads it at timestep 0",
     )
+
+
+def test_written_link_into_an_input_would_overwrite_it():
+    o = set_arg(mul_cell_op(), "link_external", ["hidden", "input", "input"])
+    forward_error(o, errors.ArgumentError, "'link_external' is 'input' for link 'hidden_t'")
+
+
+def test_backward_link_that_leaves_the_states_gradient_unwritten():
+    """A backward link renamed away from the blob the backward net writes: the
+    rows of hidden_grad before T would be read uninitialised."""
+    o = set_arg(
+        mul_cell_op(), "backward_link_internal", ["unwritten", "hidden_t_grad", "input_t_grad"]
+    )
+    ws = run_forward(o, feeds())
+    ws.feed("hidden_all_grad", np.ones((T, N, D)))
+    ws.feed("hidden_last_grad", np.ones((1, N, D)))
+    with pytest.raises(errors.ArgumentError, match="row 2 of the 4 rows of 'hidden_grad' is never"):
+        ws.run_operator_once(gradient_op(o))
+    assert not ws.has_blob("h0_grad") or ws.blob("h0_grad").value is None

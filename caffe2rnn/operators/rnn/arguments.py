@@ -55,6 +55,7 @@ from ...errors import ArgumentError, op_context
 from ...runtime.arguments import ArgumentHelper
 from .aliases import OffsetAlias
 from .links import Link
+from .rows import RowSchedule
 from .step_net import extract_net_def, has_net_argument
 
 FORWARD = "RecurrentNetwork"
@@ -121,73 +122,61 @@ class RecurrentArguments:
         return [(j, a) for j, a in enumerate(self.aliases) if a.src == state]
 
     def check_rows(self, seq_len, initial_rows):
-        """No step and no output may read a row of a state tensor before it is written.
+        """Forward: no step and no output reads a state row before it is written.
 
         ``initial_rows[state]`` is k, the rows its h0 fills (a (k, N, D) h0);
-        the state tensor has T + k rows. At step t a link ``(offset, window)``
-        spans rows ``t + offset .. t + offset + window - 1``; it *writes* them
-        if a step-net op outputs its view, it *reads* them if an op reads the
-        view before any op writes it. A read row must be initial or written by
-        an earlier step (or earlier in the same step), and every row an alias
-        exposes must be initial or written. With k = 2 and ``recurrent_net``'s
-        links (read at offset 0, write at 1) row T + 1 is never written, so
-        ``<state>_last`` would be uninitialised memory: the writing link must
-        be at offset k, as in Caffe2's stateful-convolution test (042e8ede4).
+        the state tensor has T + k rows (:class:`~.rows.RowSchedule`). With
+        k = 2 and ``recurrent_net``'s links (read at offset 0, write at 1) row
+        T + 1 is never written, so ``<state>_last`` would be uninitialised: the
+        writing link must be at offset k, as in Caffe2's stateful-convolution
+        test (042e8ede4).
         """
-        first_write, first_read = {}, {}
-        for i, op in enumerate(self.step_net.op):
-            for name in op.input:
-                first_read.setdefault(name, i)
-            for name in op.output:
-                first_write.setdefault(name, i)
         prefix = self.where + ": " if self.where else ""
+        steps = range(seq_len)
         for state, k in initial_rows.items():
             rows = seq_len + k
-            # written[r]: (step, op index) of the first write of row r; initial rows at (-1, -1).
-            written = [(-1, -1)] * min(k, rows) + [None] * (rows - min(k, rows))
-            links = [link for link in self.links if link.external == state]
-            for link in links:
-                if link.internal not in first_write:
-                    continue
-                when = first_write[link.internal]
-                for t in range(seq_len):
-                    for r in range(t + link.offset, min(t + link.offset + link.window, rows)):
-                        if r >= k and (written[r] is None or (t, when) < written[r]):
-                            written[r] = (t, when)
-            for link in links:
-                reads = first_read.get(link.internal)
-                if reads is None or first_write.get(link.internal, reads + 1) <= reads:
-                    continue
-                for t in range(seq_len):
-                    for r in range(t + link.offset, min(t + link.offset + link.window, rows)):
-                        if written[r] is None or written[r] >= (t, reads):
-                            raise ArgumentError(
-                                "%slink '%s' (link_offset %d, link_window %d) reads row %d of "
-                                "'%s' at timestep %d before any step writes it (T = %d, %d "
-                                "initial rows): it would read uninitialised memory"
-                                % (
-                                    prefix,
-                                    link.internal,
-                                    link.offset,
-                                    link.window,
-                                    r,
-                                    state,
-                                    t,
-                                    seq_len,
-                                    k,
-                                )
-                            )
+            schedule = RowSchedule(state, rows, steps, range(k), self.links, self.step_net, prefix)
+            schedule.check_link_reads()
             for _, alias in self.state_aliases(state):
                 start = alias.offset if alias.offset >= 0 else rows + alias.offset
-                for r in range(max(start, 0), rows):
-                    if written[r] is None:
-                        raise ArgumentError(
-                            "%salias '%s' (alias_offset %d) exposes row %d of the %d rows "
-                            "of '%s' (T = %d, %d initial rows), which no step writes: it "
-                            "would be uninitialised memory. With a (k, N, D) initial state "
-                            "the link the cell writes must be at link_offset k"
-                            % (prefix, alias.dst, alias.offset, r, rows, state, seq_len, k)
+                schedule.check_written(
+                    range(max(start, 0), rows),
+                    "output '%s' (alias_offset %d) shows it; with a (k, N, D) initial state "
+                    "the link the cell writes must be at link_offset k" % (alias.dst, alias.offset),
+                )
+
+    def check_gradient_rows(self, seq_len, initial_rows):
+        """Backward: every row of ``<state>_grad`` and of the input gradient is
+        written before it is read (by a backward step, the accumulation of an
+        ``_all`` output gradient, or an output).
+
+        ``<state>_grad`` has T + k rows; its last k are zeroed before the loop,
+        the steps run t = T-1 .. 0, and the initial-state gradient is its first
+        k rows. The input gradient's T rows must all be written.
+        """
+        prefix = self.where + ": " if self.where else ""
+        steps = range(seq_len - 1, -1, -1)
+        links = [
+            Link(self.renamed(l.internal), self.renamed(l.external), l.offset, l.window)
+            for l in self.links + self.backward_links
+        ]
+        net = self.backward_step_net
+        for state, k in initial_rows.items():
+            grad = self.renamed(state + "_grad")
+            rows = seq_len + k
+            schedule = RowSchedule(grad, rows, steps, range(seq_len, rows), links, net, prefix)
+            schedule.check_link_reads()
+            for j, alias in self.state_aliases(state):
+                if alias.offset == 1 and self.output_gradient(j) is not None:
+                    for rank, t in enumerate(steps):
+                        schedule.check_row(
+                            t + 1, (rank, -1), "the gradient of '%s' is added to it" % alias.dst
                         )
+            schedule.check_written(range(k), "the gradient of the initial state reads it")
+        x_grad = self.renamed(self.sequence_input + "_grad")
+        schedule = RowSchedule(x_grad, seq_len, steps, (), links, net, prefix)
+        schedule.check_link_reads()
+        schedule.check_written(range(seq_len), "it is the gradient of '%s'" % self.sequence_input)
 
 
 def read_recurrent_arguments(op_def, where=None):
@@ -411,20 +400,27 @@ def _check_names(a, op_def, gradient, forward_outputs, fail):
     claim("timestep", a.timestep, "the timestep blob")
     for state in a.states:
         claim("recurrent_states", state, "a recurrent state")
-    # Two links may share a view (a pass-through cell's one gradient blob is
-    # linked as both the input's and the state's gradient).
-    for argument, links in (
-        ("link_internal", a.links),
-        ("backward_link_internal", a.backward_links),
-    ):
-        for link in links:
-            claim(argument, link.internal, "a link view", share=True)
+    for link in a.links:
+        claim("link_internal", link.internal, "a link view")
+    # Backward links may share a view (a pass-through cell's one gradient blob is
+    # linked as both the input's and the state's gradient), not a forward one.
+    for link in a.backward_links:
+        claim("backward_link_internal", link.internal, "a backward link view", share=True)
     for name in a.recompute_blobs:
         if name in a.inputs or name == a.timestep or name in a.states:
             fail(
                 "recompute_blobs_on_backward",
                 "names '%s', an input, state or the timestep: recomputing it would "
                 "overwrite it" % name,
+            )
+    written = {name for op in a.step_net.op for name in op.output}
+    for link in a.links:
+        if link.internal in written and link.external not in a.states:
+            fail(
+                "link_external",
+                "is '%s' for link '%s', which the step net writes: only a recurrent "
+                "state may be written through a link (it would overwrite '%s')"
+                % (link.external, link.internal, link.external),
             )
     outputs = set(forward_outputs[:-1])
     for alias in a.aliases:
