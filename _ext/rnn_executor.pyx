@@ -26,3 +26,10 @@ def first_stale_guard(list blobs, list arrays):
         if blobs[i].value is not arrays[i]:
             return i
     return -1
+
+
+def assign_values(list blobs, list values):
+    """``blobs[i].value = values[i]`` for every i: the link views of one step."""
+    cdef Py_ssize_t i
+    for i in range(len(blobs)):
+        blobs[i].value = values[i]

@@ -42,6 +42,7 @@ KERNELS = {
     "lstm_unit_backward": "lstm_unit",
     "run_plan": "rnn_executor",
     "first_stale_guard": "rnn_executor",
+    "assign_values": "rnn_executor",
 }
 PATHS = ("python", "cython")
 

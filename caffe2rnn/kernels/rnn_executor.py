@@ -28,3 +28,9 @@ def first_stale_guard(blobs, arrays):
         if blob.value is not arrays[i]:
             return i
     return -1
+
+
+def assign_values(blobs, values):
+    """``blobs[i].value = values[i]`` for every i: the link views of one step."""
+    for blob, value in zip(blobs, values):
+        blob.value = value

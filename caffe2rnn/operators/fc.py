@@ -56,7 +56,8 @@ def _flat_views(*pairs):
     own memory."""
     if not all(a.flags.c_contiguous for a, _ in pairs):
         return None
-    return [a.reshape(shape) for a, shape in pairs]
+    # An array already of that shape is used itself (one view object less per step).
+    return [a if a.shape == shape else a.reshape(shape) for a, shape in pairs]
 
 
 def _shape_key(*values):
@@ -173,23 +174,25 @@ class FC(FullyConnectedBase):
         if views is None:
             return None
         x2, w2, y2 = views
+        # ``out`` is passed by position: a partial without keywords is half the
+        # size, and a plan holds one per step.
         layout = self._layouts.get(fc_layout.in_step_loop())
         if layout == "(w.xT)T":
             y2t = _transposed_buffer(self._y2_shape[::-1], x.dtype)
             return [
-                functools.partial(np.dot, w2, x2.T, out=y2t),
-                functools.partial(np.add, y2t.T, b, out=y2),
+                functools.partial(np.dot, w2, x2.T, y2t),
+                functools.partial(np.add, y2t.T, b, y2),
             ]
         if layout == "x.WT":
             entry = fc_layout.transposed(w, self._w2)
             self.loop_prologue = [(id(entry), entry.refresh)]
             return [
-                functools.partial(np.dot, x2, entry.wt, out=y2),
-                functools.partial(np.add, y2, b, out=y2),
+                functools.partial(np.dot, x2, entry.wt, y2),
+                functools.partial(np.add, y2, b, y2),
             ]
         return [
-            functools.partial(np.dot, x2, w2.T, out=y2),
-            functools.partial(np.add, y2, b, out=y2),
+            functools.partial(np.dot, x2, w2.T, y2),
+            functools.partial(np.add, y2, b, y2),
         ]
 
     def plan(self, key):
@@ -253,11 +256,11 @@ class FCGradient(FullyConnectedBase):
             return None
         x2, w2, dy2, dw2, db = views[:5]
         calls = [
-            functools.partial(np.matmul, dy2.T, x2, out=dw2),
-            functools.partial(np.dot, self._ones, dy2, out=db),
+            functools.partial(np.matmul, dy2.T, x2, dw2),
+            functools.partial(np.dot, self._ones, dy2, db),
         ]
         if len(self.outputs) == 3:
-            calls.append(functools.partial(np.matmul, dy2, w2, out=views[5]))
+            calls.append(functools.partial(np.matmul, dy2, w2, views[5]))
         return calls
 
     def plan(self, key):

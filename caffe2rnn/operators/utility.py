@@ -62,8 +62,8 @@ class Sum(Operator):
         x0, out = self.inputs[0].value, self.outputs[0].value
         if not self.others:
             return [] if out is x0 else [functools.partial(np.copyto, out, x0)]
-        calls = [functools.partial(np.add, x0, self.others[0].value, out=out)]
-        calls += [functools.partial(np.add, out, blob.value, out=out) for blob in self.others[1:]]
+        calls = [functools.partial(np.add, x0, self.others[0].value, out)]
+        calls += [functools.partial(np.add, out, blob.value, out) for blob in self.others[1:]]
         return calls
 
     def bad_first_input(self):

@@ -192,7 +192,7 @@ def fallback_ops(op):
     """Op types the plan of ``op`` runs through their own ``run`` (no compiled form)."""
     plan = op.executor.plan
     types = set()
-    for call, (s, j) in zip(plan.calls, plan.where):
+    for call, s, j in zip(plan.calls, plan.where_step, plan.where_op):
         if isinstance(call, executor._Fallback):
             types.add(plan.steps[s][2].proto.op[j].type)
     return types

@@ -38,6 +38,7 @@ loop finishes op by op, and after two such runs the executor stays off for
 that op. ``docs/concepts/rnn-executor.md`` explains it with an example.
 """
 
+import array
 import functools
 import gc
 
@@ -68,9 +69,17 @@ class _Fallback:
 
     def __call__(self):
         self.run()
-        for blob, array in zip(self.blobs, self.arrays):
-            if blob.value is not array:
+        for blob, value in zip(self.blobs, self.arrays):
+            if blob.value is not value:
                 raise _PlanStale()
+
+
+def _is_assignment(call):
+    return getattr(call, "func", None) is setattr and call.args[1:2] == ("value",)
+
+
+def _is_assignments(call):
+    return getattr(getattr(call, "func", None), "__name__", "") == "assign_values"
 
 
 def _describe_call(call):
@@ -80,9 +89,9 @@ def _describe_call(call):
     name = getattr(func, "__name__", type(func).__name__)
     if name == "refresh":
         return "copy W %s into its cached W^T" % (call.__self__.w2.shape,)
-    if name == "setattr":
-        blob, _, value = call.args
-        return "%s.value = view %s" % (blob.name, value.shape)
+    if name == "assign_values":
+        blobs, values = call.args
+        return "; ".join("%s = view %s" % (b.name, v.shape) for b, v in zip(blobs, values))
     if name == "__setitem__":
         return "timestep[0] = %d" % call.args[1]
     shapes = [
@@ -109,7 +118,9 @@ class Plan:
         self.key = key
         self.workspaces = workspaces  # the step-workspace list it was built on
         self.calls = []
-        self.where = []  # per call: (step index, op index or -1 for the timestep)
+        # Per call: its step's index and its op's index (-1: the timestep blob),
+        # as two compact arrays (a plan has T x ops of them).
+        self.where_step, self.where_op = array.array("l"), array.array("l")
         self.guard_blobs, self.guard_arrays = [], []
         self.prologue = []  # calls made once before each run (op.loop_prologue)
         self.steps = []  # (t, ws, net) per step
@@ -121,7 +132,7 @@ class Plan:
         """The plan's first ``steps`` steps, one line per call: timestep, the op
         it stands for, and the function with the shapes it is bound to."""
         lines = ["once  %-34s %s" % ("(prologue)", _describe_call(c)) for c in self.prologue]
-        for call, (s, j) in zip(self.calls, self.where):
+        for call, s, j in zip(self.calls, self.where_step, self.where_op):
             if s >= steps:
                 break
             t, _, net = self.steps[s]
@@ -179,7 +190,7 @@ class StepNetExecutor:
         except _PlanStale:
             self._finish_stale(scratch, order, index_of, plan, failed[0])
         except Exception as exc:
-            s, j = plan.where[failed[0]]
+            s, j = plan.where_step[failed[0]], plan.where_op[failed[0]]
             t, ws, net = plan.steps[s]
             raise _fail(exc, t, net, None if j < 0 else j, ws) from exc
 
@@ -205,7 +216,8 @@ class StepNetExecutor:
                     self._expect(plan, expected, blob, blob.value)
                     read_by_calls.add(id(blob))
                     plan.calls.append(functools.partial(blob.value.__setitem__, 0, t))
-                    plan.where.append((s, -1))
+                    plan.where_step.append(s)
+                    plan.where_op.append(-1)
                 try:
                     net = get_or_create_net(ws, self.netdef, self.era)
                 except Exception as exc:
@@ -230,8 +242,11 @@ class StepNetExecutor:
                         prologue.update(getattr(op, "loop_prologue", ()))
                         read_by_calls.update(id(b) for b in op.inputs)
                         read_by_calls.update(id(b) for b in op.outputs)
+                    if self._coalesce(plan, calls, s, j):
+                        continue
                     plan.calls.extend(calls)
-                    plan.where.extend([(s, j)] * len(calls))
+                    plan.where_step.extend([s] * len(calls))
+                    plan.where_op.extend([j] * len(calls))
         finally:
             if collecting:
                 gc.enable()
@@ -242,6 +257,26 @@ class StepNetExecutor:
         plan.workspaces = list(scratch.step_workspaces)
         plan.prologue = list(prologue.values())
         return plan
+
+    @staticmethod
+    def _coalesce(plan, calls, s, j):
+        """Fold a link's assignment (``setattr(blob, "value", view)``) into the
+        call before it when that assigns the same step's links too: one call and
+        two lists per step instead of a partial per link (faster, and smaller —
+        a plan holds T of them)."""
+        if len(calls) != 1 or not _is_assignment(calls[0]):
+            return False
+        blob, _, value = calls[0].args
+        last = plan.calls[-1] if plan.calls else None
+        if last is not None and plan.where_step[-1] == s and _is_assignments(last):
+            last.args[0].append(blob)
+            last.args[1].append(value)
+        else:
+            assign = kernels.current().assign_values
+            plan.calls.append(functools.partial(assign, [blob], [value]))
+            plan.where_step.append(s)
+            plan.where_op.append(j)
+        return True
 
     def _bind(self, op, before, expected, plan):
         """``op``'s bound calls after its run, or None (run it as a fallback).
@@ -299,7 +334,7 @@ class StepNetExecutor:
     def _finish_stale(self, scratch, order, index_of, plan, position):
         """A fallback at ``position`` changed an output under the plan: the op
         ran; finish its step and the rest of the loop op by op."""
-        s, j = plan.where[position]
+        s, j = plan.where_step[position], plan.where_op[position]
         t, ws, net = plan.steps[s]
         self.plans.clear()
         self.stale_plans += 1
