@@ -18,6 +18,7 @@ from caffe2rnn.cnn import CNNModelHelper
 from caffe2rnn.operators import fc_layout
 from caffe2rnn.operators.rnn import executor
 from caffe2rnn.recurrent import LSTM, MILSTM, LSTMWithAttention
+from caffe2rnn.runtime.blob import Blob
 from caffe2rnn.utils import MakeArgument
 
 PATHS = ["python"] + (["cython"] if kernels.cython_available() else [])
@@ -363,3 +364,33 @@ def test_every_fc_layout_inside_the_loop(monkeypatch, layout):
     assert not np.array_equal(
         results[True][0]["layer0/hidden_t_all"], results[True][1]["layer0/hidden_t_all"]
     )
+
+
+@pytest.mark.kernels
+@pytest.mark.parametrize("path", PATHS)
+def test_the_loop_kernels_on_both_paths(path):
+    """run_plan calls in order from ``start`` and reports the failing index;
+    first_stale_guard finds the first blob whose array changed; assign_values
+    sets each blob's value."""
+    impl = kernels.implementation(path)
+    seen = []
+    calls = [lambda i=i: seen.append(i) for i in range(5)]
+    impl.run_plan(calls, 2, [])
+    assert seen == [2, 3, 4]
+
+    def boom():
+        raise KeyError("boom")
+
+    failed = []
+    with pytest.raises(KeyError, match="boom"):
+        impl.run_plan(calls[:3] + [boom] + calls[3:], 0, failed)
+    assert failed == [3] and seen == [2, 3, 4, 0, 1, 2]
+
+    blobs = [Blob("a%d" % i, np.zeros(2)) for i in range(3)]
+    arrays = [b.value for b in blobs]
+    assert impl.first_stale_guard(blobs, arrays) == -1
+    blobs[1].value = arrays[1].copy()  # equal values, another array
+    assert impl.first_stale_guard(blobs, arrays) == 1
+    impl.assign_values(blobs, arrays)
+    assert all(b.value is a for b, a in zip(blobs, arrays))
+    assert impl.first_stale_guard([], []) == -1
