@@ -137,6 +137,12 @@ class Plan:
                 break
             t, _, net = self.steps[s]
             op = "(timestep blob)" if j < 0 else "#%d %s" % (j, net.proto.op[j].type)
+            if _is_assignments(call):  # one call for the step's links: a line each
+                n = len(call.args[0])
+                op = "#%d-#%d %s" % (j, j + n - 1, net.proto.op[j].type) if n > 1 else op
+                for k, line in enumerate(_describe_call(call).split("; ")):
+                    lines.append("t=%-3d %-34s %s" % (t, op if k == 0 else "", line))
+                continue
             lines.append("t=%-3d %-34s %s" % (t, op, _describe_call(call)))
         return "\n".join(lines)
 
