@@ -23,7 +23,8 @@ later) unless an era is *named*: the era of the ``core.Net`` (a historical
 ``recurrent_net``, or any ``RecurrentNetwork`` op added inside a ``use``
 block, marks the net it built: :func:`mark`, :func:`of`), or an explicit
 ``era=`` given to ``workspace.CreateNet`` / ``RunNetOnce``, or a ``use``
-block around the call (:func:`for_running`). Nothing is remembered anywhere
+block around the call (:func:`for_running`; a block naming another era than
+the net's mark is an error). Nothing is remembered anywhere
 else: a NetDef serialized and loaded in a fresh process runs today's
 semantics until you name its era again.
 """
@@ -246,7 +247,16 @@ def mark(net, era):
 def for_running(net=None, era=None):
     """The era a net created or run now gets: ``era`` if given, else the era
     ``net`` was marked with, else the :func:`use` block's, else None (today's
-    operators)."""
+    operators). A net marked with one era run inside a block naming another
+    is refused: two explicit statements disagree, and guessing would make the
+    numbers depend on which one won."""
     if era is not None:
         return get(era)
-    return of(net) or named()
+    marked, block = of(net), named()
+    if marked is not None and block is not None and marked is not block:
+        raise BuildError(
+            "net '%s' was built in era %s but is created inside eras.use(%r); pass "
+            "era= to CreateNet/RunNetOnce to run it with another era's operators"
+            % (net.Name(), marked.name, block.name)
+        )
+    return marked or block

@@ -43,9 +43,18 @@ def era(name):
 VERSIONS = {"v1": v1, "april": april, "v2": v2, "v3": v3, "newest": newest}
 
 
+#: the scratch era's functions (their own signature: ``scratch_sizes``).
+SCRATCH_VERSIONS = {"scratch": scratch.recurrent_net, "s2": scratch.recurrent_net_s2}
+SCRATCH_VERSIONS["s1"] = SCRATCH_VERSIONS["scratch"]
+
+
 def recurrent_net(version):
-    """The ``recurrent_net`` function of ``version`` (a key of :data:`VERSIONS`)."""
+    """The ``recurrent_net`` function of ``version``: a key of :data:`VERSIONS`,
+    or of :data:`SCRATCH_VERSIONS` (``"scratch"``/``"s1"``, ``"s2"``)."""
+    if version in SCRATCH_VERSIONS:
+        return SCRATCH_VERSIONS[version]
     try:
         return VERSIONS[version].recurrent_net
     except KeyError:
-        raise ValueError("unknown version %r; known: %s" % (version, ", ".join(VERSIONS))) from None
+        known = ", ".join(list(VERSIONS) + list(SCRATCH_VERSIONS))
+        raise ValueError("unknown version %r; known: %s" % (version, known)) from None

@@ -23,8 +23,9 @@ differences of the NumPy recurrence in float64. What the runs show (tests in
 * B9 — ``UnboundLocalError`` while building, as predicted.
 
 Bugs that need another set-up bring their own ``runner`` (:mod:`.bug_demos`):
-B5 with a smaller batch, B6, B8, B10, and ``tail_rows`` (Caffe2's one zeroed
-states-gradient row with k > 1 initial rows, never fixed in Caffe2).
+B1, B2, B5 with a smaller batch, B6, B8, B10; and ``tail_rows``
+(:mod:`.tail_rows`: Caffe2's one zeroed states-gradient row with k > 1
+initial rows, never fixed in Caffe2).
 """
 
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ import numpy as np
 
 from .. import workspace
 from ..gradient_checker import numeric_gradient
-from . import VERSIONS, bug_demos, cells, era
+from . import VERSIONS, bug_demos, cells, era, tail_rows
 from .sandbox import sandbox
 
 
@@ -259,7 +260,7 @@ BUGS = {
         "follows Caffe2 and offers the argument caffe2rnn_zero_tail_rows to "
         "zero all k rows.",
         None,  # a hand-built window op: recurrent_net never sets link_window
-        runner=bug_demos.tail_rows_second_run,
+        runner=tail_rows.tail_rows_second_run,
     ),
 }
 

@@ -185,6 +185,42 @@ def test_a_use_block_names_the_era_for_bare_netdefs(fresh, b5):
     np.testing.assert_array_equal(got[1], expected[1])
 
 
+def test_a_marked_net_in_a_block_of_another_era_is_refused_unless_era_is_passed(fresh, b5):
+    cell, values, reference = b5
+    net = build_v2(cell)
+    with eras.use("E6"):
+        with pytest.raises(BuildError, match="built in era E4 but is created inside"):
+            workspace.CreateNet(net)
+        for run in run_twice(net, values, era="E6"):  # the argument decides
+            assert close(run, reference["w"])
+    with eras.use("v2"):  # the same era: fine
+        assert not close(run_twice(net, values)[1], reference["w"])
+
+
+def test_run_operator_once_takes_an_era(fresh, b5):
+    """Forward-only, E4's op keeps a step workspace per timestep; today's cycles 2."""
+    cell, values, _ = b5
+    net = build_v2(cell)
+    for name, value in values.items():
+        workspace.FeedBlob(name, value)
+    forward = caffe2_pb2.OperatorDef()
+    forward.CopyFrom(next(o for o in net.Proto().op if o.type == "RecurrentNetwork"))
+    kept = [a for a in forward.arg if a.name != "backward_step_net"]
+    del forward.arg[:]
+    forward.arg.extend(kept)
+    counts = {}
+    for era_name in ("v2", None):
+        forward.output[-1] = "workspaces_%s" % era_name
+        workspace.RunOperatorOnce(forward, era=era_name)
+        counts[era_name] = len(
+            workspace.C_Workspace().blob(forward.output[-1]).value.step_workspaces
+        )
+        np.testing.assert_allclose(
+            workspace.FetchBlob(forward.output[0]), cell.forward(values), rtol=1e-12
+        )
+    assert counts == {"v2": cells.T, None: 2}
+
+
 def test_one_net_holds_one_era(fresh):
     cell = cells.sum_mul()
     net, _ = cell.build(VERSIONS["v2"].recurrent_net)

@@ -7,7 +7,7 @@ Seeds are read from $CAFFE2RNN_SEEDS (default /work/shared/seeds).
 import numpy as np
 import pytest
 
-from caffe2rnn import compat, core, eras, workspace
+from caffe2rnn import compat, core, eras, history, workspace
 from caffe2rnn.history import cells, era, s1, scratch, seeds
 from caffe2rnn.history.bug_demos import mul_cell
 from caffe2rnn.history.compare import op_values
@@ -98,6 +98,10 @@ def test_seed_text_builds_the_same_op_on_every_cell(version, cell_name):
 
 def test_s1_is_the_scratch_module():
     assert s1 is scratch and eras.get("s1") is eras.get("scratch") is eras.E0
+    assert history.recurrent_net("s1") is history.recurrent_net("scratch") is scratch.recurrent_net
+    assert history.recurrent_net("s2") is scratch.recurrent_net_s2
+    with pytest.raises(ValueError, match="known: v1, april, v2, v3, newest, scratch, s2, s1"):
+        history.recurrent_net("s3")
 
 
 def param_cell():

@@ -80,19 +80,6 @@ class RecurrentNetworkGradientOp(Operator):
     initial_state_gradient = ShareOrStripe()
     era = None
 
-    def has_todays_behaviours(self):
-        """True unless an era's variant replaced one of the behaviours above."""
-        today = RecurrentNetworkGradientOp
-        return all(
-            getattr(type(self), name) is getattr(today, name)
-            for name in (
-                "apply_links",
-                "external_gradients",
-                "param_gradients",
-                "initial_state_gradient",
-            )
-        )
-
     def remapped(self, name):
         """The memonger rename of ``name`` (argument ``<name>.rename``), if any."""
         return self.arguments.renamed(name)
@@ -174,15 +161,17 @@ class RecurrentNetworkGradientOp(Operator):
         batch = self.input(0).shape[1] if self.input(0).ndim > 1 else 0
 
         # Rows no backward step writes would be read uninitialised: refused before any
-        # write. Ops of a historical era reproduce such reads (before 96bafa3b2 a state
-        # gradient behind a pass-through Sum was never written), so only today's checks.
-        if self.has_todays_behaviours():
+        # write. An op of a named era reproduces its era's reads (before 96bafa3b2 a
+        # state gradient behind a pass-through Sum was never written; 042e8ede4 zeroes
+        # one tail row of k), so only today's operator checks.
+        if self.era is None:
             self.arguments.check_gradient_rows(
                 seq_len,
                 {
                     rg.param: initial_rows(self.input(state_id + self.n_go))
                     for rg, state_id in zip(self.recurrent_gradients, self.initial_state_ids)
                 },
+                zeroed_tail_rows=None if self.zero_tail_rows else 1,
             )
         self.param_gradients.before_backward(self.ws, self.params)
         for rg, state_id in zip(self.recurrent_gradients, self.initial_state_ids):
