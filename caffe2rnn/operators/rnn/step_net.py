@@ -2,7 +2,7 @@
 
 ``RecurrentNetwork`` runs a *step net* once per timestep; its gradient runs a
 *backward step net* once per timestep in reverse. Both travel inside the op as
-arguments (caffe2-core.md §1.2): until 2017-08 as the protobuf *text* of the
+arguments: until 2017-08 as the protobuf *text* of the
 NetDef in ``Argument.s`` (``str(net.Proto())``), later as a NetDef in
 ``Argument.n``. Caffe2's ``detail::extractNetDef`` accepted either; so does
 :func:`extract_net_def`.
