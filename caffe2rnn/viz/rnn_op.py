@@ -144,8 +144,9 @@ class RecurrentOp:
         """The backward step net exactly as the gradient op runs it
         (:func:`~caffe2rnn.operators.rnn.step_net.prepared_backward_step_net`),
         without its ``rnn_internal_apply_link`` ops: the views draw links as
-        edges. A ``_last`` output's gradient is not an op at all: the op adds it
-        to the last row of ``<state>_grad`` once, before the loop.
+        edges (inside ``eras.use(...)``, as that era's gradient op ran it). A
+        ``_last`` output's gradient is not an op at all: the op adds it to the
+        last row of ``<state>_grad`` once, before the loop.
         """
         if self.backward_step_net is None:
             raise DrawingError(

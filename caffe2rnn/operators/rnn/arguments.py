@@ -145,12 +145,13 @@ class RecurrentArguments:
                     "the link the cell writes must be at link_offset k" % (alias.dst, alias.offset),
                 )
 
-    def check_gradient_rows(self, seq_len, initial_rows):
+    def check_gradient_rows(self, seq_len, initial_rows, zeroed_tail_rows=None):
         """Backward: every row of ``<state>_grad`` and of the input gradient is
         written before it is read (by a backward step, the accumulation of an
         ``_all`` output gradient, or an output).
 
-        ``<state>_grad`` has T + k rows; its last k are zeroed before the loop,
+        ``<state>_grad`` has T + k rows; its last ``zeroed_tail_rows`` (default
+        k; Caffe2 zeroed 1, see ``caffe2rnn_zero_tail_rows``) are zeroed before the loop,
         the steps run t = T-1 .. 0, and the initial-state gradient is its first
         k rows. The input gradient's T rows must all be written.
         """
@@ -164,7 +165,8 @@ class RecurrentArguments:
         for state, k in initial_rows.items():
             grad = self.renamed(state + "_grad")
             rows = seq_len + k
-            schedule = RowSchedule(grad, rows, steps, range(seq_len, rows), links, net, prefix)
+            zeroed = range(rows - (k if zeroed_tail_rows is None else zeroed_tail_rows), rows)
+            schedule = RowSchedule(grad, rows, steps, zeroed, links, net, prefix)
             schedule.check_link_reads()
             for j, alias in self.state_aliases(state):
                 if alias.offset == 1 and self.output_gradient(j) is not None:

@@ -20,8 +20,15 @@ Arguments (read and checked by :mod:`.arguments`): ``step_net`` (NetDef or its t
 ``alias_dst`` / ``alias_offset``, ``timestep`` (default ``"timestep"``),
 ``recompute_blobs_on_backward``, ``backward_step_net`` (its presence means one
 step workspace per timestep is kept for the gradient), ``num_workspaces``
-(forward-only), ``enable_rnn_executor`` (accepted; steps always run in order
-here, which is what the executor's results were defined by).
+(forward-only), ``enable_rnn_executor`` (steps always run in order here, which
+is what the executor's results were defined by; forward-only it means 4 step
+workspaces instead of 2, as in Caffe2 042e8ede4).
+
+This is the operator of Caffe2 from 2017-09 on (042e8ede4, kept by PyTorch's
+``caffe2/operators/rnn``). The class attributes :attr:`~RecurrentNetworkOp.apply_links`
+and :attr:`~RecurrentNetworkOp.step_workspaces` are the two behaviours that
+differed in 2017; :mod:`caffe2rnn.history.operator_eras` holds the variants a
+net of an older era runs with (docs/concepts/history.md).
 """
 
 from ...errors import ShapeError
@@ -35,9 +42,9 @@ from .initial_states import (
     initial_rows,
     initialize_recurrent_input,
 )
-from .policies import SEED_004
+from .links import add_apply_link_ops
 from .step_net import copy_net, run_step
-from .step_workspaces import scratch_of, update_timestep_blob
+from .step_workspaces import CycleWhenForwardOnly, scratch_of, update_timestep_blob
 
 
 def sequence_shape(op, i):
@@ -55,7 +62,13 @@ def sequence_shape(op, i):
 class RecurrentNetworkOp(Operator):
     """Run ``step_net`` for every timestep of input 0 (see the module docstring)."""
 
-    policies = SEED_004
+    #: ``rnn_internal_apply_link`` ops prepended to the step net (dc775484e).
+    apply_links = staticmethod(add_apply_link_ops)
+    #: one step workspace per timestep, or a few cycled when forward-only.
+    step_workspaces = CycleWhenForwardOnly()
+    #: the era this operator was created for (None: today's); its step nets
+    #: are created with it too.
+    era = None
 
     def setup(self):
         # Parsed and checked before anything is created (arguments.py).
@@ -66,8 +79,12 @@ class RecurrentNetworkOp(Operator):
         self.aliases = list(a.aliases)
         self.recompute_blobs = list(a.recompute_blobs)
         self.has_backward_pass = a.backward_step_net is not None
-        workspaces = self.policies.step_workspaces
-        self.num_workspaces = workspaces.num_workspaces(self.args)
+        # Steps always run one after the other here; forward-only, the flag
+        # still sizes the step-workspace cycle as the executor did.
+        self.enable_rnn_executor = a.enable_rnn_executor
+        self.num_workspaces = self.step_workspaces.num_workspaces(
+            a.num_workspaces, a.enable_rnn_executor
+        )
         # The state tensors live in the op's workspace (forward and backward share them).
         self.recurrent_inputs = [
             RecurrentInput(state, a.inputs[i]) for state, i in zip(a.states, a.initial_state_ids)
@@ -76,7 +93,7 @@ class RecurrentNetworkOp(Operator):
             self.ws.create_blob(ri.state)
 
         self.step_net.external_input.append(self.timestep)
-        self.policies.apply_links(self.links, self.timestep, self.def_.device_option, self.step_net)
+        self.apply_links(self.links, self.timestep, self.def_.device_option, self.step_net)
 
     def run(self):
         seq_len, batch = sequence_shape(self, 0)
@@ -97,12 +114,12 @@ class RecurrentNetworkOp(Operator):
         for name in self.recompute_blobs:
             shared.create_blob(name)
 
-        workspaces = self.policies.step_workspaces
+        workspaces = self.step_workspaces
         workspaces.prepare(scratch, seq_len, self.has_backward_pass, self.num_workspaces)
         for t in range(seq_len):
             step_ws = scratch.step(workspaces.index(t, self.has_backward_pass, self.num_workspaces))
             update_timestep_blob(step_ws, self.timestep, t)
-            run_step(step_ws, self.step_net, t)
+            run_step(step_ws, self.step_net, t, self.era)
 
         for alias in self.aliases:
             apply_offset_alias(alias, self.ws)

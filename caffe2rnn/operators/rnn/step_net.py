@@ -15,6 +15,7 @@ helpers for those edits live here too.
 
 from google.protobuf import text_format
 
+from ... import eras
 from ...errors import ArgumentError, ProtoParseError
 from ...proto import caffe2_pb2
 from ...runtime.net import with_context
@@ -83,30 +84,32 @@ def rename_op_input_output(netdef, from_name, to_name):
                 op.output[i] = to_name
 
 
-def get_or_create_net(ws, netdef):
-    """The net called ``netdef.name`` in ``ws``, instantiating it the first time.
+def get_or_create_net(ws, netdef, era=None):
+    """The net called ``netdef.name`` in ``ws``, instantiating it the first time
+    (with ``era``, the era of the recurrent op that runs it).
 
     Each step workspace keeps its own instance of the step net (bound to that
     step's blobs); later runs of the recurrent op reuse it, as Caffe2 did.
     """
-    return ws.get_net(netdef.name) or ws.create_net(netdef)
+    return ws.get_net(netdef.name) or ws.create_net(netdef, era=era)
 
 
-def run_step(ws, netdef, t):
+def run_step(ws, netdef, t, era=None):
     """Run the step net of timestep ``t`` in ``ws``; errors say which timestep."""
     try:
-        get_or_create_net(ws, netdef).run()
+        get_or_create_net(ws, netdef, era).run()
     except Exception as exc:
         raise with_context(exc, "timestep %d" % t) from exc
 
 
-def prepared_backward_step_net(op_def):
+def prepared_backward_step_net(op_def, era=None):
     """The backward step net exactly as ``RecurrentNetworkGradient`` will run it.
 
     ``op_def`` is a ``RecurrentNetwork`` (its gradient op is made by the
     registered gradient maker, for the outputs in ``outputs_with_grads``) or a
     ``RecurrentNetworkGradient``. The gradient op is set up in a scratch
-    workspace, under the era its forward op was built for, and its edited copy
+    workspace — as the operator of ``era`` if given, else of the era of an
+    enclosing ``eras.use(...)`` block, else today's — and its edited copy
     returned: ``rnn_internal_apply_link`` ops for every link, the
     ``rnn_internal_accumulate_gradient_input`` ops of the ``_all`` output
     gradients, the ``<grad>_tmpstep`` renames and per-parameter ``Sum`` ops
@@ -135,4 +138,10 @@ def prepared_backward_step_net(op_def):
     scratch = Workspace(name="prepared_backward_step_net")
     for name in grad_def.input:
         scratch.create_blob(name)
-    return copy_net(RecurrentNetworkGradientOp(grad_def, scratch).step_net)
+    cls = RecurrentNetworkGradientOp
+    era = era if era is not None else eras.named()
+    if era is not None:
+        from ...history.operator_eras import operator_class
+
+        cls = operator_class(cls, era)
+    return copy_net(cls(grad_def, scratch).step_net)
