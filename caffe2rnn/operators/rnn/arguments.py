@@ -18,9 +18,9 @@ argument                         meaning
                                  per timestep for the backward pass
 ``recurrent_states``             state tensors, (T + k) x N x D, row 0..k-1 = h0
 ``initial_recurrent_state_ids``  op input index of each state's h0
-``link_internal/external/        before step t, blob ``internal`` views rows
-offset/window``                  ``t + offset .. t + offset + window - 1`` of
-                                 ``external`` (:class:`~.links.Link`)
+``link_*``                       before step t, blob ``link_internal[i]`` views
+                                 rows ``t + offset .. t + offset + window - 1``
+                                 of ``link_external[i]`` (:class:`~.links.Link`)
 ``backward_link_*``              the same for the gradient tensors (window 1)
 ``alias_src/dst/offset``         output ``dst`` views ``src`` from row ``offset``
                                  (negative: from the end) (:class:`~.aliases.OffsetAlias`)

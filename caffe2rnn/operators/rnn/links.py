@@ -2,8 +2,9 @@
 
 A link ``(internal, external, offset, window)`` says: before step t, the step
 net's blob ``internal`` is rows ``t + offset ... t + offset + window - 1`` of
-the tensor ``external``. ``recurrent_net`` made three per
-recurrent state, e.g. for an LSTM hidden state::
+the tensor ``external`` (``docs/concepts/links-and-aliases.md``).
+``recurrent_net`` made three per recurrent state, e.g. for an LSTM hidden
+state::
 
     ("input_t",        "input",           0)   x_t       = input[t]
     ("hidden_t_prev",  "hidden_t_states", 0)   h_{t-1}   = states[t]

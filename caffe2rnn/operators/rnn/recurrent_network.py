@@ -14,7 +14,8 @@ blob. One run does, in order:
    reads the previous state from, and writes the new one into, ``<state>``;
 3. make each output alias a view of its state tensor (:mod:`.aliases`).
 
-Arguments (read and checked by :mod:`.arguments`): ``step_net`` (NetDef or its text),
+Arguments (read and checked by :mod:`caffe2rnn.operators.rnn.arguments`):
+``step_net`` (NetDef or its text),
 ``recurrent_states``, ``initial_recurrent_state_ids``, ``link_internal`` /
 ``link_external`` / ``link_offset`` / ``link_window``, ``alias_src`` /
 ``alias_dst`` / ``alias_offset``, ``timestep`` (default ``"timestep"``),
