@@ -63,25 +63,26 @@ def _forget(key, _):
 class _Transposed:
     """The contiguous Wᵀ of one W array and the generation it was copied in."""
 
-    __slots__ = ("source", "w2", "wt", "generation", "__weakref__")
+    __slots__ = ("source", "shape", "wt", "generation", "__weakref__")
 
     def __init__(self, w, w2):
-        # Forget the copy when W is freed (its id may then be reused).
+        # Held weakly (the cache must not keep W alive), and forgotten when W
+        # is freed (its id may then be reused).
         self.source = weakref.ref(w, functools.partial(_forget, id(w)))
-        self.w2 = w2
+        self.shape = w2.shape
         self.wt = np.empty(w2.shape[::-1], w2.dtype)
         self.generation = None
 
     def refresh(self):
         """Copy W into Wᵀ (the RNN executor calls this once per loop)."""
-        np.copyto(self.wt, self.w2.T)
+        np.copyto(self.wt, self.source().reshape(self.shape).T)
         self.generation = _state["generation"]
 
 
 def transposed(w, w2):
     """The cache entry of W (``w2`` its 2-D view), fresh for this loop."""
     entry = _transposed.get(id(w))
-    if entry is None or entry.source() is not w or entry.w2.shape != w2.shape:
+    if entry is None or entry.source() is not w or entry.shape != w2.shape:
         entry = _transposed[id(w)] = _Transposed(w, w2)
     if entry.generation != _state["generation"]:
         entry.refresh()

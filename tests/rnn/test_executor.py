@@ -394,3 +394,14 @@ def test_the_loop_kernels_on_both_paths(path):
     impl.assign_values(blobs, arrays)
     assert all(b.value is a for b, a in zip(blobs, arrays))
     assert impl.first_stale_guard([], []) == -1
+
+
+def test_the_cached_transpose_does_not_keep_w_alive():
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with fc_layout.step_loop():
+        entry = fc_layout.transposed(w, w)
+        np.testing.assert_array_equal(entry.wt, w.T)
+        assert fc_layout.transposed(w, w) is entry  # one copy per loop
+    key = id(w)
+    del w
+    assert key not in fc_layout._transposed
