@@ -29,7 +29,7 @@ initial rows, never fixed in Caffe2).
 """
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -55,10 +55,10 @@ class Bug:
     buggy_version: str
     fixed_version: str
     explanation: str
-    cell: Callable  # None when the runner builds an op by hand
+    cell: Optional[Callable]  # None when the runner builds an op by hand
     runs: int = 1
     #: a bug shown by something other than gradients (B9) brings its own run.
-    runner: Callable = None
+    runner: Optional[Callable] = None
 
     def run(self, seed=0):
         """Run the minimal cell under the buggy and the fixing version/era."""
