@@ -1,7 +1,7 @@
 """The bugs each ``recurrent_net`` version fixed, reproduced in numbers.
 
 :data:`BUGS` maps an id (B1..B10, docs/concepts/history.md) to a :class:`Bug`:
-the fixing commit, what went wrong, its minimal cell (:mod:`.cells`) and
+the fixing commit, what went wrong, its minimal cell (:mod:`caffe2rnn.history.cells`) and
 ``run()``, which builds and runs that cell with the buggy version on its era
 and with the fixing version on its era, and returns both beside the NumPy
 reference::
