@@ -405,3 +405,36 @@ def test_the_cached_transpose_does_not_keep_w_alive():
     key = id(w)
     del w
     assert key not in fc_layout._transposed
+
+
+def test_stacked_rnn_cell_lstms_in_one_step_net():
+    """``rnn_cell.LSTM`` with two layers: one step net holding both cells, so
+    layer 2 reads layer 1's output of the same step through the plan."""
+    from caffe2rnn import rnn_cell
+
+    rng = np.random.default_rng(11)
+    T, N, D, H = 4, 2, 3, [4, 3]
+    model = CNNModelHelper(name="executor_rnn_cell")
+    outputs = rnn_cell.LSTM(
+        model, "x", "seq_lengths", ("h0_0", "c0_0", "h0_1", "c0_1"), D, H, scope="stack"
+    )
+    model.net.AddExternalInput("dy")
+    model.AddGradientOperators({outputs[0]: "dy"})
+    ops = [op for op in model.net.Proto().op if op.type in RNN_OPS]
+    assert len(ops) == 2  # one forward op and its gradient for both layers
+    feeds = init_random(model, rng)
+    feeds.update(
+        x=rng.standard_normal((T, N, D)).astype(np.float32),
+        seq_lengths=np.array([4, 2], np.int32),
+        dy=rng.standard_normal((T, N, H[-1])).astype(np.float32),
+    )
+    for layer, dim in enumerate(H):
+        for state in ("h0_%d", "c0_%d"):
+            feeds[state % layer] = rng.standard_normal((1, N, dim)).astype(np.float32)
+    ops = assert_executor_exact(model, feeds)
+    assert sum(t == "LSTMUnit" for t in step_op_types(ops[0])) == 2
+
+
+def step_op_types(op):
+    plan = op.executor.plan
+    return [plan.steps[0][2].proto.op[j].type for j in set(plan.where_op) if j >= 0]
