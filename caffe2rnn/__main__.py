@@ -1,6 +1,7 @@
 """``python -m caffe2rnn``: ``render`` draws a cell; ``demo`` runs the demo.
 
     python -m caffe2rnn demo --out demo-out
+    python -m caffe2rnn char-rnn --text book.txt --steps 2000 --out char-rnn-out
 
     python -m caffe2rnn render --cell lstm --version v3 --view ssa -o out.svg
     python -m caffe2rnn render --cell mul --view timeline --steps 4   # DOT to stdout
@@ -116,11 +117,26 @@ def _parser():
     compare.add_argument("-o", "--output", help="file to write; default: DOT to stdout")
     demo = commands.add_parser(
         "demo",
-        help="train an LSTM and an attention decoder, check gradients, "
-        "write a report and every view of the LSTM's op",
+        help="the main job: a char-RNN on Python's own source, small tasks, gradient "
+        "checks, every view of the LSTM's op, in an HTML report",
     )
     demo.add_argument("--out", default="demo-out", help="output directory")
-    demo.add_argument("--steps", type=int, default=400, help="SGD steps per model")
+    demo.add_argument(
+        "--steps", type=int, default=None, help="char-RNN training steps (default 1500)"
+    )
+    demo.add_argument(
+        "--small-steps", type=int, default=400, help="SGD steps per small task (default 400)"
+    )
+    from .demo import add_char_rnn_arguments
+
+    add_char_rnn_arguments(
+        commands.add_parser(
+            "char-rnn",
+            help="train a character-level LSTM on a text file and write a report",
+            description="Train a char-RNN (Caffe2's examples/char_rnn.py model) on FILE: "
+            "a progress bar, samples as it learns, a loss plot and an HTML report in --out.",
+        )
+    )
     return parser
 
 
@@ -151,8 +167,18 @@ def main(argv=None):
     if args.command == "demo":
         from . import demo
 
-        _, ok = demo.run(out_dir=args.out, steps=args.steps)
+        for option, value in (("--steps", args.steps or 1), ("--small-steps", args.small_steps)):
+            if value < 1:
+                print(
+                    "caffe2rnn demo: %s must be positive, got %d" % (option, value), file=sys.stderr
+                )
+                return 2
+        _, ok = demo.run(out_dir=args.out, steps=args.steps, small_steps=args.small_steps)
         return 0 if ok else 1
+    if args.command == "char-rnn":
+        from . import demo
+
+        return demo.char_rnn_command(args)
     try:
         return _compare(args) if args.command == "compare" else _render(args)
     except errors.Caffe2RNNError as error:

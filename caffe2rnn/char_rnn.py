@@ -258,7 +258,7 @@ def train(
     learning_rate=0.01,
     seed=0,
     sample_every=None,
-    sample_length=200,
+    sample_length=300,
     temperature=0.8,
     prime="",
     stream=None,
@@ -273,7 +273,7 @@ def train(
     from .operators import rng as op_rng
 
     config = dict(steps=steps, seq_len=seq_len, hidden=hidden, batch=batch)
-    config.update(learning_rate=learning_rate, seed=seed, temperature=temperature)
+    config.update(learning_rate=learning_rate, seed=seed, temperature=temperature, prime=prime)
     counts = dict(config, sample_length=sample_length, sample_every=sample_every or 1)
     for name in ("steps", "seq_len", "hidden", "batch", "sample_length", "sample_every"):
         value = counts[name]
