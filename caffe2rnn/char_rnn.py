@@ -274,9 +274,11 @@ def train(
 
     config = dict(steps=steps, seq_len=seq_len, hidden=hidden, batch=batch)
     config.update(learning_rate=learning_rate, seed=seed, temperature=temperature, prime=prime)
-    counts = dict(config, sample_length=sample_length, sample_every=sample_every or 1)
+    counts = dict(config, sample_length=sample_length, sample_every=sample_every)
     for name in ("steps", "seq_len", "hidden", "batch", "sample_length", "sample_every"):
         value = counts[name]
+        if name == "sample_every" and value is None:
+            continue  # the default
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise TextError("%s must be a positive integer, got %r" % (name, value))
     for name in ("learning_rate", "temperature"):

@@ -20,6 +20,7 @@ final loss is below the text's unigram entropy) and every check holds, 1
 when not, 2 for unusable input (one line on stderr saying why).
 """
 
+import argparse
 import contextlib
 import logging
 import os
@@ -239,35 +240,58 @@ def run(out_dir="demo-out", steps=None, small_steps=400, seed=0, stream=None):
 # -- python -m caffe2rnn char-rnn ------------------------------------------------
 
 
+def _positive(kind):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(
+                "expected a positive %s, got %r" % ("integer" if kind is int else "number", text)
+            )
+        return value
+
+    parse.__name__ = "positive %s" % kind.__name__
+    return parse
+
+
 def add_char_rnn_arguments(parser):
-    """The ``char-rnn`` subcommand's options (sizes are checked by :func:`char_rnn.train`)."""
+    """The ``char-rnn`` subcommand's options; a bad one is a one-line error (exit 2)."""
+    count, number = _positive(int), _positive(float)
     parser.add_argument("--text", required=True, metavar="FILE", help="a UTF-8 text file")
-    parser.add_argument("--steps", type=int, default=1000, help="training steps (default 1000)")
+    parser.add_argument("--steps", type=count, default=1000, help="training steps (default 1000)")
     parser.add_argument(
-        "--seq-len", type=int, default=32, help="characters per stream per step (default 32)"
+        "--seq-len", type=count, default=32, help="characters per stream per step (default 32)"
     )
-    parser.add_argument("--hidden", type=int, default=128, help="LSTM hidden units (default 128)")
-    parser.add_argument("--batch", type=int, default=32, help="parallel streams (default 32)")
+    parser.add_argument("--hidden", type=count, default=128, help="LSTM hidden units (default 128)")
+    parser.add_argument("--batch", type=count, default=32, help="parallel streams (default 32)")
     parser.add_argument(
-        "--learning-rate", type=float, default=0.01, help="Adam's learning rate (default 0.01)"
-    )
-    parser.add_argument(
-        "--sample-every", type=int, default=None, help="steps between samples (default steps/5)"
+        "--learning-rate", type=number, default=0.01, help="Adam's learning rate (default 0.01)"
     )
     parser.add_argument(
-        "--sample-length", type=int, default=300, help="characters per sample (default 300)"
+        "--sample-every", type=count, default=None, help="steps between samples (default steps/5)"
     )
     parser.add_argument(
-        "--temperature", type=float, default=0.8, help="sampling temperature (default 0.8)"
+        "--sample-length", type=count, default=300, help="characters per sample (default 300)"
+    )
+    parser.add_argument(
+        "--temperature", type=number, default=0.8, help="sampling temperature (default 0.8)"
     )
     parser.add_argument("--prime", default="", help="text each sample starts from")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--out", default="char-rnn-out", help="output directory")
 
+    def one_line_error(message):
+        parser.exit(2, "caffe2rnn char-rnn: %s (see --help)\n" % message)
+
+    parser.error = one_line_error
+
 
 def char_rnn_command(args, stream=None):
     """Run ``char-rnn``; the exit status (2 with a one-line error for bad input)."""
     stream = stream or sys.stdout
+    logging.getLogger("caffe2rnn.cnn").setLevel(logging.ERROR)  # see run()
     try:
         if os.path.exists(args.out) and not os.path.isdir(args.out):
             raise TextError("--out %s exists and is not a directory" % args.out)
