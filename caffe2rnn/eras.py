@@ -61,6 +61,10 @@ class Era:
     #: 0d9607ace (2017-08-24): FC reads ``axis_w`` and flattens an N-D W at
     #: it. Before: W must be 2-D.
     fc_axis_w: bool = False
+    #: faaafeccd (2017-04-11): ``attention.apply_*_attention`` return
+    #: ``(context, attention_weights_3d, attention_blobs)``; before, two values
+    #: (and the 2017-04-07 graph: ``attention_v``, Softmax + ExpandDims).
+    attention_returns_blobs: bool = True
 
 
 ERAS = {}
@@ -98,6 +102,7 @@ E3 = _define(
         date="2017-04-07",
         none_overwrites_gradient=True,
         elementwise_gradient="B",
+        attention_returns_blobs=False,
         unknown_op_is_attribute_error=False,
     )
 )

@@ -13,7 +13,13 @@ The faithful historical versions of ``recurrent_net``, bugs included, are in
 import numpy as np
 
 from . import core, workspace
-from .attention import AttentionType, apply_recurrent_attention, apply_regular_attention  # noqa: F401
+from .attention import (  # noqa: F401 - Caffe2 code imported these from here
+    AttentionType,
+    apply_recurrent_attention,
+    apply_regular_attention,
+    april_attention,
+    attention_type_name,
+)
 from .cnn import CNNModelHelper
 from .recurrent_stages import (
     accumulate_linked_gradients,
@@ -354,6 +360,8 @@ def LSTMWithAttention(
     outputs_with_grads=(0, 4),
     weighted_encoder_outputs=None,
     forward_only=False,
+    lstm_memory_optimization=False,
+    attention_memory_optimization=False,
 ):
     """An LSTM decoder with attention over ``encoder_outputs`` (S × N × E).
 
@@ -364,7 +372,13 @@ def LSTMWithAttention(
     ``(hidden_all, hidden_last, cell_all, cell_last, context_all,
     context_last)``; by default the external gradient enters through outputs 0
     and 4 (all hidden states and all contexts).
+
+    ``lstm_memory_optimization`` recomputes ``gates_t`` and
+    ``attention_memory_optimization`` the S × N × E attention sum in the
+    backward step instead of keeping them for every timestep (Caffe2
+    8be1311d9, 2017-05-05); the gradients are the same.
     """
+    attention_type_name(attention_type)  # validate before building anything
     s = _scoped(scope)
     decoder_inputs = model.FC(
         decoder_inputs, s("i2h"), dim_in=decoder_input_dim, dim_out=4 * decoder_state_dim, axis=2
@@ -421,13 +435,16 @@ def LSTMWithAttention(
         decoder_hidden_state_dim=decoder_state_dim,
         scope=scope,
     )
-    if attention_type == AttentionType.Recurrent:
-        context_t, _ = apply_recurrent_attention(
-            attention_weighted_encoder_context_t_prev=(attention_weighted_encoder_context_t_prev),
-            **attention,
-        )
-    else:
-        context_t, _ = apply_regular_attention(**attention)
+    context_t, _, attention_blobs = april_attention(
+        attention_type,
+        attention_weighted_encoder_context_t_prev=attention_weighted_encoder_context_t_prev,
+        **attention,
+    )
+    recompute = []
+    if lstm_memory_optimization:
+        recompute.append(gates_t)
+    if attention_memory_optimization:
+        recompute.extend(attention_blobs)
     hidden_t = step_model.Copy(hidden_t_intermediate, s("hidden_t"))
     step_model.net.AddExternalOutputs(cell_t, hidden_t, context_t)
 
@@ -448,6 +465,7 @@ def LSTMWithAttention(
         timestep=timestep,
         scope=scope,
         outputs_with_grads=outputs_with_grads,
+        recompute_blobs_on_backward=recompute or None,
         forward_only=forward_only,
     )
 
