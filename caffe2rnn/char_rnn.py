@@ -16,7 +16,7 @@ hidden and cell state are copied back to its initial state after each step,
 so each row continues where it stopped: truncated backpropagation through
 time, gradients flowing back ``T`` steps while the memory reaches further.
 
-**Model.** ``LSTM`` (one ``RecurrentNetwork`` op) → ``FC`` to ``V`` logits
+**Model.** ``rnn_cell.LSTM`` (one ``RecurrentNetwork`` op) → ``FC`` to ``V`` logits
 per step → ``Reshape`` to ``T·N × V`` → ``SoftmaxWithLoss``: the loss is the
 mean negative log-likelihood of the next character, in nats per character.
 A model that only knew how often each character occurs would score the
@@ -44,12 +44,12 @@ import time
 import numpy as np
 
 from . import brew, core, workspace
-from .cnn import CNNModelHelper
 from .datasets import one_hot
 from .errors import TextError
+from .model_helper import ModelHelper
 from .optimizer import build_adam
 from .progress import Progress
-from .recurrent import LSTM
+from .rnn_cell import LSTM
 
 
 class Vocabulary:
@@ -145,8 +145,7 @@ class CharRNN:
     def __init__(self, vocab, hidden=128, learning_rate=0.01, workspace_name="char_rnn"):
         self.vocab, self.hidden, self.workspace_name = vocab, hidden, workspace_name
         V, H = len(vocab), hidden
-        # recurrent.LSTM is the 2017-04 API, written for CNNModelHelper.
-        model = CNNModelHelper(name="char_rnn")
+        model = ModelHelper(name="char_rnn")
         inputs, seq_lengths, hidden_init, cell_init, target = model.net.AddExternalInputs(
             "input_blob", "seq_lengths", "hidden_init", "cell_init", "target"
         )

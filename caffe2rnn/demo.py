@@ -22,7 +22,6 @@ when not, 2 for unusable input (one line on stderr saying why).
 
 import argparse
 import contextlib
-import logging
 import os
 import platform
 import sys
@@ -180,9 +179,6 @@ def run(out_dir="demo-out", steps=None, small_steps=400, seed=0, stream=None):
 
     stream = stream or sys.stdout
     os.makedirs(out_dir, exist_ok=True)
-    # recurrent.LSTM is the 2017-04 API, written for CNNModelHelper, which
-    # Caffe2 (and caffe2rnn, faithfully) flags as deprecated on every use.
-    logging.getLogger("caffe2rnn.cnn").setLevel(logging.ERROR)
     corpus = datasets.stdlib_source()
     config = dict(DEMO_CHAR_RNN, steps=steps or DEMO_CHAR_RNN["steps"])
     stream.write(
@@ -291,7 +287,6 @@ def add_char_rnn_arguments(parser):
 def char_rnn_command(args, stream=None):
     """Run ``char-rnn``; the exit status (2 with a one-line error for bad input)."""
     stream = stream or sys.stdout
-    logging.getLogger("caffe2rnn.cnn").setLevel(logging.ERROR)  # see run()
     try:
         if os.path.exists(args.out) and not os.path.isdir(args.out):
             raise TextError("--out %s exists and is not a directory" % args.out)
