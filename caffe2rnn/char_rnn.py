@@ -37,6 +37,7 @@ saves and restores the training state instead of overwriting it.
 """
 
 import dataclasses
+import itertools
 import math
 import os
 import time
@@ -136,13 +137,22 @@ class Batches:
 
 
 class CharRNN:
-    """The nets of a char-RNN in their own workspace (``workspace_name``).
+    """The nets of a char-RNN in a workspace of their own.
+
+    Every model gets a fresh workspace (``char_rnn``, ``char_rnn_1``...,
+    unless ``workspace_name`` is given): two models' blobs share names, so in
+    one workspace the second would overwrite the first one's weights.
 
     ``train_step(inputs, targets)`` runs forward, backward and the Adam update
     and returns the loss; ``sample(length, ...)`` generates text.
     """
 
-    def __init__(self, vocab, hidden=128, learning_rate=0.01, workspace_name="char_rnn"):
+    _created = itertools.count()
+
+    def __init__(self, vocab, hidden=128, learning_rate=0.01, workspace_name=None):
+        if workspace_name is None:
+            n = next(CharRNN._created)
+            workspace_name = "char_rnn_%d" % n if n else "char_rnn"
         self.vocab, self.hidden, self.workspace_name = vocab, hidden, workspace_name
         V, H = len(vocab), hidden
         model = ModelHelper(name="char_rnn")
@@ -216,8 +226,10 @@ class CharRNN:
                     workspace.RunNet(self.sample_net.Name())
                     workspace.RunNet(self.carry.Name())
                     p = workspace.FetchBlob("sample_probs")[-1].astype(np.float64)
-                    p = p ** (1.0 / temperature)
-                    feed = [int(rng.choice(len(p), p=p / p.sum()))]
+                    # p^(1/τ) in log space: a small τ would underflow every p to 0
+                    scaled = np.log(np.maximum(p, 1e-300)) / temperature
+                    q = np.exp(scaled - scaled.max())
+                    feed = [int(rng.choice(len(q), p=q / q.sum()))]
                     ids += feed
             finally:
                 for blob, value in saved.items():
