@@ -7,6 +7,7 @@ subprocess, as a user would start it, with small arguments.
 """
 
 import collections
+import contextlib
 import math
 import os
 import queue
@@ -77,17 +78,15 @@ def _lines_until(process, done, deadline_seconds):
     threading.Thread(target=lambda: [lines.put(x) for x in process.stdout], daemon=True).start()
     seen, deadline = [], time.monotonic() + deadline_seconds
     while not done(seen) and time.monotonic() < deadline and process.poll() is None:
-        try:
+        with contextlib.suppress(queue.Empty):
             seen.append(lines.get(timeout=0.5).rstrip("\n"))
-        except queue.Empty:
-            pass
     return seen
 
 
 def test_char_rnn_example_trains_and_samples(tmp_path):
     """char_rnn.py trains forever; we read three reports, then stop it."""
     path = caffe2_program("caffe2/python/examples/char_rnn.py")
-    words = "the cat sat on a mat and saw one red bird fly over green hills".split()
+    words = ("the", "cat", "sat", "on", "a", "mat", "and", "saw", "one", "red", "bird", "fly")
     text = " ".join(words[(i * 7 + i // 3) % len(words)] for i in range(1500)) + "."
     data = tmp_path / "train.txt"
     data.write_text(text)  # one line, so each printed sample is one line
