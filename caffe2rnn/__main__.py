@@ -115,20 +115,15 @@ def _parser():
     )
     compare.add_argument("--only-differences", action="store_true")
     compare.add_argument("-o", "--output", help="file to write; default: DOT to stdout")
-    demo = commands.add_parser(
-        "demo",
-        help="the main job: a char-RNN on Python's own source, small tasks, gradient "
-        "checks, every view of the LSTM's op, in an HTML report",
-    )
-    demo.add_argument("--out", default="demo-out", help="output directory")
-    demo.add_argument(
-        "--steps", type=int, default=None, help="char-RNN training steps (default 1500)"
-    )
-    demo.add_argument(
-        "--small-steps", type=int, default=400, help="SGD steps per small task (default 400)"
-    )
-    from .demo import add_char_rnn_arguments
+    from .demo import add_char_rnn_arguments, add_demo_arguments
 
+    add_demo_arguments(
+        commands.add_parser(
+            "demo",
+            help="the main job: a char-RNN on Python's own source, small tasks, gradient "
+            "checks, every view of the LSTM's op, in an HTML report",
+        )
+    )
     add_char_rnn_arguments(
         commands.add_parser(
             "char-rnn",
@@ -164,21 +159,10 @@ def _compare(args):
 
 def main(argv=None):
     args = _parser().parse_args(argv)
-    if args.command == "demo":
+    if args.command in ("demo", "char-rnn"):
         from . import demo
 
-        for option, value in (("--steps", args.steps or 1), ("--small-steps", args.small_steps)):
-            if value < 1:
-                print(
-                    "caffe2rnn demo: %s must be positive, got %d" % (option, value), file=sys.stderr
-                )
-                return 2
-        _, ok = demo.run(out_dir=args.out, steps=args.steps, small_steps=args.small_steps)
-        return 0 if ok else 1
-    if args.command == "char-rnn":
-        from . import demo
-
-        return demo.char_rnn_command(args)
+        return (demo.demo_command if args.command == "demo" else demo.char_rnn_command)(args)
     try:
         return _compare(args) if args.command == "compare" else _render(args)
     except errors.Caffe2RNNError as error:

@@ -237,6 +237,8 @@ def run(out_dir="demo-out", steps=None, small_steps=400, seed=0, stream=None):
 
 
 def _positive(kind):
+    """An argparse type: a positive int or finite float, else a one-line reason."""
+
     def parse(text):
         try:
             value = kind(text)
@@ -252,9 +254,45 @@ def _positive(kind):
     return parse
 
 
+positive_int, positive_number = _positive(int), _positive(float)
+
+
+def _one_line_errors(parser, command):
+    """Usage mistakes as one line on stderr (exit 2), not argparse's usage block."""
+
+    def error(message):
+        parser.exit(2, "caffe2rnn %s: %s (see --help)\n" % (command, message))
+
+    parser.error = error
+
+
+def add_demo_arguments(parser):
+    """The ``demo`` subcommand's options."""
+    parser.add_argument("--out", default="demo-out", help="output directory")
+    parser.add_argument(
+        "--steps",
+        type=positive_int,
+        default=DEMO_CHAR_RNN["steps"],
+        help="char-RNN training steps (default %d)" % DEMO_CHAR_RNN["steps"],
+    )
+    parser.add_argument(
+        "--small-steps",
+        type=positive_int,
+        default=400,
+        help="SGD steps per small task (default 400)",
+    )
+    _one_line_errors(parser, "demo")
+
+
+def demo_command(args):
+    """Run ``demo``; exit status 0 when everything learned and checked out."""
+    _, ok = run(out_dir=args.out, steps=args.steps, small_steps=args.small_steps)
+    return 0 if ok else 1
+
+
 def add_char_rnn_arguments(parser):
     """The ``char-rnn`` subcommand's options; a bad one is a one-line error (exit 2)."""
-    count, number = _positive(int), _positive(float)
+    count, number = positive_int, positive_number
     parser.add_argument("--text", required=True, metavar="FILE", help="a UTF-8 text file")
     parser.add_argument("--steps", type=count, default=1000, help="training steps (default 1000)")
     parser.add_argument(
@@ -277,11 +315,7 @@ def add_char_rnn_arguments(parser):
     parser.add_argument("--prime", default="", help="text each sample starts from")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--out", default="char-rnn-out", help="output directory")
-
-    def one_line_error(message):
-        parser.exit(2, "caffe2rnn char-rnn: %s (see --help)\n" % message)
-
-    parser.error = one_line_error
+    _one_line_errors(parser, "char-rnn")
 
 
 def char_rnn_command(args, stream=None):
