@@ -8,7 +8,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.caffe2rnn-setup
 
-.PHONY: setup demo test test-fast ext bench docs site-check clean
+.PHONY: setup demo test test-fast ext bench docs site-check clean fuzz
 
 setup: $(STAMP)
 
@@ -31,6 +31,12 @@ demo: setup
 test: setup
 	$(PY) -m pytest -q -p no:cacheprovider tests
 	CAFFE2RNN_KERNELS=python $(PY) -m pytest -q -p no:cacheprovider -m kernels tests
+
+# Every fuzzer in tests/fuzz, scaled to at least 10,000 cases (deterministic;
+# CAFFE2RNN_FUZZ_RANDOM=1 explores new ones); ends with one summary line.
+fuzz: setup
+	CAFFE2RNN_FUZZ_EXAMPLES=$${CAFFE2RNN_FUZZ_EXAMPLES:-400} CAFFE2RNN_FUZZ_MIN_CASES=10000 \
+	  $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
 
 bench: setup
 	$(PY) benchmarks/bench_kernels.py

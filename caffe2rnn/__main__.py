@@ -14,7 +14,7 @@ RecurrentNetwork ``OperatorDef``); adding a historical version of
 import argparse
 import sys
 
-from . import errors, viz
+from . import eras, errors, viz
 from .viz import examples
 from .viz.gallery import VIEWS
 
@@ -137,7 +137,12 @@ def _parser():
 
 def _render(args):
     op = build_cell(args.cell, args.version)
-    graph = VIEWS[args.view][1](op, args.steps)
+    version = VERSION_ALIASES.get(args.version, args.version)
+    if version in eras.VERSION_NAMES:  # a historical op is drawn as its era ran it
+        with eras.use(version):
+            graph = VIEWS[args.view][1](op, args.steps)
+    else:
+        graph = VIEWS[args.view][1](op, args.steps)
     if args.output is None:
         sys.stdout.write(graph.source)
         return 0

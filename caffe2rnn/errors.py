@@ -38,11 +38,15 @@ class ArgumentTypeError(ArgumentError, TypeError):
     """An operator argument has the wrong kind of value (int, float, list...)."""
 
 
-class BlobNotFoundError(EnforceNotMet, KeyError):
-    """A blob name that is not in the workspace (nor in its parents)."""
+class KeyNotFoundError(EnforceNotMet, KeyError):
+    """A name or key that is not where it was looked up."""
 
     def __str__(self):  # KeyError would print the repr of the message
         return str(self.args[0]) if self.args else ""
+
+
+class BlobNotFoundError(KeyNotFoundError):
+    """A blob name that is not in the workspace (nor in its parents)."""
 
 
 class UnknownOperatorError(Caffe2RNNError, AttributeError):
@@ -100,6 +104,91 @@ class QueueClosedError(EnforceNotMet, EOFError):
 class QueueTimeoutError(EnforceNotMet, TimeoutError):
     """Waiting on a blobs queue timed out, or would never end because no other
     thread is running that could fill (or drain) it."""
+
+
+class AllocationError(EnforceNotMet, MemoryError):
+    """A tensor larger than the allocation cap (see
+    :func:`caffe2rnn.runtime.settings.set_max_alloc_bytes`), or one the machine
+    could not allocate. Caffe2 let the allocator abort or throw ``bad_alloc``."""
+
+
+class NestingError(EnforceNotMet, RecursionError):
+    """Something nested too deeply to process: a text proto of thousands of
+    levels, a net whose step nets recurse without end..."""
+
+
+class ProtoNestingError(ProtoParseError, NestingError):
+    """A protobuf message nested deeper than the parser's recursion limit."""
+
+
+class OutOfRangeError(EnforceNotMet, IndexError):
+    """An index (an argument, a label, a position in a blob) outside its range."""
+
+
+class InvalidValueError(EnforceNotMet, ValueError):
+    """A value NumPy (or Python) refused while an operator computed with it:
+    shapes that do not broadcast, a negative size, an unparsable string..."""
+
+
+class InvalidTypeError(EnforceNotMet, TypeError):
+    """An operation on values of a type it does not support (a ufunc on an
+    object tensor of strings, a non-number where a number is needed...)."""
+
+
+class ArithmeticFailure(EnforceNotMet, ArithmeticError):
+    """Arithmetic Python refused: a division by zero in an index computation,
+    an integer overflow converting a size..."""
+
+
+class FileAccessError(EnforceNotMet, OSError):
+    """A file an operator reads or writes cannot be opened (``Print`` to a
+    log folder that cannot be created...)."""
+
+
+# The family class that stands for a built-in exception raised inside an
+# operator, most specific first (UnicodeDecodeError is a ValueError,
+# RecursionError a RuntimeError...).
+_BUILTIN_FAMILY = (
+    (MemoryError, AllocationError),
+    (RecursionError, NestingError),
+    (IndexError, OutOfRangeError),
+    (KeyError, KeyNotFoundError),
+    (ArithmeticError, ArithmeticFailure),
+    (ValueError, InvalidValueError),
+    (TypeError, InvalidTypeError),
+    (AttributeError, InvalidTypeError),  # a method called on the wrong kind of value
+    (OSError, FileAccessError),
+)
+
+
+def family_class(exc):
+    """The caffe2rnn class to report ``exc`` as: its own class if it is one of
+    ours, else the family class of its nearest built-in base (``EnforceNotMet``
+    if none fits: Caffe2 reported everything else that way)."""
+    if isinstance(exc, Caffe2RNNError):
+        return type(exc)
+    for builtin, cls in _BUILTIN_FAMILY:
+        if isinstance(exc, builtin):
+            return cls
+    return EnforceNotMet
+
+
+def in_family(exc, message=None):
+    """``exc`` as a caffe2rnn exception (a new one; chain it with ``from exc``).
+
+    A foreign exception keeps its built-in type through the family class (a
+    NumPy ``ValueError`` becomes an :class:`InvalidValueError`, still a
+    ``ValueError``) and its type name in the message, so nothing is lost.
+    """
+    if message is None:
+        message = str(exc)
+    cls = family_class(exc)
+    if not isinstance(exc, Caffe2RNNError):
+        message = "%s (%s)" % (message, type(exc).__name__)
+    try:
+        return cls(message)
+    except TypeError:  # one of our subclasses with a different constructor
+        return EnforceNotMet(message)
 
 
 def op_context(op, index=None, net_name=None):

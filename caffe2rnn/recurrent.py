@@ -1,10 +1,10 @@
 """``caffe2.python.recurrent``: ``recurrent_net`` and the cells built on it.
 
-:func:`recurrent_net` is the newest 2017 text (seed 000 #2, 2017-06-29 …
+:func:`recurrent_net` is the newest 2017 text (Caffe2 0cdd09da6, 2017-06-29 …
 08-17) with the one-line fix of 96e718751 (bug B9: ``forward_only=True`` used
 to raise ``UnboundLocalError``). The cells — :func:`LSTM`, :func:`MILSTM`,
 :func:`LSTMWithAttention` — and the parameter helpers mirror the 2017-04
-module (seed 002, 89ea32b11), so their step nets, blob names and outputs are
+module (Caffe2 89ea32b11), so their step nets, blob names and outputs are
 the ones Caffe2 built (``<scope>/hidden_t_all``, ``<scope>/cell_t_last``...).
 The faithful historical versions of ``recurrent_net``, bugs included, are in
 :mod:`caffe2rnn.history`.

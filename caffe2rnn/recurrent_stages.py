@@ -121,7 +121,7 @@ def find_scratches(cell_proto, backward_proto):
 
 
 def build_backward_cell(cell_net, recompute_blobs_on_backward=None, mapping_to_str=False):
-    """The backward step net of ``cell_net`` (spec history.md §2.2 step 4-5).
+    """The backward step net of ``cell_net``.
 
     Gradients of the cell's external outputs are *given* (``<out>_grad``: they
     arrive through links from the states-gradient tensors); the registry
@@ -195,7 +195,7 @@ def plan_links(
     state_input_gradient=recurrent_input_gradient,
     input_gradient_link_first=False,
 ):
-    """Lay out state tensors, links and aliases (history.md §2.2 steps 7-8).
+    """Lay out state tensors, links and aliases.
 
     For each recurrent state ``(cell_input, initial_blob)``:
 
@@ -365,7 +365,7 @@ def op_arguments(
 
 #: The arguments each version passed, in its call's order. Python 3 turns
 #: keywords into ``Argument`` messages in call-site order, so this order is the
-#: OperatorDef's; Caffe2 under Python 2 had a hash order (spec §10.1).
+#: OperatorDef's; Caffe2 under Python 2 had a hash order.
 ARGUMENT_ORDER = {
     # 2017-03 .. 04 (v1, april; v2 adds recompute_blobs_on_backward)
     "v1": (

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import brew, core, datasets, workspace
 from .cnn import CNNModelHelper
+from .gradient_checker import numeric_gradient
 from .progress import Progress
 from .recurrent import LSTM, LSTMWithAttention
 
@@ -149,19 +150,19 @@ def gradient_check(model, batch, params, elements=4, eps=1e-6, seed=0, rtol=1e-5
             workspace.RunNet(name)
             analytic = workspace.FetchBlob(str(model.param_to_grad[param]))
             value = workspace.FetchBlob(param)
-            for index in rng.choice(value.size, size=min(elements, value.size), replace=False):
-                losses = []
-                for sign in (1, -1):
-                    bumped = value.copy()
-                    bumped.flat[index] += sign * eps
-                    workspace.FeedBlob(param, bumped)
-                    workspace.RunNet(name)
-                    losses.append(float(workspace.FetchBlob("loss")))
-                workspace.FeedBlob(param, value)
-                numeric = (losses[0] - losses[1]) / (2 * eps)
-                error = abs(analytic.flat[index] - numeric)
+            indices = rng.choice(value.size, size=min(elements, value.size), replace=False)
+
+            def loss(bumped, param=param):
+                workspace.FeedBlob(param, bumped)
+                workspace.RunNet(name)
+                return workspace.FetchBlob("loss")
+
+            numeric = numeric_gradient(loss, value.copy(), eps, indices)
+            workspace.FeedBlob(param, value)
+            for index in indices:
+                error = abs(analytic.flat[index] - numeric.flat[index])
                 worst = max(worst, error)
-                ok = ok and error <= atol + rtol * abs(numeric)
+                ok = ok and error <= atol + rtol * abs(numeric.flat[index])
         return worst, ok
     finally:
         workspace.SwitchWorkspace(previous)

@@ -15,7 +15,7 @@ import numpy as np
 from google.protobuf import text_format
 from google.protobuf.message import Message
 
-from . import eras
+from . import eras, errors
 from .errors import DTypeError, EnforceNotMet, ProtoParseError, ShapeError
 from .proto import caffe2_pb2, parse
 
@@ -185,15 +185,33 @@ def Caffe2TensorToNumpyArray(tensor):
         )
     dtype, field = _TENSOR_TYPES[tensor.data_type]
     dims = tuple(tensor.dims)
-    if tensor.data_type == caffe2_pb2.TensorProto.BYTE:
-        values = np.frombuffer(tensor.byte_data, dtype=np.uint8).copy()
-    elif tensor.data_type == caffe2_pb2.TensorProto.FLOAT16:
-        values = np.asarray(tensor.int32_data, dtype=np.uint16).view(np.float16)
-    elif tensor.data_type == caffe2_pb2.TensorProto.STRING:
-        values = np.empty(len(tensor.string_data), dtype=object)
-        values[:] = list(tensor.string_data)
-    else:
-        values = np.asarray(getattr(tensor, field), dtype=dtype)
+    if min(dims, default=0) < 0:
+        raise ShapeError("tensor '%s' has negative dims %s" % (tensor.name, list(dims)))
+    try:  # NumPy refuses values outside the type's range (int32_data for an INT8...)
+        if tensor.data_type == caffe2_pb2.TensorProto.BYTE:
+            values = np.frombuffer(tensor.byte_data, dtype=np.uint8).copy()
+        elif tensor.data_type == caffe2_pb2.TensorProto.FLOAT16:
+            values = np.asarray(tensor.int32_data, dtype=np.uint16).view(np.float16)
+        elif tensor.data_type == caffe2_pb2.TensorProto.STRING:
+            values = np.empty(len(tensor.string_data), dtype=object)
+            values[:] = list(tensor.string_data)
+        else:
+            values = np.asarray(getattr(tensor, field))
+            if values.dtype.kind in "iu" and np.dtype(dtype).kind in "iu" and values.size:
+                info = np.iinfo(dtype)  # a cast would wrap 1000 to -24 for an INT8
+                low, high = int(values.min()), int(values.max())
+                if low < info.min or high > info.max:
+                    raise errors.InvalidValueError(
+                        "tensor '%s': %s holds %d, outside the range of %s"
+                        % (tensor.name, field, low if low < info.min else high, dtype.__name__)
+                    )
+            values = values.astype(dtype, copy=False)
+    except (OverflowError, ValueError, TypeError) as exc:
+        if isinstance(exc, errors.Caffe2RNNError):
+            raise
+        raise errors.in_family(
+            exc, "tensor '%s': %s does not hold %s values: %s" % (tensor.name, field, dtype, exc)
+        ) from exc
     if values.size != math.prod(dims):
         raise ShapeError(
             "tensor '%s' has %d values in %s; its dims %s need %d"

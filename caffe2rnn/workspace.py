@@ -30,7 +30,7 @@ import numpy as np
 from google.protobuf.message import Message
 
 from . import _import_c_extension as C
-from . import scope, utils
+from . import eras, scope, utils
 from .errors import DTypeError, WrongTypeError
 from .proto import caffe2_pb2
 from .runtime import Workspace as _RuntimeWorkspace
@@ -143,11 +143,17 @@ def CallWithExceptionIntercept(func, op_id_fetcher, net_name, *args, **kwargs):
         raise
 
 
-def CreateNet(net, overwrite=False, input_blobs=None):
-    """Instantiate ``net`` (a Net, a NetDef or its bytes) in the current workspace."""
+def CreateNet(net, overwrite=False, input_blobs=None, era=None):
+    """Instantiate ``net`` (a Net, a NetDef or its bytes) in the current workspace.
+
+    ``era`` (caffe2rnn; e.g. ``"E3"`` or ``"v2"``) names the Caffe2 era whose
+    ``RecurrentNetwork`` operators the net runs with; without it a ``core.Net``
+    runs with the era it was built in, a bare NetDef with today's operators
+    (see :mod:`caffe2rnn.eras`). The created net keeps it for every ``RunNet``.
+    """
     for name in input_blobs or []:
         CreateBlob(name)
-    C.Workspace.current.create_net(net, overwrite)
+    C.Workspace.current.create_net(net, overwrite, era)
     return True
 
 
@@ -169,14 +175,21 @@ def RunNet(name, num_iter=1, allow_fail=False):
         raise
 
 
-def RunNetOnce(net):
-    """Instantiate ``net`` (Net, NetDef or bytes) here, run it once, discard it."""
-    return C.Workspace.current.run(C.message(net, caffe2_pb2.NetDef))
+def RunNetOnce(net, era=None):
+    """Instantiate ``net`` (Net, NetDef or bytes) here, run it once, discard it.
+
+    ``era`` as in :func:`CreateNet`: ``RunNetOnce(netdef, era="E4")`` runs a
+    NetDef saved from a 2017-04 model with the operators of its time.
+    """
+    return C.Workspace.current.run(
+        C.message(net, caffe2_pb2.NetDef), era=eras.for_running(net, era)
+    )
 
 
-def RunOperatorOnce(operator):
-    """Run one OperatorDef (or its serialized bytes) in the current workspace."""
-    return C.Workspace.current.run(C.message(operator, caffe2_pb2.OperatorDef))
+def RunOperatorOnce(operator, era=None):
+    """Run one OperatorDef (or its serialized bytes) in the current workspace
+    (``era`` as in :func:`CreateNet`)."""
+    return C.Workspace.current.run(C.message(operator, caffe2_pb2.OperatorDef), era=era)
 
 
 def RunOperatorsOnce(operators):

@@ -103,17 +103,17 @@ def test_unknown_net_name():
     assert workspace.RunNet("nope", allow_fail=True) is False
 
 
-def test_a_failed_run_keeps_what_it_wrote_and_drops_the_empty_blobs_it_made():
+def test_a_failed_run_leaves_the_workspace_as_it_was():
     net = core.Net("n")
     net.ConstantFill([], "a", shape=[2], value=1.0)
     net.ConstantFill([], "b", shape=[3], value=1.0)
     net.Add(["a", "b"], "c")
     with pytest.raises(errors.ShapeError):
         workspace.RunNetOnce(net)
-    assert workspace.Blobs() == ["a", "b"]
+    assert workspace.Blobs() == []
     with pytest.raises(errors.BlobNotFoundError):
         workspace.RunOperatorOnce(core.CreateOperator("Relu", ["nothing"], ["out"]))
-    assert workspace.Blobs() == ["a", "b"]
+    assert workspace.Blobs() == []
 
 
 def test_dag_net_type_and_num_workers_run_in_order():

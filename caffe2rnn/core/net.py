@@ -21,6 +21,7 @@ Each op added through ``net.<OpType>(...)`` also records where it was created
 (:mod:`caffe2rnn.core.tracebacks`).
 """
 
+import contextlib
 from collections import defaultdict
 
 from .. import eras
@@ -97,6 +98,7 @@ class Net:
         self._output_record = None
         self._registered_blob_names = set()
         self._attr_dict = defaultdict(list)
+        self._era = None  # caffe2rnn: the era of its recurrent ops (eras.mark)
         self._recreate_lookup_tables = False
         self._net = caffe2_pb2.NetDef()
         if type(name_or_proto) is caffe2_pb2.NetDef:
@@ -333,6 +335,9 @@ class Net:
             outputs = [self.NextName(prefix=op_type, output_id=i) for i in range(outputs)]
         outputs = _RectifyInputOutput(outputs, net=self)
         op = CreateOperator(op_type, inputs, outputs, **kwargs)
+        if op_type == "RecurrentNetwork" and eras.named() is not None:
+            # Built inside ``eras.use(...)``: the net runs that era's operators.
+            eras.mark(self, eras.named())
         self._ExtendOps([op])
         tracebacks.record(self.Name(), len(self._net.op) - 1)
         if len(op.output) == 0:
@@ -346,10 +351,16 @@ class Net:
 
         ``ys`` is a list of blobs (their gradients are filled with ones) or a
         dict blob → gradient blob; see ``GradientRegistry.GetBackwardPass``.
+        A net marked with an era (:func:`caffe2rnn.eras.mark`) is
+        differentiated under that era's rules.
         """
         from .gradients import GradientRegistry  # written alongside; avoids a cycle
 
-        grad_ops, input_to_grad = GradientRegistry.GetBackwardPass(self._net.op[skip:], ys)
+        # A net built in an era gets its gradients by that era's rules (unless
+        # the caller names one).
+        era = eras.named() or eras.of(self)
+        with eras.use(era) if era is not None else contextlib.nullcontext():
+            grad_ops, input_to_grad = GradientRegistry.GetBackwardPass(self._net.op[skip:], ys)
         if _workspace.IsImmediate():  # made without CreateOperator, so run them here
             for op in grad_ops:
                 _workspace.RunOperatorImmediate(op)
@@ -423,4 +434,6 @@ class Net:
             new_net._output_record = self._output_record
         for key, values in self._attr_dict.items():
             new_net._attr_dict[key].extend(values)
+        if eras.of(self) is not None:  # the copy's ops are of the same era
+            eras.mark(new_net, eras.of(self))
         return new_net

@@ -13,9 +13,12 @@ Helpers for implementations:
 * ``self.check(cond, msg)`` and ``self.shape_error(...)`` for validation.
 """
 
+import math
+
 import numpy as np
 
 from ..errors import BlobNotFoundError, DTypeError, EnforceNotMet, ShapeError
+from ..runtime import settings
 from ..runtime.arguments import ArgumentHelper
 
 FLOAT_TYPES = (np.float32, np.float64)
@@ -83,6 +86,8 @@ class Operator:
 
     # --- writing outputs ------------------------------------------------------
     def output(self, i, shape, dtype=np.float32):
+        if math.prod(shape) > settings.unchecked_elements:  # cheap: most outputs are small
+            settings.check_allocation(shape, dtype, "output %d ('%s')" % (i, self.outputs[i].name))
         return self.outputs[i].resize(shape, dtype)
 
     def set_output(self, i, value):
@@ -91,7 +96,7 @@ class Operator:
 
     def copy_to_output(self, i, value):
         """Write ``value`` into output i, reusing its memory when possible."""
-        out = self.outputs[i].resize(value.shape, value.dtype)
+        out = self.output(i, value.shape, value.dtype)
         if out is not value:
             np.copyto(out, value)
         return out

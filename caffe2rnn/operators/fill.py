@@ -104,7 +104,11 @@ class Filler(Operator):
 
     def run(self):
         shape = self.output_shape()
+        self.validate(shape)  # before the output is touched: a failure changes nothing
         self.fill(self.output(0, shape, self.dtype))
+
+    def validate(self, shape):
+        """Raise if ``shape`` cannot be filled; called before any output is written."""
 
     def fill(self, out):
         raise NotImplementedError
@@ -164,7 +168,16 @@ class ConstantFill(Filler):
         dtype = self.dtype
         if self.follow_input_float and self.input(0).dtype == np.float64:
             dtype = np.float64
-        self.output(0, self.output_shape(), dtype).fill(self.value)
+        shape = self.output_shape()
+        value = self.value
+        if dtype is not object and np.dtype(dtype).kind in "iu":
+            info = np.iinfo(dtype)
+            if not info.min <= value <= info.max:
+                raise ArgumentError(
+                    "argument 'value' %d is outside the range of %s [%d, %d]"
+                    % (value, np.dtype(dtype).name, info.min, info.max)
+                )
+        self.output(0, shape, dtype).fill(value)
 
     def fill(self, out):
         out.fill(self.value)
@@ -234,12 +247,14 @@ class XavierFill(Filler):
         super().setup()
         self.random = rng.OpRandom(self.def_)
 
-    def fill(self, out):
-        if out.ndim < 1:
+    def validate(self, shape):
+        if len(shape) < 1:
             raise ShapeError(
                 "output '%s' is 0-d; XavierFill needs at least 1 dim "
                 "(fan_in = size / dim(0))" % self.outputs[0].name
             )
+
+    def fill(self, out):
         if out.size:
             scale = math.sqrt(3.0 / (out.size // out.shape[0]))
             out[...] = self.random.generator.uniform(-scale, scale, out.shape)
@@ -253,12 +268,14 @@ class MSRAFill(Filler):
         super().setup()
         self.random = rng.OpRandom(self.def_)
 
-    def fill(self, out):
-        if out.ndim < 2:
+    def validate(self, shape):
+        if len(shape) < 2:
             raise ShapeError(
                 "output '%s' has shape %s; MSRAFill needs at least 2 "
-                "dims (fan_out = size / dim(1))" % (self.outputs[0].name, out.shape)
+                "dims (fan_out = size / dim(1))" % (self.outputs[0].name, shape)
             )
+
+    def fill(self, out):
         if out.size:
             std = math.sqrt(2.0 / (out.size // out.shape[1]))
             out[...] = self.random.generator.normal(0.0, std, out.shape)
@@ -271,15 +288,25 @@ class _GivenTensorFill(Filler):
 
     def setup(self):
         super().setup()
-        self.values = np.array(self.args.repeated("values", kind=self.value_kind), dtype=self.dtype)
+        values = self.args.repeated("values", kind=self.value_kind)
+        try:
+            self.values = np.array(values, dtype=self.dtype)
+        except OverflowError as exc:
+            raise ArgumentError(
+                "argument 'values' holds a value outside the range of %s: %s"
+                % (np.dtype(self.dtype).name, exc)
+            ) from exc
 
-    def fill(self, out):
-        if self.values.size != out.size:
+    def validate(self, shape):
+        size = math.prod(shape)
+        if self.values.size != size:
             raise ArgumentError(
                 "output '%s': argument 'values' has %d values; "
                 "expected %d (the size of shape %s)"
-                % (self.outputs[0].name, self.values.size, out.size, out.shape)
+                % (self.outputs[0].name, self.values.size, size, shape)
             )
+
+    def fill(self, out):
         out.reshape(-1)[...] = self.values
 
 

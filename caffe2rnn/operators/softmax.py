@@ -38,6 +38,8 @@ def _rows(x, axis):
 
 def softmax_rows(x, out):
     """Row-wise softmax of the 2-D ``x`` written into ``out`` (same shape)."""
+    if not x.size:  # no rows, or rows of no logits: nothing to normalise
+        return out
     np.subtract(x, x.max(axis=1, keepdims=True), out=out)
     np.exp(out, out=out)
     out /= out.sum(axis=1, keepdims=True)

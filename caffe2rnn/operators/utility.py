@@ -8,9 +8,12 @@ gradients of a blob read by several ops, always *in place* on input 0) and
 matches, so a step net can write straight into a row of a states tensor.
 """
 
+import os
+
 import numpy as np
 
-from ..errors import DTypeError, EnforceNotMet
+from ..errors import DTypeError, EnforceNotMet, FileAccessError
+from ..runtime import settings
 from .base import Operator
 from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
 from .registry import register, register_gradient
@@ -157,14 +160,24 @@ class GetZeroGradientGradient(GradientMaker):
 class Print(Operator):
     """Print a blob: its name, type, dims and (up to ``limit``) values.
 
-    With ``to_file=1`` the text is appended to ``<blob name>.log`` in the
-    current directory instead of standard output, as Caffe2 wrote it to its
-    root folder.
+    With ``to_file=1`` the text is appended to ``<blob name>.log`` (``/`` in
+    the name becomes ``_``) in the log folder: ``logs`` under the workspace's
+    root folder unless :func:`caffe2rnn.runtime.settings.set_log_dir` (or
+    ``CAFFE2RNN_LOG_DIR``) says otherwise; :attr:`log_path` is the file.
+    Caffe2 wrote into its root folder (``RootFolder()/<blob>.log``); with the
+    default root ``"."`` that was the current directory, a place nobody asked
+    for log files.
     """
 
     def setup(self):
         self.to_file = self.args.single("to_file", 0, int) != 0
         self.limit = self.args.single("limit", 1000, int)
+        self.log_path = None
+        if self.to_file:
+            name = self.input_name(0)
+            for sep in {"/", "\\", os.sep, "\0"}:
+                name = name.replace(sep, "_")
+            self.log_path = os.path.join(settings.log_dir(_root_folder(self.ws)), name + ".log")
 
     def run(self):
         blob = self.inputs[0]
@@ -179,10 +192,24 @@ class Print(Operator):
         else:
             text = "Blob %s holds %s" % (blob.name, blob.type_name())
         if self.to_file:
-            with open(blob.name.replace("/", "_") + ".log", "a") as log:
-                log.write(text + "\n")
+            try:
+                os.makedirs(os.path.dirname(self.log_path), exist_ok=True)
+                with open(self.log_path, "a") as log:
+                    log.write(text + "\n")
+            except OSError as exc:
+                raise FileAccessError(
+                    "cannot append blob '%s' to %s: %s" % (blob.name, self.log_path, exc)
+                ) from exc
         else:
             print(text)
+
+
+def _root_folder(ws):
+    """The root folder a user gave: a step net's workspace (root ``"."``, as in
+    Caffe2) logs where the workspace that owns it does."""
+    while ws.root_folder == "." and ws.parent is not None:
+        ws = ws.parent
+    return ws.root_folder
 
 
 register_gradient("Print")(ShouldNotDoGradient)

@@ -10,10 +10,9 @@ which prints floats as ``0.0``/``1.0``. Modern protobuf backends print ``0`` and
 as they did in 2017.
 """
 
-from google.protobuf import message as _message
 from google.protobuf import text_format as _text_format
 
-from ..errors import ProtoParseError
+from ..errors import ProtoNestingError, ProtoParseError
 from . import build as _build
 
 _build.generate()
@@ -40,7 +39,10 @@ def parse(message_cls, data):
     """Parse binary ``data`` into a new ``message_cls`` (e.g. ``caffe2_pb2.NetDef``).
 
     Caffe2 let protobuf's ``DecodeError`` escape; we raise
-    :class:`~caffe2rnn.errors.ProtoParseError` naming the message type.
+    :class:`~caffe2rnn.errors.ProtoParseError` (a ``ValueError``) naming the
+    message type, with the parser's error chained. A ``string`` field that is
+    not UTF-8 is an error here too: proto2 parsers accept it and hand back
+    ``bytes``, which would fail far away, in whatever reads the field.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ProtoParseError(
@@ -50,39 +52,80 @@ def parse(message_cls, data):
     message = message_cls()
     try:
         message.ParseFromString(bytes(data))
-    except _message.DecodeError as exc:
+    except RecursionError as exc:
+        raise ProtoNestingError(
+            "%d bytes do not parse as a %s: nested too deeply"
+            % (len(data), _type_name(message_cls))
+        ) from exc
+    except Exception as exc:  # DecodeError, and whatever else the backend raises
         raise ProtoParseError(
-            "%d bytes do not parse as a %s: %s" % (len(data), _type_name(message_cls), exc)
-        ) from None
+            "%d bytes do not parse as a %s: %s (%s)"
+            % (len(data), _type_name(message_cls), exc, type(exc).__name__)
+        ) from exc
+    problem = _non_utf8_string(message)
+    if problem:
+        raise ProtoParseError(
+            "%d bytes do not parse as a %s: string field %s is not UTF-8"
+            % (len(data), _type_name(message_cls), problem)
+        )
     return message
+
+
+def _non_utf8_string(message, path=""):
+    """The path (``op[2].arg[0].s``...) of the first ``string`` field holding
+    bytes that are not UTF-8, or ``""``. ``bytes`` fields may hold anything."""
+    for field, value in message.ListFields():
+        name = path + field.name
+        repeated = (
+            field.is_repeated  # protobuf >= 6; older backends have only ``label``
+            if hasattr(field, "is_repeated")
+            else field.label == field.LABEL_REPEATED
+        )
+        values = value if repeated else (value,)
+        if field.type == field.TYPE_STRING:
+            for i, item in enumerate(values):
+                if isinstance(item, bytes):
+                    return "%s[%d]" % (name, i) if repeated else name
+        elif field.type == field.TYPE_MESSAGE:
+            for i, item in enumerate(values):
+                found = _non_utf8_string(item, "%s[%d]." % (name, i) if repeated else name + ".")
+                if found:
+                    return found
+    return ""
 
 
 def parse_text(message_cls, text):
     """Parse protobuf *text format* (what ``str(net_proto)`` prints).
 
-    Accepts everything the C++ ``TextFormat`` parser did for a NetDef (spec
-    §1.9): ``#`` comments, ``< >`` as braces, adjacent strings, octal/hex
-    escapes, ``f``-suffixed floats... Unknown field names are errors.
+    Accepts everything the C++ ``TextFormat`` parser did for a NetDef:
+    ``#`` comments, ``< >`` as braces, adjacent strings, octal/hex
+    escapes, ``f``-suffixed floats... Unknown field names are errors, and so is
+    nesting deeper than Python's recursion allows
+    (:class:`~caffe2rnn.errors.ProtoNestingError`, also a ``RecursionError``).
     """
+    type_name = _type_name(message_cls)
     if isinstance(text, (bytes, bytearray)):
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ProtoParseError(
-                "text for a %s is not UTF-8: %s" % (_type_name(message_cls), exc)
-            ) from None
+            raise ProtoParseError("text for a %s is not UTF-8: %s" % (type_name, exc)) from exc
     if not isinstance(text, str):
         raise ProtoParseError(
-            "cannot parse a %s from a %s; expected text"
-            % (_type_name(message_cls), type(text).__name__)
+            "cannot parse a %s from a %s; expected text" % (type_name, type(text).__name__)
         )
     message = message_cls()
     try:
         _text_format.Parse(text, message)
     except _text_format.ParseError as exc:
+        raise ProtoParseError("text does not parse as a %s: %s" % (type_name, exc)) from exc
+    except RecursionError as exc:
+        raise ProtoNestingError(
+            "text does not parse as a %s: nested deeper than the parser can follow" % type_name
+        ) from exc
+    except Exception as exc:  # the backend's own checks (an unpaired surrogate...)
         raise ProtoParseError(
-            "text does not parse as a %s: %s" % (_type_name(message_cls), exc)
-        ) from None
+            "text does not parse as a %s: %s (%s)" % (type_name, exc, type(exc).__name__)
+        ) from exc
     return message
 
 

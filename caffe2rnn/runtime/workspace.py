@@ -11,11 +11,13 @@ A workspace also has a *root folder* (Caffe2's ``RootFolder()``, ``"."`` unless
 given): the directory operators that read or write files resolve relative
 paths against. A child workspace made for a step has ``"."``, as in Caffe2.
 
-Creating an operator binds its outputs, creating their blobs, so a run that
-fails leaves those blobs behind, empty, as it did in Caffe2. The Python API
-(``workspace.RunNetOnce``...) runs inside :meth:`Workspace.dropping_new_empty_blobs`
-to remove them again; blobs the run did write, and changes to blobs that
-already existed, stay: they are what you inspect after a failure.
+Creating an operator binds its outputs, creating their blobs. In Caffe2 a run
+that failed left those blobs behind, and whatever the ops before the failing
+one had written. Here :meth:`Workspace.run_operator_once`,
+:meth:`~Workspace.run_net_once` and :meth:`~Workspace.run_net` (so
+``workspace.RunOperatorOnce``, ``RunNetOnce``, ``RunNet``) succeed or leave
+the workspace exactly as it was: same blob names, same values, same contents
+(see :mod:`caffe2rnn.runtime.rollback` for how, and what lies outside).
 """
 
 import contextlib
@@ -26,6 +28,7 @@ from ..errors import BlobNotFoundError, WorkspaceError, op_context
 from .blob import Blob
 from .net import NetInstance, create_operator, with_context
 from .plan import run_plan
+from .rollback import Rollback
 
 
 class Workspace:
@@ -116,13 +119,13 @@ class Workspace:
         return fetch_value(self.blob(name))
 
     # --- nets -----------------------------------------------------------------
-    def create_net(self, netdef, overwrite=False):
+    def create_net(self, netdef, overwrite=False, era=None):
         if netdef.name in self._nets and not overwrite:
             raise WorkspaceError(
                 "I respectfully refuse to overwrite an existing net of the same "
                 'name "%s", unless you explicitly specify overwrite=True.' % netdef.name
             )
-        net = NetInstance(netdef, self)
+        net = NetInstance(netdef, self, era)
         self._nets[netdef.name] = net
         return net
 
@@ -137,15 +140,29 @@ class Workspace:
         self._nets.pop(name, None)
 
     def run_net(self, name, num_iter=1):
+        """Run the created net ``name`` ``num_iter`` times; all or nothing."""
         net = self._nets.get(name)
         if net is None:
             raise WorkspaceError(
                 "Can't find net %s (created nets in workspace '%s': %s)"
                 % (name, self.name, ", ".join(sorted(self._nets)) or "none")
             )
-        for _ in range(num_iter):
-            net.run()
+        with self.rolling_back() as journal:
+            journal.note_outputs(net.ops)
+            for _ in range(num_iter):
+                net.run()
         return True
+
+    @contextlib.contextmanager
+    def rolling_back(self):
+        """Yield a :class:`~caffe2rnn.runtime.rollback.Rollback` journal; on an
+        exception, undo what it noted (and drop blobs created meanwhile)."""
+        journal = Rollback(self)
+        try:
+            yield journal
+        except BaseException:
+            journal.undo()
+            raise
 
     @contextlib.contextmanager
     def dropping_new_empty_blobs(self):
@@ -159,16 +176,25 @@ class Workspace:
                     del self._blobs[name]
             raise
 
-    def run_net_once(self, netdef):
-        NetInstance(netdef, self).run()
+    def run_net_once(self, netdef, era=None):
+        """Create ``netdef`` here, run it once, forget it; all or nothing."""
+        with self.rolling_back() as journal:
+            net = NetInstance(netdef, self, era)
+            journal.note_outputs(net.ops)
+            net.run()
         return True
 
-    def run_operator_once(self, op_def):
-        op = create_operator(op_def, self)
-        try:
-            op.run()
-        except Exception as exc:
-            raise with_context(exc, op_context(op_def)) from exc
+    def run_operator_once(self, op_def, era=None):
+        """Create one operator here and run it; all or nothing."""
+        with self.rolling_back() as journal:
+            # Note the outputs before creating the op: creating binds (and so
+            # may create) them, and setup() may already fail.
+            journal.note(b for b in map(self.get_blob, op_def.output) if b is not None)
+            op = create_operator(op_def, self, era=era)
+            try:
+                op.run()
+            except Exception as exc:
+                raise with_context(exc, op_context(op_def)) from exc
         return True
 
     def run_plan(self, plan):

@@ -21,7 +21,7 @@ into ``<state>_grad``.
 """
 
 from ..recurrent_stages import find_scratches
-from .rnn_op import RecurrentOp
+from .rnn_op import RecurrentOp, alias_label, link_label
 from .ssa import draw_versions
 from .style import Canvas, wrap
 
@@ -52,7 +52,7 @@ def _link_edges(canvas, nodes, links, tensor_ids, backward=False, graph=None):
         tensor = tensor_ids.get(link.external)
         if tensor is None:
             continue
-        label = link.label(backward)
+        label = link_label(link, backward)
         # A blob the net reads before writing gets its value through the link
         # (a later in-place write, e.g. an _accum Sum, lands in the same rows).
         if nodes.has(link.internal, 0):
@@ -122,7 +122,7 @@ def recurrent(op, rankdir="TB"):
             canvas.edge(inputs[reference], forward.first(reference), "reference")
     for alias in rnn.aliases:
         output = _io_node(canvas, alias.dst, ["external_output"], drawn)
-        canvas.edge(tensors[alias.src], output, "alias", alias.label())
+        canvas.edge(tensors[alias.src], output, "alias", alias_label(alias))
     for extra in op.output[len(rnn.aliases) :]:
         _io_node(canvas, extra, ["external_output"], drawn)
     if rnn.backward_step_net is not None:

@@ -21,7 +21,7 @@ they view (``_all``: offset 1, ``_last``: offset -1).
 
 from .. import core
 from ..errors import DrawingError, op_context
-from .rnn_op import RecurrentOp
+from .rnn_op import RecurrentOp, alias_label
 from .style import BLOB_KINDS, Canvas, html_text, wrap
 
 _ALIAS_FILL = "#CEEAD6"
@@ -135,7 +135,11 @@ def timeline(op, T=3, steps=None, rankdir="LR"):
                 ["external_output"],
             )
             canvas.edge(
-                "tensor/" + tensor, "io/" + alias.dst, "alias", alias.label(), tail_port="a%d:e" % j
+                "tensor/" + tensor,
+                "io/" + alias.dst,
+                "alias",
+                alias_label(alias),
+                tail_port="a%d:e" % j,
             )
 
     for t in steps:

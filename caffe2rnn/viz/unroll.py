@@ -13,7 +13,7 @@ Caffe2 itself unrolled RNNs this way in ``rnn_cell`` ``static_rnn`` tests
 """
 
 from ..errors import DrawingError, op_context
-from .rnn_op import RecurrentOp
+from .rnn_op import RecurrentOp, link_label
 from .ssa import draw_versions
 from .style import Canvas, wrap
 
@@ -52,7 +52,7 @@ def unroll(op, T=3, rankdir="TB"):
         for link in sequence_links:
             row = "io/%s[%d]" % (rnn.sequence_input, t)
             canvas.blob(row, "%s[%d]" % (wrap(rnn.sequence_input), t), ["external_input"])
-            canvas.edge(row, nodes.first(link.internal), "link", link.label())
+            canvas.edge(row, nodes.first(link.internal), "link", link_label(link))
     for state, read, written in rnn.recurrent_pairs():
         initial = rnn.initial_state(state)
         canvas.blob("io/" + initial, wrap(initial), ["external_input"])

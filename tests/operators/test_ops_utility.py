@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 from ops_testing import check_gradients, gradient_of, random, run1, run_op
 
 from caffe2rnn import core
-from caffe2rnn.errors import DTypeError, EnforceNotMet, GradientError, ShapeError
+from caffe2rnn.errors import DTypeError, EnforceNotMet, FileAccessError, GradientError, ShapeError
 from caffe2rnn.runtime import Workspace
+from caffe2rnn.runtime import settings as runtime_settings
 
 
 # --- Sum ------------------------------------------------------------------------
@@ -83,7 +84,7 @@ def test_sum_errors_name_the_blob_and_write_nothing(inputs, error, pattern):
     ws = Workspace()
     with pytest.raises(error, match=pattern):
         run_op("Sum", inputs, ["out"], ws=ws)
-    assert ws.blob("out").value is None
+    assert not ws.has_blob("out")
 
 
 def test_sum_gradients_including_in_place():
@@ -164,11 +165,33 @@ def test_print_writes_name_dims_and_values(capsys):
     assert "blob/x" in out and "(2,3)" in out and "0,1,2,3,4,5" in out
 
 
-def test_print_limit_and_to_file(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    run_op("Print", {"x": np.arange(10.0)}, [], to_file=1, limit=3)
-    text = (tmp_path / "x.log").read_text()
+def test_print_limit_and_to_file_in_the_log_folder_under_the_root(tmp_path, monkeypatch):
+    cwd, root = tmp_path / "cwd", tmp_path / "root"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    ws = Workspace(root_folder=str(root))
+    run_op("Print", {"x": np.arange(10.0)}, [], ws=ws, to_file=1, limit=3)
+    text = (root / "logs" / "x.log").read_text()
     assert "0.0,1.0,2.0\n" in text and "3.0" not in text
+    run_op("Print", {"scope/y": np.zeros(1)}, [], ws=ws, to_file=1)
+    assert (root / "logs" / "scope_y.log").exists()
+    assert list(cwd.iterdir()) == []  # never the current directory
+
+
+def test_print_to_file_follows_the_log_dir_setting(tmp_path):
+    old = runtime_settings.set_log_dir(tmp_path / "elsewhere")
+    try:
+        run_op("Print", {"x": np.ones(2)}, [], to_file=1)
+    finally:
+        runtime_settings.set_log_dir(old)
+    assert "1.0,1.0" in (tmp_path / "elsewhere" / "x.log").read_text()
+
+
+def test_print_to_an_unwritable_log_folder_is_a_file_access_error(tmp_path):
+    (tmp_path / "logs").write_text("a file where the folder should be")
+    with pytest.raises(FileAccessError, match=r"cannot append blob 'x' to .*x\.log") as info:
+        run_op("Print", {"x": np.ones(2)}, [], ws=Workspace(root_folder=str(tmp_path)), to_file=1)
+    assert isinstance(info.value, OSError)
 
 
 @pytest.mark.parametrize("op_type, outputs", [("Print", []), ("Shape", ["s"])])

@@ -2,7 +2,7 @@
 
 import pytest
 
-from caffe2rnn import viz
+from caffe2rnn import eras, viz
 from caffe2rnn.errors import DrawingError, ProtoParseError
 from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.utils import MakeArgument
@@ -179,6 +179,7 @@ def test_backward_view_draws_the_net_the_gradient_op_runs():
         "lstm/gates_t_b_grad": "lstm/gates_t_b_grad_tmpstep",
     }
     # April 2017 (v2's era): accumulate-and-swap into _acc, no _tmpstep rename
-    v2 = RecurrentOp(build_cell("lstm", "v2")).cpp_backward_step_net()
+    with eras.use("v2"):
+        v2 = RecurrentOp(build_cell("lstm", "v2")).cpp_backward_step_net()
     assert [op.type for op in v2.net.op][-2:] == ["rnn_history_accumulate_param_gradient"] * 2
     assert v2.renamed == {}

@@ -3,7 +3,7 @@
 The op's outputs alias its state tensors (``hidden_all`` = states[1:],
 ``hidden_last`` = states[T:]), so a loss downstream gives gradients for those
 rows. The gradient op adds them into the states gradient, which the backward
-step net reads through its links (history.md §3.5–3.6):
+step net reads through its links:
 
 * ``_all`` (alias offset +1): before backward step t, ``states_grad[t + 1] +=
   GO_all[t]``, done by an ``rnn_internal_accumulate_gradient_input`` op

@@ -1,0 +1,240 @@
+"""Fuzzing every registered operator: random inputs (count, shape, dtype),
+random arguments (names the operators read, values of every kind), outputs
+that already exist or are written in place.
+
+Each case must end in a result or a caffe2rnn error. When it fails:
+
+* through ``run_operator_once`` (what ``workspace.RunOperatorOnce`` calls) the
+  workspace is exactly as it was (names, objects, contents);
+* run directly (``op.run()``, no rollback journal: how ops run inside nets and
+  step nets) no output that existed was written: operators validate before
+  they touch any output.
+
+Operators that call compiled kernels run in a subprocess (a crash there is
+counted, not fatal); the others run in-process under Hypothesis.
+"""
+
+import contextlib
+import os
+import re
+import tempfile
+
+import numpy as np
+from fuzz_harness import FUZZ, changes, examples, fuzz_settings, in_family, run_isolated, snapshot
+from hypothesis import given
+from hypothesis import strategies as st
+
+from caffe2rnn import core
+from caffe2rnn.errors import Caffe2RNNError
+from caffe2rnn.operators import registry
+from caffe2rnn.runtime import Workspace, settings
+from caffe2rnn.runtime.net import create_operator
+
+OPS_DIR = os.path.join(os.path.dirname(registry.__file__))
+KERNEL_OPS = {
+    "LSTMUnit",
+    "LSTMUnitGradient",
+    "RecurrentNetwork",
+    "RecurrentNetworkGradient",
+    "RecurrentNetworkBlobFetcher",
+    "rnn_internal_apply_link",
+    "rnn_internal_accumulate_gradient_input",
+    "rnn_history_accumulate_param_gradient",
+}
+OPS = registry.registered_operators()
+PLAIN_OPS = [op for op in OPS if op not in KERNEL_OPS]
+
+
+def _argument_names():
+    """Every argument name an operator reads (scanned from their sources)."""
+    pattern = re.compile(r"""args\.(?:single|repeated|has|require)\(\s*["'](\w+)["']""")
+    names = set()
+    for folder, _, files in os.walk(OPS_DIR):
+        for file in files:
+            if file.endswith(".py"):
+                with open(os.path.join(folder, file)) as source:
+                    names.update(pattern.findall(source.read()))
+    return sorted(names | {"kernel", "kernels", "stride", "strides", "pad", "order"})
+
+
+ARG_NAMES = _argument_names()
+#: Arguments some operators cannot run without, with plausible values: the
+#: fuzzer gives them most of the time so the cases also reach the computing
+#: code (and its late failures), not only the argument checks.
+HINTS = {
+    "Squeeze": {"dims": [0]},
+    "ExpandDims": {"dims": [0]},
+    "LearningRate": {"base_lr": -0.1, "policy": "fixed"},
+    "Concat": {"axis": 0},
+    "Split": {"axis": 0},
+    "Reshape": {"shape": [-1]},
+    "Conv": {"kernel": 1, "order": "NCHW"},
+    "ConvGradient": {"kernel": 1, "order": "NCHW"},
+    "LRN": {"size": 1},
+    "LRNGradient": {"size": 1},
+    "CreateBlobsQueue": {"capacity": 2, "num_blobs": 1},
+    "Adam": {"beta1": 0.9},
+    "AveragedLoss": {},
+}
+DTYPES = [np.float32] * 4 + [np.float64, np.int32, np.int64, np.bool_, object]
+ROOT = tempfile.mkdtemp(prefix="caffe2rnn-fuzz-")  # where Print(to_file=1) may write
+
+
+def _tensor(rng, shape, plausible=False):
+    dtype = np.float32 if plausible and rng.random() < 0.8 else DTYPES[rng.integers(len(DTYPES))]
+    if dtype is object:
+        values = np.array(["s%d" % v for v in rng.integers(0, 9, int(np.prod(shape)))], object)
+        return values.reshape(shape)
+    if dtype is np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(-2, 6, shape).astype(dtype)
+    return rng.normal(size=shape).astype(dtype)
+
+
+def _shape(rng, base, plausible=False):
+    if rng.random() < (0.9 if plausible else 0.6):
+        return base
+    return tuple(int(d) for d in rng.integers(0, 5, rng.integers(0, 4)))
+
+
+def _arg_value(rng):
+    kind = rng.integers(8)
+    if kind == 0:
+        return int(rng.integers(-2, 7))
+    if kind == 1:
+        return int(rng.choice([0, 1, 2**31, -(2**40), 2**62]))
+    if kind == 2:
+        return float(rng.choice([0.0, 0.5, -1.0, 1e30, np.nan, np.inf]))
+    if kind == 3:
+        return [int(v) for v in rng.integers(-1, 5, rng.integers(0, 4))]
+    if kind == 4:
+        return [float(v) for v in rng.normal(size=rng.integers(0, 4))]
+    if kind == 5:
+        return str(rng.choice(["", "x", "NCHW", "NHWC", "in0", "sum", "\u00e9"]))
+    if kind == 6:
+        return [str(v) for v in rng.choice(["in0", "out0", "a", ""], rng.integers(0, 3))]
+    return float(rng.normal())
+
+
+def make_case(op_type, seed):
+    """(OperatorDef, {blob: value} to feed first) for one fuzz case."""
+    rng = np.random.default_rng(seed)
+    schema = registry.schema(op_type)
+    lo, hi = schema.inputs
+    n_in = int(rng.integers(lo, (lo + 3 if hi is None else min(hi, lo + 3)) + 1))
+    lo, hi = schema.outputs
+    n_out = int(rng.integers(lo, (lo + 2 if hi is None else min(hi, lo + 2)) + 1))
+    base = tuple(int(d) for d in rng.integers(1, 4, rng.integers(1, 4)))
+    inputs = ["in%d" % i for i in range(n_in)]
+    outputs = ["out%d" % i for i in range(n_out)]
+    feeds = {}
+    plausible = rng.random() < 0.5  # mostly float32 of one shape: more cases get far
+    for name in inputs:
+        feeds[name] = (
+            _tensor(rng, _shape(rng, base, plausible), plausible)
+            if rng.random() < 0.95
+            else b"bytes"
+        )
+    for i, name in enumerate(outputs):
+        if n_in and rng.random() < 0.3:  # in place
+            outputs[i] = inputs[int(rng.integers(n_in))]
+        elif rng.random() < 0.5:  # an output that already holds a tensor
+            feeds[name] = _tensor(rng, _shape(rng, base))
+    n_args = rng.integers(0, 2 if plausible else 4)
+    args = {str(k): _arg_value(rng) for k in rng.choice(ARG_NAMES, n_args)}
+    if rng.random() < 0.7:
+        args.update(HINTS.get(op_type, {}))
+    if schema.verify(core.CreateOperator(op_type, inputs, outputs)) and rng.random() < 0.8:
+        outputs = ["out%d" % i for i in range(n_out)]  # in place where it is not allowed
+    try:
+        op = core.CreateOperator(op_type, inputs, outputs, **args)
+    except Caffe2RNNError:
+        op = core.CreateOperator(op_type, inputs, outputs)
+    return op, feeds
+
+
+def _workspace(feeds):
+    ws = Workspace(root_folder=ROOT)
+    for name, value in feeds.items():
+        ws.feed(name, value)
+    return ws
+
+
+def check_case(case):
+    """Run one case both ways; "ok", "error" or {"failure": ...} (JSON-able)."""
+    op_type, seed = case
+    op_def, feeds = make_case(op_type, seed)
+    with np.errstate(all="ignore"):  # 0/0 in a mean of nothing is nan, as in Caffe2
+        return _check(op_def, feeds, "%s seed=%d\n%s" % (op_type, seed, op_def))
+
+
+def _check(op_def, feeds, where):
+    try:
+        ws = _workspace(feeds)
+        before = snapshot(ws)
+        outcome, error = in_family(ws.run_operator_once, op_def)
+        if outcome == "error":
+            diff = changes(ws, before)
+            FUZZ.check(not diff, "mismatches", "RunOperatorOnce left %s: %s" % (diff, where))
+            # Directly, without the journal: no existing output may be written.
+            ws = _workspace(feeds)
+            before = snapshot(ws)
+            made, op = in_family(create_operator, op_def, ws)
+            if made == "ok":
+                # NetInstance puts what op.run() raises in the family (with context).
+                with contextlib.suppress(Exception):
+                    op.run()
+            kept = {n: v for n, v in before.items() if n in set(op_def.output)}
+            diff = changes_to(ws, kept)
+            FUZZ.check(
+                not diff,
+                "mismatches",
+                "a failing op wrote its output first (%s): %s" % (diff, where),
+            )
+        return outcome
+    except AssertionError as exc:
+        return {"failure": str(exc)[:1500]}
+
+
+def changes_to(ws, kept):
+    """``changes`` restricted to the blobs in ``kept`` (a partial snapshot)."""
+    for name, (value, contents, _, _) in kept.items():
+        blob = ws.get_blob(name)
+        if blob is None or blob.value is not value:
+            return "blob '%s' was replaced" % name
+        if contents is not None and not np.array_equal(
+            blob.value, contents, equal_nan=contents.dtype.kind in "fc"
+        ):
+            return "blob '%s' was written" % name
+    return ""
+
+
+def _judge(result):
+    if isinstance(result, dict) and "failure" in result:
+        kind = result["failure"].partition(":")[0]
+        raise AssertionError(result["failure"]) if kind in FUZZ.counts else AssertionError(result)
+
+
+@fuzz_settings(weight=12)
+@given(op_type=st.sampled_from(PLAIN_OPS), seed=st.integers(0, 2**32 - 1))
+def test_every_operator_returns_or_fails_cleanly(op_type, seed):
+    FUZZ.case()
+    old = settings.set_max_alloc_bytes(16 << 20)
+    try:
+        _judge(check_case((op_type, seed)))
+    finally:
+        settings.set_max_alloc_bytes(old)
+
+
+def test_kernel_operators_in_a_subprocess_never_crash_or_hang():
+    kernel_ops = sorted(KERNEL_OPS & set(OPS))
+    cases = [(op, seed) for seed in range(examples(weight=0.5)) for op in kernel_ops]
+    results = run_isolated("test_operators_fuzz:check_case", cases)
+    FUZZ.case(len(cases))
+    failures = [(c, r) for c, r in zip(cases, results) if not isinstance(r, str)]
+    for _, result in failures:
+        if "failure" in result:
+            kind = result["failure"].partition(":")[0]
+            FUZZ.note(kind if kind in FUZZ.counts else "mismatches", result["failure"])
+    assert not failures, failures[:3]
