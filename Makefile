@@ -8,7 +8,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.caffe2rnn-setup
 
-.PHONY: setup demo test test-fast ext bench docs site-check clean fuzz
+.PHONY: setup demo test test-fast lint ext bench docs site-check clean fuzz
 
 setup: $(STAMP)
 
@@ -28,9 +28,21 @@ ext: setup
 demo: setup
 	$(PY) -m caffe2rnn demo --out demo-out
 
-test: setup
+# Every RNN, cell and kernel test runs on both kernel paths (the `kernel_path`
+# fixture of tests/conftest.py gives each such test a `python` and a `cython` id).
+test: setup lint
 	$(PY) -m pytest -q -p no:cacheprovider tests
-	CAFFE2RNN_KERNELS=python $(PY) -m pytest -q -p no:cacheprovider -m kernels tests
+
+# Lint, format and types: the same tools and settings as .pre-commit-config.yaml.
+LINTERS := ruff cython-lint pycodestyle mypy
+lint: setup
+	@for tool in $(LINTERS); do test -x $(VENV)/bin/$$tool || { \
+	  echo "caffe2rnn: '$$tool' is missing from $(VENV); install the dev tools with:"; \
+	  echo "  $(PY) -m pip install -r requirements-dev.txt"; exit 1; }; done
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint _ext
+	$(VENV)/bin/mypy
 
 # Every fuzzer in tests/fuzz, scaled to at least 10,000 cases (deterministic;
 # CAFFE2RNN_FUZZ_RANDOM=1 explores new ones); ends with one summary line.

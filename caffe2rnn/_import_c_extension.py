@@ -280,8 +280,9 @@ class Workspace(metaclass=_WorkspaceType):
         ``core.Net`` was marked with (:func:`caffe2rnn.eras.for_running`).
 
         ``workspace.RunNetOnce``, ``RunOperatorOnce`` and ``RunPlan`` come here
-        too. A failure leaves no new empty blobs (see
-        :meth:`runtime.Workspace.dropping_new_empty_blobs
+        too. A failed net or operator leaves the workspace exactly as it was
+        (:mod:`caffe2rnn.runtime.rollback`); a failed plan leaves no new empty
+        blobs (:meth:`runtime.Workspace.dropping_new_empty_blobs
         <caffe2rnn.runtime.Workspace.dropping_new_empty_blobs>`).
         """
         from .workspace import CallWithExceptionIntercept

@@ -82,6 +82,11 @@ class Era:
     #: ``(context, attention_weights_3d, attention_blobs)``; before, two values
     #: (and the 2017-04-07 graph: ``attention_v``, Softmax + ExpandDims).
     attention_returns_blobs: bool = True
+    #: The rnn_cell API of late 2017: ``gru_cell`` (486f549da, 2017-07-10),
+    #: ``LayerNormLSTM`` and ``brew.layer_norm`` (2017-09), attention types
+    #: ``Dot``/``SoftCoverage`` with ``encoder_lengths`` masking, cell
+    #: initializers that create learned initial states, ``DropoutCell(is_test=)``.
+    late_2017_cells: bool = False
     #: 32d884d22 (2017-01-27): step workspaces replace the scratch tensors of
     #: ``RecurrentNetwork``; before, its gradient took ``GO(0)`` only and had
     #: other outputs (:mod:`caffe2rnn.history.scratch_operator`).
@@ -111,6 +116,7 @@ E6 = _define(
         date="2018-03-26",
         netdef_arguments=True,
         fc_axis_w=True,
+        late_2017_cells=True,
         version="newest",
     )
 )

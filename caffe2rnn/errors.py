@@ -125,6 +125,12 @@ class OutOfRangeError(EnforceNotMet, IndexError):
     """An index (an argument, a label, a position in a blob) outside its range."""
 
 
+class MemoryLayoutError(EnforceNotMet, ValueError):
+    """An array a kernel cannot use in place: read-only, not C-contiguous,
+    misaligned, or overlapping another argument of the same call (NumPy says
+    ``ValueError: assignment destination is read-only`` for the first)."""
+
+
 class InvalidValueError(EnforceNotMet, ValueError):
     """A value NumPy (or Python) refused while an operator computed with it:
     shapes that do not broadcast, a negative size, an unparsable string..."""

@@ -96,7 +96,7 @@ class ModelHelper:
     from E5 that is how ``order``/``use_cudnn`` end up as FC arguments.
     """
 
-    _known_working_ops = _KNOWN_WORKING_OPS
+    _known_working_ops: tuple[str, ...] = _KNOWN_WORKING_OPS
 
     def __init__(
         self,

@@ -10,6 +10,9 @@ The faithful historical versions of ``recurrent_net``, bugs included, are in
 :mod:`caffe2rnn.history`.
 """
 
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
 import numpy as np
 
 from . import core, workspace
@@ -34,17 +37,17 @@ from .recurrent_stages import (
 
 
 def recurrent_net(
-    net,
-    cell_net,
-    inputs,
-    initial_cell_inputs,
-    links,
-    timestep=None,
-    scope=None,
-    outputs_with_grads=(0,),
-    recompute_blobs_on_backward=None,
-    forward_only=False,
-):
+    net: "core.Net",
+    cell_net: "core.Net",
+    inputs: Sequence[tuple[str, Any]],
+    initial_cell_inputs: Sequence[tuple[str, Any]],
+    links: Mapping[str, str],
+    timestep: Optional[str] = None,
+    scope: Optional[str] = None,
+    outputs_with_grads: Sequence[int] = (0,),
+    recompute_blobs_on_backward: Optional[Sequence[Any]] = None,
+    forward_only: bool = False,
+) -> tuple[Any, ...]:
     """Add a ``RecurrentNetwork`` op to ``net`` that runs ``cell_net`` over time.
 
     Args:

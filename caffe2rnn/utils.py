@@ -171,6 +171,21 @@ def _of(name):
     return " of '%s'" % name if name else ""
 
 
+def _in_range(tensor, field, dtype):
+    """``tensor.<field>`` as ``dtype``; integers outside its range are an error
+    (NumPy casts a protobuf container silently: 1000 would become -24 in int8)."""
+    values = np.asarray(getattr(tensor, field))
+    if values.dtype.kind in "iu" and np.dtype(dtype).kind in "iu" and values.size:
+        info = np.iinfo(dtype)
+        low, high = int(values.min()), int(values.max())
+        if low < info.min or high > info.max:
+            raise errors.InvalidValueError(
+                "tensor '%s': %s holds %d, outside the range of %s"
+                % (tensor.name, field, low if low < info.min else high, np.dtype(dtype).name)
+            )
+    return values.astype(dtype, copy=False)
+
+
 def Caffe2TensorToNumpyArray(tensor):
     """The NumPy array a ``TensorProto`` holds (a new array; dtype by data_type).
 
@@ -190,22 +205,13 @@ def Caffe2TensorToNumpyArray(tensor):
     try:  # NumPy refuses values outside the type's range (int32_data for an INT8...)
         if tensor.data_type == caffe2_pb2.TensorProto.BYTE:
             values = np.frombuffer(tensor.byte_data, dtype=np.uint8).copy()
-        elif tensor.data_type == caffe2_pb2.TensorProto.FLOAT16:
-            values = np.asarray(tensor.int32_data, dtype=np.uint16).view(np.float16)
+        elif tensor.data_type == caffe2_pb2.TensorProto.FLOAT16:  # bit patterns in int32_data
+            values = _in_range(tensor, "int32_data", np.uint16).view(np.float16)
         elif tensor.data_type == caffe2_pb2.TensorProto.STRING:
             values = np.empty(len(tensor.string_data), dtype=object)
             values[:] = list(tensor.string_data)
         else:
-            values = np.asarray(getattr(tensor, field))
-            if values.dtype.kind in "iu" and np.dtype(dtype).kind in "iu" and values.size:
-                info = np.iinfo(dtype)  # a cast would wrap 1000 to -24 for an INT8
-                low, high = int(values.min()), int(values.max())
-                if low < info.min or high > info.max:
-                    raise errors.InvalidValueError(
-                        "tensor '%s': %s holds %d, outside the range of %s"
-                        % (tensor.name, field, low if low < info.min else high, dtype.__name__)
-                    )
-            values = values.astype(dtype, copy=False)
+            values = _in_range(tensor, field, dtype)
     except (OverflowError, ValueError, TypeError) as exc:
         if isinstance(exc, errors.Caffe2RNNError):
             raise

@@ -12,6 +12,11 @@ States: the decoder cell's states, with its output state renamed
 3. the hidden state is copied to ``hidden_t_external`` (the linked state: a
    step output must have its own blob).
 
+From E6: ``encoder_lengths`` masks padded encoder positions; ``Dot``
+attention needs no weighted encoder outputs; ``SoftCoverage`` adds a third
+state ``<name>/coverage_t`` (1 × N × S, the attention received so far),
+started by :meth:`AttentionCell.build_initial_coverage`.
+
 ``prepare_input`` also makes, once, the two attention references:
 ``encoder_outputs_transposed`` (N × E × S) and ``weighted_encoder_outputs``
 (an FC of the encoder outputs, unless given). The cell's output is
@@ -19,6 +24,7 @@ States: the decoder cell's states, with its output state renamed
 """
 
 from .. import attention, brew, core
+from ..errors import ArgumentError
 from .base import RNNCell, check_dim
 from .lstm import LSTMCell, MILSTMCell
 
@@ -35,10 +41,15 @@ class AttentionCell(RNNCell):
         attention_type,
         weighted_encoder_outputs,
         attention_memory_optimization,
+        encoder_lengths=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         self.attention_type_name = attention.attention_type_name(attention_type)
+        #: int32 (N,) lengths of the encoder sequences: padded positions get
+        #: attention weight 0 (E6)
+        self.encoder_lengths = encoder_lengths
+        self.coverage_weights = None
         self.attention_type = attention_type
         self.encoder_output_dim = check_dim(encoder_output_dim, "encoder_output_dim")
         self.decoder_state_dim = check_dim(decoder_state_dim, "decoder_state_dim")
@@ -51,25 +62,48 @@ class AttentionCell(RNNCell):
     def collected_recompute_blobs(self):
         return self.decoder_cell.collected_recompute_blobs() + list(self.recompute_blobs)
 
-    def _attend(self, model, hidden_t, context_t_prev):
+    @property
+    def _coverage(self):
+        return self.attention_type_name == "SoftCoverage"
+
+    def _attend(self, model, hidden_t, context_t_prev, coverage_t_prev):
+        """``(context_t, weights_3d, attention_blobs, [coverage_t])``."""
         common = dict(
             model=model,
             encoder_output_dim=self.encoder_output_dim,
             encoder_outputs_transposed=self.encoder_outputs_transposed,
-            weighted_encoder_outputs=self.weighted_encoder_outputs,
             decoder_hidden_state_t=hidden_t,
             decoder_hidden_state_dim=self.decoder_state_dim,
             scope=self.name,
         )
-        if self.attention_type_name == "Recurrent":
-            return attention.apply_recurrent_attention(
-                attention_weighted_encoder_context_t_prev=context_t_prev, **common
+        if self.encoder_lengths is not None:
+            common["encoder_lengths"] = self.encoder_lengths
+        kind = self.attention_type_name
+        if kind == "Dot":
+            return list(attention.apply_dot_attention(**common))
+        common["weighted_encoder_outputs"] = self.weighted_encoder_outputs
+        if kind == "SoftCoverage":
+            context, weights, blobs, coverage_t = attention.apply_soft_coverage_attention(
+                encoder_lengths=self.encoder_lengths,
+                coverage_t_prev=coverage_t_prev,
+                coverage_weights=self.coverage_weights,
+                **{k: v for k, v in common.items() if k != "encoder_lengths"},
             )
-        return attention.apply_regular_attention(**common)
+            return [context, weights, blobs, coverage_t]
+        if kind == "Recurrent":
+            return list(
+                attention.apply_recurrent_attention(
+                    attention_weighted_encoder_context_t_prev=context_t_prev, **common
+                )
+            )
+        return list(attention.apply_regular_attention(**common))
 
     def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
-        decoder_prev_states = states[:-1]
-        context_t_prev = states[-1]
+        # states: decoder states..., context[, coverage]
+        n_extra = 2 if self._coverage else 1
+        decoder_prev_states = states[:-n_extra]
+        context_t_prev = states[-n_extra]
+        coverage_t_prev = states[-1] if self._coverage else None
         if extra_inputs is not None:
             raise NotImplementedError("AttentionCell takes no extra_inputs")
         decoder_states = self.decoder_cell._apply(
@@ -81,16 +115,36 @@ class AttentionCell(RNNCell):
             extra_inputs=[(context_t_prev, self.encoder_output_dim)],
         )
         self.hidden_t_intermediate = self.decoder_cell._prepare_output(model, decoder_states)
-        context_t, self.attention_weights_3d, attention_blobs = self._attend(
-            model, self.hidden_t_intermediate, context_t_prev
-        )
+        attended = self._attend(model, self.hidden_t_intermediate, context_t_prev, coverage_t_prev)
+        context_t, self.attention_weights_3d, attention_blobs = attended[:3]
         if self.attention_memory_optimization:
             self.recompute_blobs.extend(attention_blobs)
-        output = list(decoder_states) + [context_t]
+        output = list(decoder_states) + [context_t] + attended[3:]
         index = self.decoder_cell.get_output_state_index()
         output[index] = model.Copy(output[index], self.scope("hidden_t_external"))
         model.net.AddExternalOutputs(*output)
         return output
+
+    def build_initial_coverage(self, model):
+        """Soft coverage (E6): the ``coverage_weights`` FC of the encoder outputs,
+        and the initial coverage, ``[S]`` zeros sized at run time from
+        ``Shape(encoder_outputs)`` (``<name>/initial_coverage``)."""
+        if not self._coverage:
+            raise ArgumentError("build_initial_coverage: attention_type is not SoftCoverage")
+        self.coverage_weights = brew.fc(
+            model,
+            self.encoder_outputs,
+            self.scope("coverage_weights"),
+            dim_in=self.encoder_output_dim,
+            dim_out=self.encoder_output_dim,
+            axis=2,
+        )
+        encoder_length = model.net.Slice(
+            model.net.Shape(self.encoder_outputs), starts=[0], ends=[1]
+        )
+        return model.net.ConstantFill(
+            encoder_length, self.scope("initial_coverage"), value=0.0, input_as_shape=1
+        )
 
     def get_attention_weights(self):
         """The last step's attention weights, N × S × 1."""
@@ -104,7 +158,7 @@ class AttentionCell(RNNCell):
                 self.scope("encoder_outputs_transposed"),
                 axes=[1, 2, 0],
             )
-        if self.weighted_encoder_outputs is None:
+        if self.weighted_encoder_outputs is None and self.attention_type_name != "Dot":
             self.weighted_encoder_outputs = brew.fc(
                 model,
                 self.encoder_outputs,
@@ -119,6 +173,8 @@ class AttentionCell(RNNCell):
         names = list(self.decoder_cell.get_state_names())
         names[self.get_output_state_index()] = self.scope("hidden_t_external")
         names.append(self.scope("attention_weighted_encoder_context_t"))
+        if self._coverage:
+            names.append(self.scope("coverage_t"))
         return names
 
     def get_output_dim(self):
@@ -140,11 +196,15 @@ class AttentionCell(RNNCell):
         return output
 
     def _prepare_output(self, model, states):
-        return self._combine(model, self.hidden_t_intermediate, states[-1])
+        context = states[-2] if self._coverage else states[-1]
+        return self._combine(model, self.hidden_t_intermediate, context)
 
     def _prepare_output_sequence(self, model, state_outputs):
-        decoder_output = self.decoder_cell._prepare_output_sequence(model, state_outputs[:-2])
-        context_all = state_outputs[2 * (len(self.get_state_names()) - 1)]
+        n_extra = 2 if self._coverage else 1
+        decoder_output = self.decoder_cell._prepare_output_sequence(
+            model, state_outputs[: -2 * n_extra]
+        )
+        context_all = state_outputs[2 * (len(self.get_state_names()) - n_extra)]
         return self._combine(model, decoder_output, context_all)
 
 
@@ -165,6 +225,7 @@ def _decoder_with_attention(decoder_class):
         lstm_memory_optimization,
         attention_memory_optimization,
         forward_only=False,
+        encoder_lengths=None,
     ):
         decoder_cell = decoder_class(
             input_size=decoder_input_dim,
@@ -186,6 +247,7 @@ def _decoder_with_attention(decoder_class):
             weighted_encoder_outputs=weighted_encoder_outputs,
             attention_memory_optimization=attention_memory_optimization,
             forward_only=forward_only,
+            encoder_lengths=encoder_lengths,
         )
 
     return __init__

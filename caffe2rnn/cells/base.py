@@ -19,7 +19,7 @@ Outputs of ``apply_over_sequence``: ``(output, states_for_all_steps)`` where
 each state over all T steps (T × N × ·) and at the last step (1 × N × ·).
 """
 
-from .. import workspace
+from .. import eras, scope, workspace
 from ..errors import ArgumentError, ShapeError
 from ..model_helper import ModelHelper
 from ..recurrent import recurrent_net
@@ -60,10 +60,12 @@ class RNNCell:
     builds no backward pass (and turns dropout off).
     """
 
-    def __init__(self, name=None, forward_only=False):
+    def __init__(self, name=None, forward_only=False, initializer=None):
         self.name = name
         self.forward_only = forward_only
         self.recompute_blobs = []
+        #: makes learned initial states when ``initial_states`` is None (E6)
+        self.initializer = initializer
 
     def scope(self, name):
         return self.name + "/" + name if self.name is not None else name
@@ -126,15 +128,29 @@ class RNNCell:
         """Blobs to recompute in the backward step (set by ``_apply``)."""
         return list(self.recompute_blobs)
 
+    def default_initial_states(self, model, initial_states):
+        """``initial_states``, or (None, era E6) the initializer's learned states."""
+        if initial_states is not None or not eras.current().late_2017_cells:
+            return initial_states
+        if self.initializer is None:
+            raise ArgumentError(
+                "initial_states: None needs an initializer on %s '%s' (give the states "
+                "or initializer=...)" % (type(self).__name__, self.name)
+            )
+        with scope.NameScope(self.name or ""):
+            return self.initializer.create_states(model)
+
     def apply_over_sequence(
-        self, model, inputs, seq_lengths, initial_states, outputs_with_grads=None
+        self, model, inputs, seq_lengths, initial_states=None, outputs_with_grads=None
     ):
         """Run the cell over ``inputs`` (T × N × D) with one ``RecurrentNetwork`` op.
 
-        ``initial_states``: one blob per state. ``outputs_with_grads``
-        (indices into ``states_for_all_steps``) defaults to the primary
-        output's all-steps blob. Returns ``(output, states_for_all_steps)``.
+        ``initial_states``: one blob per state (from E6, None: learned states
+        made by ``self.initializer``). ``outputs_with_grads`` (indices into
+        ``states_for_all_steps``) defaults to the primary output's all-steps
+        blob. Returns ``(output, states_for_all_steps)``.
         """
+        initial_states = self.default_initial_states(model, initial_states)
         self.check_initial_states(initial_states)
         preprocessed_inputs = self.prepare_input(model, inputs)
         step_model = ModelHelper(name=self.name, param_model=model)

@@ -7,12 +7,12 @@ cell_last)`` per layer (Caffe2 ``rnn_cell._LSTM``, 0cdd09da6).
 
 import functools
 
-from .. import core
+from .. import core, eras
 from ..attention import AttentionType, attention_type_name
 from ..errors import ArgumentError
 from .attention_cell import LSTMWithAttentionCell
 from .base import check_dim, check_input_dim
-from .lstm import LSTMCell, MILSTMCell
+from .lstm import LayerNormLSTMCell, LSTMCell, MILSTMCell
 from .unrolled import UnrolledCell
 from .wrappers import MultiRNNCell
 
@@ -74,16 +74,8 @@ def _LSTM(
     for i, dim in enumerate(dims):
         check_dim(dim, "dim_out[%d]" % i if num_layers > 1 else "dim_out")
     check_input_dim(input_blob, dim_in, "dim_in")
-    if initial_states is not None and len(initial_states) != 2 * num_layers:
-        raise ArgumentError(
-            "initial_states: expected 2 * num_layers = %d blobs (hidden, cell per layer), got %d"
-            % (2 * num_layers, len(initial_states))
-        )
     if return_params and num_layers > 1:
         raise ArgumentError("return_params is supported for a single layer only")
-    bad = [i for i in outputs_with_grads if not 0 <= i < 4]
-    if bad:
-        raise ArgumentError("outputs_with_grads %s: the last layer has outputs 0..3" % bad)
 
     cells = [
         cell_class(
@@ -97,17 +89,34 @@ def _LSTM(
         )
         for i in range(num_layers)
     ]
+    # 2 states per LSTM layer (hidden, cell), 1 per GRU layer: each state
+    # gives two outputs (all steps, last step).
+    per_layer = len(cells[0].get_state_names())
+    outputs_per_layer = 2 * per_layer
+    bad = [i for i in outputs_with_grads if not 0 <= i < outputs_per_layer]
+    if bad:
+        raise ArgumentError(
+            "outputs_with_grads %s: the last layer has outputs 0..%d" % (bad, outputs_per_layer - 1)
+        )
+    if initial_states is not None and len(initial_states) != per_layer * num_layers:
+        raise ArgumentError(
+            "initial_states: expected %d blobs (%d per layer x %d layers), got %d"
+            % (per_layer * num_layers, per_layer, num_layers, len(initial_states))
+        )
     cell = (
         MultiRNNCell(cells, name=scope, forward_only=forward_only) if num_layers > 1 else cells[0]
     )
     if static_rnn_unroll_size is not None:
         cell = UnrolledCell(cell, static_rnn_unroll_size)
 
-    if initial_states is None:
+    if initial_states is None and not eras.current().late_2017_cells:
+        # E5: zero-filled states added to params by hand; E6 asks the cells'
+        # initializers (apply_over_sequence does, given None).
         initial_states = _zero_initial_states(model, scope, dims)
 
-    # outputs_with_grads index the final layer's block of four
-    outputs_with_grads = [4 * (num_layers - 1) + i for i in outputs_with_grads]
+    # outputs_with_grads index the final layer's block of outputs
+    first_of_last = outputs_per_layer * (num_layers - 1)
+    outputs_with_grads = [first_of_last + i for i in outputs_with_grads]
     _, result = cell.apply_over_sequence(
         model=model,
         inputs=input_blob,
@@ -116,7 +125,7 @@ def _LSTM(
         outputs_with_grads=outputs_with_grads,
     )
     if return_last_layer_only:
-        result = result[4 * (num_layers - 1) :]
+        result = result[first_of_last:]
     if return_params:
         layer = cells[0]
         result = list(result) + [
@@ -129,6 +138,8 @@ def _LSTM(
 LSTM = functools.partial(_LSTM, LSTMCell)
 #: The same with multiplicative-integration cells.
 MILSTM = functools.partial(_LSTM, MILSTMCell)
+#: The same with layer-normalised gates (era E6).
+LayerNormLSTM = functools.partial(_LSTM, LayerNormLSTMCell)
 
 
 def LSTMWithAttention(
@@ -152,7 +163,8 @@ def LSTMWithAttention(
     forward_only=False,
 ):
     """An LSTM decoder (T × N × decoder_input_dim) attending over
-    ``encoder_outputs`` (S × N × E) with a :class:`LSTMWithAttentionCell`.
+    ``encoder_outputs`` (S × N × E) with a :class:`LSTMWithAttentionCell`
+    (the E5 signature; :func:`LSTMWithAttention_E6` adds ``encoder_lengths``).
 
     Returns the six RecurrentNetwork outputs ``(hidden_all, hidden_last,
     cell_all, cell_last, context_all, context_last)``; the external gradient
@@ -160,6 +172,57 @@ def LSTMWithAttention(
     contexts). ``lstm_memory_optimization`` / ``attention_memory_optimization``
     recompute ``gates_t`` / the attention sum in the backward step.
     """
+    return _lstm_with_attention(**locals())
+
+
+def LSTMWithAttention_E6(
+    model,
+    decoder_inputs,
+    decoder_input_lengths,
+    initial_decoder_hidden_state,
+    initial_decoder_cell_state,
+    initial_attention_weighted_encoder_context,
+    encoder_output_dim,
+    encoder_outputs,
+    encoder_lengths,
+    decoder_input_dim,
+    decoder_state_dim,
+    scope,
+    attention_type=AttentionType.Regular,
+    outputs_with_grads=(0, 4),
+    weighted_encoder_outputs=None,
+    lstm_memory_optimization=False,
+    attention_memory_optimization=False,
+    forget_bias=0.0,
+    forward_only=False,
+):
+    """``rnn_cell.LSTMWithAttention`` under era E6 (2017-09 on): ``encoder_lengths``
+    (int32 N, or None) after ``encoder_outputs``, attention types Dot and
+    SoftCoverage (which adds the coverage state: eight outputs)."""
+    return _lstm_with_attention(**locals())
+
+
+def _lstm_with_attention(
+    model,
+    decoder_inputs,
+    decoder_input_lengths,
+    initial_decoder_hidden_state,
+    initial_decoder_cell_state,
+    initial_attention_weighted_encoder_context,
+    encoder_output_dim,
+    encoder_outputs,
+    decoder_input_dim,
+    decoder_state_dim,
+    scope,
+    attention_type,
+    outputs_with_grads,
+    weighted_encoder_outputs,
+    lstm_memory_optimization,
+    attention_memory_optimization,
+    forget_bias,
+    forward_only,
+    encoder_lengths=None,
+):
     attention_type_name(attention_type)
     check_dim(decoder_input_dim, "decoder_input_dim")
     check_input_dim(decoder_inputs, decoder_input_dim, "decoder_input_dim")
@@ -176,16 +239,20 @@ def LSTMWithAttention(
         lstm_memory_optimization=lstm_memory_optimization,
         attention_memory_optimization=attention_memory_optimization,
         forward_only=forward_only,
+        encoder_lengths=encoder_lengths,
     )
+    initial_states = [
+        initial_decoder_hidden_state,
+        initial_decoder_cell_state,
+        initial_attention_weighted_encoder_context,
+    ]
+    if attention_type_name(attention_type) == "SoftCoverage":
+        initial_states.append(cell.build_initial_coverage(model))
     _, result = cell.apply_over_sequence(
         model=model,
         inputs=decoder_inputs,
         seq_lengths=decoder_input_lengths,
-        initial_states=(
-            initial_decoder_hidden_state,
-            initial_decoder_cell_state,
-            initial_attention_weighted_encoder_context,
-        ),
+        initial_states=initial_states,
         outputs_with_grads=outputs_with_grads,
     )
     return result

@@ -15,6 +15,7 @@ concatenated to ``h_{t-1}`` before the recurrent FC.
 from .. import brew
 from ..modeling.initializers import Initializer
 from .base import RNNCell, check_dim
+from .initializers import LSTMInitializer
 
 
 class LSTMCell(RNNCell):
@@ -25,11 +26,19 @@ class LSTMCell(RNNCell):
     """
 
     def __init__(
-        self, input_size, hidden_size, forget_bias, memory_optimization, drop_states=False, **kwargs
+        self,
+        input_size,
+        hidden_size,
+        forget_bias,
+        memory_optimization,
+        drop_states=False,
+        initializer=None,
+        **kwargs,
     ):
-        super().__init__(**kwargs)
+        hidden_size = check_dim(hidden_size, "hidden_size (dim_out)")
+        super().__init__(initializer=initializer or LSTMInitializer(hidden_size), **kwargs)
         self.input_size = check_dim(input_size, "input_size (dim_in)")
-        self.hidden_size = check_dim(hidden_size, "hidden_size (dim_out)")
+        self.hidden_size = hidden_size
         self.forget_bias = float(forget_bias)
         self.memory_optimization = memory_optimization
         self.drop_states = drop_states
@@ -163,4 +172,45 @@ class MILSTMCell(LSTMCell):
             [self.scope("hidden_t_intermediate"), self.scope("cell_t")],
         )
         model.net.AddExternalOutputs(cell_t, hidden_t)
+        return hidden_t, cell_t
+
+
+class LayerNormLSTMCell(LSTMCell):
+    """An LSTM step with layer normalisation of the gates (era E6, 2017-09).
+
+    ``gates_t = FC(h_{t-1}) + i2h_t`` is normalised over its 4H units by
+    ``brew.layer_norm`` (``<name>/gates_t_norm``: LayerNorm, then the learned
+    ``gates_t_norm_scale``/``_bias``) before ``LSTMUnit`` (Ba et al.,
+    arXiv:1607.06450, applied to the summed pre-activations as Caffe2 did).
+    """
+
+    def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        hidden_t_prev, cell_t_prev = states
+        fc_input, fc_input_dim = self._recurrent_input(model, hidden_t_prev, extra_inputs)
+        gates_t = brew.fc(
+            model,
+            fc_input,
+            self.scope("gates_t"),
+            dim_in=fc_input_dim,
+            dim_out=4 * self.hidden_size,
+            axis=2,
+        )
+        brew.sum(model, [gates_t, input_t], gates_t)
+        gates_t, _, _ = brew.layer_norm(
+            model,
+            self.scope("gates_t"),
+            self.scope("gates_t_norm"),
+            dim_in=4 * self.hidden_size,
+            axis=-1,
+        )
+        hidden_t, cell_t = self._lstm_unit(
+            model,
+            hidden_t_prev,
+            cell_t_prev,
+            gates_t,
+            seq_lengths,
+            timestep,
+            list(self.get_state_names()),
+        )
+        model.net.AddExternalOutputs(hidden_t, cell_t)
         return hidden_t, cell_t

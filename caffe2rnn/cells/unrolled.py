@@ -50,8 +50,9 @@ class UnrolledCell(RNNCell):
         return self.cell._apply(model, input_t, seq_lengths, states, timestep, extra_inputs)
 
     def apply_over_sequence(
-        self, model, inputs, seq_lengths, initial_states, outputs_with_grads=None
+        self, model, inputs, seq_lengths, initial_states=None, outputs_with_grads=None
     ):
+        initial_states = self.cell.default_initial_states(model, initial_states)
         self.check_initial_states(initial_states)
         inputs = self.cell.prepare_input(model, inputs)
         split_inputs = model.net.Split(

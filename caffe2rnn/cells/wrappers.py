@@ -1,8 +1,9 @@
 """Cells made of cells: ``DropoutCell`` and the stacked ``MultiRNNCell``."""
 
-from .. import core
+from .. import core, eras
 from ..errors import ArgumentError
 from .base import RNNCell
+from .initializers import MultiRNNCellInitializer
 
 
 class DropoutCell(RNNCell):
@@ -16,9 +17,18 @@ class DropoutCell(RNNCell):
     through unchanged.
     """
 
-    def __init__(self, internal_cell, dropout_ratio=None, **kwargs):
+    def __init__(self, internal_cell, dropout_ratio=None, use_cudnn=False, **kwargs):
         self.internal_cell = internal_cell
         self.dropout_ratio = dropout_ratio
+        self.use_cudnn = use_cudnn
+        # E6 made is_test a required argument (and passes it to Dropout).
+        if "is_test" in kwargs:
+            self.is_test = bool(kwargs.pop("is_test"))
+        elif eras.current().late_2017_cells:
+            raise ArgumentError("DropoutCell: argument 'is_test' is required (era E6)")
+        else:
+            self.is_test = None
+        kwargs.setdefault("initializer", internal_cell.initializer)
         super().__init__(**kwargs)
         if dropout_ratio is not None and not 0.0 <= float(dropout_ratio) < 1.0:
             raise ArgumentError("dropout_ratio must be in [0, 1), got %r" % (dropout_ratio,))
@@ -56,6 +66,9 @@ class DropoutCell(RNNCell):
     def _apply_dropout(self, model, output):
         if not self.dropout_ratio or self.forward_only:
             return output
+        extra = {} if self.is_test is None else {"is_test": self.is_test}
+        if self.use_cudnn:
+            extra["engine"] = "CUDNN"
         with core.NameScope(self.name or ""):
             output, _ = model.net.Dropout(
                 output,
@@ -64,6 +77,7 @@ class DropoutCell(RNNCell):
                     str(output) + f"_dropout_mask{self.mask}",
                 ],
                 ratio=float(self.dropout_ratio),
+                **extra,
             )
         self.mask += 1
         return output
@@ -91,6 +105,7 @@ class MultiRNNCell(RNNCell):
     """
 
     def __init__(self, cells, residual_output_layers=None, **kwargs):
+        kwargs.setdefault("initializer", MultiRNNCellInitializer(cells))
         super().__init__(**kwargs)
         if not cells:
             raise ArgumentError("MultiRNNCell needs at least one cell")

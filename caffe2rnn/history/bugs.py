@@ -1,7 +1,7 @@
 """The bugs each ``recurrent_net`` version fixed, reproduced in numbers.
 
 :data:`BUGS` maps an id (B1..B10, docs/concepts/history.md) to a :class:`Bug`:
-the fixing commit, what went wrong, its minimal cell (:mod:`.cells`) and
+the fixing commit, what went wrong, its minimal cell (:mod:`caffe2rnn.history.cells`) and
 ``run()``, which builds and runs that cell with the buggy version on its era
 and with the fixing version on its era, and returns both beside the NumPy
 reference::
@@ -29,7 +29,7 @@ initial rows, never fixed in Caffe2).
 """
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -55,10 +55,10 @@ class Bug:
     buggy_version: str
     fixed_version: str
     explanation: str
-    cell: Callable  # None when the runner builds an op by hand
+    cell: Optional[Callable]  # None when the runner builds an op by hand
     runs: int = 1
     #: a bug shown by something other than gradients (B9) brings its own run.
-    runner: Callable = None
+    runner: Optional[Callable] = None
 
     def run(self, seed=0):
         """Run the minimal cell under the buggy and the fixing version/era."""

@@ -14,6 +14,7 @@ Helpers for implementations:
 """
 
 import math
+from typing import Any, Optional
 
 import numpy as np
 
@@ -35,8 +36,8 @@ def describe_content(blob):
 class Operator:
     """An operator bound to a workspace. Subclasses implement :meth:`run`."""
 
-    op_type = None
-    schema = None
+    op_type: Optional[str] = None
+    schema: Any = None
 
     def __init__(self, op_def, ws):
         self.def_ = op_def

@@ -144,3 +144,51 @@ def test_unknown_attention_type_names_the_argument():
     with pytest.raises(errors.ArgumentError, match=r"attention_type=7 is not an AttentionType"):
         decoder(model, 2, 2, 2, attention_type=7)
     assert len(model.net.Proto().op) == 0
+
+
+def test_recurrent_lstm_with_attention_memory_optimizations_keep_gradients():
+    """The 2017-04 ``recurrent.LSTMWithAttention`` with Caffe2 8be1311d9's options:
+    the recomputed blobs are named in the op, the gradients do not change."""
+    from caffe2rnn import recurrent
+    from caffe2rnn.cnn import CNNModelHelper
+
+    def run(**flags):
+        workspace.ResetWorkspace()
+        model = CNNModelHelper(name="rec_att")
+        outputs = recurrent.LSTMWithAttention(
+            model, "d", "s", "h0", "c0", "x0", 2, "enc", 2, 3, scope="att",
+            attention_type=AttentionType.Recurrent, **flags,
+        )  # fmt: skip
+        grad_map = model.AddGradientOperators([outputs[0], outputs[4]])
+        rng = np.random.default_rng(8)
+        workspace.RunNetOnce(model.param_init_net)
+        f32 = np.float32
+        h.feed(
+            {
+                "d": rng.uniform(-1, 1, (3, 2, 2)).astype(f32),
+                "enc": rng.uniform(-1, 1, (2, 2, 2)).astype(f32),
+                "h0": np.zeros((1, 2, 3), f32),
+                "c0": np.zeros((1, 2, 3), f32),
+                "x0": np.zeros((1, 2, 2), f32),
+                "s": np.array([3, 2], np.int32),
+            }
+        )
+        params = {str(p): workspace.FetchBlob(str(p)) for p in model.params}
+        return model, params, grad_map
+
+    plain, params, grad_map = run()
+    workspace.RunNetOnce(plain.net)
+    grads = {p: workspace.FetchBlob(str(grad_map[p])) for p in params}
+    optimized, _, o_grad_map = run(
+        lstm_memory_optimization=True, attention_memory_optimization=True
+    )
+    (op,) = [o for o in optimized.net.Proto().op if o.type == "RecurrentNetwork"]
+    (recompute,) = [a for a in op.arg if a.name == "recompute_blobs_on_backward"]
+    assert {s.decode() for s in recompute.strings} == {
+        "att/gates_t",
+        "att/decoder_hidden_encoder_outputs_sum",
+    }
+    h.feed(params)
+    workspace.RunNetOnce(optimized.net)
+    for p, g in grads.items():
+        np.testing.assert_allclose(workspace.FetchBlob(str(o_grad_map[p])), g, rtol=1e-6, err_msg=p)

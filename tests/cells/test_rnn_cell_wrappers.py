@@ -199,7 +199,10 @@ def test_wrong_dim_in_names_the_argument():
 
 def test_mismatched_initial_states_name_the_argument():
     model = ModelHelper(name="bad_states")
-    with pytest.raises(errors.ArgumentError, match=r"initial_states: expected .* = 4 .* got 2"):
+    with pytest.raises(
+        errors.ArgumentError,
+        match=r"initial_states: expected 4 blobs \(2 per layer x 2 layers\), got 2",
+    ):
         rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"), D, [H, H], scope="bad")
     assert len(model.net.Proto().op) == 0 and len(model.param_init_net.Proto().op) == 0
     cell = rnn_cell.LSTMCell(D, H, 0.0, False, name="c")

@@ -86,7 +86,7 @@ def test_every_notebook_is_rendered_with_outputs(built_site):
     copy, build = built_site
     assert build.returncode == 0, build.stderr[-3000:]
     pages = sorted((copy / "docs" / "_build" / "html" / "notebooks").glob("0*.html"))
-    assert [p.name[:2] for p in pages] == ["01", "02", "03", "04", "05", "06", "07", "08"]
+    assert [p.name[:2] for p in pages] == ["01", "02", "03", "04", "05", "06", "07", "08", "09"]
     for page in pages:
         text = page.read_text()
         assert 'class="output' in text, "%s has no executed outputs" % page.name

@@ -20,8 +20,6 @@ from rnn_test_builders import (
     seeded_state_gradients,
 )
 
-pytestmark = pytest.mark.kernels  # also run under CAFFE2RNN_KERNELS=python
-
 T, N, D = 4, 2, 3
 MUL_LINKS = [("hidden_t_prev", "hidden", 0), ("hidden_t", "hidden", 1), ("input_t", "input", 0)]
 MUL_BACKWARD_LINKS = [

@@ -30,6 +30,8 @@ behaviours that differed in 2017; :mod:`caffe2rnn.history.operator_eras`
 holds the older variants.
 """
 
+from typing import Any
+
 from ... import eras
 from ...errors import ArgumentError, EnforceNotMet, GradientError, ShapeError
 from ..base import Operator
@@ -68,9 +70,9 @@ class RecurrentNetworkGradientOp(Operator):
     #: ``_all`` gradients by prepended accumulate ops, ``_last`` added once.
     external_gradients = AccumulateOpsAndLast()
     #: ``_tmpstep`` rename plus appended in-place Sum (0c2c95309).
-    param_gradients = TmpstepSum()
+    param_gradients: Any = TmpstepSum()  # a policy object; eras swap in their own
     #: a view of ``<state>_grad`` (>= 2-D), a striped batch sum (1-D).
-    initial_state_gradient = ShareOrStripe()
+    initial_state_gradient: Any = ShareOrStripe()
     era = None
 
     def remapped(self, name):

@@ -31,6 +31,8 @@ differed in 2017; :mod:`caffe2rnn.history.operator_eras` holds the variants a
 net of an older era runs with (docs/concepts/history.md).
 """
 
+from typing import Any
+
 from ...errors import ShapeError
 from ..base import Operator
 from ..registry import register
@@ -65,7 +67,7 @@ class RecurrentNetworkOp(Operator):
     #: ``rnn_internal_apply_link`` ops prepended to the step net (dc775484e).
     apply_links = staticmethod(add_apply_link_ops)
     #: one step workspace per timestep, or a few cycled when forward-only.
-    step_workspaces = CycleWhenForwardOnly()
+    step_workspaces: Any = CycleWhenForwardOnly()  # a policy object; eras swap in their own
     #: the era this operator was created for (None: today's); its step nets
     #: are created with it too.
     era = None
