@@ -67,3 +67,12 @@ site-check: docs
 
 clean:
 	rm -rf build caffe2rnn/_ext/*.so _ext/*.c caffe2rnn/proto/caffe2_pb2.py demo-out docs/_build docs/notebooks docs/_static/diagrams
+
+# JupyterLab on ./notebooks, running in this project's environment: JupyterLab is
+# installed into .venv on first use and the kernel registered as "caffe2rnn (.venv)",
+# so notebooks import caffe2rnn (and protobuf, the kernels) without any other setup.
+.PHONY: lab
+lab: setup
+	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check "jupyterlab>=4" "ipywidgets>=8"
+	$(PY) -m ipykernel install --user --name caffe2rnn --display-name "caffe2rnn (.venv)"
+	$(PY) -m jupyter lab --notebook-dir=notebooks

@@ -275,10 +275,13 @@ def train(
     prime="",
     stream=None,
     label="char-rnn",
+    title=None,
 ):
     """Train a :class:`CharRNN` on ``text`` for ``steps`` steps; a :class:`Training`.
 
-    Prints a progress bar (and each sample) to ``stream`` (default stdout);
+    Checks every argument first (:class:`TextError`, before anything is
+    printed), then prints ``title``, a progress bar and each sample to
+    ``stream`` (default stdout);
     samples every ``sample_every`` steps (default: five times a run) and at
     the end. The same ``seed`` gives the same weights, losses and samples.
     """
@@ -305,6 +308,8 @@ def train(
     rng = np.random.default_rng(seed)
     model = CharRNN(vocab, hidden, learning_rate)
     progress = Progress(steps, label, stream=stream, unit="steps")
+    if title:
+        progress.write(title)
     losses, samples = [], []
     start = time.perf_counter()
     for step in range(1, steps + 1):

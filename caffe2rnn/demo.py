@@ -20,7 +20,6 @@ final loss is below the text's unigram entropy) and every check holds, 1
 when not, 2 for unusable input (one line on stderr saying why).
 """
 
-import argparse
 import contextlib
 import os
 import platform
@@ -181,12 +180,14 @@ def run(out_dir="demo-out", steps=None, small_steps=400, seed=0, stream=None):
     os.makedirs(out_dir, exist_ok=True)
     corpus = datasets.stdlib_source()
     config = dict(DEMO_CHAR_RNN, steps=steps or DEMO_CHAR_RNN["steps"])
-    stream.write(
-        "Char-RNN on %s characters of Python's standard library (%d files):\n"
-        % (format(len(corpus.text), ","), len(corpus.files))
-    )
     with blas_threads(1):
-        training = char_rnn.train(corpus.text, seed=seed, prime=PRIME, stream=stream, **config)
+        title = "Char-RNN on %s characters of Python's standard library (%d files):" % (
+            format(len(corpus.text), ","),
+            len(corpus.files),
+        )
+        training = char_rnn.train(
+            corpus.text, seed=seed, prime=PRIME, stream=stream, title=title, **config
+        )
         op_rng.seed(seed)
         small = small_tasks.run(small_steps, np.random.default_rng(seed), stream)
     diagrams = write_diagrams(small["lstm"], out_dir)
@@ -236,114 +237,38 @@ def run(out_dir="demo-out", steps=None, small_steps=400, seed=0, stream=None):
 # -- python -m caffe2rnn char-rnn ------------------------------------------------
 
 
-def _positive(kind):
-    """An argparse type: a positive int or finite float, else a one-line reason."""
-
-    def parse(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            value = None
-        if value is None or not 0 < value < float("inf"):
-            raise argparse.ArgumentTypeError(
-                "expected a positive %s, got %r" % ("integer" if kind is int else "number", text)
-            )
-        return value
-
-    parse.__name__ = "positive %s" % kind.__name__
-    return parse
-
-
-positive_int, positive_number = _positive(int), _positive(float)
-
-
-def _one_line_errors(parser, command):
-    """Usage mistakes as one line on stderr (exit 2), not argparse's usage block."""
-
-    def error(message):
-        parser.exit(2, "caffe2rnn %s: %s (see --help)\n" % (command, message))
-
-    parser.error = error
-
-
-def add_demo_arguments(parser):
-    """The ``demo`` subcommand's options."""
-    parser.add_argument("--out", default="demo-out", help="output directory")
-    parser.add_argument(
-        "--steps",
-        type=positive_int,
-        default=DEMO_CHAR_RNN["steps"],
-        help="char-RNN training steps (default %d)" % DEMO_CHAR_RNN["steps"],
-    )
-    parser.add_argument(
-        "--small-steps",
-        type=positive_int,
-        default=400,
-        help="SGD steps per small task (default 400)",
-    )
-    _one_line_errors(parser, "demo")
-
-
 def demo_command(args):
     """Run ``demo``; exit status 0 when everything learned and checked out."""
     _, ok = run(out_dir=args.out, steps=args.steps, small_steps=args.small_steps)
     return 0 if ok else 1
 
 
-def add_char_rnn_arguments(parser):
-    """The ``char-rnn`` subcommand's options; a bad one is a one-line error (exit 2)."""
-    count, number = positive_int, positive_number
-    parser.add_argument("--text", required=True, metavar="FILE", help="a UTF-8 text file")
-    parser.add_argument("--steps", type=count, default=1000, help="training steps (default 1000)")
-    parser.add_argument(
-        "--seq-len", type=count, default=32, help="characters per stream per step (default 32)"
-    )
-    parser.add_argument("--hidden", type=count, default=128, help="LSTM hidden units (default 128)")
-    parser.add_argument("--batch", type=count, default=32, help="parallel streams (default 32)")
-    parser.add_argument(
-        "--learning-rate", type=number, default=0.01, help="Adam's learning rate (default 0.01)"
-    )
-    parser.add_argument(
-        "--sample-every", type=count, default=None, help="steps between samples (default steps/5)"
-    )
-    parser.add_argument(
-        "--sample-length", type=count, default=300, help="characters per sample (default 300)"
-    )
-    parser.add_argument(
-        "--temperature", type=number, default=0.8, help="sampling temperature (default 0.8)"
-    )
-    parser.add_argument("--prime", default="", help="text each sample starts from")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--out", default="char-rnn-out", help="output directory")
-    _one_line_errors(parser, "char-rnn")
-
-
 def char_rnn_command(args, stream=None):
-    """Run ``char-rnn``; the exit status (2 with a one-line error for bad input)."""
+    """Run ``char-rnn``: 0 when the model learned, 1 when not.
+
+    Unusable input raises :class:`~caffe2rnn.errors.TextError` before anything
+    is printed or written (the command line shows it as one line, exit 2).
+    """
     stream = stream or sys.stdout
-    try:
-        if os.path.exists(args.out) and not os.path.isdir(args.out):
-            raise TextError("--out %s exists and is not a directory" % args.out)
-        text = char_rnn.read_text(args.text)
-        stream.write("Char-RNN on %s (%s characters):\n" % (args.text, format(len(text), ",")))
-        with blas_threads(1):
-            training = char_rnn.train(
-                text,
-                steps=args.steps,
-                seq_len=args.seq_len,
-                hidden=args.hidden,
-                batch=args.batch,
-                learning_rate=args.learning_rate,
-                seed=args.seed,
-                sample_every=args.sample_every,
-                sample_length=args.sample_length,
-                temperature=args.temperature,
-                prime=args.prime,
-                stream=stream,
-            )
-    except TextError as error:
-        print("caffe2rnn char-rnn: %s" % error, file=sys.stderr)
-        return 2
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise TextError("--out %s exists and is not a directory" % args.out)
+    text = char_rnn.read_text(args.text)
+    with blas_threads(1):
+        training = char_rnn.train(
+            text,
+            steps=args.steps,
+            seq_len=args.seq_len,
+            hidden=args.hidden,
+            batch=args.batch,
+            learning_rate=args.learning_rate,
+            seed=args.seed,
+            sample_every=args.sample_every,
+            sample_length=args.sample_length,
+            temperature=args.temperature,
+            prime=args.prime,
+            stream=stream,
+            title="Char-RNN on %s (%s characters):" % (args.text, format(len(text), ",")),
+        )
     os.makedirs(args.out, exist_ok=True)
     report = Report("caffe2rnn char-rnn", _environment(args.seed))
     _, learned = char_rnn_section(report, training, args.out, "`%s`" % args.text)

@@ -8,8 +8,7 @@ import pytest
 
 from caffe2rnn import datasets
 from caffe2rnn.__main__ import main
-
-VIEWS = ["net", "ssa", "scratches", "backward", "recurrent", "timeline", "unroll"]
+from caffe2rnn.viz.gallery import VIEWS
 
 
 def test_demo_learns_checks_gradients_and_writes_its_files(tmp_path, capsys):
@@ -91,9 +90,11 @@ def test_char_rnn_command_writes_a_report(tmp_path, capsys):
         (["--text", "{missing}"], "missing.txt: no such file"),
         (["--text", "{empty}"], "empty.txt is empty"),
         (["--text", "{binary}"], "binary.dat looks binary"),
-        (["--text", "{poem}", "--steps", "0"], "argument --steps: expected a positive integer"),
-        (["--text", "{poem}", "--batch", "x"], "argument --batch: expected a positive integer"),
-        (["--text", "{poem}", "--temperature", "-1"], "argument --temperature: expected a"),
+        (["--text", "{poem}", "--steps", "0"], "--steps must be between 1 and 100000, got 0"),
+        (["--text", "{poem}", "--batch", "x"], "argument --batch: 'x' is not a whole number"),
+        (["--text", "{poem}", "--temperature", "-1"], "--temperature must be a positive number"),
+        (["--text", "{poem}", "--learning-rate", "nan"], "--learning-rate must be a positive"),
+        (["--text", "{poem}", "--seed", "-1"], "--seed must be between 0 and 4294967295"),
         (["--text", "{poem}", "--batch", "500"], "needs at least 16001"),
         (["--text", "{poem}", "--prime", "Q"], "'Q' is not in the training text"),
         (["--text", "{poem}", "--out", "{poem}"], "exists and is not a directory"),
@@ -112,7 +113,8 @@ def test_char_rnn_command_bad_input_is_one_line_exit_2(tmp_path, capsys, argumen
     argv = ["char-rnn", "--out", str(tmp_path / "out")]
     argv += [a.format(**{k: str(v) for k, v in files.items()}) for a in arguments]
     assert _status(argv) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("caffe2rnn char-rnn: ")
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "char-rnn: " in err and "Traceback" not in err
     assert message in err
+    assert out == ""  # nothing printed before the error
     assert not (tmp_path / "out").exists()  # nothing written

@@ -183,3 +183,27 @@ def test_backward_view_draws_the_net_the_gradient_op_runs():
         v2 = RecurrentOp(build_cell("lstm", "v2")).cpp_backward_step_net()
     assert [op.type for op in v2.net.op][-2:] == ["rnn_history_accumulate_param_gradient"] * 2
     assert v2.renamed == {}
+
+
+def test_big_step_nets_collapse_to_one_box_keeping_their_links(parse_dot):
+    from caffe2rnn.viz.recurrent import AUTO_EXPAND_OPS
+    from caffe2rnn.viz.rnn_op import RecurrentOp
+
+    op = examples.attention()
+    step = RecurrentOp(op).step_net
+    assert len(step.op) > AUTO_EXPAND_OPS
+    folded = parse_dot(viz.recurrent(op))  # auto
+    expanded = parse_dot(viz.recurrent(op, nested="expand"))
+    assert folded.with_class("collapsed") == {"fwd/ops", "bwd/ops"}
+    assert not expanded.with_class("collapsed")
+    assert len(folded.nodes) < len(expanded.nodes) / 2
+    label = folded.nodes["fwd/ops"]["label"]
+    assert label.startswith("\u25b8 %d ops (collapsed" % len(step.op)) and "LSTMUnit" in label
+    # every forward link still ends on its step-net blob
+    links = {(e[0], e[1]) for e in folded.edges_of("link")}
+    assert links == {(e[0], e[1]) for e in expanded.edges_of("link")}
+    small = parse_dot(viz.recurrent(examples.lstm()))
+    assert not small.with_class("collapsed")
+    assert parse_dot(viz.recurrent(examples.lstm(), nested="collapse")).with_class("collapsed")
+    with pytest.raises(DrawingError, match="nested='half'"):
+        viz.recurrent(op, nested="half")

@@ -35,7 +35,7 @@ def _views(op):
 
 # A node's <title> is its id; edges are "tail->head"; clusters "cluster_<name>".
 EXPECTED_TITLES = {
-    "net": {"op#1", "lstm/gates_t#0", "lstm/gates_t#1", "legend"},
+    "net": {"op#1", "lstm/gates_t#0", "lstm/gates_t#1", "cluster_legend"},
     "ssa": {"lstm/gates_t@1", "lstm/gates_t@2", "lstm/gates_t@1->op#1"},
     "scratches": {"lstm/gates_t@2"},
     "recurrent": {
@@ -43,7 +43,7 @@ EXPECTED_TITLES = {
         "cluster_step",
         "cluster_backward",
         "state/lstm/hidden_t_prev_states",
-        "fwd/lstm/hidden_t@1->state/lstm/hidden_t_prev_states",
+        "fwd/lstm/hidden_t@1->state/lstm/hidden_t_prev_states:s",
     },
     "backward": {"cluster_backward", "bwd/op#0", "bwd/lstm/gates_t_w_grad_tmpstep@1"},
     "timeline": {"tensor/lstm/hidden_t_prev_states", "t1/hidden_t_prev"},
@@ -145,7 +145,9 @@ def test_render_draws_a_historical_version(capsys):
     assert main(["render", "--cell", "lstm", "--version", "v1", "--view", "recurrent"]) == 0
     out = capsys.readouterr().out
     assert "lstm/step_workspaces_" in out  # v1's global counter in the blob name
-    assert main(["render", "--cell", "attention", "--version", "v1"]) == 2
+    with pytest.raises(SystemExit) as stop:
+        main(["render", "--cell", "attention", "--version", "v1"])
+    assert stop.value.code == 2
     assert "version v1 has no cell 'attention'" in capsys.readouterr().err
 
 

@@ -50,7 +50,7 @@ def test_timeline_window_covers_several_rows(parse_dot):
 def test_timeline_and_unroll_reject_bad_lengths():
     with pytest.raises(DrawingError, match="T >= 1, got 0"):
         viz.timeline(examples.mul(), T=0)
-    with pytest.raises(DrawingError, match=r"steps \[5\] must lie in 0..2"):
+    with pytest.raises(DrawingError, match=r"steps \[5\] \(and highlight None\) must lie in 0..2"):
         viz.timeline(examples.mul(), T=3, steps=[5])
     with pytest.raises(DrawingError, match="T >= 1"):
         viz.unroll(examples.mul(), T="3")
