@@ -229,7 +229,7 @@ def _parser():
     char_rnn = commands.add_parser(
         "char-rnn",
         help="train a character-level LSTM on a text file and write a report",
-        description="Train a char-RNN (the model of Caffe2's examples/char_rnn.py) on FILE: "
+        description="Train a char-RNN (the model of Caffe2's examples/char_rnn.py) on FILE:\n"
         "a progress bar, samples as it learns, a loss plot and an HTML report in --out.",
         formatter_class=_Help,
     )
@@ -278,8 +278,12 @@ def _char_rnn_arguments(parser):
         default=0.8,
         help="sampling temperature: below 1 sharper, above 1 more random",
     )
-    parser.add_argument("--prime", default="", help="text each sample starts from")
-    parser.add_argument("--seed", type=_bounded_int(0, 2**32 - 1, "--seed"), default=0)
+    parser.add_argument(
+        "--prime", default="", help="text each sample starts from (default: a random character)"
+    )
+    parser.add_argument(
+        "--seed", type=_bounded_int(0, 2**32 - 1, "--seed"), default=0, help="random seed"
+    )
     parser.add_argument("--out", default="char-rnn-out", metavar="DIR", help="output directory")
 
 
