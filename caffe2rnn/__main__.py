@@ -282,7 +282,10 @@ def _char_rnn_arguments(parser):
         "--prime", default="", help="text each sample starts from (default: a random character)"
     )
     parser.add_argument(
-        "--seed", type=_bounded_int(0, 2**32 - 1, "--seed"), default=0, help="random seed"
+        "--seed",
+        type=_bounded_int(0, 2**32 - 1, "--seed"),
+        default=0,
+        help="random seed (default: 0)",
     )
     parser.add_argument("--out", default="char-rnn-out", metavar="DIR", help="output directory")
 
