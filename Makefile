@@ -54,6 +54,7 @@ bench: setup
 	$(PY) benchmarks/bench_kernels.py
 	$(PY) benchmarks/bench_forward_only_memory.py
 	$(PY) benchmarks/bench_lstm.py
+	$(PY) benchmarks/bench_dispatch.py
 
 # The docs tools (Sphinx, MyST-NB, the theme) come with requirements-dev.txt.
 # Notebooks are executed during the build (cached in docs/_build/.jupyter_cache).

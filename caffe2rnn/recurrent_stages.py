@@ -25,12 +25,12 @@ Shapes: the input sequence is ``T × N × D``; a state tensor is
 step t).
 """
 
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 
 from . import core
+from .operators.rnn.aliases import OffsetAlias
+from .operators.rnn.links import Link
 from .scope import CurrentNameScope
-
-Link = tuple[str, str, int]  # (internal blob, external tensor, row offset)
 
 
 def check_scoping(cell_net):
@@ -161,7 +161,7 @@ class LinkPlan:
 
     forward_links: list[Link] = field(default_factory=list)
     backward_links: list[Link] = field(default_factory=list)
-    aliases: list[Link] = field(default_factory=list)
+    aliases: list[OffsetAlias] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     recurrent_states: list[str] = field(default_factory=list)
 
@@ -220,16 +220,16 @@ def plan_links(
         state = s(cell_input + "_states")
         states_grad = state + "_grad"
         cell_output = links[str(cell_input)]
-        plan.forward_links.append((cell_input, state, 0))
-        plan.forward_links.append((cell_output, state, 1))
-        plan.aliases.append((state, cell_output + "_all", 1))
-        plan.aliases.append((state, cell_output + "_last", -1))
+        plan.forward_links.append(Link(str(cell_input), state, 0))
+        plan.forward_links.append(Link(str(cell_output), state, 1))
+        plan.aliases.append(OffsetAlias(state, str(cell_output) + "_all", 1))
+        plan.aliases.append(OffsetAlias(state, str(cell_output) + "_last", -1))
         plan.outputs.extend([cell_output + "_all", cell_output + "_last"])
         plan.recurrent_states.append(state)
         if backward is not None:
             state_links = [
-                (cell_output + "_grad", states_grad, 1),
-                (state_input_gradient(backward, cell_input), states_grad, 0),
+                Link(str(cell_output) + "_grad", states_grad, 1),
+                Link(str(state_input_gradient(backward, cell_input)), states_grad, 0),
             ]
             if input_gradient_link_first:
                 state_links.reverse()
@@ -237,11 +237,11 @@ def plan_links(
             backward.net.Proto().external_input.append(str(cell_output) + "_grad")
 
     for input_t, input_blob in inputs:
-        plan.forward_links.append((str(input_t), str(input_blob), 0))
+        plan.forward_links.append(Link(str(input_t), str(input_blob), 0))
     if backward is not None:
         for input_t, input_blob in inputs:
             plan.backward_links.append(
-                (backward.mapping[str(input_t)], str(input_blob) + "_grad", 0)
+                Link(str(backward.mapping[str(input_t)]), str(input_blob) + "_grad", 0)
             )
     return plan
 
@@ -289,8 +289,10 @@ def accumulate_linked_gradients(backward_cell_net):
                 backward_cell_net.Sum([output_blob, accum_blob], [output_blob])
 
 
-def unpack_triples(triples):
-    """``[(a, b, c), ...]`` → ``(a..., b..., c...)``: parallel lists for the op."""
+def unpack_triples(items):
+    """Links or aliases (or plain triples) → their three parallel lists for the
+    op (``internal, external, offset`` / ``src, dst, offset``)."""
+    triples = [tuple(item)[:3] if isinstance(item, tuple) else astuple(item)[:3] for item in items]
     if triples:
         a, b, c = zip(*triples)
         return a, b, c

@@ -66,6 +66,9 @@ KERNELS = {
     "inplace_add": "inplace_add",
     "lstm_unit_forward": "lstm_unit",
     "lstm_unit_backward": "lstm_unit",
+    "run_plan": "rnn_executor",
+    "first_stale_guard": "rnn_executor",
+    "assign_values": "rnn_executor",
 }
 PATHS = ("python", "cython")
 

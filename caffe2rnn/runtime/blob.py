@@ -79,9 +79,17 @@ class Blob:
         it, holding old values); otherwise a new, uninitialised array is
         allocated, as Caffe2's ``Resize`` did.
         """
+        cur = self.value
+        # The common case first (every step of a loop): same shape and type.
+        if (
+            type(cur) is np.ndarray
+            and cur.shape == shape
+            and cur.dtype == dtype
+            and cur.flags.c_contiguous
+        ):
+            return cur
         shape = tuple(shape)
         size = math.prod(shape)
-        cur = self.value
         if type(cur) is np.ndarray and cur.dtype == dtype and cur.flags.c_contiguous:
             if cur.size == size:
                 if cur.shape != shape:

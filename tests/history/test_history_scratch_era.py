@@ -1,21 +1,20 @@
 """The scratch era (Caffe2 3b190c4df, 3913181a4): its texts build the same ops
 as the seed texts, and its operators compute what the era's tests expected.
 
-Seeds are read from $CAFFE2RNN_SEEDS (default /work/shared/seeds).
+Seeds are read from the folder $CAFFE2RNN_SEEDS names; without it these skip.
 """
 
 import numpy as np
 import pytest
+import seed_texts as seeds
 
 from caffe2rnn import compat, core, eras, history, workspace
-from caffe2rnn.history import cells, era, s1, scratch, seeds
+from caffe2rnn.history import cells, era, s1, scratch
 from caffe2rnn.history.bug_demos import mul_cell
 from caffe2rnn.history.compare import op_values
 from caffe2rnn.recurrent_stages import find_scratches
 
-needs_seeds = pytest.mark.skipif(
-    not seeds.available(), reason="seed texts not found at %s (set CAFFE2RNN_SEEDS)" % seeds.SEEDS
-)
+needs_seeds = pytest.mark.skipif(not seeds.available(), reason=seeds.skip_reason())
 
 #: version -> (seed example of file 001, our function, takes size triples)
 SCRATCH = {

@@ -1,20 +1,19 @@
 """Each version's seed text, executed against caffe2rnn.compat with only the
 py2 shims, builds the same RecurrentNetwork op as caffe2rnn.history.<version>.
 
-Seeds are read from $CAFFE2RNN_SEEDS (default /work/shared/seeds).
+Seeds are read from the folder $CAFFE2RNN_SEEDS names; without it these skip.
 """
 
 import pytest
+import seed_texts as seeds
+from deflatten import deflatten
 
 from caffe2rnn import core, workspace
-from caffe2rnn.history import VERSIONS, cells, era, seeds
+from caffe2rnn.history import VERSIONS, cells, era
 from caffe2rnn.history.bug_demos import mul_cell, relu_cell
 from caffe2rnn.history.compare import op_values
-from caffe2rnn.history.deflatten import deflatten
 
-needs_seeds = pytest.mark.skipif(
-    not seeds.available(), reason="seed texts not found at %s (set CAFFE2RNN_SEEDS)" % seeds.SEEDS
-)
+needs_seeds = pytest.mark.skipif(not seeds.available(), reason=seeds.skip_reason())
 
 
 def build(version, recurrent_net, cell=cells.lstm, **kwargs):

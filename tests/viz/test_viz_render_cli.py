@@ -85,10 +85,10 @@ def test_missing_dot_says_how_to_install_it_and_keeps_the_dot_text(tmp_path, mon
         assert hint in message
     assert isinstance(info.value, RuntimeError)
     assert not (tmp_path / "out.svg").exists()
-    assert "hidden_t_prev@0" in graph.source
+    assert "h_prev@0" in graph.source
     bundle = Figure(graph)._repr_mimebundle_()
     assert "apt-get install graphviz" in bundle["text/plain"]
-    assert "hidden_t_prev@0" in bundle["text/html"]
+    assert "h_prev@0" in bundle["text/html"]
     viz.render(graph, str(tmp_path / "out.dot"))  # DOT needs no binary
     assert (tmp_path / "out.dot").read_text() == graph.source
 
@@ -121,7 +121,7 @@ def test_cli_help_lists_views_cells_and_versions(capsys):
 
 def test_cli_prints_dot_or_writes_a_file(tmp_path, capsys):
     assert main(["render", "--cell", "mul", "--version", "current", "--view", "ssa"]) == 0
-    assert '"hidden_t_prev@0"' in capsys.readouterr().out
+    assert '"h_prev@0"' in capsys.readouterr().out
     out = tmp_path / "t.dot"
     assert (
         main(["render", "--cell", "sum_mul", "--view", "timeline", "-T", "4", "-o", str(out)]) == 0

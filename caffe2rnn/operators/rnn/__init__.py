@@ -7,8 +7,9 @@ Importing registers ``RecurrentNetwork`` (:mod:`.recurrent_network`),
 ``RecurrentNetworkBlobFetcher`` (:mod:`.blob_fetcher`). These are today's
 operators (Caffe2 042e8ede4 and PyTorch's copy); what they did differently in
 2017 lives in :mod:`caffe2rnn.history.operator_eras`. The op's arguments are
-read and checked once, by :mod:`.arguments`; :func:`prepared_backward_step_net`
-is the backward step net as the gradient op runs it.
+read and checked once, by :mod:`caffe2rnn.operators.rnn.arguments`;
+:func:`prepared_backward_step_net` is the backward step net as the gradient op
+runs it.
 """
 
 from . import accumulate, blob_fetcher, gradient, links, recurrent_network  # noqa: F401

@@ -16,8 +16,10 @@ and the alias index with an entry of ``outputs_with_grads`` (Caffe2 relied on
 alias i being output i).
 """
 
+import functools
 from dataclasses import dataclass
 
+from ... import kernels
 from ...errors import ArgumentError, ShapeError
 from ...kernels import checked
 from ...proto import caffe2_pb2
@@ -60,6 +62,11 @@ class AccumulateInputGradientOp(Operator):
         t = read_timestep(self, 0)
         g = self.input(2)
         checked.accumulate_input_gradient(g, self.input(1), t, self.offset, self.where)
+
+    def bind(self):
+        kernel = kernels.current().accumulate_input_gradient
+        t = read_timestep(self, 0)
+        return [functools.partial(kernel, self.input(2), self.input(1), t, self.offset)]
 
 
 def accumulate_op_def(rg, timestep, links, device_option):

@@ -18,9 +18,9 @@ argument                         meaning
                                  per timestep for the backward pass
 ``recurrent_states``             state tensors, (T + k) x N x D, row 0..k-1 = h0
 ``initial_recurrent_state_ids``  op input index of each state's h0
-``link_internal/external/        before step t, blob ``internal`` views rows
-offset/window``                  ``t + offset .. t + offset + window - 1`` of
-                                 ``external`` (:class:`~.links.Link`)
+``link_*``                       before step t, blob ``link_internal[i]`` views
+                                 rows ``t + offset .. t + offset + window - 1``
+                                 of ``link_external[i]`` (:class:`~.links.Link`)
 ``backward_link_*``              the same for the gradient tensors (window 1)
 ``alias_src/dst/offset``         output ``dst`` views ``src`` from row ``offset``
                                  (negative: from the end) (:class:`~.aliases.OffsetAlias`)
@@ -90,7 +90,7 @@ class RecurrentArguments:
     output_gradients: tuple  # gradient op: the GO input of each outputs_with_grads
     recompute_blobs: tuple
     num_workspaces: object  # int, or None when not given
-    enable_rnn_executor: bool
+    enable_rnn_executor: object  # bool, or None when not given
     renames: dict = field(default_factory=dict)
 
     @property
@@ -228,7 +228,7 @@ def read_recurrent_arguments(op_def, where=None):
         output_gradients=tuple(op_def.input[:n_go]),
         recompute_blobs=tuple(args.repeated("recompute_blobs_on_backward", kind=str)),
         num_workspaces=args.single("num_workspaces", None, int),
-        enable_rnn_executor=args.single("enable_rnn_executor", False, bool),
+        enable_rnn_executor=args.single("enable_rnn_executor", None, bool),
         renames={
             a.name[: -len(".rename")]: args.single(a.name, kind=str)
             for a in op_def.arg

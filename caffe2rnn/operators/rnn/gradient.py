@@ -35,8 +35,10 @@ from typing import Any
 from ... import eras
 from ...errors import ArgumentError, EnforceNotMet, GradientError, ShapeError
 from ..base import Operator
+from ..fc_layout import step_loop
 from ..gradient_maker import GradientMaker
 from ..registry import register, register_gradient
+from . import executor
 from .accumulate import AccumulateOpsAndLast, RecurrentGradient
 from .arguments import read_recurrent_arguments
 from .initial_states import ShareOrStripe, initial_rows
@@ -60,6 +62,11 @@ def zero_states_gradient_tail(g, k, all_tail_rows=False):
     (for k = 1 both are the same).
     """
     g[g.shape[0] - (k if all_tail_rows else 1) :] = 0
+
+
+def _same_index(t):
+    """Backward step t runs in step workspace t (the forward's own)."""
+    return t
 
 
 @register("RecurrentNetworkGradient")
@@ -108,6 +115,10 @@ class RecurrentNetworkGradientOp(Operator):
         )
         self.apply_links(self.links, self.timestep, device, self.step_net)
         self.param_gradients.prepare(self.step_net, self.params, device)
+        # The RNN executor (executor.py); the forward op set the timestep blobs.
+        self.executor = (
+            executor.StepNetExecutor(self.step_net, self.era, None) if executor.enabled(a) else None
+        )
 
     def _params(self):
         a = self.arguments
@@ -186,8 +197,12 @@ class RecurrentNetworkGradientOp(Operator):
 
         if scratch.step_workspaces:
             self._create_shared_blobs(scratch.step(0), scratch.shared_blobs_ws)
-        for t in range(seq_len - 1, -1, -1):
-            run_step(scratch.step(t), self.step_net, t, self.era)
+        with step_loop():  # parameters are fixed in the loop (fc_layout)
+            if self.executor is not None:  # the RNN executor: same steps, from a plan
+                self.executor.run(scratch, range(seq_len - 1, -1, -1), (_same_index, None))
+            else:
+                for t in range(seq_len - 1, -1, -1):
+                    run_step(scratch.step(t), self.step_net, t, self.era)
 
         for i, (rg, state_id) in enumerate(zip(self.recurrent_gradients, self.initial_state_ids)):
             self.initial_state_gradient.write(

@@ -2,8 +2,9 @@
 
 A link ``(internal, external, offset, window)`` says: before step t, the step
 net's blob ``internal`` is rows ``t + offset ... t + offset + window - 1`` of
-the tensor ``external``. ``recurrent_net`` made three per
-recurrent state, e.g. for an LSTM hidden state::
+the tensor ``external`` (``docs/concepts/links-and-aliases.md``).
+``recurrent_net`` made three per recurrent state, e.g. for an LSTM hidden
+state::
 
     ("input_t",        "input",           0)   x_t       = input[t]
     ("hidden_t_prev",  "hidden_t_states", 0)   h_{t-1}   = states[t]
@@ -20,6 +21,7 @@ prepended to the step nets (:func:`add_apply_link_ops`), so the dependency of
 each cell op on its linked blobs is visible in the net itself.
 """
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,6 +101,14 @@ class RNNApplyLinkOp(Operator):
         self.outputs[0].value = checked.link_view(
             self.inputs[1].value, read_timestep(self, 0), self.offset, self.window, self.where
         )
+
+    def bind(self):
+        # The view of this timestep is made once; each run only re-assigns it.
+        return [functools.partial(setattr, self.outputs[0], "value", self.outputs[0].value)]
+
+    def assigns(self):
+        """The blobs :meth:`bind`'s calls set (rather than read or write into)."""
+        return [self.outputs[0]]
 
 
 def read_timestep(op, i):

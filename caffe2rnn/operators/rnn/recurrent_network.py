@@ -14,15 +14,18 @@ blob. One run does, in order:
    reads the previous state from, and writes the new one into, ``<state>``;
 3. make each output alias a view of its state tensor (:mod:`.aliases`).
 
-Arguments (read and checked by :mod:`.arguments`): ``step_net`` (NetDef or its text),
+Arguments (read and checked by :mod:`caffe2rnn.operators.rnn.arguments`):
+``step_net`` (NetDef or its text),
 ``recurrent_states``, ``initial_recurrent_state_ids``, ``link_internal`` /
 ``link_external`` / ``link_offset`` / ``link_window``, ``alias_src`` /
 ``alias_dst`` / ``alias_offset``, ``timestep`` (default ``"timestep"``),
 ``recompute_blobs_on_backward``, ``backward_step_net`` (its presence means one
 step workspace per timestep is kept for the gradient), ``num_workspaces``
-(forward-only), ``enable_rnn_executor`` (steps always run in order here, which
-is what the executor's results were defined by; forward-only it means 4 step
-workspaces instead of 2, as in Caffe2 042e8ede4).
+(forward-only), ``enable_rnn_executor`` (1: run the loop from a plan of bound
+kernel calls, :mod:`.executor`, bit-identical to the op-by-op loop; 0: op by
+op; absent: on. Steps always run in order, which is what Caffe2's executor's
+results were defined by; forward-only, an explicit 1 means 4 step workspaces
+instead of 2, as in Caffe2 042e8ede4).
 
 This is the operator of Caffe2 from 2017-09 on (042e8ede4, kept by PyTorch's
 ``caffe2/operators/rnn``). The class attributes :attr:`~RecurrentNetworkOp.apply_links`
@@ -31,11 +34,14 @@ differed in 2017; :mod:`caffe2rnn.history.operator_eras` holds the variants a
 net of an older era runs with (docs/concepts/history.md).
 """
 
+import functools
 from typing import Any
 
 from ...errors import ShapeError
 from ..base import Operator
+from ..fc_layout import step_loop
 from ..registry import register
+from . import executor
 from .aliases import apply_offset_alias
 from .arguments import read_recurrent_arguments
 from .initial_states import (
@@ -81,8 +87,8 @@ class RecurrentNetworkOp(Operator):
         self.aliases = list(a.aliases)
         self.recompute_blobs = list(a.recompute_blobs)
         self.has_backward_pass = a.backward_step_net is not None
-        # Steps always run one after the other here; forward-only, the flag
-        # still sizes the step-workspace cycle as the executor did.
+        # Forward-only, an explicit 1 sizes the step-workspace cycle as
+        # Caffe2's executor did (whether the executor runs: executor.enabled).
         self.enable_rnn_executor = a.enable_rnn_executor
         self.num_workspaces = self.step_workspaces.num_workspaces(
             a.num_workspaces, a.enable_rnn_executor
@@ -96,6 +102,12 @@ class RecurrentNetworkOp(Operator):
 
         self.step_net.external_input.append(self.timestep)
         self.apply_links(self.links, self.timestep, self.def_.device_option, self.step_net)
+        # The RNN executor (executor.py): the same loop from a plan of bound calls.
+        self.executor = (
+            executor.StepNetExecutor(self.step_net, self.era, self.timestep)
+            if executor.enabled(a)
+            else None
+        )
 
     def run(self):
         seq_len, batch = sequence_shape(self, 0)
@@ -118,10 +130,20 @@ class RecurrentNetworkOp(Operator):
 
         workspaces = self.step_workspaces
         workspaces.prepare(scratch, seq_len, self.has_backward_pass, self.num_workspaces)
-        for t in range(seq_len):
-            step_ws = scratch.step(workspaces.index(t, self.has_backward_pass, self.num_workspaces))
-            update_timestep_blob(step_ws, self.timestep, t)
-            run_step(step_ws, self.step_net, t, self.era)
+        with step_loop():  # parameters are fixed in the loop (fc_layout)
+            if self.executor is not None:  # the RNN executor: same steps, from a plan
+                index = functools.partial(
+                    workspaces.index,
+                    has_backward_pass=self.has_backward_pass,
+                    num_workspaces=self.num_workspaces,
+                )
+                self.executor.run(scratch, range(seq_len), (index, index.keywords))
+            else:
+                for t in range(seq_len):
+                    i = workspaces.index(t, self.has_backward_pass, self.num_workspaces)
+                    step_ws = scratch.step(i)
+                    update_timestep_blob(step_ws, self.timestep, t)
+                    run_step(step_ws, self.step_net, t, self.era)
 
         for alias in self.aliases:
             apply_offset_alias(alias, self.ws)
