@@ -25,12 +25,12 @@ def test_frames_highlight_the_rows_each_step_reads_and_writes():
     assert [f["t"] for f in data["forward"]] == [0, 1, 2]
     assert [f["t"] for f in data["backward"]] == [2, 1, 0]
     first = data["forward"][1]
-    assert "mul/hidden_t_prev_states[1]" in first["reads"]
-    assert "mul/hidden_t_prev_states[2]" in first["writes"]
+    assert "mul_main/recurrent/h_prev_states[1]" in first["reads"]
+    assert "mul_main/recurrent/h_prev_states[2]" in first["writes"]
     assert 'id="a_hl_read_' in first["svg"] and 'id="a_hl_write_' in first["svg"]
     back = data["backward"][0]  # backward step t = 2 runs first
-    assert "mul/hidden_t_prev_states_grad[3]" in back["reads"]
-    assert "mul/hidden_t_prev_states_grad[2]" in back["writes"]
+    assert "mul_main/recurrent/h_prev_states_grad[3]" in back["reads"]
+    assert "mul_main/recurrent/h_prev_states_grad[2]" in back["writes"]
 
 
 def _page(tmp_path, op, T):

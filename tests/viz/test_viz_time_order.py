@@ -72,11 +72,11 @@ def test_backward_timeline_names_the_rows_each_step_reads_and_writes():
 
     _, _, steps, lengths = backward_plan(examples.lstm(), 3)
     states = "lstm/hidden_t_prev_states_grad"
-    assert lengths == {states: 4, "lstm/cell_t_prev_states_grad": 4, "lstm/i2h_grad": 3}
+    assert lengths == {states: 4, "lstm/cell_t_prev_states_grad": 4, "input_grad": 3}
     for t in range(3):
         assert (states, t + 1, "lstm/hidden_t_grad") in steps[t]["reads"]
         assert (states, t, "hidden_t_prev_grad") in steps[t]["writes"]
-        assert ("lstm/i2h_grad", t, "lstm/gates_t_grad") in steps[t]["writes"]
+        assert ("input_grad", t, "lstm/gates_t_grad") in steps[t]["writes"]
         assert ("lstm/hidden_t_prev_states", t, "hidden_t_prev") in steps[t]["forward"]
         assert steps[t]["scratch"] == ["lstm/gates_t"]
         assert steps[t]["params"] == ["lstm/gates_t_w_grad", "lstm/gates_t_b_grad"]
