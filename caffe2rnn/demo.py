@@ -27,9 +27,10 @@ import sys
 
 import numpy as np
 
-from . import __version__, char_rnn, datasets, kernels, plots, small_tasks
+from . import __version__, char_rnn, datasets, kernels, small_tasks
 from .errors import GraphvizNotFoundError, TextError
 from .report import Report
+from .viz import plots
 
 #: The char-RNN of ``make demo``: about 30 s of CPU time (25 ms a step).
 DEMO_CHAR_RNN = dict(steps=1200, seq_len=32, hidden=128, batch=32)
