@@ -30,6 +30,12 @@ demo: setup
 
 # Every RNN, cell and kernel test runs on both kernel paths (the `kernel_path`
 # fixture of tests/conftest.py gives each such test a `python` and a `cython` id).
+# The 2017 seed texts (scraped versions of Caffe2's recurrent.py) are not part of
+# this repository; the tests that execute them read the folder $CAFFE2RNN_SEEDS names
+# (default: a sibling checkout's shared/seeds when present) and skip with a reason otherwise.
+CAFFE2RNN_SEEDS ?= $(abspath $(wildcard ../shared/seeds))
+export CAFFE2RNN_SEEDS
+
 test: setup lint
 	$(PY) -m pytest -q -p no:cacheprovider tests
 

@@ -1,6 +1,7 @@
 """``python -m caffe2rnn``: ``render`` draws a cell or a net; ``demo`` runs the demo.
 
     python -m caffe2rnn demo --out demo-out
+    python -m caffe2rnn char-rnn --text book.txt --steps 2000 --out char-rnn-out
 
     python -m caffe2rnn render --cell lstm --version v3 --view ssa -o out.svg
     python -m caffe2rnn render --cell mul --view timeline --steps 4   # DOT to stdout
@@ -208,19 +209,85 @@ def _parser():
     )
     demo = commands.add_parser(
         "demo",
-        help="train an LSTM and an attention decoder, check gradients, "
-        "write a report and every view of the LSTM's op",
+        help="the main job: a char-RNN on Python's own source, small tasks, gradient "
+        "checks, every view of the LSTM's op, in an HTML report",
         formatter_class=_Help,
     )
-    parser.commands = {"render": render, "compare": compare, "demo": demo}
     demo.add_argument("--out", default="demo-out", help="output directory")
     demo.add_argument(
         "--steps",
-        type=_bounded_int(1, MAX_SGD_STEPS, "--steps (SGD steps per model)"),
-        default=400,
-        help="SGD steps per model",
+        type=_bounded_int(1, MAX_SGD_STEPS, "--steps (the char-RNN's training steps)"),
+        default=1200,
+        help="the char-RNN's training steps",
     )
+    demo.add_argument(
+        "--small-steps",
+        type=_bounded_int(1, MAX_SGD_STEPS, "--small-steps (SGD steps per small task)"),
+        default=400,
+        help="SGD steps per small task",
+    )
+    char_rnn = commands.add_parser(
+        "char-rnn",
+        help="train a character-level LSTM on a text file and write a report",
+        description="Train a char-RNN (the model of Caffe2's examples/char_rnn.py) on FILE:\n"
+        "a progress bar, samples as it learns, a loss plot and an HTML report in --out.",
+        formatter_class=_Help,
+    )
+    _char_rnn_arguments(char_rnn)
+    parser.commands = {"render": render, "compare": compare, "demo": demo, "char-rnn": char_rnn}
     return parser
+
+
+def _positive_number(what):
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError("%r is not a number" % text) from None
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError("%s must be a positive number, got %s" % (what, text))
+        return value
+
+    return parse
+
+
+def _char_rnn_arguments(parser):
+    """``char-rnn``'s options (the training itself checks nothing twice: these
+    bounds are what the command line accepts)."""
+    parser.add_argument("--text", required=True, metavar="FILE", help="a UTF-8 text file")
+    counts = [
+        ("--steps", MAX_SGD_STEPS, 1000, "training steps"),
+        ("--seq-len", 10_000, 32, "characters each stream reads per step (T)"),
+        ("--hidden", 8192, 128, "LSTM hidden units"),
+        ("--batch", 8192, 32, "parallel streams of the text (N)"),
+        ("--sample-every", MAX_SGD_STEPS, None, "steps between samples (default: steps / 5)"),
+        ("--sample-length", 100_000, 300, "characters drawn per sample"),
+    ]
+    for option, high, default, text in counts:
+        kind = _bounded_int(1, high, option)
+        parser.add_argument(option, type=kind, default=default, help=text)
+    parser.add_argument(
+        "--learning-rate",
+        type=_positive_number("--learning-rate"),
+        default=0.01,
+        help="Adam's rate",
+    )
+    parser.add_argument(
+        "--temperature",
+        type=_positive_number("--temperature"),
+        default=0.8,
+        help="sampling temperature: below 1 sharper, above 1 more random",
+    )
+    parser.add_argument(
+        "--prime", default="", help="text each sample starts from (default: a random character)"
+    )
+    parser.add_argument(
+        "--seed",
+        type=_bounded_int(0, 2**32 - 1, "--seed"),
+        default=0,
+        help="random seed (default: 0)",
+    )
+    parser.add_argument("--out", default="char-rnn-out", metavar="DIR", help="output directory")
 
 
 def _history_cells():
@@ -349,14 +416,13 @@ def _compare(args):
 def main(argv=None):
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.command != "demo":
+    if args.command in ("render", "compare"):
         _check_args(parser.commands[args.command], args)
     try:
-        if args.command == "demo":
+        if args.command in ("demo", "char-rnn"):
             from . import demo
 
-            _, ok = demo.run(out_dir=args.out, steps=args.steps)
-            return 0 if ok else 1
+            return (demo.demo_command if args.command == "demo" else demo.char_rnn_command)(args)
         return _compare(args) if args.command == "compare" else _render(args)
     except (errors.Caffe2RNNError, OSError) as error:
         # Bad input files, an unwritable disk: one line. A missing `dot`

@@ -221,3 +221,9 @@ class GraphvizNotFoundError(Caffe2RNNError, RuntimeError):
     ``pip install graphviz`` installs only the Python bindings; the binary
     comes from the operating system or conda.
     """
+
+
+class TextError(Caffe2RNNError, ValueError):
+    """A text that :mod:`caffe2rnn.char_rnn` cannot learn from or sample with:
+    a missing, empty, binary or too short file, a character outside the
+    vocabulary, or a non-positive size."""

@@ -45,7 +45,7 @@ BAD = [
     (["render", "-T", "three"], ["'three' is not a whole number"]),
     (["render", "--op", "0"], ["--op needs --net"]),
     (["render", "--nested", "half"], ["--nested", "expand", "collapse"]),
-    (["demo", "--steps", "0"], ["--steps", "SGD steps", "got 0"]),
+    (["demo", "--steps", "0"], ["--steps", "training steps", "got 0"]),
     (["demo", "--steps", "-1"], ["--steps", "got -1"]),
     (["demo", "--steps", "10000000"], ["--steps", "between 1 and 100000"]),
     (["demo", "--steps", "1.5"], ["'1.5' is not a whole number"]),
