@@ -8,7 +8,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.caffe2rnn-setup
 
-.PHONY: setup demo test test-fast ext bench docs site-check clean fuzz
+.PHONY: setup demo test test-fast lint ext bench docs site-check clean fuzz
 
 setup: $(STAMP)
 
@@ -28,9 +28,27 @@ ext: setup
 demo: setup
 	$(PY) -m caffe2rnn demo --out demo-out
 
-test: setup
+# Every RNN, cell and kernel test runs on both kernel paths (the `kernel_path`
+# fixture of tests/conftest.py gives each such test a `python` and a `cython` id).
+# The 2017 seed texts (scraped versions of Caffe2's recurrent.py) are not part of
+# this repository; the tests that execute them read the folder $CAFFE2RNN_SEEDS names
+# (default: a sibling checkout's shared/seeds when present) and skip with a reason otherwise.
+CAFFE2RNN_SEEDS ?= $(abspath $(wildcard ../shared/seeds))
+export CAFFE2RNN_SEEDS
+
+test: setup lint
 	$(PY) -m pytest -q -p no:cacheprovider tests
-	CAFFE2RNN_KERNELS=python $(PY) -m pytest -q -p no:cacheprovider -m kernels tests
+
+# Lint, format and types: the same tools and settings as .pre-commit-config.yaml.
+LINTERS := ruff cython-lint pycodestyle mypy
+lint: setup
+	@for tool in $(LINTERS); do test -x $(VENV)/bin/$$tool || { \
+	  echo "caffe2rnn: '$$tool' is missing from $(VENV); install the dev tools with:"; \
+	  echo "  $(PY) -m pip install -r requirements-dev.txt"; exit 1; }; done
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint _ext
+	$(VENV)/bin/mypy
 
 # Every fuzzer in tests/fuzz, scaled to at least 10,000 cases (deterministic;
 # CAFFE2RNN_FUZZ_RANDOM=1 explores new ones); ends with one summary line.
@@ -42,6 +60,7 @@ bench: setup
 	$(PY) benchmarks/bench_kernels.py
 	$(PY) benchmarks/bench_forward_only_memory.py
 	$(PY) benchmarks/bench_lstm.py
+	$(PY) benchmarks/bench_dispatch.py
 
 # The docs tools (Sphinx, MyST-NB, the theme) come with requirements-dev.txt.
 # Notebooks are executed during the build (cached in docs/_build/.jupyter_cache).
@@ -55,3 +74,12 @@ site-check: docs
 
 clean:
 	rm -rf build caffe2rnn/_ext/*.so _ext/*.c caffe2rnn/proto/caffe2_pb2.py demo-out docs/_build docs/notebooks docs/_static/diagrams
+
+# JupyterLab on ./notebooks, running in this project's environment: JupyterLab is
+# installed into .venv on first use and the kernel registered as "caffe2rnn (.venv)",
+# so notebooks import caffe2rnn (and protobuf, the kernels) without any other setup.
+.PHONY: lab
+lab: setup
+	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check "jupyterlab>=4" "ipywidgets>=8"
+	$(PY) -m ipykernel install --user --name caffe2rnn --display-name "caffe2rnn (.venv)"
+	$(PY) -m jupyter lab --notebook-dir=notebooks

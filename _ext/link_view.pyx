@@ -1,15 +1,17 @@
 # Compiled twin of caffe2rnn/kernels/link_view.py: rows [start, start + window)
-# of ``external`` as a view, built with NumPy's C API (see _views.pxd).
+# of ``external`` as a view, built with NumPy's C API (see _views.pxd); checks
+# from _contract.pxd.
 cimport numpy as cnp
 from _views cimport row_view
+from _contract cimport view_rows, index_arg, rows
 
 cnp.import_array()
 
 
-def link_view(cnp.ndarray external, Py_ssize_t start, Py_ssize_t window):
+def link_view(object external, object start, object window):
     """View of rows ``[start, start + window)`` of ``external``."""
-    if (cnp.PyArray_NDIM(external) < 1 or start < 0 or window < 0
-            or start + window > cnp.PyArray_DIMS(external)[0]):
-        raise IndexError("link_view: rows [%d, %d) outside an array of shape %s"
-                         % (start, start + window, (<object>external).shape))
-    return row_view(external, start, window)
+    cdef Py_ssize_t n_rows = view_rows(external, "link_view", "external")
+    cdef Py_ssize_t s = index_arg(start, "link_view", "start")
+    cdef Py_ssize_t w = index_arg(window, "link_view", "window")
+    rows("link_view", n_rows, s, w)
+    return row_view(<cnp.ndarray>external, s, w)

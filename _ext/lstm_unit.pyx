@@ -1,5 +1,6 @@
 # Compiled twin of caffe2rnn/kernels/lstm_unit.py: LSTMUnit forward and backward
 # in one call each (no NumPy calls, no temporary arrays, no Python per gate).
+# Arguments are checked first, as the twin checks them (_contract.pxd).
 #
 # Bit-identical to the twin by construction: every formula below is the twin's
 # sequence of IEEE float operations in the same grouping (the build disables
@@ -10,7 +11,9 @@
 # bit, and the twin cannot call libm element-wise at NumPy speed.)
 cimport numpy as cnp
 from cpython.mem cimport PyMem_RawMalloc, PyMem_RawFree
-from _types cimport real, index_t, is_float_array
+from _types cimport real, index_t
+from _contract cimport (array_arg, same_dtype, index_arg, real_arg, overlaps,
+                        no_overlap, same_size, refuse)
 
 import numpy as np
 
@@ -100,8 +103,8 @@ cdef void _gate_exponents(const real* x, index_t n_rows, index_t d, real fb,
                           bint has_fb, real* z) noexcept nogil:
     """z = the negated σ arguments of each row: -x_i, -(x_f + fb), -x_o, and
     -(x_g + x_g) for g = tanh(x_g) = 2σ(2 x_g) - 1."""
-    cdef index_t n, k
-    for n in range(n_rows):
+    cdef index_t k, _row
+    for _row in range(n_rows):
         for k in range(d):
             z[k] = -x[k]
         if has_fb:
@@ -220,29 +223,6 @@ cdef void _backward(const real* cp, const real* x, const int* seq, const real* c
                 dhp[j + k] = dh[j + k] if (seq[n] <= t and not drop) else zero
 
 
-cdef index_t _rows_and_dim(cnp.ndarray c_prev, cnp.ndarray gates,
-                           cnp.ndarray seq_lengths, index_t* d) except -1:
-    """N (and D) after checking what the loops rely on; all arrays come later."""
-    if cnp.PyArray_NDIM(c_prev) != 2 or not is_float_array(c_prev):
-        raise TypeError("lstm_unit: c_prev must be a C-contiguous (N, D) float array")
-    cdef index_t n = cnp.PyArray_DIMS(c_prev)[0]
-    d[0] = cnp.PyArray_DIMS(c_prev)[1]
-    if not (cnp.PyArray_TYPE(seq_lengths) == cnp.NPY_INT32
-            and cnp.PyArray_IS_C_CONTIGUOUS(seq_lengths)
-            and cnp.PyArray_SIZE(seq_lengths) == n):
-        raise TypeError("lstm_unit: seq_lengths must be a contiguous int32 array of N")
-    _same(gates, c_prev, 4 * n * d[0], "gates")
-    return n
-
-
-cdef int _same(cnp.ndarray a, cnp.ndarray like, index_t size, str what) except -1:
-    if not (is_float_array(a) and cnp.PyArray_TYPE(a) == cnp.PyArray_TYPE(like)
-            and cnp.PyArray_SIZE(a) == size):
-        raise TypeError("lstm_unit: %s must be a C-contiguous float array of %d "
-                        "elements like c_prev" % (what, size))
-    return 0
-
-
 cdef void* _scratch(index_t count, index_t itemsize) except NULL:
     cdef void* z = PyMem_RawMalloc((count if count > 0 else 1) * itemsize)
     if z == NULL:
@@ -250,75 +230,131 @@ cdef void* _scratch(index_t count, index_t itemsize) except NULL:
     return z
 
 
-def lstm_unit_forward(object h_prev, cnp.ndarray c_prev, cnp.ndarray gates,
-                      cnp.ndarray seq_lengths, Py_ssize_t t, double forget_bias,
-                      bint drop_states, cnp.ndarray h_out, cnp.ndarray c_out):
+cdef cnp.ndarray _c_prev(object c_prev, str k):
+    cdef cnp.ndarray c = array_arg(c_prev, k, "c_prev", "float", False)
+    if cnp.PyArray_NDIM(c) != 2:
+        refuse("matrix", (k, "c_prev", c))
+    return c
+
+
+def lstm_unit_forward(object h_prev, object c_prev, object gates, object seq_lengths,
+                      object t, object forget_bias, object drop_states, object h_out,
+                      object c_out):
     """One LSTM step into ``h_out``, ``c_out`` (see the Python twin)."""
-    cdef index_t d
-    cdef index_t n = _rows_and_dim(c_prev, gates, seq_lengths, &d)
-    _same(h_out, c_prev, n * d, "h_out")
-    _same(c_out, c_prev, n * d, "c_out")
-    cdef void* hp = NULL
+    cdef str k = "lstm_unit_forward"
+    # the twin's checks, in its order (kernels/lstm_unit.py, _check_forward)
+    cdef cnp.ndarray cp = _c_prev(c_prev, k)
+    cdef cnp.ndarray x = array_arg(gates, k, "gates", "float", False)
+    cdef cnp.ndarray seq = array_arg(seq_lengths, k, "seq_lengths", "int32", False)
+    cdef cnp.ndarray hp = None
     if h_prev is not None:
-        _same(h_prev, c_prev, n * d, "h_prev")
-        hp = cnp.PyArray_DATA(<cnp.ndarray>h_prev)
-    cdef const int* seq = <const int*>cnp.PyArray_DATA(seq_lengths)
-    cdef bint has_fb = forget_bias != 0
+        hp = array_arg(h_prev, k, "h_prev", "float", False)
+    cdef cnp.ndarray h = array_arg(h_out, k, "h_out", "float", True)
+    cdef cnp.ndarray c = array_arg(c_out, k, "c_out", "float", True)
+    same_dtype(k, "c_prev", cp, "gates", x)
+    if hp is not None:
+        same_dtype(k, "c_prev", cp, "h_prev", hp)
+    same_dtype(k, "c_prev", cp, "h_out", h)
+    same_dtype(k, "c_prev", cp, "c_out", c)
+    cdef index_t ti = index_arg(t, k, "t")
+    cdef double fb = real_arg(forget_bias, k, "forget_bias")
+    cdef bint drop = drop_states
+    cdef index_t n = cnp.PyArray_DIMS(cp)[0], d = cnp.PyArray_DIMS(cp)[1]
+    same_size(k, "gates", x, 4 * n * d)
+    same_size(k, "seq_lengths", seq, n)
+    if hp is not None:
+        same_size(k, "h_prev", hp, n * d)
+    same_size(k, "h_out", h, n * d)
+    same_size(k, "c_out", c, n * d)
+    if (overlaps(h, c) or overlaps(h, hp) or overlaps(h, cp) or overlaps(h, x)
+            or overlaps(h, seq) or overlaps(c, hp) or overlaps(c, cp) or overlaps(c, x)
+            or overlaps(c, seq)):
+        refuse("no_overlap", (k, [("h_out", h), ("c_out", c)],
+                              [("h_prev", hp), ("c_prev", cp), ("gates", x),
+                               ("seq_lengths", seq)]))
+    cdef void* hpp = NULL if hp is None else cnp.PyArray_DATA(hp)
+    cdef const int* sq = <const int*>cnp.PyArray_DATA(seq)
+    cdef bint has_fb = fb != 0
     cdef void* z
-    if cnp.PyArray_TYPE(c_prev) == cnp.NPY_FLOAT32:
+    if cnp.PyArray_TYPE(cp) == cnp.NPY_FLOAT32:
         z = _scratch(5 * n * d, sizeof(float))
         with nogil:
-            _forward(<float*>hp, <float*>cnp.PyArray_DATA(c_prev),
-                     <float*>cnp.PyArray_DATA(gates), seq, n, d, t, <float>forget_bias,
-                     has_fb, drop_states, <float*>cnp.PyArray_DATA(h_out),
-                     <float*>cnp.PyArray_DATA(c_out), <float*>z, <float*>z + 4 * n * d)
+            _forward(<float*>hpp, <float*>cnp.PyArray_DATA(cp), <float*>cnp.PyArray_DATA(x),
+                     sq, n, d, ti, <float>fb, has_fb, drop, <float*>cnp.PyArray_DATA(h),
+                     <float*>cnp.PyArray_DATA(c), <float*>z, <float*>z + 4 * n * d)
     else:
         z = _scratch(5 * n * d, sizeof(double))
         with nogil:
-            _forward(<double*>hp, <double*>cnp.PyArray_DATA(c_prev),
-                     <double*>cnp.PyArray_DATA(gates), seq, n, d, t, forget_bias,
-                     has_fb, drop_states, <double*>cnp.PyArray_DATA(h_out),
-                     <double*>cnp.PyArray_DATA(c_out), <double*>z,
-                     <double*>z + 4 * n * d)
+            _forward(<double*>hpp, <double*>cnp.PyArray_DATA(cp),
+                     <double*>cnp.PyArray_DATA(x), sq, n, d, ti, fb, has_fb, drop,
+                     <double*>cnp.PyArray_DATA(h), <double*>cnp.PyArray_DATA(c),
+                     <double*>z, <double*>z + 4 * n * d)
     PyMem_RawFree(z)
 
 
-def lstm_unit_backward(cnp.ndarray c_prev, cnp.ndarray gates, cnp.ndarray seq_lengths,
-                       Py_ssize_t t, cnp.ndarray c, cnp.ndarray dh, cnp.ndarray dc,
-                       double forget_bias, bint drop_states, object dh_prev_out,
-                       cnp.ndarray dc_prev_out, cnp.ndarray dgates_out):
+def lstm_unit_backward(object c_prev, object gates, object seq_lengths, object t,
+                       object c, object dh, object dc, object forget_bias,
+                       object drop_states, object dh_prev_out, object dc_prev_out,
+                       object dgates_out):
     """Gradients of one LSTM step (see the Python twin)."""
-    cdef index_t d
-    cdef index_t n = _rows_and_dim(c_prev, gates, seq_lengths, &d)
-    _same(c, c_prev, n * d, "c")
-    _same(dh, c_prev, n * d, "dh")
-    _same(dc, c_prev, n * d, "dc")
-    _same(dc_prev_out, c_prev, n * d, "dc_prev_out")
-    _same(dgates_out, c_prev, 4 * n * d, "dgates_out")
-    cdef void* dhp = NULL
+    cdef str k = "lstm_unit_backward"
+    # the twin's checks, in its order (kernels/lstm_unit.py, _check_backward)
+    cdef cnp.ndarray cp = _c_prev(c_prev, k)
+    cdef cnp.ndarray x = array_arg(gates, k, "gates", "float", False)
+    cdef cnp.ndarray seq = array_arg(seq_lengths, k, "seq_lengths", "int32", False)
+    cdef cnp.ndarray cc = array_arg(c, k, "c", "float", False)
+    cdef cnp.ndarray gh = array_arg(dh, k, "dh", "float", False)
+    cdef cnp.ndarray gc = array_arg(dc, k, "dc", "float", False)
+    cdef cnp.ndarray ghp = None
     if dh_prev_out is not None:
-        _same(dh_prev_out, c_prev, n * d, "dh_prev_out")
-        dhp = cnp.PyArray_DATA(<cnp.ndarray>dh_prev_out)
-    cdef const int* seq = <const int*>cnp.PyArray_DATA(seq_lengths)
-    cdef bint has_fb = forget_bias != 0
+        ghp = array_arg(dh_prev_out, k, "dh_prev_out", "float", True)
+    cdef cnp.ndarray gcp = array_arg(dc_prev_out, k, "dc_prev_out", "float", True)
+    cdef cnp.ndarray gx = array_arg(dgates_out, k, "dgates_out", "float", True)
+    same_dtype(k, "c_prev", cp, "gates", x)
+    same_dtype(k, "c_prev", cp, "c", cc)
+    same_dtype(k, "c_prev", cp, "dh", gh)
+    same_dtype(k, "c_prev", cp, "dc", gc)
+    if ghp is not None:
+        same_dtype(k, "c_prev", cp, "dh_prev_out", ghp)
+    same_dtype(k, "c_prev", cp, "dc_prev_out", gcp)
+    same_dtype(k, "c_prev", cp, "dgates_out", gx)
+    cdef index_t ti = index_arg(t, k, "t")
+    cdef double fb = real_arg(forget_bias, k, "forget_bias")
+    cdef bint drop = drop_states
+    cdef index_t n = cnp.PyArray_DIMS(cp)[0], d = cnp.PyArray_DIMS(cp)[1]
+    same_size(k, "gates", x, 4 * n * d)
+    same_size(k, "seq_lengths", seq, n)
+    same_size(k, "c", cc, n * d)
+    same_size(k, "dh", gh, n * d)
+    same_size(k, "dc", gc, n * d)
+    if ghp is not None:
+        same_size(k, "dh_prev_out", ghp, n * d)
+    same_size(k, "dc_prev_out", gcp, n * d)
+    same_size(k, "dgates_out", gx, 4 * n * d)
+    cdef list written = [("dh_prev_out", ghp), ("dc_prev_out", gcp), ("dgates_out", gx)]
+    cdef list others = [("c_prev", cp), ("gates", x), ("seq_lengths", seq), ("c", cc),
+                        ("dh", gh), ("dc", gc)]
+    no_overlap(k, written, others)
+    cdef void* dhp = NULL if ghp is None else cnp.PyArray_DATA(ghp)
+    cdef const int* sq = <const int*>cnp.PyArray_DATA(seq)
+    cdef bint has_fb = fb != 0
     cdef void* z
-    if cnp.PyArray_TYPE(c_prev) == cnp.NPY_FLOAT32:
+    if cnp.PyArray_TYPE(cp) == cnp.NPY_FLOAT32:
         z = _scratch(6 * n * d, sizeof(float))
         with nogil:
-            _backward(<float*>cnp.PyArray_DATA(c_prev), <float*>cnp.PyArray_DATA(gates),
-                      seq, <float*>cnp.PyArray_DATA(c), <float*>cnp.PyArray_DATA(dh),
-                      <float*>cnp.PyArray_DATA(dc), n, d, t, <float>forget_bias, has_fb,
-                      drop_states, <float*>dhp, <float*>cnp.PyArray_DATA(dc_prev_out),
-                      <float*>cnp.PyArray_DATA(dgates_out), <float*>z,
-                      <float*>z + 4 * n * d, <float*>z + 5 * n * d)
+            _backward(<float*>cnp.PyArray_DATA(cp), <float*>cnp.PyArray_DATA(x), sq,
+                      <float*>cnp.PyArray_DATA(cc), <float*>cnp.PyArray_DATA(gh),
+                      <float*>cnp.PyArray_DATA(gc), n, d, ti, <float>fb, has_fb, drop,
+                      <float*>dhp, <float*>cnp.PyArray_DATA(gcp),
+                      <float*>cnp.PyArray_DATA(gx), <float*>z, <float*>z + 4 * n * d,
+                      <float*>z + 5 * n * d)
     else:
         z = _scratch(6 * n * d, sizeof(double))
         with nogil:
-            _backward(<double*>cnp.PyArray_DATA(c_prev),
-                      <double*>cnp.PyArray_DATA(gates), seq,
-                      <double*>cnp.PyArray_DATA(c), <double*>cnp.PyArray_DATA(dh),
-                      <double*>cnp.PyArray_DATA(dc), n, d, t, forget_bias, has_fb,
-                      drop_states, <double*>dhp, <double*>cnp.PyArray_DATA(dc_prev_out),
-                      <double*>cnp.PyArray_DATA(dgates_out), <double*>z,
-                      <double*>z + 4 * n * d, <double*>z + 5 * n * d)
+            _backward(<double*>cnp.PyArray_DATA(cp), <double*>cnp.PyArray_DATA(x), sq,
+                      <double*>cnp.PyArray_DATA(cc), <double*>cnp.PyArray_DATA(gh),
+                      <double*>cnp.PyArray_DATA(gc), n, d, ti, fb, has_fb, drop,
+                      <double*>dhp, <double*>cnp.PyArray_DATA(gcp),
+                      <double*>cnp.PyArray_DATA(gx), <double*>z, <double*>z + 4 * n * d,
+                      <double*>z + 5 * n * d)
     PyMem_RawFree(z)

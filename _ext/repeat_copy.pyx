@@ -1,7 +1,9 @@
 # Compiled twin of caffe2rnn/kernels/repeat_copy.py: dst[n, :] = src for each row.
+# Checks from _contract.pxd, in the twin's order, before the first write.
 cimport numpy as cnp
 from libc.string cimport memcpy
-from _types cimport real, index_t, is_float_array
+from _types cimport real, index_t
+from _contract cimport array_arg, same_dtype, overlaps, refuse
 
 cnp.import_array()
 
@@ -21,23 +23,22 @@ cdef inline void _repeat_copy(const real* src, real* dst, index_t n,
         done += chunk
 
 
-def repeat_copy(cnp.ndarray src, cnp.ndarray dst):
+def repeat_copy(object src, object dst):
     """``dst[n] = src`` for every row n of ``dst`` (``dst.size`` = k * ``src.size``)."""
-    if not (is_float_array(src) and is_float_array(dst)
-            and cnp.PyArray_TYPE(src) == cnp.PyArray_TYPE(dst)):
-        raise TypeError("repeat_copy: src and dst must be C-contiguous float "
-                        "arrays of the same type")
-    cdef index_t n = cnp.PyArray_SIZE(src)
-    cdef index_t size = cnp.PyArray_SIZE(dst)
+    cdef cnp.ndarray s = array_arg(src, "repeat_copy", "src", "float", False)
+    cdef cnp.ndarray d = array_arg(dst, "repeat_copy", "dst", "float", True)
+    same_dtype("repeat_copy", "src", s, "dst", d)
+    if overlaps(d, s):
+        refuse("no_overlap", ("repeat_copy", [("dst", d)], [("src", s)]))
+    cdef index_t n = cnp.PyArray_SIZE(s)
+    cdef index_t size = cnp.PyArray_SIZE(d)
     if n == 0 or size % n:
-        raise ValueError("repeat_copy: dst size %d is not a multiple of src "
-                         "size %d" % (size, n))
-    cdef index_t repeat = size // n
-    if cnp.PyArray_TYPE(dst) == cnp.NPY_FLOAT32:
+        refuse("repeat", ("repeat_copy", s, d))
+    if cnp.PyArray_TYPE(d) == cnp.NPY_FLOAT32:
         with nogil:
-            _repeat_copy(<float*>cnp.PyArray_DATA(src),
-                         <float*>cnp.PyArray_DATA(dst), n, repeat)
+            _repeat_copy(<float*>cnp.PyArray_DATA(s), <float*>cnp.PyArray_DATA(d), n,
+                         size // n)
     else:
         with nogil:
-            _repeat_copy(<double*>cnp.PyArray_DATA(src),
-                         <double*>cnp.PyArray_DATA(dst), n, repeat)
+            _repeat_copy(<double*>cnp.PyArray_DATA(s), <double*>cnp.PyArray_DATA(d), n,
+                         size // n)

@@ -1,17 +1,19 @@
-"""Time one LSTM layer, forward and forward+backward: caffe2rnn against its floor.
+"""Time one LSTM layer, forward and forward+backward: caffe2rnn against its floor and torch.
 
 Run from the repository root, after `python setup.py build_ext --inplace`:
 
-    python benchmarks/bench_lstm.py            # the four issue shapes
+    python benchmarks/bench_lstm.py            # the issue's shapes, T = 10,000 too
     python benchmarks/bench_lstm.py --quick    # a fast smoke run
 
 For each (T, N, D, H) it prints milliseconds per forward and per
-forward+backward (median of several repetitions, one thread) of
+forward+backward (median of interleaved rounds — every contender once per
+round — one thread) of
 
 * caffe2rnn: ``recurrent.LSTM`` built on a CNNModelHelper, its gradient from
   ``AddGradientOperators`` with an explicit given gradient of ``hidden_all``;
-  "forward" runs only the forward ops. Once with the Cython kernels, once with
-  the Python twins (``kernels.use``);
+  "forward" runs only the forward ops. With the RNN executor off
+  (``enable_rnn_executor=0``: the op-by-op loop) and on (the plan), with the
+  Cython kernels, and on with the Python twins (``kernels.use``);
 * the NumPy floor: a hand-written LSTM with no framework at all (one GEMM for
   the input projection of every step, per step one GEMM plus the gates and
   the cell update, backward through time by hand with the weight gradients
@@ -19,8 +21,9 @@ forward+backward (median of several repetitions, one thread) of
   reach; its outputs and gradients are checked against caffe2rnn's;
 * torch.nn.LSTM and a per-step torch.nn.LSTMCell Python loop, if torch imports;
 
-each also as a ratio to the floor. A second table gives the per-operator
-dispatch cost: microseconds per run of each operator inside the step nets.
+each also as a ratio to the floor and to torch.nn.LSTM. A second table gives
+the per-operator dispatch cost: microseconds per run of each operator inside
+the step nets (of the op-by-op loop).
 """
 
 import os
@@ -39,20 +42,37 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from caffe2rnn import kernels, recurrent, workspace  # noqa: E402
 from caffe2rnn.cnn import CNNModelHelper  # noqa: E402
 
-SHAPES = [(32, 32, 256, 256), (100, 16, 128, 128), (20, 64, 512, 512), (1000, 8, 64, 64)]
+SHAPES = [
+    (32, 32, 256, 256),
+    (100, 16, 128, 128),
+    (20, 64, 512, 512),
+    (1000, 8, 64, 64),
+    (10000, 8, 64, 64),
+]
+#: From this T on the per-step torch.nn.LSTMCell Python loop is not timed (seconds per run).
+CELL_LOOP_MAX_T = 2000
 QUICK_SHAPES = [(8, 4, 16, 16), (50, 4, 8, 8)]
 STEP_NET = "(whole step net)"
 
 
 def median_ms(fn, repeat):
     """Median wall time of ``fn()`` over ``repeat`` calls, after one warm-up."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
+    return interleaved_medians([fn], repeat)[0]
+
+
+def interleaved_medians(fns, repeat):
+    """Median ms of each of ``fns`` over ``repeat`` rounds, each round calling
+    every one once (after one warm-up call each): drifts of the machine then
+    affect all contenders alike."""
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2] * 1e3
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, ts in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - start)
+    return [sorted(ts)[len(ts) // 2] * 1e3 for ts in times]
 
 
 # --- the data every contender gets ----------------------------------------
@@ -227,10 +247,21 @@ class Caffe2RNNLSTM:
         for name, value in feeds.items():
             workspace.FeedBlob(name, value)
         self.scope = scope
-        self.name = model.net.Proto().name
-        workspace.CreateNet(model.net)
-        self.net = workspace.C_Workspace().get_net(self.name)
+        # Two instances of the net on the same blobs: the recurrent ops with
+        # the executor off, and on.
+        self.nets = {}
+        for on in (False, True):
+            netdef = with_rnn_executor(model.net.Proto(), on)
+            netdef.name += "_executor_on" if on else "_executor_off"
+            workspace.CreateNet(netdef)
+            self.nets[on] = workspace.C_Workspace().get_net(netdef.name)
+        self.use_executor(True)
+
+    def use_executor(self, on):
+        """Run the net whose recurrent ops have ``enable_rnn_executor=on``."""
+        self.net = self.nets[on]
         self.forward_ops = self.net.ops[: self.n_forward_ops]
+        return self
 
     def forward(self):
         for op in self.forward_ops:
@@ -252,6 +283,17 @@ class Caffe2RNNLSTM:
             db_h=fetch(s + "gates_t_b_grad"),
             dw_h=fetch(s + "gates_t_w_grad"),
         )
+
+
+def with_rnn_executor(netdef, on):
+    """A copy of ``netdef`` whose recurrent ops have ``enable_rnn_executor=on``."""
+    net = type(netdef)()
+    net.CopyFrom(netdef)
+    for op in net.op:
+        if op.type in ("RecurrentNetwork", "RecurrentNetworkGradient"):
+            arg = next((a for a in op.arg if a.name == "enable_rnn_executor"), None) or op.arg.add()
+            arg.name, arg.i = "enable_rnn_executor", int(on)
+    return net
 
 
 def check_against_floor(p, floor, model, rtol=2e-3, atol=2e-4):
@@ -382,44 +424,61 @@ def blas_description():
 
 
 def time_shape(shape, repeat, with_torch=True):
-    """Rows ``(contender, forward ms, forward+backward ms)`` for one shape."""
+    """Rows ``(contender, forward ms, forward+backward ms)`` for one shape,
+    every contender timed in the same interleaved rounds."""
     p = make_problem(*shape)
     floor = NumpyLSTM(p)
     model = Caffe2RNNLSTM(p)
-    check_against_floor(p, floor, model)
-    rows = [
-        (
-            "NumPy floor",
-            median_ms(floor.forward, repeat),
-            median_ms(lambda: (floor.forward(), floor.backward()), repeat),
-        )
+    for on in (False, True):
+        check_against_floor(p, floor, model.use_executor(on))
+    contenders = [
+        ("NumPy floor", floor.forward, lambda: (floor.forward(), floor.backward())),
     ]
-    for path in ("cython", "python"):
-        if path == "cython" and not kernels.cython_available():
-            continue
-        with kernels.use(path):
-            rows.append(
-                (
-                    "caffe2rnn (%s kernels)" % path,
-                    median_ms(model.forward, repeat),
-                    median_ms(model.forward_backward, repeat),
-                )
-            )
+
+    def caffe2rnn(on, path):
+        def run(method):
+            def timed():
+                with kernels.use(path):
+                    getattr(model.use_executor(on), method)()
+
+            return timed
+
+        return run("forward"), run("forward_backward")
+
+    paths = ["cython"] if kernels.cython_available() else []
+    for path in paths + ["python"]:
+        for on in (False, True):
+            if path == "python" and not on and paths:
+                continue  # the Python twins are timed with the executor only
+            name = "caffe2rnn executor %s (%s)" % ("on" if on else "off", path)
+            contenders.append((name,) + caffe2rnn(on, path))
     if with_torch:
         for name, (fwd, fwd_bwd, h) in torch_contenders(p).items():
             np.testing.assert_allclose(
                 h, floor.forward(), rtol=1e-3, atol=1e-4, err_msg=name + " vs NumPy floor"
             )
-            rows.append((name, median_ms(fwd, repeat), median_ms(fwd_bwd, repeat)))
-    return rows, model
+            if name == "torch LSTMCell loop" and shape[0] > CELL_LOOP_MAX_T:
+                continue
+            contenders.append((name, fwd, fwd_bwd))
+    forward = interleaved_medians([c[1] for c in contenders], repeat)
+    backward = interleaved_medians([c[2] for c in contenders], repeat)
+    rows = [(c[0], f, fb) for c, f, fb in zip(contenders, forward, backward)]
+    return rows, model.use_executor(False)
 
 
 def print_timings(shape, rows):
     floor_f, floor_fb = rows[0][1], rows[0][2]
+    torch_row = next((r for r in rows if r[0] == "torch.nn.LSTM"), None)
     print("\nT,N,D,H = %d,%d,%d,%d" % shape)
-    print("  %-26s %10s %7s %12s %7s" % ("", "fwd ms", "x floor", "fwd+bwd ms", "x floor"))
+    header = "  %-32s %9s %8s %12s %8s" % ("", "fwd ms", "x floor", "fwd+bwd ms", "x floor")
+    if torch_row:
+        print("  %-32s %9s %8s %12s %8s  %17s" % ("", "", "", "", "", "x torch.nn.LSTM"))
+    print(header + ("  %8s %8s" % ("fwd", "fwd+bwd") if torch_row else ""))
     for name, f, fb in rows:
-        print("  %-26s %10.2f %6.2fx %12.2f %6.2fx" % (name, f, f / floor_f, fb, fb / floor_fb))
+        line = "  %-32s %9.2f %7.2fx %12.2f %7.2fx" % (name, f, f / floor_f, fb, fb / floor_fb)
+        if torch_row:
+            line += "  %7.2fx %7.2fx" % (f / torch_row[1], fb / torch_row[2])
+        print(line)
 
 
 def print_op_costs(shape, costs):

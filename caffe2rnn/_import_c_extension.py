@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from . import eras
 from .errors import DTypeError, EnforceNotMet, WorkspaceError, WrongTypeError
 from .operators import registry as _registry
 from .proto import caffe2_pb2
@@ -149,7 +150,24 @@ def nearby_opnames(name):
 
 
 def global_init(args):
-    """Caffe2 parsed command-line flags (log level...) here; none apply."""
+    """Caffe2 parsed command-line flags here. Two apply: ``--caffe2_keep_on_shrink``
+    and ``--caffe2_max_keep_on_shrink_memory`` (:mod:`caffe2rnn.runtime.blob`);
+    others (log level...) are accepted and ignored."""
+    from .runtime import blob
+
+    for arg in list(args)[1:]:
+        name, _, value = str(arg).lstrip("-").partition("=")
+        if name == "caffe2_keep_on_shrink":
+            if value.lower() not in ("", "1", "true", "0", "false"):
+                raise WrongTypeError("--caffe2_keep_on_shrink takes true/false, got %r" % value)
+            blob.keep_on_shrink = value.lower() in ("", "1", "true")
+        elif name == "caffe2_max_keep_on_shrink_memory":
+            try:
+                blob.max_keep_on_shrink_memory = int(value)
+            except ValueError:
+                raise WrongTypeError(
+                    "--caffe2_max_keep_on_shrink_memory takes a byte count, got %r" % value
+                ) from None
     return None
 
 
@@ -234,19 +252,32 @@ class Workspace(metaclass=_WorkspaceType):
     def has_blob(self, name):
         return self._ws.has_blob(blob_name(name))
 
-    def create_net(self, net, overwrite=False):
-        """Create ``net`` (Net, NetDef or bytes) here and return it as a :class:`Net`."""
+    def create_net(self, net, overwrite=False, era=None):
+        """Create ``net`` (Net, NetDef or bytes) here and return it as a :class:`Net`.
+
+        The net runs with ``era`` if given, else the era a ``core.Net`` was
+        marked with (:func:`caffe2rnn.eras.for_running`).
+        """
         from .workspace import CallWithExceptionIntercept
 
+        era = eras.for_running(net, era)
         netdef = _copy(message(net, caffe2_pb2.NetDef))
         self._ws.last_failed_op_net_position = -1
         created = CallWithExceptionIntercept(
-            self._ws.create_net, self._last_failed_op_net_position, netdef.name, netdef, overwrite
+            self._ws.create_net,
+            self._last_failed_op_net_position,
+            netdef.name,
+            netdef,
+            overwrite,
+            era,
         )
         return Net(created)
 
-    def run(self, obj):
+    def run(self, obj, era=None):
         """Run a plan, or a net once (not kept), or an operator once, here.
+
+        A net or operator runs with ``era`` if given, else the era a
+        ``core.Net`` was marked with (:func:`caffe2rnn.eras.for_running`).
 
         ``workspace.RunNetOnce``, ``RunOperatorOnce`` and ``RunPlan`` come here
         too. A failed net or operator leaves the workspace exactly as it was
@@ -256,6 +287,7 @@ class Workspace(metaclass=_WorkspaceType):
         """
         from .workspace import CallWithExceptionIntercept
 
+        era = eras.for_running(obj, era)
         if hasattr(obj, "Proto"):
             obj = obj.Proto()
         ws = self._ws
@@ -265,10 +297,10 @@ class Workspace(metaclass=_WorkspaceType):
             if isinstance(obj, caffe2_pb2.NetDef):
                 ws.last_failed_op_net_position = -1
                 return CallWithExceptionIntercept(
-                    ws.run_net_once, self._last_failed_op_net_position, obj.name, obj
+                    ws.run_net_once, self._last_failed_op_net_position, obj.name, obj, era
                 )
             if isinstance(obj, caffe2_pb2.OperatorDef):
-                return ws.run_operator_once(obj)
+                return ws.run_operator_once(obj, era)
         raise WrongTypeError("Don't know how to do Workspace.run() on %s" % type(obj).__name__)
 
     def _last_failed_op_net_position(self):

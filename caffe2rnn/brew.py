@@ -44,6 +44,7 @@ from .helpers.conv import conv, conv_nd, group_conv
 from .helpers.dropout import dropout
 from .helpers.elementwise_linear import elementwise_linear
 from .helpers.fc import fc
+from .helpers.layer_norm import layer_norm
 from .helpers.nonlinearity import relu
 from .helpers.normalization import lrn, softmax
 from .helpers.train import add_weight_decay, iter  # noqa: A004 - Caffe2's name
@@ -67,6 +68,7 @@ _REGISTRY = {
     "group_conv": group_conv,
     "add_weight_decay": add_weight_decay,
     "elementwise_linear": elementwise_linear,
+    "layer_norm": layer_norm,
 }
 
 

@@ -15,6 +15,10 @@ added later (``caffe2rnn.recurrent``...) work without touching this file.
 ``future.utils`` (the ``viewitems``/``viewkeys``/``viewvalues`` of the
 ``future`` package) is provided too when that package is not installed.
 
+A whole Caffe2 program runs the same way, from the command line::
+
+    python -m caffe2rnn.compat caffe2/python/examples/char_rnn.py --train_data t.txt
+
 The seeds were Python 2; :func:`py2_namespace` gives ``exec`` a globals dict in
 which ``map`` returns a list (Caffe2's argument builder iterates a value more
 than once, so a lazy ``map`` would become an empty argument, spec §0.2).
@@ -25,6 +29,8 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
+import runpy
 import sys
 
 
@@ -161,3 +167,40 @@ def uninstall():
     for name in [n for n in sys.modules if _finder.provided(n)]:
         del sys.modules[name]
     _finder = None
+
+
+def run_program(path, argv=()):
+    """Run the Caffe2 Python program ``path`` as ``__main__`` with ``argv``.
+
+    Installs the import hook first; ``sys.argv`` is ``[path, *argv]`` while
+    it runs, as if started with ``python path argv...``. The program's text
+    is not changed: what it imports from ``caffe2`` is caffe2rnn.
+    """
+    install()
+    saved = sys.argv[:]
+    sys.argv = [path, *argv]
+    try:
+        runpy.run_path(path, run_name="__main__")
+    finally:
+        sys.argv = saved
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python -m caffe2rnn.compat PROGRAM.py [ARGUMENTS...]")
+        print("Run a Caffe2 Python program unchanged, its caffe2 imports answered by caffe2rnn.")
+        return 0 if argv else 2
+    if not os.path.isfile(argv[0]):
+        print("caffe2rnn.compat: %s: no such file" % argv[0], file=sys.stderr)
+        return 2
+    # Under ``python -m`` this file runs as ``__main__``, a second copy of the
+    # module: use the real one, so there is one import hook.
+    from caffe2rnn import compat
+
+    compat.run_program(argv[0], argv[1:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,209 +1,161 @@
-"""The main job (``make demo``): build, check and train recurrent nets.
+"""The main job, ``make demo``, and ``python -m caffe2rnn char-rnn`` for any text.
 
-1. An LSTM (``recurrent.LSTM`` → ``recurrent_net`` → one ``RecurrentNetwork``
-   op) learns the running mean of a sequence with plain SGD; the loss falls.
-2. An encoder LSTM plus an attention decoder (``LSTMWithAttention``) learns
-   to reverse a token sequence.
-3. Both models' analytic gradients are checked against central finite
-   differences, in float64, on a fresh copy of the trained weights.
-4. A report (and, when Graphviz is available, the diagrams of the LSTM's
-   RecurrentNetwork op) is written to the output directory.
+``make demo`` (``python -m caffe2rnn demo --out demo-out``):
+
+1. **Char-RNN on Python's own source.** :func:`caffe2rnn.char_rnn.train` on
+   300,000 characters of the standard library's ``.py`` files
+   (:func:`caffe2rnn.datasets.stdlib_source`), with a progress bar and a
+   generated sample every few hundred steps.
+2. **Small tasks and gradient checks** (:mod:`caffe2rnn.small_tasks`): an
+   LSTM learns a running mean, an attention decoder learns to reverse a
+   sequence, and both models' gradients match finite differences.
+3. **Files** in the output directory: ``report.html`` (self-contained: plots
+   and diagrams inlined, ready to project), ``report.md`` (the same as text),
+   ``loss.png`` / ``loss.svg``, ``samples.txt``, and ``diagrams/`` with every
+   view of the LSTM's ``RecurrentNetwork`` op (SVG; DOT without Graphviz).
+
+``python -m caffe2rnn char-rnn --text FILE`` does step 1 on your text and
+writes the same report for it. Exit status: 0 when the model learned (its
+final loss is below the text's unigram entropy) and every check holds, 1
+when not, 2 for unusable input (one line on stderr saying why).
 """
 
-import logging
+import contextlib
 import os
+import platform
 import sys
-import time
 
 import numpy as np
 
-from . import brew, core, datasets, workspace
-from .cnn import CNNModelHelper
-from .recurrent import LSTM, LSTMWithAttention
+from . import __version__, char_rnn, datasets, kernels, small_tasks
+from .errors import GraphvizNotFoundError, TextError
+from .report import Report
+from .viz import plots
+
+#: The char-RNN of ``make demo``: about 30 s of CPU time (25 ms a step).
+DEMO_CHAR_RNN = dict(steps=1200, seq_len=32, hidden=128, batch=32)
+PRIME = "def "  # what Python source so often continues from
 
 
-class Progress:
-    """A one-line text progress bar with the latest loss (no dependencies)."""
+@contextlib.contextmanager
+def blas_threads(limit=1):
+    """Run a block with at most ``limit`` BLAS threads (when threadpoolctl is there).
 
-    def __init__(self, total, label, stream=sys.stdout, width=30):
-        self.total, self.label, self.stream, self.width = total, label, stream, width
-        self.interactive = stream.isatty()
-
-    def update(self, step, loss):
-        done = int(self.width * step / self.total)
-        line = "%-10s [%s%s] %4d/%d  loss %.5f" % (
-            self.label,
-            "#" * done,
-            "." * (self.width - done),
-            step,
-            self.total,
-            loss,
-        )
-        if self.interactive:
-            self.stream.write("\r" + line)
-        elif step == self.total or step % max(1, self.total // 10) == 0:
-            self.stream.write(line + "\n")
-        if self.interactive and step == self.total:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
-def sgd_net(model, learning_rate):
-    """A net applying ``w ← w − lr·∇w`` to every parameter (Caffe2: WeightedSum).
-
-    Kept apart from ``model.net`` so the gradient check can run the forward
-    and backward ops without updating the weights.
+    The matrices of these models are small (32 × 128 · 128 × 512): a BLAS
+    thread per core only adds hand-offs, and on a busy machine spinning
+    threads made a training step several times slower, not faster.
     """
-    one = model.param_init_net.ConstantFill([], "ONE", shape=[1], value=1.0)
-    lr = model.param_init_net.ConstantFill([], "LR", shape=[1], value=-learning_rate)
-    updates = core.Net(model.net.Name() + "_sgd")
-    for param in model.params:
-        grad = model.param_to_grad[param]
-        updates.WeightedSum([param, one, grad, lr], param)
-    return updates
-
-
-def build_lstm_regressor(T, N, hidden):
-    """LSTM over x (T × N × 1) → FC → prediction; loss = mean ½(pred − y)².
-
-    ``recurrent.LSTM`` is the 2017-04 API, so the model is a CNNModelHelper
-    (its ``model.FC`` creates parameters); output layers use ``brew``.
-    """
-    model = CNNModelHelper(name="running_mean")
-    hidden_all, _, _, _ = LSTM(
-        model, "input", "seq_lengths", ("h0", "c0"), dim_in=1, dim_out=hidden, scope="lstm"
-    )
-    pred = brew.fc(model, hidden_all, "pred", dim_in=hidden, dim_out=1, axis=2)
-    pred2 = model.net.Reshape(pred, ["pred2d", "_pred_old_shape"], shape=[-1, 1])[0]
-    target = model.net.Reshape("target", ["target2d", "_target_old_shape"], shape=[-1, 1])[0]
-    dist = model.net.SquaredL2Distance([pred2, target], "dist")
-    loss = model.net.AveragedLoss(dist, "loss")
-    model.AddGradientOperators([loss])
-    return model
-
-
-def build_attention_reverser(T, N, vocab, hidden):
-    """Encoder LSTM + LSTMWithAttention decoder → FC → SoftmaxWithLoss."""
-    model = CNNModelHelper(name="reverse")
-    enc_all, _, _, _ = LSTM(
-        model,
-        "encoder_inputs",
-        "seq_lengths",
-        ("enc_h0", "enc_c0"),
-        dim_in=vocab,
-        dim_out=hidden,
-        scope="encoder",
-    )
-    dec_all = LSTMWithAttention(
-        model,
-        "decoder_inputs",
-        "seq_lengths",
-        "dec_h0",
-        "dec_c0",
-        "ctx0",
-        encoder_output_dim=hidden,
-        encoder_outputs=enc_all,
-        decoder_input_dim=vocab,
-        decoder_state_dim=hidden,
-        scope="decoder",
-        outputs_with_grads=(0,),
-    )[0]  # only the hidden states reach the loss
-    logits = brew.fc(model, dec_all, "logits", dim_in=hidden, dim_out=vocab, axis=2)
-    logits2 = model.net.Reshape(logits, ["logits2d", "_logits_old_shape"], shape=[-1, vocab])[0]
-    labels = model.net.Reshape("targets", ["labels", "_labels_old_shape"], shape=[-1])[0]
-    _, loss = model.net.SoftmaxWithLoss([logits2, labels], ["probs", "loss"])
-    model.AddGradientOperators([loss])
-    return model
-
-
-def _feed(batch):
-    for name, value in batch.items():
-        workspace.FeedBlob(name, value)
-
-
-def train(model, make_batch, steps, learning_rate, label, out_lines):
-    """Run param_init_net, then ``steps`` SGD steps; return the loss history."""
-    updates = sgd_net(model, learning_rate)
-    workspace.RunNetOnce(model.param_init_net)
-    _feed(make_batch())
-    workspace.CreateNet(model.net, overwrite=True)
-    workspace.CreateNet(updates, overwrite=True)
-    progress = Progress(steps, label)
-    losses = []
-    start = time.perf_counter()
-    for step in range(1, steps + 1):
-        _feed(make_batch())
-        workspace.RunNet(model.net)
-        workspace.RunNet(updates)
-        losses.append(float(workspace.FetchBlob("loss")))
-        progress.update(step, losses[-1])
-    elapsed = time.perf_counter() - start
-    first, last = np.mean(losses[:10]), np.mean(losses[-10:])
-    out_lines.append(
-        "| %s | %d | %.5f | %.5f | %.2f ms |" % (label, steps, first, last, 1000 * elapsed / steps)
-    )
-    return losses
-
-
-def gradient_check(model, batch, params, elements=4, eps=1e-6, seed=0, rtol=1e-5, atol=1e-8):
-    """Compare analytic and central-difference gradients, in float64.
-
-    Every blob the net reads is cast to float64 in a scratch workspace, so the
-    check measures the maths, not float32 rounding. ``elements`` random
-    entries of each parameter are perturbed. Returns ``(max |analytic −
-    numeric|, every entry within atol + rtol·|numeric|)``; the bound allows
-    for the finite difference's own round-off (~1e-10 here).
-    """
-    previous = workspace.CurrentWorkspace()
-    snapshot = {
-        name: workspace.FetchBlob(name)
-        for name in workspace.Blobs()
-        if isinstance(workspace.FetchBlob(name), np.ndarray)
-    }
-    workspace.SwitchWorkspace("gradient_check", True)
-    workspace.ResetWorkspace()
     try:
-        for name, value in list(snapshot.items()) + list(batch.items()):
-            workspace.FeedBlob(
-                name, value.astype(np.float64) if value.dtype == np.float32 else value
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=limit, user_api="blas"):
+        yield
+
+
+def _environment(seed):
+    return "caffe2rnn %s · Python %s · NumPy %s · kernels: %s · seed %d" % (
+        __version__,
+        platform.python_version(),
+        np.__version__,
+        kernels.active(),
+        seed,
+    )
+
+
+def char_rnn_section(report, training, out_dir, source, about_text="", level=2):
+    """Add the char-RNN's section to ``report``; write its plot and samples.
+
+    ``source`` names the text in the heading; ``about_text`` (optional) says
+    more about where it came from.
+
+    Returns ``(files written, learned)`` where ``learned`` means the final
+    loss (mean of the last 20 steps) is below the text's unigram entropy.
+    """
+    config, losses = training.config, training.losses
+    vocab = len(training.model.vocab)
+    uniform, unigram = float(np.log(vocab)), training.unigram_entropy
+    first, last = float(np.mean(losses[:20])), training.final_loss()
+    learned = last < unigram
+    chars = config["steps"] * config["seq_len"] * config["batch"]
+    report.heading("Char-RNN on %s" % source, level)
+    report.paragraph(
+        "An LSTM with %d hidden units (one `RecurrentNetwork` op, then an FC to %d logits and "
+        "`SoftmaxWithLoss`) reads %d streams of %d characters a step and learns to predict each "
+        "next character; Adam, learning rate %g. The text has %s characters, %d distinct. "
+        "%d steps (%s characters, %.1f passes over the text) took %.1f s: %.1f ms a step."
+        % (
+            config["hidden"],
+            vocab,
+            config["batch"],
+            config["seq_len"],
+            config["learning_rate"],
+            format(training.text_length, ","),
+            vocab,
+            config["steps"],
+            format(chars, ","),
+            chars / training.text_length,
+            training.seconds,
+            1000 * training.seconds / config["steps"],
+        )
+    )
+    if about_text:
+        report.paragraph(about_text)
+    report.table(
+        ["", "nats / character", "bits / character"],
+        [
+            (label, "%.3f" % value, "%.3f" % (value / np.log(2)))
+            for label, value in (
+                ("guessing uniformly: log %d" % vocab, uniform),
+                ("knowing only character frequencies (unigram entropy)", unigram),
+                ("the LSTM, first 20 steps", first),
+                ("the LSTM, last 20 steps", last),
             )
-        workspace.CreateNet(model.net, overwrite=True)
-        name = model.net.Name()
-        rng = np.random.default_rng(seed)
-        worst, ok = 0.0, True
-        for param in params:
-            workspace.RunNet(name)
-            analytic = workspace.FetchBlob(str(model.param_to_grad[param]))
-            value = workspace.FetchBlob(param)
-            for index in rng.choice(value.size, size=min(elements, value.size), replace=False):
-                losses = []
-                for sign in (1, -1):
-                    bumped = value.copy()
-                    bumped.flat[index] += sign * eps
-                    workspace.FeedBlob(param, bumped)
-                    workspace.RunNet(name)
-                    losses.append(float(workspace.FetchBlob("loss")))
-                workspace.FeedBlob(param, value)
-                numeric = (losses[0] - losses[1]) / (2 * eps)
-                error = abs(analytic.flat[index] - numeric)
-                worst = max(worst, error)
-                ok = ok and error <= atol + rtol * abs(numeric)
-        return worst, ok
-    finally:
-        workspace.SwitchWorkspace(previous)
-
-
-def reverse_accuracy(model, batch):
-    """Fraction of tokens the trained decoder reverses correctly (fresh batch)."""
-    _feed(batch)
-    workspace.RunNet(model.net.Name())
-    predicted = workspace.FetchBlob("probs").argmax(axis=1)
-    return float(np.mean(predicted == batch["targets"].reshape(-1)))
+        ],
+    )
+    report.paragraph(
+        "Learned: the loss is %.0f%% below the unigram entropy, so the LSTM uses context."
+        % (100 * (1 - last / unigram))
+        if learned
+        else "Not learned: the final loss is not below the unigram entropy (more steps?).",
+        status=learned,
+    )
+    written = []
+    if plots.have_matplotlib():
+        written += plots.loss_plot(
+            os.path.join(out_dir, "loss"),
+            [("loss per step (bold: mean of the last 20)", losses, training.smoothed(20))],
+            references=[("uniform", uniform), ("unigram entropy", unigram)],
+            title="char-rnn: cross-entropy of the next character",
+            ylabel="nats per character",
+        )
+        report.figure(written[1], "Training loss, each step and smoothed, against two baselines.")
+    else:
+        report.paragraph("(No loss plot: install matplotlib to draw one.)")
+    samples_path = os.path.join(out_dir, "samples.txt")
+    with open(samples_path, "w", encoding="utf-8") as f:
+        for step, text in training.samples:
+            f.write("=== after %d steps ===\n%s\n\n" % (step, text))
+    written.append(samples_path)
+    report.heading("Samples", level + 1)
+    prime = config.get("prime") or ""
+    report.paragraph(
+        "Each sample starts %s and goes on with characters drawn one at a time from the "
+        "model's prediction, at temperature %g."
+        % ("from `%s`" % prime.replace("`", "'") if prime else "at a random character",
+           config["temperature"])
+    )  # fmt: skip
+    for step, text in training.samples:
+        report.preformatted(text, "after %d steps" % step)
+    return written, learned
 
 
 def write_diagrams(model, out_dir, T=4):
-    """Every view of the model's RecurrentNetwork op: SVG, or DOT without ``dot``."""
-    from .errors import GraphvizNotFoundError
+    """Every view of the model's RecurrentNetwork op: ``[(path, view name)]``.
+
+    SVG when Graphviz's ``dot`` is installed, DOT text otherwise.
+    """
     from .viz import gallery, render
 
     op = [o for o in model.net.Proto().op if o.type == "RecurrentNetwork"][0]
@@ -216,88 +168,119 @@ def write_diagrams(model, out_dir, T=4):
         except GraphvizNotFoundError:
             path = os.path.join(directory, "lstm_%s.dot" % name)
             render(graph, path, "dot")
-        written.append(path)
+        written.append((path, name))
     return written
 
 
-def run(out_dir="demo-out", steps=400, seed=0):
-    """The whole demo; returns the report text (also written to out_dir)."""
-    os.makedirs(out_dir, exist_ok=True)
-    # recurrent.LSTM is the 2017-04 API, written for CNNModelHelper, which
-    # Caffe2 (and caffe2rnn, faithfully) flags as deprecated on every use.
-    logging.getLogger("caffe2rnn.cnn").setLevel(logging.ERROR)
-    rng = np.random.default_rng(seed)
+def run(out_dir="demo-out", steps=None, small_steps=400, seed=0, stream=None):
+    """The whole demo; returns ``(paths of report.html and report.md, ok)``."""
     from .operators import rng as op_rng
+    from .viz.gallery import VIEWS
 
-    op_rng.seed(seed)
-    lines = [
-        "# caffe2rnn demo report",
-        "",
-        "| model | SGD steps | loss (first 10) | loss (last 10) | time/step |",
-        "|---|---|---|---|---|",
-    ]
+    stream = stream or sys.stdout
+    os.makedirs(out_dir, exist_ok=True)
+    corpus = datasets.stdlib_source()
+    config = dict(DEMO_CHAR_RNN, steps=steps or DEMO_CHAR_RNN["steps"])
+    with blas_threads(1):
+        title = "Char-RNN on %s characters of Python's standard library (%d files):" % (
+            format(len(corpus.text), ","),
+            len(corpus.files),
+        )
+        training = char_rnn.train(
+            corpus.text, seed=seed, prime=PRIME, stream=stream, title=title, **config
+        )
+        op_rng.seed(seed)
+        small = small_tasks.run(small_steps, np.random.default_rng(seed), stream)
+    diagrams = write_diagrams(small["lstm"], out_dir)
 
-    T, N, H = 12, 32, 16
-    lstm = build_lstm_regressor(T, N, H)
+    report = Report("caffe2rnn demo", _environment(seed))
+    names = ", ".join("`%s`" % os.path.basename(path) for path, _ in corpus.files)
+    about = "The text: %s, from `%s`." % (names, os.path.dirname(corpus.files[0][0]))
+    _, learned = char_rnn_section(report, training, out_dir, "Python's own source code", about)
 
-    def lstm_batch():
-        x, y, lengths = datasets.running_mean(rng, T, N)
-        zeros = np.zeros((1, N, H), dtype=np.float32)
-        return {"input": x, "target": y, "seq_lengths": lengths, "h0": zeros, "c0": zeros}
-
-    print("LSTM (T=%d, N=%d, H=%d) learning the running mean of a sequence:" % (T, N, H))
-    lstm_losses = train(lstm, lstm_batch, steps, 0.5, "lstm", lines)
-    lstm_check = gradient_check(lstm, lstm_batch(), lstm.params)
-    diagrams = write_diagrams(lstm, out_dir)
-
-    workspace.ResetWorkspace()
-    S, V, HA = 5, 6, 32
-
-    def reverse_batch():
-        batch = datasets.reverse(rng, S, N, V)
-        zeros = np.zeros((1, N, HA), dtype=np.float32)
-        batch.update(enc_h0=zeros, enc_c0=zeros, dec_h0=zeros, dec_c0=zeros, ctx0=zeros)
-        return batch
-
-    print(
-        "Encoder LSTM + attention decoder (T=%d, vocab=%d, H=%d) learning to "
-        "reverse a sequence:" % (S, V, HA)
+    report.heading("Small tasks")
+    report.table(
+        ["model", "SGD steps", "loss (first 10)", "loss (last 10)", "time/step"],
+        [(n, s, "%.5f" % a, "%.5f" % b, "%.2f ms" % ms) for n, s, a, b, ms in small["rows"]],
     )
-    attn = build_attention_reverser(S, N, V, HA)
-    attn_losses = train(attn, reverse_batch, steps, 2.0, "attention", lines)
-    accuracy = reverse_accuracy(attn, reverse_batch())
-    attn_check = gradient_check(attn, reverse_batch(), attn.params)
-
-    lines += [
-        "",
-        "Reverse task, tokens right on a fresh batch: %.0f%% (chance: %.0f%%)"
-        % (100 * accuracy, 100 / (V - 1)),
-    ]
-    lines += [
-        "",
-        "## Gradient checks (float64, central differences, eps=1e-6)",
-        "",
-        "| model | parameters checked | max abs error | within 1e-8 + 1e-5·abs(numeric) |",
-        "|---|---|---|---|",
-        "| lstm | %d | %.2e | %s |" % (len(lstm.params), lstm_check[0], lstm_check[1]),
-        "| attention | %d | %.2e | %s |" % (len(attn.params), attn_check[0], attn_check[1]),
-        "",
-    ]
-    # Learned: the loss fell well below its start, and the decoder reverses
-    # far more tokens than chance; exact: the gradient checks hold.
-    ok = (
-        np.mean(lstm_losses[-10:]) < 0.7 * np.mean(lstm_losses[:10])
-        and np.mean(attn_losses[-10:]) < 0.7 * np.mean(attn_losses[:10])
-        and accuracy > 2.0 / (V - 1)
-        and lstm_check[1]
-        and attn_check[1]
+    report.paragraph(
+        "Reverse task, tokens right on a fresh batch: %.0f%% (chance: %.0f%%)."
+        % (100 * small["accuracy"], 100 * small["chance"])
     )
-    lines += ["## Diagrams of the LSTM's RecurrentNetwork op", ""]
-    lines += ["* [%s](%s)" % (os.path.basename(p), os.path.relpath(p, out_dir)) for p in diagrams]
-    lines += ["", "Result: %s" % ("OK — losses fell and gradients match" if ok else "FAILED")]
-    report = "\n".join(lines) + "\n"
-    with open(os.path.join(out_dir, "report.md"), "w") as f:
-        f.write(report)
-    print("\n" + report)
-    print("Report written to %s" % os.path.join(out_dir, "report.md"))
-    return report, ok
+    report.heading("Gradient checks (float64, central differences, eps=1e-6)")
+    report.table(
+        ["model", "parameters checked", "max abs error", "within 1e-8 + 1e-5·abs(numeric)"],
+        [(name, count, "%.2e" % error, ok) for name, count, error, ok in small["checks"]],
+    )
+    report.heading("Diagrams of the LSTM's RecurrentNetwork op")
+    for path, view in diagrams:
+        caption = "`%s`: %s" % (view, VIEWS[view][0])
+        if path.endswith(".svg"):
+            report.figure(path, caption)
+        else:
+            report.link(path, caption + " (DOT text: install Graphviz to draw it)")
+    ok = learned and small["ok"]
+    report.paragraph(
+        "Result: %s"
+        % (
+            "OK — the char-RNN learned, the small models' losses fell and gradients match"
+            if ok
+            else "FAILED"
+        ),
+        status=ok,
+    )
+    paths = report.write(out_dir)
+    stream.write("\n" + report.markdown(out_dir) + "\n")
+    stream.write("Report written to %s (and %s)\n" % (paths[0], os.path.basename(paths[1])))
+    return paths, ok
+
+
+# -- python -m caffe2rnn char-rnn ------------------------------------------------
+
+
+def demo_command(args):
+    """Run ``demo``; exit status 0 when everything learned and checked out."""
+    _, ok = run(out_dir=args.out, steps=args.steps, small_steps=args.small_steps)
+    return 0 if ok else 1
+
+
+def char_rnn_command(args, stream=None):
+    """Run ``char-rnn``: 0 when the model learned, 1 when not.
+
+    Unusable input raises :class:`~caffe2rnn.errors.TextError` before anything
+    is printed or written (the command line shows it as one line, exit 2).
+    """
+    stream = stream or sys.stdout
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise TextError("--out %s exists and is not a directory" % args.out)
+    text = char_rnn.read_text(args.text)
+    with blas_threads(1):
+        training = char_rnn.train(
+            text,
+            steps=args.steps,
+            seq_len=args.seq_len,
+            hidden=args.hidden,
+            batch=args.batch,
+            learning_rate=args.learning_rate,
+            seed=args.seed,
+            sample_every=args.sample_every,
+            sample_length=args.sample_length,
+            temperature=args.temperature,
+            prime=args.prime,
+            stream=stream,
+            title="Char-RNN on %s (%s characters):" % (args.text, format(len(text), ",")),
+        )
+    os.makedirs(args.out, exist_ok=True)
+    report = Report("caffe2rnn char-rnn", _environment(args.seed))
+    _, learned = char_rnn_section(report, training, args.out, "`%s`" % args.text)
+    paths = report.write(args.out)
+    stream.write(
+        "Final loss %.3f nats/char (unigram entropy %.3f): %s\nReport written to %s\n"
+        % (
+            training.final_loss(),
+            training.unigram_entropy,
+            "learned" if learned else "not learned",
+            paths[0],
+        )
+    )
+    return 0 if learned else 1

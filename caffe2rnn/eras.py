@@ -1,22 +1,39 @@
 """Caffe2's behaviour changed while ``recurrent_net`` was written; eras pin it.
 
-The spec (``caffe2-core.md`` §0.1) names seven eras, E0 (2016-12) to E6
-(2018-03). Each :class:`Era` below is a small record of *policies*: the handful
-of facts that differ between eras and change what the core builds (gradient
-naming, argument encoding, elementwise gradient makers...). Code asks the
-current era for a policy instead of testing era names, so an era difference is
-one field here, not an ``if`` scattered through the code.
+Seven eras, E0 (2016-12, Caffe2 3b190c4df) to E6 (2018-03, 929c33cee), one
+per historical ``recurrent_net`` text. Each :class:`Era` is a small record of
+*policies*: the handful of facts that differ between eras and change what the
+core builds (gradient naming, argument encoding, elementwise gradient
+makers...). Code asks the current era for a policy instead of testing era
+names, so an era difference is one field here, not an ``if`` scattered through
+the code. This is the package's one era vocabulary: the versions of
+:mod:`caffe2rnn.history` are other names for the same eras (``"v2"`` is E4,
+``"newest"`` is E6, see :data:`VERSION_NAMES`).
 
-The default is E5 (2017-06-29, the era of seed 000 #2). Select another one for
-a block of code with::
+The default for *building* is E5 (2017-06-29). Select another era for a
+block of code with::
 
-    with eras.use("E3"):
+    with eras.use("E3"):        # or eras.use("april"), history.era("april")
         ...                     # gradients built with the 2017-04 rules
+
+**Running** is different: what the ``RecurrentNetwork`` operators did at run
+time changed too (docs/concepts/history.md), and a NetDef does not say which
+era it came from. A net runs with today's operator (Caffe2 042e8ede4 and
+later) unless an era is *named*: the era of the ``core.Net`` (a historical
+``recurrent_net``, or any ``RecurrentNetwork`` op added inside a ``use``
+block, marks the net it built: :func:`mark`, :func:`of`), or an explicit
+``era=`` given to ``workspace.CreateNet`` / ``RunNetOnce``, or a ``use``
+block around the call (:func:`for_running`; a block naming another era than
+the net's mark is an error). Nothing is remembered anywhere
+else: a NetDef serialized and loaded in a fresh process runs today's
+semantics until you name its era again.
 """
 
 import contextlib
 import contextvars
 from dataclasses import dataclass, replace
+
+from .errors import ArgumentError, BuildError
 
 
 @dataclass(frozen=True)
@@ -39,8 +56,8 @@ class Era:
     first_generator_keeps_name: bool = True
     #: 9e5515810 (2017-06-08): ZeroGradient always gets its gradient made.
     zero_gradient_always: bool = True
-    #: Which Add/Sub/Mul gradient makers are in force ("A", "B" or "C",
-    #: caffe2-core.md §7.2).
+    #: Which Add/Sub/Mul gradient makers are in force ("A", "B" or "C", see
+    #: :mod:`caffe2rnn.operators.elementwise_gradient`).
     elementwise_gradient: str = "C"
     #: e629136e5 (2017-02-16): LSTMUnit takes hidden_t_prev (5 inputs).
     lstm_unit_has_hidden_input: bool = True
@@ -61,6 +78,25 @@ class Era:
     #: 0d9607ace (2017-08-24): FC reads ``axis_w`` and flattens an N-D W at
     #: it. Before: W must be 2-D.
     fc_axis_w: bool = False
+    #: faaafeccd (2017-04-11): ``attention.apply_*_attention`` return
+    #: ``(context, attention_weights_3d, attention_blobs)``; before, two values
+    #: (and the 2017-04-07 graph: ``attention_v``, Softmax + ExpandDims).
+    attention_returns_blobs: bool = True
+    #: The rnn_cell API of late 2017: ``gru_cell`` (486f549da, 2017-07-10),
+    #: ``LayerNormLSTM`` and ``brew.layer_norm`` (2017-09), attention types
+    #: ``Dot``/``SoftCoverage`` with ``encoder_lengths`` masking, cell
+    #: initializers that create learned initial states, ``DropoutCell(is_test=)``.
+    late_2017_cells: bool = False
+    #: 32d884d22 (2017-01-27): step workspaces replace the scratch tensors of
+    #: ``RecurrentNetwork``; before, its gradient took ``GO(0)`` only and had
+    #: other outputs (:mod:`caffe2rnn.history.scratch_operator`).
+    scratch_recurrent_network: bool = False
+    #: 903acaff1 (2017-01-24): RecurrentNetwork's ``param`` are input indices
+    #: and the gradient outputs only GI(0), GI(param), GI(initial states).
+    recurrent_inputs_by_index: bool = True
+    #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
+    #: this era (``""``: none).
+    version: str = ""
 
 
 ERAS = {}
@@ -71,10 +107,17 @@ def _define(era):
     return era
 
 
-E5 = _define(Era("E5", "0cdd09da6", "2017-06-29"))
+E5 = _define(Era("E5", "0cdd09da6", "2017-06-29", version="v3"))
 E6 = _define(
     replace(
-        E5, name="E6", commit="929c33cee", date="2018-03-26", netdef_arguments=True, fc_axis_w=True
+        E5,
+        name="E6",
+        commit="929c33cee",
+        date="2018-03-26",
+        netdef_arguments=True,
+        fc_axis_w=True,
+        late_2017_cells=True,
+        version="newest",
     )
 )
 E4 = _define(
@@ -83,6 +126,7 @@ E4 = _define(
         name="E4",
         commit="c2913bcac",
         date="2017-04-12",
+        version="v2",
         brew_argument_leakage=False,
         ys_count_as_use=False,
         equal_generator_names=True,
@@ -96,47 +140,134 @@ E3 = _define(
         name="E3",
         commit="89ea32b11",
         date="2017-04-07",
+        version="april",
         none_overwrites_gradient=True,
         elementwise_gradient="B",
+        attention_returns_blobs=False,
         unknown_op_is_attribute_error=False,
     )
 )
 E2 = _define(
-    replace(E3, name="E2", commit="73f75a980", date="2017-03-19", elementwise_gradient="A")
+    replace(
+        E3,
+        name="E2",
+        commit="73f75a980",
+        date="2017-03-19",
+        version="v1",
+        elementwise_gradient="A",
+    )
 )
 E1 = _define(
-    replace(E2, name="E1", commit="3913181a4", date="2017-01-24", lstm_unit_has_hidden_input=False)
+    replace(
+        E2,
+        name="E1",
+        commit="3913181a4",
+        date="2017-01-24",
+        version="s2",
+        lstm_unit_has_hidden_input=False,
+        scratch_recurrent_network=True,
+    )
 )
 E0 = _define(
-    replace(E1, name="E0", commit="3b190c4df", date="2016-12-20", unknown_op_lists_near_names=False)
+    replace(
+        E1,
+        name="E0",
+        commit="3b190c4df",
+        date="2016-12-20",
+        version="scratch",
+        unknown_op_lists_near_names=False,
+        recurrent_inputs_by_index=False,
+    )
 )
+
+#: version name (:mod:`caffe2rnn.history`) -> era name. ``s1`` is another
+#: name of the scratch era.
+VERSION_NAMES = {e.version: e.name for e in ERAS.values() if e.version}
+VERSION_NAMES["s1"] = "E0"
 
 DEFAULT = E5
 _current = contextvars.ContextVar("caffe2rnn_era", default=DEFAULT)
+_named = contextvars.ContextVar("caffe2rnn_era_named", default=None)
 
 
 def get(era):
-    """Return the :class:`Era` named ``era`` (an Era is returned unchanged)."""
+    """Return the :class:`Era` named ``era`` ("E0".."E6" or a version name such
+    as ``"v2"``); an Era is returned unchanged."""
     if isinstance(era, Era):
         return era
+    name = VERSION_NAMES.get(era, era)
     try:
-        return ERAS[era]
-    except KeyError:
-        raise ValueError(
-            "unknown era %r; known eras: %s" % (era, ", ".join(sorted(ERAS)))
+        return ERAS[name]
+    except (KeyError, TypeError):
+        raise ArgumentError(
+            "unknown era %r; known eras: %s; versions: %s"
+            % (era, ", ".join(sorted(ERAS)), ", ".join(VERSION_NAMES))
         ) from None
 
 
 def current():
-    """The era in force (E5 unless a :func:`use` block says otherwise)."""
+    """The era in force for building (E5 unless a :func:`use` block says otherwise)."""
     return _current.get()
+
+
+def named():
+    """The era of the innermost :func:`use` block, or None outside any."""
+    return _named.get()
 
 
 @contextlib.contextmanager
 def use(era):
-    """Run a block under another era's policies: ``with eras.use("E3"): ...``."""
-    token = _current.set(get(era))
+    """Build and run a block under another era: ``with eras.use("E3"): ...``.
+
+    Inside, gradients are built with that era's rules, ``RecurrentNetwork``
+    ops added to a net mark the net with it (:func:`mark`), and nets created
+    or run without an era of their own run that era's operators.
+    """
+    chosen = get(era)
+    token, named_token = _current.set(chosen), _named.set(chosen)
     try:
-        yield current()
+        yield chosen
     finally:
+        _named.reset(named_token)
         _current.reset(token)
+
+
+def of(net):
+    """The era ``net`` (a ``core.Net``) was marked with, or None."""
+    return getattr(net, "_era", None)
+
+
+def mark(net, era):
+    """Record on the ``core.Net`` ``net`` that its recurrent ops are of ``era``.
+
+    A Python attribute: the NetDef stays byte-identical to what the era's code
+    built. A net holds ops of one era only; marking it with a second one
+    raises instead of guessing which one its ops should run with.
+    """
+    era = get(era)
+    previous = of(net)
+    if previous is not None and previous is not era:
+        raise BuildError(
+            "net '%s' already holds recurrent ops of era %s; ops of era %s belong in "
+            "another net" % (net.Name(), previous.name, era.name)
+        )
+    net._era = era
+    return era
+
+
+def for_running(net=None, era=None):
+    """The era a net created or run now gets: ``era`` if given, else the era
+    ``net`` was marked with, else the :func:`use` block's, else None (today's
+    operators). A net marked with one era run inside a block naming another
+    is refused: two explicit statements disagree, and guessing would make the
+    numbers depend on which one won."""
+    if era is not None:
+        return get(era)
+    marked, block = of(net), named()
+    if marked is not None and block is not None and marked is not block:
+        raise BuildError(
+            "net '%s' was built in era %s but is created inside eras.use(%r); pass "
+            "era= to CreateNet/RunNetOnce to run it with another era's operators"
+            % (net.Name(), marked.name, block.name)
+        )
+    return marked or block

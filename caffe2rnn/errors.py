@@ -125,6 +125,12 @@ class OutOfRangeError(EnforceNotMet, IndexError):
     """An index (an argument, a label, a position in a blob) outside its range."""
 
 
+class MemoryLayoutError(EnforceNotMet, ValueError):
+    """An array a kernel cannot use in place: read-only, not C-contiguous,
+    misaligned, or overlapping another argument of the same call (NumPy says
+    ``ValueError: assignment destination is read-only`` for the first)."""
+
+
 class InvalidValueError(EnforceNotMet, ValueError):
     """A value NumPy (or Python) refused while an operator computed with it:
     shapes that do not broadcast, a negative size, an unparsable string..."""
@@ -215,3 +221,9 @@ class GraphvizNotFoundError(Caffe2RNNError, RuntimeError):
     ``pip install graphviz`` installs only the Python bindings; the binary
     comes from the operating system or conda.
     """
+
+
+class TextError(Caffe2RNNError, ValueError):
+    """A text that :mod:`caffe2rnn.char_rnn` cannot learn from or sample with:
+    a missing, empty, binary or too short file, a character outside the
+    vocabulary, or a non-positive size."""

@@ -11,7 +11,9 @@ numerical one. This module does the same in a private workspace:
    :func:`~caffe2rnn.operators.gradient_maker.get_gradient_for_op` makes, read
    the input's gradient blob;
 4. the numeric gradient: ``(loss(x + ε e_k) − loss(x − ε e_k)) / 2ε`` for every
-   element k of the checked input.
+   element k of the checked input (:func:`numeric_gradient`, the project's one
+   finite-difference loop: the example cells, the history reproductions and the
+   demo call it too).
 
 Use float64 inputs for tight checks (``eps=1e-6`` gives ~1e-9 accuracy).
 """
@@ -20,6 +22,30 @@ import numpy as np
 
 from .operators.gradient_maker import get_gradient_for_op
 from .runtime import Workspace
+
+
+def numeric_gradient(f, x, eps=1e-6, indices=None):
+    """Central differences of the scalar ``f(x)`` with respect to each element of ``x``.
+
+    ``x`` is perturbed *in place*, one element at a time, by ``±eps`` and
+    restored, so ``f`` may read it as its argument or through a closure (a
+    blob fed from it, an entry of a dict of values). Returns a float64 array
+    shaped like ``x``; with ``indices`` (flat indices) only those entries are
+    computed and the others are 0. In float64 with ``eps=1e-6`` the error is
+    ~1e-9 for smooth ``f`` (truncation ~eps², round-off ~1e-16/eps).
+    """
+    x = np.asarray(x)
+    numeric = np.zeros(x.shape, dtype=np.float64)
+    for k in range(x.size) if indices is None else indices:
+        where = np.unravel_index(int(k), x.shape)
+        orig = x[where]
+        x[where] = orig + eps
+        plus = float(f(x))
+        x[where] = orig - eps
+        minus = float(f(x))
+        x[where] = orig
+        numeric[where] = (plus - minus) / (2 * eps)
+    return numeric
 
 
 def _run(op_def, names, arrays):
@@ -69,17 +95,9 @@ def gradients(
         )
     analytic = ws.fetch(str(grad_name))
 
-    x = arrays[input_index]
-    numeric = np.zeros(x.shape, dtype=np.float64)
-    flat = x.reshape(-1)
-    for k in range(flat.size):
-        orig = flat[k]
-        flat[k] = orig + eps
-        plus = _loss(op_def, names, arrays, weights)
-        flat[k] = orig - eps
-        minus = _loss(op_def, names, arrays, weights)
-        flat[k] = orig
-        numeric.reshape(-1)[k] = (plus - minus) / (2 * eps)
+    numeric = numeric_gradient(
+        lambda _: _loss(op_def, names, arrays, weights), arrays[input_index], eps
+    )
     return analytic, numeric
 
 

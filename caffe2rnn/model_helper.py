@@ -23,6 +23,13 @@ from . import core, scope
 from .core.net import unknown_operator_error
 from .errors import ShapeError, WorkspaceError
 from .extract_predictor import ExtractPredictorNet  # noqa: F401 - Caffe2's home of it
+from .modeling.initializers import (  # noqa: F401 - re-exported: operators import them here
+    ExternalInitializer,
+    Initializer,
+    update_initializer,
+)
+from .modeling.parameter_info import ParameterInfo, ParameterTags  # noqa: F401
+from .modeling.parameter_sharing import parameter_sharing_context
 
 logger = logging.getLogger(__name__)
 
@@ -72,65 +79,8 @@ _KNOWN_WORKING_OPS_E3 = (
 _KNOWN_WORKING_OPS = _KNOWN_WORKING_OPS_E3 + ("ExpandDims", "Transpose")
 
 
-class ParameterTags:
-    """Tags of ``create_param``/``AddParameter``: where a parameter is listed."""
-
-    BIAS = "BIAS"
-    WEIGHT = "WEIGHT"
-    #: Computed (not trained) parameters, e.g. a frozen bias: listed in
-    #: ``_computed_params`` instead of ``params``, so they get no gradient step.
-    COMPUTED_PARAM = "COMPUTED_PARAM"
-
-
-class ParameterInfo:
-    """What the model knows about one parameter blob: shape and gradient."""
-
-    def __init__(self, param_id, param, key=None, shape=None, length=None, grad=None):
-        self.param_id = param_id
-        self.blob = param
-        self.name = str(param)
-        self.key = key
-        self.shape = shape
-        self.length = length
-        self.grad = grad
-
-    def __str__(self):
-        return self.name
-
-
-class Initializer:
-    """Make a parameter with a fill op in ``param_init_net``.
-
-    ``Initializer('XavierFill')`` adds ``XavierFill([], name, shape=shape)``;
-    extra keywords become arguments of the fill op after ``shape``.
-    """
-
-    def __init__(self, operator_name=None, **kwargs):
-        self.operator_name = operator_name
-        self.operator_kwargs = kwargs
-
-    def create_param(self, param_name, init_net, shape):
-        param = init_net.__getattr__(self.operator_name)(
-            [], param_name, shape=shape, **self.operator_kwargs
-        )
-        return ParameterInfo(param_id=None, param=param, shape=shape)
-
-
-class ExternalInitializer:
-    """The parameter is created elsewhere: only a reference is made, no op."""
-
-    def create_param(self, param_name, init_net, shape):
-        if isinstance(param_name, core.BlobReference):
-            param = core.BlobReference(str(param_name), init_net)
-        else:
-            param = core.ScopedBlobReference(param_name, init_net)
-        return ParameterInfo(param_id=None, param=param, shape=shape)
-
-
-def make_initializer(initializer_class, op_and_kwargs, default_op_and_kwargs):
-    """An initializer from brew's two spellings: a class and/or ``(op, kwargs)``."""
-    op_name, op_kwargs = op_and_kwargs or default_op_and_kwargs
-    return (initializer_class or Initializer)(op_name, **op_kwargs)
+#: brew's name for :func:`~caffe2rnn.modeling.initializers.update_initializer`.
+make_initializer = update_initializer
 
 
 def _normalize_tags(tags):
@@ -146,7 +96,7 @@ class ModelHelper:
     from E5 that is how ``order``/``use_cudnn`` end up as FC arguments.
     """
 
-    _known_working_ops = _KNOWN_WORKING_OPS
+    _known_working_ops: tuple[str, ...] = _KNOWN_WORKING_OPS
 
     def __init__(
         self,
@@ -212,14 +162,16 @@ class ModelHelper:
     def create_param(self, param_name, shape, initializer, tags=None):
         """Create (or, if it exists, return) the parameter ``param_name``.
 
-        A str name gets the current name scope; a BlobReference is used as is.
-        Asking again for an existing parameter returns its blob, so two cells
-        built with ``param_model`` can share weights; the shapes must agree.
+        A str name gets the current name scope, rewritten by any active
+        :func:`~caffe2rnn.modeling.parameter_sharing.ParameterSharing` block;
+        a BlobReference is used as is. Asking again for an existing parameter
+        returns its blob, so two cells built with ``param_model`` can share
+        weights; the shapes must agree.
         """
         if isinstance(param_name, core.BlobReference):
             name = str(param_name)
         elif isinstance(param_name, str):
-            name = core.ScopedName(param_name)
+            name = parameter_sharing_context.get_parameter_name(param_name)
         else:
             raise TypeError(
                 "create_param takes a str or BlobReference name, got %r" % (param_name,)

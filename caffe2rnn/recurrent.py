@@ -1,19 +1,28 @@
 """``caffe2.python.recurrent``: ``recurrent_net`` and the cells built on it.
 
-:func:`recurrent_net` is the newest 2017 text (seed 000 #2, 2017-06-29 …
+:func:`recurrent_net` is the newest 2017 text (Caffe2 0cdd09da6, 2017-06-29 …
 08-17) with the one-line fix of 96e718751 (bug B9: ``forward_only=True`` used
 to raise ``UnboundLocalError``). The cells — :func:`LSTM`, :func:`MILSTM`,
 :func:`LSTMWithAttention` — and the parameter helpers mirror the 2017-04
-module (seed 002, 89ea32b11), so their step nets, blob names and outputs are
+module (Caffe2 89ea32b11), so their step nets, blob names and outputs are
 the ones Caffe2 built (``<scope>/hidden_t_all``, ``<scope>/cell_t_last``...).
 The faithful historical versions of ``recurrent_net``, bugs included, are in
 :mod:`caffe2rnn.history`.
 """
 
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
 import numpy as np
 
 from . import core, workspace
-from .attention import AttentionType, apply_recurrent_attention, apply_regular_attention  # noqa: F401
+from .attention import (  # noqa: F401 - Caffe2 code imported these from here
+    AttentionType,
+    apply_recurrent_attention,
+    apply_regular_attention,
+    april_attention,
+    attention_type_name,
+)
 from .cnn import CNNModelHelper
 from .recurrent_stages import (
     accumulate_linked_gradients,
@@ -28,17 +37,17 @@ from .recurrent_stages import (
 
 
 def recurrent_net(
-    net,
-    cell_net,
-    inputs,
-    initial_cell_inputs,
-    links,
-    timestep=None,
-    scope=None,
-    outputs_with_grads=(0,),
-    recompute_blobs_on_backward=None,
-    forward_only=False,
-):
+    net: "core.Net",
+    cell_net: "core.Net",
+    inputs: Sequence[tuple[str, Any]],
+    initial_cell_inputs: Sequence[tuple[str, Any]],
+    links: Mapping[str, str],
+    timestep: Optional[str] = None,
+    scope: Optional[str] = None,
+    outputs_with_grads: Sequence[int] = (0,),
+    recompute_blobs_on_backward: Optional[Sequence[Any]] = None,
+    forward_only: bool = False,
+) -> tuple[Any, ...]:
     """Add a ``RecurrentNetwork`` op to ``net`` that runs ``cell_net`` over time.
 
     Args:
@@ -354,6 +363,8 @@ def LSTMWithAttention(
     outputs_with_grads=(0, 4),
     weighted_encoder_outputs=None,
     forward_only=False,
+    lstm_memory_optimization=False,
+    attention_memory_optimization=False,
 ):
     """An LSTM decoder with attention over ``encoder_outputs`` (S × N × E).
 
@@ -364,7 +375,13 @@ def LSTMWithAttention(
     ``(hidden_all, hidden_last, cell_all, cell_last, context_all,
     context_last)``; by default the external gradient enters through outputs 0
     and 4 (all hidden states and all contexts).
+
+    ``lstm_memory_optimization`` recomputes ``gates_t`` and
+    ``attention_memory_optimization`` the S × N × E attention sum in the
+    backward step instead of keeping them for every timestep (Caffe2
+    8be1311d9, 2017-05-05); the gradients are the same.
     """
+    attention_type_name(attention_type)  # validate before building anything
     s = _scoped(scope)
     decoder_inputs = model.FC(
         decoder_inputs, s("i2h"), dim_in=decoder_input_dim, dim_out=4 * decoder_state_dim, axis=2
@@ -421,13 +438,16 @@ def LSTMWithAttention(
         decoder_hidden_state_dim=decoder_state_dim,
         scope=scope,
     )
-    if attention_type == AttentionType.Recurrent:
-        context_t, _ = apply_recurrent_attention(
-            attention_weighted_encoder_context_t_prev=(attention_weighted_encoder_context_t_prev),
-            **attention,
-        )
-    else:
-        context_t, _ = apply_regular_attention(**attention)
+    context_t, _, attention_blobs = april_attention(
+        attention_type,
+        attention_weighted_encoder_context_t_prev=attention_weighted_encoder_context_t_prev,
+        **attention,
+    )
+    recompute = []
+    if lstm_memory_optimization:
+        recompute.append(gates_t)
+    if attention_memory_optimization:
+        recompute.extend(attention_blobs)
     hidden_t = step_model.Copy(hidden_t_intermediate, s("hidden_t"))
     step_model.net.AddExternalOutputs(cell_t, hidden_t, context_t)
 
@@ -448,6 +468,7 @@ def LSTMWithAttention(
         timestep=timestep,
         scope=scope,
         outputs_with_grads=outputs_with_grads,
+        recompute_blobs_on_backward=recompute or None,
         forward_only=forward_only,
     )
 

@@ -25,12 +25,12 @@ Shapes: the input sequence is ``T × N × D``; a state tensor is
 step t).
 """
 
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 
 from . import core
+from .operators.rnn.aliases import OffsetAlias
+from .operators.rnn.links import Link
 from .scope import CurrentNameScope
-
-Link = tuple[str, str, int]  # (internal blob, external tensor, row offset)
 
 
 def check_scoping(cell_net):
@@ -121,7 +121,7 @@ def find_scratches(cell_proto, backward_proto):
 
 
 def build_backward_cell(cell_net, recompute_blobs_on_backward=None, mapping_to_str=False):
-    """The backward step net of ``cell_net`` (spec history.md §2.2 step 4-5).
+    """The backward step net of ``cell_net``.
 
     Gradients of the cell's external outputs are *given* (``<out>_grad``: they
     arrive through links from the states-gradient tensors); the registry
@@ -161,7 +161,7 @@ class LinkPlan:
 
     forward_links: list[Link] = field(default_factory=list)
     backward_links: list[Link] = field(default_factory=list)
-    aliases: list[Link] = field(default_factory=list)
+    aliases: list[OffsetAlias] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     recurrent_states: list[str] = field(default_factory=list)
 
@@ -195,7 +195,7 @@ def plan_links(
     state_input_gradient=recurrent_input_gradient,
     input_gradient_link_first=False,
 ):
-    """Lay out state tensors, links and aliases (history.md §2.2 steps 7-8).
+    """Lay out state tensors, links and aliases.
 
     For each recurrent state ``(cell_input, initial_blob)``:
 
@@ -220,16 +220,16 @@ def plan_links(
         state = s(cell_input + "_states")
         states_grad = state + "_grad"
         cell_output = links[str(cell_input)]
-        plan.forward_links.append((cell_input, state, 0))
-        plan.forward_links.append((cell_output, state, 1))
-        plan.aliases.append((state, cell_output + "_all", 1))
-        plan.aliases.append((state, cell_output + "_last", -1))
+        plan.forward_links.append(Link(str(cell_input), state, 0))
+        plan.forward_links.append(Link(str(cell_output), state, 1))
+        plan.aliases.append(OffsetAlias(state, str(cell_output) + "_all", 1))
+        plan.aliases.append(OffsetAlias(state, str(cell_output) + "_last", -1))
         plan.outputs.extend([cell_output + "_all", cell_output + "_last"])
         plan.recurrent_states.append(state)
         if backward is not None:
             state_links = [
-                (cell_output + "_grad", states_grad, 1),
-                (state_input_gradient(backward, cell_input), states_grad, 0),
+                Link(str(cell_output) + "_grad", states_grad, 1),
+                Link(str(state_input_gradient(backward, cell_input)), states_grad, 0),
             ]
             if input_gradient_link_first:
                 state_links.reverse()
@@ -237,11 +237,11 @@ def plan_links(
             backward.net.Proto().external_input.append(str(cell_output) + "_grad")
 
     for input_t, input_blob in inputs:
-        plan.forward_links.append((str(input_t), str(input_blob), 0))
+        plan.forward_links.append(Link(str(input_t), str(input_blob), 0))
     if backward is not None:
         for input_t, input_blob in inputs:
             plan.backward_links.append(
-                (backward.mapping[str(input_t)], str(input_blob) + "_grad", 0)
+                Link(str(backward.mapping[str(input_t)]), str(input_blob) + "_grad", 0)
             )
     return plan
 
@@ -289,8 +289,10 @@ def accumulate_linked_gradients(backward_cell_net):
                 backward_cell_net.Sum([output_blob, accum_blob], [output_blob])
 
 
-def unpack_triples(triples):
-    """``[(a, b, c), ...]`` → ``(a..., b..., c...)``: parallel lists for the op."""
+def unpack_triples(items):
+    """Links or aliases (or plain triples) → their three parallel lists for the
+    op (``internal, external, offset`` / ``src, dst, offset``)."""
+    triples = [tuple(item)[:3] if isinstance(item, tuple) else astuple(item)[:3] for item in items]
     if triples:
         a, b, c = zip(*triples)
         return a, b, c
@@ -365,7 +367,7 @@ def op_arguments(
 
 #: The arguments each version passed, in its call's order. Python 3 turns
 #: keywords into ``Argument`` messages in call-site order, so this order is the
-#: OperatorDef's; Caffe2 under Python 2 had a hash order (spec §10.1).
+#: OperatorDef's; Caffe2 under Python 2 had a hash order.
 ARGUMENT_ORDER = {
     # 2017-03 .. 04 (v1, april; v2 adds recompute_blobs_on_backward)
     "v1": (

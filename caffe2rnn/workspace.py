@@ -25,12 +25,14 @@ import shutil
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any, Optional
 
 import numpy as np
 from google.protobuf.message import Message
 
 from . import _import_c_extension as C
-from . import scope, utils
+from . import eras, scope, utils
 from .errors import DTypeError, WrongTypeError
 from .proto import caffe2_pb2
 from .runtime import Workspace as _RuntimeWorkspace
@@ -93,7 +95,7 @@ def StringifyProto(obj):
     raise WrongTypeError("Unexpected argument to StringifyProto of type " + type(obj).__name__)
 
 
-def ResetWorkspace(root_folder=None):
+def ResetWorkspace(root_folder: Optional[str] = None) -> bool:
     """Replace the current workspace by an empty one; True.
 
     Without ``root_folder`` the root folder is kept; with one, it is created if
@@ -143,15 +145,26 @@ def CallWithExceptionIntercept(func, op_id_fetcher, net_name, *args, **kwargs):
         raise
 
 
-def CreateNet(net, overwrite=False, input_blobs=None):
-    """Instantiate ``net`` (a Net, a NetDef or its bytes) in the current workspace."""
+def CreateNet(
+    net: Any,
+    overwrite: bool = False,
+    input_blobs: Optional[Iterable[Any]] = None,
+    era: Optional[str] = None,
+) -> bool:
+    """Instantiate ``net`` (a Net, a NetDef or its bytes) in the current workspace.
+
+    ``era`` (caffe2rnn; e.g. ``"E3"`` or ``"v2"``) names the Caffe2 era whose
+    ``RecurrentNetwork`` operators the net runs with; without it a ``core.Net``
+    runs with the era it was built in, a bare NetDef with today's operators
+    (see :mod:`caffe2rnn.eras`). The created net keeps it for every ``RunNet``.
+    """
     for name in input_blobs or []:
         CreateBlob(name)
-    C.Workspace.current.create_net(net, overwrite)
+    C.Workspace.current.create_net(net, overwrite, era)
     return True
 
 
-def RunNet(name, num_iter=1, allow_fail=False):
+def RunNet(name: Any, num_iter: int = 1, allow_fail: bool = False) -> bool:
     """Run the created net ``name`` (a str or a Net) ``num_iter`` times.
 
     With ``allow_fail`` a failing run returns False instead of raising.
@@ -169,17 +182,24 @@ def RunNet(name, num_iter=1, allow_fail=False):
         raise
 
 
-def RunNetOnce(net):
-    """Instantiate ``net`` (Net, NetDef or bytes) here, run it once, discard it."""
-    return C.Workspace.current.run(C.message(net, caffe2_pb2.NetDef))
+def RunNetOnce(net: Any, era: Optional[str] = None) -> bool:
+    """Instantiate ``net`` (Net, NetDef or bytes) here, run it once, discard it.
+
+    ``era`` as in :func:`CreateNet`: ``RunNetOnce(netdef, era="E4")`` runs a
+    NetDef saved from a 2017-04 model with the operators of its time.
+    """
+    return C.Workspace.current.run(
+        C.message(net, caffe2_pb2.NetDef), era=eras.for_running(net, era)
+    )
 
 
-def RunOperatorOnce(operator):
-    """Run one OperatorDef (or its serialized bytes) in the current workspace."""
-    return C.Workspace.current.run(C.message(operator, caffe2_pb2.OperatorDef))
+def RunOperatorOnce(operator: Any, era: Optional[str] = None) -> bool:
+    """Run one OperatorDef (or its serialized bytes) in the current workspace
+    (``era`` as in :func:`CreateNet`)."""
+    return C.Workspace.current.run(C.message(operator, caffe2_pb2.OperatorDef), era=era)
 
 
-def RunOperatorsOnce(operators):
+def RunOperatorsOnce(operators: Iterable[Any]) -> bool:
     """Run each operator in turn; the first failure raises. True."""
     for op in operators:
         RunOperatorOnce(op)
@@ -239,7 +259,7 @@ def InferShapesAndTypes(nets, blob_dimensions=None):
     return shapes, types
 
 
-def FeedBlob(name, arr, device_option=None):
+def FeedBlob(name: Any, arr: Any, device_option: Any = None) -> bool:
     """Copy ``arr`` (ndarray, TensorProto, str or bytes) into blob ``name``; True.
 
     ``device_option`` defaults to the current device scope; only the CPU exists.
@@ -251,12 +271,12 @@ def FeedBlob(name, arr, device_option=None):
     return C.feed_blob(StringifyBlobName(name), arr, device_option)
 
 
-def FetchBlob(name):
+def FetchBlob(name: Any) -> Any:
     """A copy of blob ``name``'s tensor (bytes for a string blob)."""
     return C.current().fetch(StringifyBlobName(name))
 
 
-def FetchBlobs(names):
+def FetchBlobs(names: Iterable[Any]) -> list[Any]:
     return [FetchBlob(name) for name in names]
 
 

@@ -7,7 +7,8 @@ The build
   (``nb_execution_mode = "cache"``: only notebooks whose code changed run again; the
   cache lives in ``docs/_build/.jupyter_cache``);
 * writes the diagrams of every ``caffe2rnn.viz`` view as SVG with
-  ``docs/make_diagrams.py`` into ``docs/_static/diagrams`` (build outputs, never
+  ``docs/make_diagrams.py`` into ``docs/_static/diagrams``, and the time stepper
+  (a kernel-free HTML widget) into ``docs/_static/stepper`` (build outputs, never
   committed);
 * documents the API from the docstrings (autodoc + napoleon).
 """
@@ -57,10 +58,21 @@ autodoc_default_options = {
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
-html_theme = "sphinx_rtd_theme"
+# sphinx-book-theme (on pydata-sphinx-theme): a readable text column, a page outline,
+# light/dark modes and, on notebook pages, a button to download the .ipynb.
+html_theme = "sphinx_book_theme"
 html_title = "caffe2rnn"
 html_static_path = ["_static"]
-html_theme_options = {"navigation_depth": 2}
+html_theme_options = {
+    "use_download_button": True,
+    "use_fullscreen_button": True,
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+}
+# Tables wrap inside the column; every SVG diagram opens full size in a
+# pan/zoom viewer (a big one drawn to the column's width has unreadable text).
+html_css_files = ["caffe2rnn.css"]
+html_js_files = ["caffe2rnn-zoom.js"]
 
 
 def copy_notebooks():
@@ -96,6 +108,8 @@ def make_diagrams():
             os.path.join(DOCS, "make_diagrams.py"),
             "--out",
             os.path.join(DOCS, "_static", "diagrams"),
+            "--stepper-out",
+            os.path.join(DOCS, "_static", "stepper"),
         ],
         check=True,
         stdout=subprocess.DEVNULL,

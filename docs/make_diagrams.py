@@ -3,6 +3,12 @@
 Run at docs build time (the SVGs are build outputs, never committed):
 
     python docs/make_diagrams.py [--cell lstm] [--out docs/_static/diagrams]
+                                 [--stepper-out docs/_static/stepper]
+
+It also writes the time stepper, ``<cell>_stepper.html``: a kernel-free HTML
+fragment (one pre-rendered SVG per step and direction) the "Step through
+time" page embeds, and, with matplotlib, ``bug_<id>.svg``: the per-timestep
+gradient error of each bug of the gallery (``caffe2rnn.viz.plots.plot_bug``).
 
 Needs Graphviz's ``dot``; without it the .dot sources are written instead,
 and the script says how to install Graphviz.
@@ -16,7 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from caffe2rnn.__main__ import VIEWS, build_cell  # noqa: E402
 from caffe2rnn.errors import GraphvizNotFoundError  # noqa: E402
-from caffe2rnn.viz import compare, render  # noqa: E402
+from caffe2rnn.viz import compare, render, stepper_html  # noqa: E402
 
 
 def main(argv=None):
@@ -25,6 +31,9 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument(
         "--out", default=os.path.join(os.path.dirname(__file__), "_static", "diagrams")
+    )
+    parser.add_argument(
+        "--stepper-out", default=os.path.join(os.path.dirname(__file__), "_static", "stepper")
     )
     args = parser.parse_args(argv)
     op = build_cell(args.cell)
@@ -43,7 +52,37 @@ def main(argv=None):
     graph = compare(["v1", "april", "v2", "v3", "newest"], args.cell, only_differences=True)
     path = os.path.join(args.out, "%s_compare.%s" % (args.cell, fmt))
     print("wrote", render(graph, path))
+    if fmt == "svg":
+        os.makedirs(args.stepper_out, exist_ok=True)
+        path = os.path.join(args.stepper_out, "%s_stepper.html" % args.cell)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(stepper_html(op, args.steps, title="the %s cell" % args.cell))
+        print("wrote", path)
+    write_bug_plots(args.out)
     return 0
+
+
+def write_bug_plots(out):
+    """One SVG per bug shown by gradients (B9 fails while building: no numbers)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no bug plots", file=sys.stderr)
+        return
+    from caffe2rnn.history.bugs import BUGS
+    from caffe2rnn.viz import plots
+
+    for bug_id, bug in BUGS.items():
+        if bug.runner is not None:
+            continue
+        ax = plots.plot_bug(bug_id)
+        path = os.path.join(out, "bug_%s.svg" % bug_id)
+        ax.figure.savefig(path)
+        plt.close(ax.figure)
+        print("wrote", path)
 
 
 if __name__ == "__main__":

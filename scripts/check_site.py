@@ -4,13 +4,15 @@ Run after ``make docs``:
 
     python scripts/check_site.py [--html docs/_build/html] [--out docs/_build/site-check]
 
-For three pages — the index, a concept page with SVG diagrams and a notebook
-page — Chromium loads the page (``--dump-dom``: the DOM after scripts ran) and
-takes a screenshot. The script reports each page's ``<title>``, how many SVG
-images it shows, and for each of those that the file exists and that Chromium
-itself parses it as an ``<svg>`` document. It exits 1 if a page has no title,
-a page that should show diagrams has none, or an SVG does not load; 2 if no
-Chromium is installed (Debian: ``apt-get install chromium``).
+For a few pages — the index, concept pages with SVG diagrams, the time stepper,
+the bug plots, the glossary and a notebook page — Chromium loads the page
+(``--dump-dom``: the DOM after scripts ran) and takes a screenshot. The script
+reports each page's ``<title>``, how many SVG images it shows, and for each of
+those that the file exists and that Chromium itself parses it as an ``<svg>``
+document. It exits 1 if a page has no title, a page that should show diagrams
+has none, or an SVG does not load; 2 if no Chromium is installed (Debian:
+``apt-get install chromium``). Moving the time stepper and measuring tables
+needs a browser that can be driven: ``tests/docs`` does that over DevTools.
 
 Look at the screenshots (PNG, in ``--out``) to see what a reader sees.
 """
@@ -32,6 +34,9 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stab
 PAGES = [
     ("index.html", 0, 1800),
     ("concepts/links-and-aliases.html", 2, 2600),
+    ("concepts/time-stepper.html", 2, 2400),
+    ("concepts/bug-gallery.html", 4, 2400),
+    ("glossary.html", 0, 1800),
     ("notebooks/03_recurrent_network_op.html", 3, 5200),
 ]
 

@@ -1,6 +1,6 @@
 """benchmarks/bench_lstm.py at toy sizes, so the benchmark cannot rot: the NumPy
 floor agrees with caffe2rnn (outputs and every gradient), each contender is
-timed on each kernel path, and the per-op cost table covers both step nets."""
+timed on each kernel path (executor off and on), and the per-op cost table covers both step nets."""
 
 import importlib.util
 import os
@@ -31,7 +31,9 @@ def bench():
 def test_floor_matches_caffe2rnn_and_every_contender_is_timed(bench):
     rows, model = bench.time_shape((3, 2, 5, 4), repeat=1, with_torch=False)
     names = [name for name, _, _ in rows]
-    assert names[0] == "NumPy floor" and "caffe2rnn (python kernels)" in names
+    assert names[0] == "NumPy floor" and "caffe2rnn executor on (python)" in names
+    if bench.kernels.cython_available():
+        assert {"caffe2rnn executor off (cython)", "caffe2rnn executor on (cython)"} <= set(names)
     assert all(f > 0 and fb > 0 for _, f, fb in rows)
     costs = bench.step_op_costs(model, repeat=2)
     types = {op_type for _, op_type in costs}

@@ -239,6 +239,7 @@ def lstm_training_model():
     return model, output
 
 
+@pytest.mark.kernels  # runs once per kernel path (tests/conftest.py)
 def test_lstm_extract_predictor_net():
     """Caffe2's rnn_cell_test.test_lstm_extract_predictor_net, on caffe2rnn's LSTM."""
     model, output = lstm_training_model()

@@ -6,11 +6,16 @@ came from so that ``blob.Relu([])`` can add an op to that net.
 """
 
 import collections
+from typing import Any, Union
 
 from .. import scope as _scope
 from ..operators import registry as _registry
 
 GradientSlice = collections.namedtuple("GradientSlice", ["indices", "values"])
+
+
+#: What the API accepts as a blob's name (a BlobReference is also a name).
+BlobName = Union[str, bytes, "BlobReference"]
 
 
 class BlobReference:
@@ -20,7 +25,7 @@ class BlobReference:
     name as a dict key: ``links[str(b)]`` and ``b in mapping`` both work.
     """
 
-    def __init__(self, name, net=None):
+    def __init__(self, name: Any, net: Any = None) -> None:
         if isinstance(name, str):
             self._name = name
         elif isinstance(name, bytes):
@@ -45,7 +50,7 @@ class BlobReference:
     def __ne__(self, other):
         return not self.__eq__(other)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self._name
 
     def __repr__(self):
@@ -61,10 +66,10 @@ class BlobReference:
             raise RuntimeError("Cannot add a non-string to BlobReference.")
         return BlobReference(other + self._name, self._from_net)
 
-    def Net(self):
+    def Net(self) -> Any:
         return self._from_net
 
-    def GetNameScope(self):
+    def GetNameScope(self) -> str:
         return self._name[: self._name.rfind(_scope._NAMESCOPE_SEPARATOR) + 1]
 
     def _CreateAndAddToNet(self, op_type, inputs=None, *args, **kwargs):
@@ -95,13 +100,13 @@ class BlobReference:
         return lambda *args, **kwargs: self._CreateAndAddToNet(op_type, *args, **kwargs)
 
 
-def ScopedName(name):
+def ScopedName(name: BlobName) -> str:
     """The current name scope followed by ``name``."""
     if isinstance(name, bytes):
         name = name.decode("ascii")
     return _scope.CurrentNameScope() + name
 
 
-def ScopedBlobReference(name, *args, **kwargs):
+def ScopedBlobReference(name: BlobName, *args: Any, **kwargs: Any) -> "BlobReference":
     """A BlobReference whose name gets the current name scope prepended."""
     return BlobReference(ScopedName(name), *args, **kwargs)

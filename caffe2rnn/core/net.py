@@ -21,7 +21,9 @@ Each op added through ``net.<OpType>(...)`` also records where it was created
 (:mod:`caffe2rnn.core.tracebacks`).
 """
 
+import contextlib
 from collections import defaultdict
+from typing import Any, Optional, Union
 
 from .. import eras
 from .. import scope as _scope
@@ -30,7 +32,7 @@ from ..errors import BuildError, EnforceNotMet, UnknownOperatorError, WorkspaceE
 from ..operators import registry as _registry
 from ..proto import caffe2_pb2
 from . import tracebacks
-from .blob import BlobReference, ScopedBlobReference
+from .blob import BlobName, BlobReference, ScopedBlobReference
 from .operator import CreateOperator, _RectifyInputOutput
 
 
@@ -92,11 +94,12 @@ class Net:
         Net._net_names_used.add(name)
         return name
 
-    def __init__(self, name_or_proto):
+    def __init__(self, name_or_proto: Any) -> None:
         self._input_record = None
         self._output_record = None
         self._registered_blob_names = set()
         self._attr_dict = defaultdict(list)
+        self._era = None  # caffe2rnn: the era of its recurrent ops (eras.mark)
         self._recreate_lookup_tables = False
         self._net = caffe2_pb2.NetDef()
         if type(name_or_proto) is caffe2_pb2.NetDef:
@@ -124,21 +127,21 @@ class Net:
         self._external_input_map = set(self._net.external_input)
         self._recreate_lookup_tables = False
 
-    def BlobIsDefined(self, blob):
+    def BlobIsDefined(self, blob: BlobName) -> bool:
         """True if some op of this net writes ``blob`` or it is an external input."""
         if self._recreate_lookup_tables:
             self._RecreateLookupTables()
         name = str(blob)
         return name in self._op_outputs or name in self._external_input_map
 
-    def UsesBlob(self, blob):
+    def UsesBlob(self, blob: BlobName) -> bool:
         """True if some op of this net reads ``blob``, or it is an external input."""
         name = str(blob)
         if any(name == i for op in self._net.op for i in op.input):
             return True
         return name in set(self._net.external_input)
 
-    def GetBlobRef(self, blob_name):
+    def GetBlobRef(self, blob_name: BlobName) -> BlobReference:
         """A BlobReference (bound to this net) to a blob the net defines."""
         blob_name = str(blob_name)
         if not self.BlobIsDefined(blob_name):
@@ -178,13 +181,13 @@ class Net:
 
     # -- names ---------------------------------------------------------------
 
-    def Name(self):
+    def Name(self) -> str:
         return self._net.name
 
     def __str__(self):
         return self.Name()
 
-    def Proto(self):
+    def Proto(self) -> Any:
         """The net's own NetDef (not a copy): edits to it are edits to the net.
 
         Since the caller may edit it, the lookup tables are rebuilt lazily
@@ -201,7 +204,7 @@ class Net:
         """
         tracebacks.populate_file_names(self)
 
-    def NextName(self, prefix=None, output_id=None):
+    def NextName(self, prefix: Optional[str] = None, output_id: Optional[int] = None) -> str:
         """A fresh (unscoped) blob name: ``<net>/<prefix>[_k][:<output_id>]``.
 
         The uniqueness test looks at the *scoped* candidate while the result is
@@ -222,7 +225,7 @@ class Net:
             index += 1
         return name
 
-    def NextBlob(self, prefix="unnamed"):
+    def NextBlob(self, prefix: str = "unnamed") -> BlobReference:
         """A BlobReference named ``prefix`` (or ``prefix_auto_<i>``) not used yet."""
         name = str(prefix)
         index = 0
@@ -232,12 +235,12 @@ class Net:
         self._registered_blob_names.add(name)
         return BlobReference(name)
 
-    def NextScopedBlob(self, prefix="unnamed"):
+    def NextScopedBlob(self, prefix: str = "unnamed") -> BlobReference:
         return self.NextBlob(_scope.CurrentNameScope() + str(prefix))
 
     # -- external inputs and outputs ---------------------------------------------
 
-    def AddExternalInput(self, *inputs):
+    def AddExternalInput(self, *inputs: BlobName) -> Union[BlobReference, list[BlobReference]]:
         """Declare external inputs; return one BlobReference or a list of them.
 
         As in Caffe2 the references have no net (its helper tested the builtin
@@ -262,12 +265,12 @@ class Net:
 
     AddExternalInputs = AddExternalInput
 
-    def AddScopedExternalInputs(self, *inputs):
+    def AddScopedExternalInputs(self, *inputs: BlobName) -> list[BlobReference]:
         """Add inputs with the current name scope prepended; always a list."""
         refs = self.AddExternalInput(*[ScopedBlobReference(b) for b in inputs])
         return refs if isinstance(refs, list) else [refs]
 
-    def AddExternalOutput(self, *outputs):
+    def AddExternalOutput(self, *outputs: BlobReference) -> None:
         """Declare outputs; each must be a BlobReference the net defines."""
         for blob in outputs:
             if not isinstance(blob, BlobReference):
@@ -333,6 +336,9 @@ class Net:
             outputs = [self.NextName(prefix=op_type, output_id=i) for i in range(outputs)]
         outputs = _RectifyInputOutput(outputs, net=self)
         op = CreateOperator(op_type, inputs, outputs, **kwargs)
+        if op_type == "RecurrentNetwork" and eras.named() is not None:
+            # Built inside ``eras.use(...)``: the net runs that era's operators.
+            eras.mark(self, eras.named())
         self._ExtendOps([op])
         tracebacks.record(self.Name(), len(self._net.op) - 1)
         if len(op.output) == 0:
@@ -341,15 +347,21 @@ class Net:
             return BlobReference(op.output[0], self)
         return tuple(BlobReference(o, self) for o in op.output)
 
-    def AddGradientOperators(self, ys, skip=0):
+    def AddGradientOperators(self, ys: Any, skip: int = 0) -> dict[str, Any]:
         """Append the backward pass of ``op[skip:]`` for ``ys``; return its map.
 
         ``ys`` is a list of blobs (their gradients are filled with ones) or a
         dict blob → gradient blob; see ``GradientRegistry.GetBackwardPass``.
+        A net marked with an era (:func:`caffe2rnn.eras.mark`) is
+        differentiated under that era's rules.
         """
         from .gradients import GradientRegistry  # written alongside; avoids a cycle
 
-        grad_ops, input_to_grad = GradientRegistry.GetBackwardPass(self._net.op[skip:], ys)
+        # A net built in an era gets its gradients by that era's rules (unless
+        # the caller names one).
+        era = eras.named() or eras.of(self)
+        with eras.use(era) if era is not None else contextlib.nullcontext():
+            grad_ops, input_to_grad = GradientRegistry.GetBackwardPass(self._net.op[skip:], ys)
         if _workspace.IsImmediate():  # made without CreateOperator, so run them here
             for op in grad_ops:
                 _workspace.RunOperatorImmediate(op)
@@ -423,4 +435,6 @@ class Net:
             new_net._output_record = self._output_record
         for key, values in self._attr_dict.items():
             new_net._attr_dict[key].extend(values)
+        if eras.of(self) is not None:  # the copy's ops are of the same era
+            eras.mark(new_net, eras.of(self))
         return new_net

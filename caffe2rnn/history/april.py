@@ -1,10 +1,11 @@
-"""``recurrent_net`` of the 2017-04-07 module — seed 002, commit ``89ea32b11``.
+"""``recurrent_net`` of the 2017-04-07 module — Caffe2 commit ``89ea32b11``.
 
 Valid 2017-04-07 23:48 → 2017-04-11 01:54 ("remove workspace sequence id";
-superseded by ``cd704ee12``). Core era E3, operator era ``april`` (the C++ of
-the time: ``_acc`` + swap, initial-state gradient shares ``<state>_grad``).
+superseded by ``cd704ee12``). Era E3: its ops
+run with the C++ of the time (``_acc`` + swap, initial-state gradient shares
+``<state>_grad``; :mod:`caffe2rnn.history.operator_eras`).
 
-v1 plus five commits (history.md §2.7):
+v1 plus five commits:
 
 * ``96bafa3b2`` / ``0d616f25c`` (2017-03-21/28), **B3 fixed**: when no
   backward op writes ``<cell_input>_grad`` (the cell starts with ``Sum`` on
@@ -29,7 +30,7 @@ from ..recurrent_stages import (
     plan_links,
     scoper,
 )
-from .era import bind_built_op, building
+from .building import building
 
 
 def recurrent_net(
@@ -44,7 +45,7 @@ def recurrent_net(
 ):
     """Add the 2017-04-07 ``RecurrentNetwork`` op to ``net``; return its outputs
     minus the step workspaces."""
-    with building("april") as chosen:
+    with building("april"):
         return build(
             net,
             cell_net,
@@ -54,7 +55,6 @@ def recurrent_net(
             timestep,
             scope,
             outputs_with_grads,
-            chosen,
         )
 
 
@@ -67,7 +67,6 @@ def build(
     timestep,
     scope,
     outputs_with_grads,
-    chosen,
     recompute_blobs_on_backward=None,
     pass_recompute=False,
 ):
@@ -101,5 +100,4 @@ def build(
         plan.outputs + [s("step_workspaces")],
         **ordered(arguments, "v2" if pass_recompute else "v1"),
     )
-    bind_built_op(net, chosen)
     return results[:-1]

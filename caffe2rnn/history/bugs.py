@@ -1,9 +1,10 @@
 """The bugs each ``recurrent_net`` version fixed, reproduced in numbers.
 
-:data:`BUGS` maps an id (history.md §4) to a :class:`Bug`: the fixing
-commit, what went wrong, its minimal cell (:mod:`.cells`) and ``run()``, which
-builds and runs that cell with the buggy version on its era and with the
-fixing version on its era, and returns both beside the NumPy reference::
+:data:`BUGS` maps an id (B1..B10, docs/concepts/history.md) to a :class:`Bug`:
+the fixing commit, what went wrong, its minimal cell (:mod:`caffe2rnn.history.cells`) and
+``run()``, which builds and runs that cell with the buggy version on its era
+and with the fixing version on its era, and returns both beside the NumPy
+reference::
 
     >>> result = BUGS["B5"].run()
     >>> result.buggy["w"], result.fixed["w"], result.reference["w"]
@@ -20,16 +21,22 @@ differences of the NumPy recurrence in float64. What the runs show (tests in
   gradient of timestep 0 alone.
 * B7 — as predicted (spec: *inference*): every gradient is zero.
 * B9 — ``UnboundLocalError`` while building, as predicted.
+
+Bugs that need another set-up bring their own ``runner`` (:mod:`.bug_demos`):
+B1, B2, B5 with a smaller batch, B6, B8, B10; and ``tail_rows``
+(:mod:`.tail_rows`: Caffe2's one zeroed states-gradient row with k > 1
+initial rows, never fixed in Caffe2).
 """
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
-from .. import core, workspace
-from . import VERSIONS, cells
-from .era import era
+from .. import workspace
+from ..gradient_checker import numeric_gradient
+from . import VERSIONS, bug_demos, cells, era, tail_rows
+from .sandbox import sandbox
 
 
 @dataclass
@@ -48,10 +55,10 @@ class Bug:
     buggy_version: str
     fixed_version: str
     explanation: str
-    cell: Callable
+    cell: Optional[Callable]  # None when the runner builds an op by hand
     runs: int = 1
     #: a bug shown by something other than gradients (B9) brings its own run.
-    runner: Callable = None
+    runner: Optional[Callable] = None
 
     def run(self, seed=0):
         """Run the minimal cell under the buggy and the fixing version/era."""
@@ -61,9 +68,7 @@ class Bug:
         values = cell.values(np.random.default_rng(seed))
         results = []
         for version in (self.buggy_version, self.fixed_version):
-            workspace.ResetWorkspace()
-            core.Net.reset_names()
-            with era(version):
+            with sandbox(), era(version):
                 results.append(
                     cell.run(
                         VERSIONS[version].recurrent_net,
@@ -84,9 +89,7 @@ def b9_run():
     cell = cells.sum_mul()
     outcome = {}
     for version in ("v3", "newest"):
-        workspace.ResetWorkspace()
-        core.Net.reset_names()
-        with era(version):
+        with sandbox(), era(version):
             try:
                 net, outputs = cell.build(VERSIONS[version].recurrent_net, forward_only=True)
             except UnboundLocalError as exc:
@@ -101,6 +104,39 @@ def b9_run():
 
 
 BUGS = {
+    "B1": Bug(
+        "B1",
+        "66ad84303 (2017-01-30), 1-D states 9e7a26027",
+        "scratch / s2",
+        "v1",
+        "The scratch-era gradient op never computed the initial states' "
+        "gradients. 3b190c4df resized outputs 1 and 5 to one element (the "
+        "LSTM layout of the day); 3913181a4 resized each like the op input "
+        "*before* the initial state (input 0 of the gradient op is GO(0)), "
+        "i.e. like the T x N x D sequence for the Mul RNN; neither wrote them, "
+        "and the era's tests expected exactly those placeholders. 66ad84303 "
+        "copies the first row of <state>_grad into the output.",
+        bug_demos.mul_cell,
+        runner=bug_demos.b1_initial_state_gradient,
+    ),
+    "B2": Bug(
+        "B2",
+        "1c28bcc56 / 7686919a9, then f81113a1a (2017-03-18)",
+        "the C++ of 839f180a2 .. 7686919a9 (v1's text)",
+        "v1",
+        "For four days the C++ reused step workspaces across runs and applied "
+        "links (and the timestep) only when a step workspace was created; the "
+        "workspaces were made anew only when T grew. A second run with the "
+        "same T and a smaller batch therefore ran every step on the views of "
+        "the first run: the old input tensor and the old row layout of the "
+        "(kept) states buffer, so the outputs are not those of the new input. "
+        "In C++ those views could point to freed memory; here the old arrays "
+        "stay alive, so the wrong values are at least deterministic. No Python "
+        "text belongs to that C++ state, so it is built as its own forward op "
+        "(operator_eras.StaleLinksForward) on v1's OperatorDef.",
+        bug_demos.mul_cell,
+        runner=bug_demos.b2_stale_links,
+    ),
     "B3": Bug(
         "B3",
         "96bafa3b2 (2017-03-21), refined by 0d616f25c",
@@ -170,6 +206,62 @@ BUGS = {
         cells.sum_mul,
         runner=b9_run,
     ),
+    "B6": Bug(
+        "B6",
+        "90d756208 (2017-05-05)",
+        "5cf13df48 (not a version here)",
+        "v3",
+        "5cf13df48 ('Forward-only rnns') put 'recompute_blobs_on_backward = "
+        "set()' before the backward branch, so whatever the caller asked for, "
+        "the op got an empty list and no recompute ops: the op v3 builds for "
+        "None. Numbers cannot show it (the gradients are the same); the memory "
+        "does: every step workspace keeps its own gates_t instead of one "
+        "shared buffer recomputed on the way back.",
+        cells.lstm,
+        runner=bug_demos.b6_recompute_ignored,
+    ),
+    "B8": Bug(
+        "B8",
+        "f49200962 (2017-06-07)",
+        "the _accum rewrite without its guard (never on master)",
+        "v3",
+        "The rewrite that fixes B7 renames a backward op's output <blob>_accum "
+        "and sums it back into the linked <blob>. An op that writes <blob> in "
+        "place (ReluGradient of an in-place Relu) already read the linked "
+        "value; renaming it adds that value once more: the gradient arriving "
+        "at h becomes g + mask * g, doubled where the ReLU is active. The "
+        "guard landed in the same commit as the working rewrite, so the "
+        "unguarded form is built here by applying the rewrite again.",
+        bug_demos.relu_cell,
+        runner=bug_demos.b8_unguarded_in_place,
+    ),
+    "B10": Bug(
+        "B10",
+        "359776004 (2017-08-17)",
+        "v3",
+        "newest",
+        "Forward-only (no backward_step_net) the v3-era C++ resized the "
+        "step-workspace vector to exactly 2. An evaluation op sharing the "
+        "training op's step-workspaces blob therefore deleted the workspaces "
+        "the gradient needs, and the gradient op stops: 2 step workspaces for "
+        "T timesteps. From 359776004 the vector only grows.",
+        cells.sum_mul,
+        runner=bug_demos.b10_shared_step_workspaces,
+    ),
+    "tail_rows": Bug(
+        "tail_rows",
+        "none: Caffe2 042e8ede4 and PyTorch keep it",
+        "newest",
+        "caffe2rnn_zero_tail_rows=1",
+        "With k > 1 initial rows (a window link) the op zeroes only the last "
+        "row of <state>_grad; rows T .. T + k - 2 are read by the backward "
+        "step net before anything writes them, so they hold the previous "
+        "run's values and a second backward run adds them again. caffe2rnn "
+        "follows Caffe2 and offers the argument caffe2rnn_zero_tail_rows to "
+        "zero all k rows.",
+        None,  # a hand-built window op: recurrent_net never sets link_window
+        runner=tail_rows.tail_rows_second_run,
+    ),
 }
 
 
@@ -183,14 +275,4 @@ def timestep0_gradient(values):
             total += h.sum()
         return total
 
-    w0 = values["w"][0].copy()
-    grad = np.zeros_like(w0)
-    for i in np.ndindex(*w0.shape):
-        old = w0[i]
-        w0[i] = old + 1e-6
-        plus = loss(w0)
-        w0[i] = old - 1e-6
-        minus = loss(w0)
-        w0[i] = old
-        grad[i] = (plus - minus) / 2e-6
-    return grad[None]
+    return numeric_gradient(loss, values["w"][0].copy())[None]

@@ -11,7 +11,8 @@ order the arguments first appear; ``values`` has one entry per version —
 ``None`` when that version does not pass the argument. Step nets are shown
 as parsed NetDefs (text and NetDef arguments compare equal when the nets
 are), so a difference is a difference in what the op would run. Each version
-builds under its own era, with net names reset first.
+builds under its own era, with fresh net names, in a private workspace
+(:mod:`.sandbox`): the caller's workspace is left as it was.
 """
 
 from dataclasses import dataclass
@@ -19,10 +20,9 @@ from typing import Optional
 
 from google.protobuf import text_format
 
-from .. import core, workspace
 from ..proto import caffe2_pb2
-from . import VERSIONS, cells
-from .era import era
+from . import VERSIONS, cells, era
+from .sandbox import sandbox
 
 NET_ARGUMENTS = ("step_net", "backward_step_net")
 
@@ -64,9 +64,7 @@ def op_values(op_def):
 
 def built_op(version, cell, **kwargs):
     """The RecurrentNetwork OperatorDef ``version`` builds for ``cell``."""
-    workspace.ResetWorkspace()
-    core.Net.reset_names()
-    with era(version):
+    with sandbox(), era(version):
         net, _ = cell.build(VERSIONS[version].recurrent_net, **kwargs)
     return next(op for op in net.Proto().op if op.type == "RecurrentNetwork")
 

@@ -1,11 +1,11 @@
-"""``recurrent_net`` of the executor era — seed 001 #8, 2017-12-11 … 2018-09-27.
+"""``recurrent_net`` of the executor era — Caffe2 042e8ede4, 2017-12-11 … 2018-09-27.
 
 Commits: ``042e8ede4`` "Remove scoping assertion because it is not useful and
 causing errors" (2017-12-11) to ``929c33cee`` (2018-03-26); the file was
-emptied by ``5f7cccf14`` (2018-09-27, moved to PyTorch). Core era E6, operator
-era ``newest`` (seed 004's op, history.md §3.6).
+emptied by ``5f7cccf14`` (2018-09-27, moved to PyTorch). Era E6: its ops run
+with today's operators (Caffe2 042e8ede4).
 
-Changes since v3 (history.md §2.10):
+Changes since v3:
 
 * ``96e718751`` fixes **B9**: ``backward_mapping_keys`` moved inside the
   backward branch, so ``forward_only=True`` works;
@@ -30,7 +30,7 @@ from ..recurrent_stages import (
     plan_links,
     scoper,
 )
-from .era import bind_built_op, building
+from .building import building
 
 
 def recurrent_net(
@@ -47,7 +47,7 @@ def recurrent_net(
 ):
     """Add the 2017-12 ``RecurrentNetwork`` op to ``net``; return its outputs
     minus the step workspaces."""
-    with building("newest") as chosen:
+    with building("newest"):
         assert len(inputs) == 1, "Only one input blob is supported so far"
         op_name = net.NextName("recurrent")
         s = scoper(op_name, scope)
@@ -84,5 +84,4 @@ def recurrent_net(
             all_inputs, plan.outputs + [s("step_workspaces")], **ordered(arguments, "newest")
         )
         cell_net.Proto().type = "simple"
-        bind_built_op(net, chosen)
         return results[:-1]

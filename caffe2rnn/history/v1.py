@@ -1,10 +1,10 @@
-"""``recurrent_net`` v1 — seed 000 #3, 2017-03-14 … 2017-03-21.
+"""``recurrent_net`` v1 — Caffe2 22b4533f0, 2017-03-14 … 2017-03-21.
 
 Commits: ``22b4533f0`` "Fix workspace clashes" (2017-03-14) to ``73f75a980``
-(2017-03-19); superseded by ``96bafa3b2`` (2017-03-21). Core era E2, operator
-era ``v1`` (:mod:`caffe2rnn.history.era`).
+(2017-03-19); superseded by ``96bafa3b2`` (2017-03-21). Era E2 (its ops run
+with the C++ of the time, :mod:`caffe2rnn.history.operator_eras`).
 
-What this version is (history.md §2.6): since 32d884d22 (2017-01) every
+What this version is: since 32d884d22 (2017-01) every
 forward intermediate lives in a per-timestep workspace, so there are no
 scratch tensors; initial states are passed by index; ``outputs_with_grads``
 selects the outputs with an external gradient; a scoping assertion checks the
@@ -35,7 +35,7 @@ from ..recurrent_stages import (
     plan_links,
     scoper,
 )
-from .era import bind_built_op, building
+from .building import building
 
 #: The module-global counter of 22b4533f0: one step-workspaces blob per call.
 _workspace_seq = 0
@@ -54,7 +54,7 @@ def recurrent_net(
     """Add the v1 ``RecurrentNetwork`` op to ``net``; return its outputs minus
     the step workspaces (``out0_all, out0_last, ...``)."""
     global _workspace_seq
-    with building("v1") as chosen:
+    with building("v1"):
         assert len(inputs) == 1, "Only one input blob is supported so far"
         check_scoping(cell_net)
         op_name = net.NextName("recurrent")
@@ -92,5 +92,4 @@ def recurrent_net(
             **ordered(arguments, "v1"),
         )
         _workspace_seq += 1
-        bind_built_op(net, chosen)
         return results[:-1]

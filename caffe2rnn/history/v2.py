@@ -1,10 +1,10 @@
-"""``recurrent_net`` v2 — seed 000 #1, 2017-04-12 … 2017-04-24.
+"""``recurrent_net`` v2 — Caffe2 c2913bcac, 2017-04-12 … 2017-04-24.
 
 Commits: ``c2913bcac`` "Remove prof_dag from step net" (2017-04-12) to
 ``51b152798`` (2017-04-22); the feature commit is ``faaafeccd`` (2017-04-11,
 "option to recompute blobs backward pass with massive memory savings");
-superseded by ``5cf13df48`` "Forward-only rnns" (2017-04-24). Core era E4,
-operator era ``v2`` (history.md §3.4).
+superseded by ``5cf13df48`` "Forward-only rnns" (2017-04-24). Era E4 (its ops
+run with the C++ of the time, :mod:`caffe2rnn.history.operator_eras`).
 
 The 2017-04-07 text (:mod:`.april`: B3 and B4 fixed, reference ``Alias``) plus
 **``recompute_blobs_on_backward``**: the forward ops writing the listed blobs
@@ -18,7 +18,7 @@ overwritten). Python 2 only in the original.
 """
 
 from .april import build
-from .era import building
+from .building import building
 
 
 def recurrent_net(
@@ -34,7 +34,7 @@ def recurrent_net(
 ):
     """Add the v2 ``RecurrentNetwork`` op to ``net``; return its outputs minus
     the step workspaces."""
-    with building("v2") as chosen:
+    with building("v2"):
         return build(
             net,
             cell_net,
@@ -44,7 +44,6 @@ def recurrent_net(
             timestep,
             scope,
             outputs_with_grads,
-            chosen,
             recompute_blobs_on_backward=recompute_blobs_on_backward,
             pass_recompute=True,
         )

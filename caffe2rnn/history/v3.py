@@ -1,12 +1,12 @@
-"""``recurrent_net`` v3 — seed 000 #2, 2017-06-29 … 2017-08-17, bug B9 included.
+"""``recurrent_net`` v3 — Caffe2 0cdd09da6, 2017-06-29 … 2017-08-17, bug B9 included.
 
 Commits: ``0cdd09da6`` "Dict fixes/improvements and unittest targets for
 Python 3 in caffe2 core" (2017-06-29) to ``c0ef34a60`` (2017-07-17), and
 again after the revert ``44e868108`` (2017-08-16); superseded by
-``96e718751`` "fix forward_only mode" (2017-08-17). Core era E5, operator era
-``v3`` (history.md §3.5).
+``96e718751`` "fix forward_only mode" (2017-08-17). Era E5 (its ops run
+with the C++ of the time, :mod:`caffe2rnn.history.operator_eras`).
 
-Changes since v2 (history.md §2.9):
+Changes since v2:
 
 * **forward_only** (``5cf13df48``): no backward step net is built and every
   backward-only argument is left out (the op then cycles 2 step workspaces);
@@ -36,7 +36,7 @@ from ..recurrent_stages import (
     plan_links,
     scoper,
 )
-from .era import bind_built_op, building
+from .building import building
 
 
 def recurrent_net(
@@ -53,7 +53,7 @@ def recurrent_net(
 ):
     """Add the v3 ``RecurrentNetwork`` op to ``net``; return its outputs minus
     the step workspaces. ``forward_only=True`` raises UnboundLocalError (B9)."""
-    with building("v3") as chosen:
+    with building("v3"):
         assert len(inputs) == 1, "Only one input blob is supported so far"
         check_scoping(cell_net)
         op_name = net.NextName("recurrent")
@@ -88,5 +88,4 @@ def recurrent_net(
             all_inputs, plan.outputs + [s("step_workspaces")], **ordered(arguments, "v3")
         )
         cell_net.Proto().type = "simple"
-        bind_built_op(net, chosen)
         return results[:-1]

@@ -2,11 +2,36 @@
 
 Every kernel exists twice under one name: ``caffe2rnn/kernels/<module>.py``
 (vectorised NumPy, the reference) and ``_ext/<module>.pyx`` (compiled into
-``caffe2rnn._ext.<module>``); a module usually holds the one kernel it is
-named after (``lstm_unit`` holds the forward and the backward kernel). The
-two give bit-identical results; the compiled one saves NumPy's per-call
-overhead, which is most of the cost at the small row sizes a step net works
-on, and fuses what would be many NumPy passes into one call.
+``caffe2rnn._ext.<module>``); each file's header names its partner:
+
+================================  =================================  =============================
+twin (this package)               compiled (``_ext/``)               kernels
+================================  =================================  =============================
+``offset_alias.py``               ``offset_alias.pyx``               ``offset_alias``
+``link_view.py``                  ``link_view.pyx``                  ``link_view``
+``repeat_copy.py``                ``repeat_copy.pyx``                ``repeat_copy``
+``accumulate_input_gradient.py``  ``accumulate_input_gradient.pyx``  ``accumulate_input_gradient``
+``add_striped_batch.py``          ``add_striped_batch.pyx``          ``add_striped_batch``
+``inplace_add.py``                ``inplace_add.pyx``                ``inplace_add``
+``lstm_unit.py``                  ``lstm_unit.pyx``                  ``lstm_unit_forward``,
+                                                                     ``lstm_unit_backward``
+``contract.py``                   ``_contract.pxd``                  the checks every kernel runs
+================================  =================================  =============================
+
+**Exactness contract.** The two are interchangeable: bit-identical results
+(the same IEEE operations in the same order; the build forbids FMA
+contraction), and they reject the same inputs -- None, wrong dtype, byte
+order, non-contiguous, misaligned, read-only or overlapping destinations,
+out-of-range indices (64-bit, overflow-safe) -- with the same
+:mod:`caffe2rnn.errors` class and message, before any write
+(:mod:`caffe2rnn.kernels.contract`). The compiled one saves NumPy's per-call
+overhead, most of the cost at a step net's small row sizes.
+
+**Why no typed memoryviews.** The kernels take ``cnp.ndarray`` and loop over
+the raw data pointer: acquiring a ``float[::1]`` buffer costs more than the
+whole loop at these sizes (``dst += src`` over 64 float32: 0.05 µs per call
+through the pointer, 0.3-0.9 µs through memoryviews; measured by
+``benchmarks/bench_kernels.py``, see ``docs/concepts/kernels.md``).
 
 The path is chosen by ``CAFFE2RNN_KERNELS``:
 
@@ -16,12 +41,13 @@ The path is chosen by ``CAFFE2RNN_KERNELS``:
   one-line notice on stderr the first time a kernel runs.
 
 Operators call the checked entry points of :mod:`caffe2rnn.kernels.checked`
-(``checked.link_view(...)``): each validates its arguments once and then
-calls the active path, so a bad offset, window or shape is a clear error on
-both paths. Tests and the benchmark reach the raw, unchecked functions of a
-path through :func:`implementation`; ``with kernels.use("python"): ...``
-switches paths for a block. (The entry points live in their own module
-because each twin module's name is also a kernel's name.)
+(``checked.link_view(...)``): each validates its arguments once, naming the
+link or blob, and then calls the active path (looked up on every call), so a
+bad offset, window or shape is a clear error on both paths. Tests and the
+benchmark reach the raw functions of a path through :func:`implementation`;
+``with kernels.use("python"): ...`` switches paths for a block. (The entry
+points live in their own module because each twin module's name is also a
+kernel's name.)
 """
 
 import contextlib
@@ -40,6 +66,9 @@ KERNELS = {
     "inplace_add": "inplace_add",
     "lstm_unit_forward": "lstm_unit",
     "lstm_unit_backward": "lstm_unit",
+    "run_plan": "rnn_executor",
+    "first_stale_guard": "rnn_executor",
+    "assign_values": "rnn_executor",
 }
 PATHS = ("python", "cython")
 

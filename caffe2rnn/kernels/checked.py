@@ -16,20 +16,30 @@ caller supplies (``"link 'hidden_t' ->
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
-from . import current
+from . import contract, current
 
 FLOAT_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def tensor(value, where):
     """``value`` must be an ndarray with at least one dimension."""
-    if type(value) is not np.ndarray:
+    if not isinstance(value, np.ndarray):
         raise DTypeError("%s: expected a tensor, got %s" % (where, type(value).__name__))
     if value.ndim < 1:
         raise ShapeError(
             "%s: expected a tensor with a leading (time) dimension, got a scalar" % where
         )
     return value
+
+
+def memory(where, sources, destinations=()):
+    """What the raw kernels need of each (name, array): see :mod:`.contract`
+    (not None, native byte order, C-contiguous, aligned; destinations writable)."""
+    for name, a in sources:
+        contract.array(a, where, name)
+    for name, a in destinations:
+        if a is not None:
+            contract.array(a, where, name, writable=True)
 
 
 def float_tensors(where, *arrays):
@@ -180,32 +190,50 @@ def link_view(external, t, offset, window, where="link"):
 def repeat_copy(src, dst, where="repeat_copy"):
     """Fill ``dst`` with copies of ``src`` (a 1-D initial state over the batch)."""
     repeat_rows(src, dst, where)
+    memory(where, [("src", src)], [("dst", dst)])
     current().repeat_copy(src, dst)
 
 
 def accumulate_input_gradient(g, og, t, offset, where="accumulate_gradient_input"):
     """``g[t + offset] += og[t]``, rows of ``g.size / g.shape[0]`` elements."""
     accumulate_rows(g, og, t, offset, where)
+    memory(where, [("og", og)], [("g", g)])
     current().accumulate_input_gradient(g, og, t, offset)
 
 
 def add_striped_batch(first, y, stripe, batch, where="AddStripedBatch"):
     """``y += first[j * stripe : j * stripe + len(y)]`` for j = 0 .. batch - 1."""
     stripes(first, y, stripe, batch, where)
+    memory(where, [("first", first)], [("y", y)])
     current().add_striped_batch(first, y, stripe, batch)
 
 
 def inplace_add(dst, src, where="inplace_add"):
     """``dst += src`` over two tensors of the same size."""
     same_size(dst, src, where)
+    memory(where, [("src", src)], [("dst", dst)])
     current().inplace_add(dst, src)
 
 
 def lstm_unit_forward(
-    h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states, h_out, c_out, where="LSTMUnit"
+    h_prev,
+    c_prev,
+    gates,
+    seq_lengths,
+    t,
+    forget_bias,
+    drop_states,
+    h_out,
+    c_out,
+    where="lstm_unit_forward",
 ):
     """One LSTM step into ``h_out``, ``c_out`` (see :mod:`caffe2rnn.kernels.lstm_unit`)."""
     lstm_unit_arrays(where, c_prev, gates, seq_lengths, h_prev, h_out, c_out)
+    memory(
+        where,
+        [("cell_t_prev", c_prev), ("gates", gates)],
+        [("output 0 (hidden_t)", h_out), ("output 1 (cell_t)", c_out)],
+    )
     current().lstm_unit_forward(
         h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states, h_out, c_out
     )
@@ -224,7 +252,7 @@ def lstm_unit_backward(
     dh_prev_out,
     dc_prev_out,
     dgates_out,
-    where="LSTMUnitGradient",
+    where="lstm_unit_backward",
 ):
     """Gradients of one LSTM step (see :mod:`caffe2rnn.kernels.lstm_unit`)."""
     lstm_unit_arrays(where, c_prev, gates, seq_lengths, c, dh, dc, dh_prev_out, dc_prev_out)
@@ -237,6 +265,21 @@ def lstm_unit_backward(
             "%s: the gates gradient must be like the gates (%s %s)"
             % (where, gates.dtype, gates.shape)
         )
+    memory(
+        where,
+        [
+            ("cell_t_prev", c_prev),
+            ("gates", gates),
+            ("cell_t", c),
+            ("hidden_t_grad", dh),
+            ("cell_t_grad", dc),
+        ],
+        [
+            ("the hidden_t_prev gradient", dh_prev_out),
+            ("the cell_t_prev gradient", dc_prev_out),
+            ("the gates gradient", dgates_out),
+        ],
+    )
     current().lstm_unit_backward(
         c_prev,
         gates,

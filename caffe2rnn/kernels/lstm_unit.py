@@ -1,5 +1,7 @@
 """LSTM unit: the element-wise half of one LSTM step, forward and backward.
 
+Twin of ``_ext/lstm_unit.pyx`` (same checks, bit-identical results).
+
 ``LSTMUnit`` turns the ``4D`` gate pre-activations of each batch row into
 the new cell and hidden states; ``LSTMUnitGradient`` runs it backwards. Gate
 blocks along the last axis: **input i, forget f, output o, candidate g**::
@@ -24,6 +26,8 @@ bit; sharing the loop makes the two paths bit-identical by construction
 """
 
 import numpy as np
+
+from . import contract
 
 
 def _sigmoid(x, out):
@@ -61,6 +65,35 @@ def _finished_rows(seq_lengths, t):
     return None
 
 
+def _check_forward(k, h_prev, c_prev, gates, seq_lengths, t, forget_bias, h_out, c_out):
+    """The compiled kernel's checks, in its order: arrays, dtypes, numbers, sizes, overlap."""
+    contract.array(c_prev, k, "c_prev")
+    contract.matrix(k, "c_prev", c_prev)
+    contract.array(gates, k, "gates")
+    contract.array(seq_lengths, k, "seq_lengths", "int32")
+    if h_prev is not None:
+        contract.array(h_prev, k, "h_prev")
+    contract.array(h_out, k, "h_out", writable=True)
+    contract.array(c_out, k, "c_out", writable=True)
+    for name, a in (("gates", gates), ("h_prev", h_prev), ("h_out", h_out), ("c_out", c_out)):
+        if a is not None:
+            contract.same_dtype(k, "c_prev", c_prev, name, a)
+    t = contract.index(t, k, "t")
+    forget_bias = contract.real(forget_bias, k, "forget_bias")
+    n, d = c_prev.shape
+    contract.same_size(k, "gates", gates, 4 * n * d)
+    contract.same_size(k, "seq_lengths", seq_lengths, n)
+    for name, a in (("h_prev", h_prev), ("h_out", h_out), ("c_out", c_out)):
+        if a is not None:
+            contract.same_size(k, name, a, n * d)
+    contract.no_overlap(
+        k,
+        [("h_out", h_out), ("c_out", c_out)],
+        [("h_prev", h_prev), ("c_prev", c_prev), ("gates", gates), ("seq_lengths", seq_lengths)],
+    )
+    return t, forget_bias
+
+
 def lstm_unit_forward(
     h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states, h_out, c_out
 ):
@@ -69,6 +102,17 @@ def lstm_unit_forward(
     ``c = (f·c_prev) + (i·g)``, ``h = o·tanh(c)``; ``h_prev`` may be None
     (Caffe2's 4-input form: finished rows then get h = 0).
     """
+    t, forget_bias = _check_forward(
+        "lstm_unit_forward", h_prev, c_prev, gates, seq_lengths, t, forget_bias, h_out, c_out
+    )
+    drop_states = bool(drop_states)
+    gates, h_out, c_out = (
+        gates.reshape(c_prev.shape[0], -1),
+        h_out.reshape(c_prev.shape),
+        c_out.reshape(c_prev.shape),
+    )
+    if h_prev is not None:
+        h_prev = h_prev.reshape(c_prev.shape)
     with np.errstate(over="ignore"):
         i, f, o, g = _gate_values(gates, forget_bias)
         np.multiply(f, c_prev, out=c_out)
@@ -80,6 +124,56 @@ def lstm_unit_forward(
     if rows is not None:
         np.copyto(c_out, 0 if drop_states else c_prev, where=rows)
         np.copyto(h_out, 0 if drop_states or h_prev is None else h_prev, where=rows)
+
+
+def _check_backward(
+    k, c_prev, gates, seq_lengths, t, c, dh, dc, forget_bias, dh_prev_out, dc_prev_out, dgates_out
+):
+    """The compiled kernel's checks, in its order (see :func:`_check_forward`)."""
+    contract.array(c_prev, k, "c_prev")
+    contract.matrix(k, "c_prev", c_prev)
+    contract.array(gates, k, "gates")
+    contract.array(seq_lengths, k, "seq_lengths", "int32")
+    contract.array(c, k, "c")
+    contract.array(dh, k, "dh")
+    contract.array(dc, k, "dc")
+    if dh_prev_out is not None:
+        contract.array(dh_prev_out, k, "dh_prev_out", writable=True)
+    contract.array(dc_prev_out, k, "dc_prev_out", writable=True)
+    contract.array(dgates_out, k, "dgates_out", writable=True)
+    arrays = [
+        ("gates", gates),
+        ("c", c),
+        ("dh", dh),
+        ("dc", dc),
+        ("dh_prev_out", dh_prev_out),
+        ("dc_prev_out", dc_prev_out),
+        ("dgates_out", dgates_out),
+    ]
+    for name, a in arrays:
+        if a is not None:
+            contract.same_dtype(k, "c_prev", c_prev, name, a)
+    t = contract.index(t, k, "t")
+    forget_bias = contract.real(forget_bias, k, "forget_bias")
+    n, d = c_prev.shape
+    contract.same_size(k, "gates", gates, 4 * n * d)
+    contract.same_size(k, "seq_lengths", seq_lengths, n)
+    for name, a in arrays[1:]:
+        if a is not None:
+            contract.same_size(k, name, a, (4 if name == "dgates_out" else 1) * n * d)
+    contract.no_overlap(
+        k,
+        [("dh_prev_out", dh_prev_out), ("dc_prev_out", dc_prev_out), ("dgates_out", dgates_out)],
+        [
+            ("c_prev", c_prev),
+            ("gates", gates),
+            ("seq_lengths", seq_lengths),
+            ("c", c),
+            ("dh", dh),
+            ("dc", dc),
+        ],
+    )
+    return t, forget_bias
 
 
 def lstm_unit_backward(
@@ -108,7 +202,26 @@ def lstm_unit_backward(
     from the FC gradient.) A finished row passes ``dh``/``dc`` through (zeros
     with ``drop_states``) and has zero gate gradients.
     """
+    t, forget_bias = _check_backward(
+        "lstm_unit_backward",
+        c_prev,
+        gates,
+        seq_lengths,
+        t,
+        c,
+        dh,
+        dc,
+        forget_bias,
+        dh_prev_out,
+        dc_prev_out,
+        dgates_out,
+    )
+    drop_states = bool(drop_states)
     n, d = c_prev.shape
+    gates, c, dh, dc = gates.reshape(n, 4 * d), c.reshape(n, d), dh.reshape(n, d), dc.reshape(n, d)
+    dc_prev_out = dc_prev_out.reshape(n, d)
+    if dh_prev_out is not None:
+        dh_prev_out = dh_prev_out.reshape(n, d)
     with np.errstate(over="ignore"):
         i, f, o, g = _gate_values(gates, forget_bias)
         tanh_c = np.empty_like(c_prev)

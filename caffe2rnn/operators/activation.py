@@ -77,7 +77,9 @@ class TanhGradient(ActivationGradient):
 
     @staticmethod
     def compute(y, dy, dx):
-        factor = np.square(y)
+        # An explicit buffer: on a 0-d Y (e.g. after SumElements) NumPy
+        # ufuncs return scalars, which cannot be written into.
+        factor = np.square(y, out=np.empty_like(y))
         np.subtract(1, factor, out=factor)
         np.multiply(dy, factor, out=dx)
 
@@ -88,7 +90,7 @@ class SigmoidGradient(ActivationGradient):
 
     @staticmethod
     def compute(y, dy, dx):
-        factor = np.subtract(1, y)
+        factor = np.subtract(1, y, out=np.empty_like(y))
         factor *= y
         np.multiply(dy, factor, out=dx)
 

@@ -14,6 +14,7 @@ Helpers for implementations:
 """
 
 import math
+from typing import Any, Optional
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from ..runtime import settings
 from ..runtime.arguments import ArgumentHelper
 
 FLOAT_TYPES = (np.float32, np.float64)
+_FLOAT_DTYPES = frozenset(np.dtype(t) for t in FLOAT_TYPES)
 
 
 def describe_content(blob):
@@ -35,8 +37,8 @@ def describe_content(blob):
 class Operator:
     """An operator bound to a workspace. Subclasses implement :meth:`run`."""
 
-    op_type = None
-    schema = None
+    op_type: Optional[str] = None
+    schema: Any = None
 
     def __init__(self, op_def, ws):
         self.def_ = op_def
@@ -57,6 +59,20 @@ class Operator:
     def run(self):
         raise NotImplementedError(self.op_type)
 
+    def bind(self):
+        """This op's *bound calls* for the RNN executor, or None if it has none.
+
+        Called right after :meth:`run`, it returns a list of zero-argument
+        callables that repeat exactly what that run computed — the same NumPy
+        calls or kernels on the arrays the op's blobs hold now — for as long as
+        those blobs keep holding them (the executor checks that). None means
+        "no compiled form": the executor calls :meth:`run` itself instead.
+        A bind may also set ``self.loop_prologue``, ``(key, call)`` pairs the
+        executor calls once before each run of the loop (FC refreshes its
+        cached Wᵀ there). See :mod:`caffe2rnn.operators.rnn.executor`.
+        """
+        return None
+
     # --- reading inputs --------------------------------------------------------
     def input(self, i):
         value = self.inputs[i].value
@@ -73,7 +89,10 @@ class Operator:
 
     def float_input(self, i):
         """Input i, which must be a float32 or float64 tensor."""
-        x = self.input(i)
+        x = self.inputs[i].value
+        if type(x) is np.ndarray and x.dtype in _FLOAT_DTYPES:  # the common case, cheaply
+            return x
+        x = self.input(i)  # raises for a non-tensor
         if x.dtype not in FLOAT_TYPES:
             raise DTypeError(
                 "input %d ('%s') has type %s; expected float32 or "

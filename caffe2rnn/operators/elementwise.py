@@ -23,6 +23,7 @@ The gradient makers of Add/Sub/Mul changed three times in 2017; they live in
 """
 
 import math
+from typing import Optional
 
 import numpy as np
 
@@ -103,7 +104,7 @@ def broadcast_block(op, a, b, axis):
 class BinaryElementwise(Operator):
     """``C = ufunc(A, B)`` with Caffe2's broadcast rules (see module doc)."""
 
-    ufunc = None
+    ufunc: Optional[np.ufunc] = None
 
     def setup(self):
         self.broadcast = self.args.single("broadcast", 0, int) != 0

@@ -11,19 +11,22 @@ flattens an N-D W the same way (``N = W.size_to_dim(axis_w)``).
 
 FC runs in every timestep of a recurrent net, so :meth:`FC.run` and
 :meth:`FCGradient.run` validate only when the input shapes change and write
-straight into the outputs' memory. With few rows (a step net's batch), FC
-computes ``Y₂ᵀ = W₂ · X₂ᵀ`` and adds the bias while transposing back: BLAS
-(OpenBLAS's kernels at least) runs a GEMM whose tall operand is W 1.3–1.6×
-faster than ``X₂ · W₂ᵀ`` when X₂ has ≤ 64 rows, and slower when it has
-hundreds (the input projection of every timestep at once).
+straight into the outputs' memory. How the product is formed is chosen per
+shape (:mod:`.fc_layout`): outside a recurrent op's loop, with few rows, FC
+computes ``Y₂ᵀ = W₂ · X₂ᵀ`` and adds the bias while transposing back (BLAS
+runs a GEMM whose tall operand is W 1.3–1.6× faster than ``X₂ · W₂ᵀ`` when
+X₂ has ≤ 64 rows); inside a loop the fastest of three layouts, timed once,
+one of them a contiguous Wᵀ copied once per loop.
 """
 
+import functools
 import math
 
 import numpy as np
 
 from .. import eras
 from ..errors import ArgumentError, DTypeError, ShapeError
+from . import fc_layout
 from .base import Operator
 from .gradient_maker import GradientMaker
 from .registry import register, register_gradient
@@ -31,8 +34,30 @@ from .registry import register, register_gradient
 #: Never held by a blob (unlike None, an empty blob's value): forces a refresh.
 _STALE = object()
 
-#: Up to this many rows in X₂, FC computes Y₂ᵀ = W₂ · X₂ᵀ (module docstring).
-FEW_ROWS = 64
+
+#: Up to this many rows in X₂, FC computes Y₂ᵀ = W₂ · X₂ᵀ outside a loop.
+FEW_ROWS = fc_layout.FEW_ROWS
+
+#: (shape, dtype) -> the Y₂ᵀ buffer the bound calls of every few-rows FC share
+#: (run() allocates one per call; the executor's plan must not keep one per step).
+_transposed_buffers = {}
+
+
+def _transposed_buffer(shape, dtype):
+    key = (shape, dtype)
+    if key not in _transposed_buffers:
+        _transposed_buffers[key] = np.empty(shape, dtype)
+    return _transposed_buffers[key]
+
+
+def _flat_views(*pairs):
+    """``a.reshape(shape)`` for each ``(a, shape)``, or None if one would be a
+    copy (a non-contiguous array): bound calls must write and read the blobs'
+    own memory."""
+    if not all(a.flags.c_contiguous for a, _ in pairs):
+        return None
+    # An array already of that shape is used itself (one view object less per step).
+    return [a if a.shape == shape else a.reshape(shape) for a, shape in pairs]
 
 
 def _shape_key(*values):
@@ -122,13 +147,53 @@ class FC(FullyConnectedBase):
             self._y, self._y2 = y, y.reshape(self._y2_shape)
         y2 = self._y2
         # np.dot is matmul for 2-D operands, with less dispatch overhead.
-        if self._few_rows:
+        in_loop = fc_layout.in_step_loop()
+        layout = self._layouts.get(in_loop) or self._layout(in_loop)
+        if layout == "(w.xT)T":
             y2t = np.empty(self._y2_shape[::-1], x.dtype)
             np.dot(self._w2, self._x2.T, out=y2t)
             np.add(y2t.T, b, out=y2)
+        elif layout == "x.WT":
+            np.dot(self._x2, fc_layout.transposed(w, self._w2).wt, out=y2)
+            np.add(y2, b, out=y2)
         else:
             np.dot(self._x2, self._w2.T, out=y2)
             np.add(y2, b, out=y2)
+
+    def _layout(self, in_loop):
+        m, n = self._y2_shape
+        self._layouts[in_loop] = fc_layout.layout(m, self._x2_shape[1], n, self._y_dtype)
+        return self._layouts[in_loop]
+
+    def bind(self):
+        """run()'s two calls on this run's arrays (for the RNN executor)."""
+        x, w, b = (blob.value for blob in self.inputs)
+        views = _flat_views(
+            (x, self._x2_shape), (w, self._w2_shape), (self.outputs[0].value, self._y2_shape)
+        )
+        if views is None:
+            return None
+        x2, w2, y2 = views
+        # ``out`` is passed by position: a partial without keywords is half the
+        # size, and a plan holds one per step.
+        layout = self._layouts.get(fc_layout.in_step_loop())
+        if layout == "(w.xT)T":
+            y2t = _transposed_buffer(self._y2_shape[::-1], x.dtype)
+            return [
+                functools.partial(np.dot, w2, x2.T, y2t),
+                functools.partial(np.add, y2t.T, b, y2),
+            ]
+        if layout == "x.WT":
+            entry = fc_layout.transposed(w, self._w2)
+            self.loop_prologue = [(id(entry), entry.refresh)]
+            return [
+                functools.partial(np.dot, x2, entry.wt, y2),
+                functools.partial(np.add, y2, b, y2),
+            ]
+        return [
+            functools.partial(np.dot, x2, w2.T, y2),
+            functools.partial(np.add, y2, b, y2),
+        ]
 
     def plan(self, key):
         """Validate the inputs; remember the 2-D shapes run() uses."""
@@ -145,7 +210,8 @@ class FC(FullyConnectedBase):
             )
         self._x2_shape, self._w2_shape = (m, k), (n, k)
         self._y_shape, self._y2_shape = x.shape[:axis] + (n,), (m, n)
-        self._few_rows = m <= FEW_ROWS
+        self._layouts = {}  # in a step loop or not -> layout (fc_layout)
+        self._y_dtype = x.dtype
         self._checked = key
         self._x = self._w = self._y = _STALE
 
@@ -176,6 +242,26 @@ class FCGradient(FullyConnectedBase):
         np.dot(self._ones, dy2, out=outputs[1].resize((n,), dtype))
         if len(outputs) == 3:
             np.matmul(dy2, w.reshape(n, k), out=outputs[2].resize(x.shape, dtype).reshape(m, k))
+
+    def bind(self):
+        """run()'s GEMMs and GEMV on this run's arrays (for the RNN executor)."""
+        m, k, n = self._mkn
+        x, w, dy = (blob.value for blob in self.inputs)
+        pairs = [(x, (m, k)), (w, (n, k)), (dy, (m, n))]
+        pairs += [(self.outputs[0].value, (n, k)), (self.outputs[1].value, (n,))]
+        if len(self.outputs) == 3:
+            pairs.append((self.outputs[2].value, (m, k)))
+        views = _flat_views(*pairs)
+        if views is None:
+            return None
+        x2, w2, dy2, dw2, db = views[:5]
+        calls = [
+            functools.partial(np.matmul, dy2.T, x2, dw2),
+            functools.partial(np.dot, self._ones, dy2, db),
+        ]
+        if len(self.outputs) == 3:
+            calls.append(functools.partial(np.matmul, dy2, w2, views[5]))
+        return calls
 
     def plan(self, key):
         """Validate the inputs; remember (M, K, N) and the ones vector."""

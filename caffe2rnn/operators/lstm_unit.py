@@ -29,6 +29,8 @@ validated, so a step net pays for it once) and call the checked kernels.
 Caffe2: caffe2/operators/lstm_unit_op.{h,cc}.
 """
 
+import functools
+
 import numpy as np
 
 from .. import kernels
@@ -100,6 +102,14 @@ class _LSTMUnitBase(Operator):
             )
         self.n, self.d, self.shape, self.dtype = n, d, c_prev.shape, c_prev.dtype
 
+    def contiguous(self):
+        """True if every input and output is C-contiguous: the 2-D views the
+        kernels get are then views, which bound calls may keep."""
+        return all(
+            type(blob.value) is np.ndarray and blob.value.flags.c_contiguous
+            for blob in self.inputs + self.outputs
+        )
+
     def step_inputs(self):
         """2-D views ``(h_prev or None, c_prev, gates, seq_lengths)`` and t."""
         n, d, k = self.n, self.d, 1 if self.has_hidden else 0
@@ -131,6 +141,17 @@ class LSTMUnit(_LSTMUnitBase):
         kernel(
             h_prev, c_prev, gates, seq_lengths, t, self.forget_bias, self.drop_states, h_out, c_out
         )
+
+    def bind(self):
+        """The kernel call of run() on this run's arrays (for the RNN executor)."""
+        if not self.contiguous():
+            return None
+        h_prev, c_prev, gates, seq_lengths, t = self.step_inputs()
+        n, d = self.n, self.d
+        h_out, c_out = (blob.value.reshape(n, d) for blob in self.outputs)
+        kernel = kernels.current().lstm_unit_forward
+        args = (h_prev, c_prev, gates, seq_lengths, t, self.forget_bias, self.drop_states)
+        return [functools.partial(kernel, *args, h_out, c_out)]
 
 
 @register("LSTMUnitGradient", inputs=(8, 9), outputs=(2, 3))
@@ -183,6 +204,22 @@ class LSTMUnitGradient(_LSTMUnitBase):
             dc_prev,
             dgates,
         )
+
+    def bind(self):
+        """The kernel call of run() on this run's arrays (for the RNN executor)."""
+        if not self.contiguous():
+            return None
+        _, c_prev, gates, seq_lengths, t = self.step_inputs()
+        n, d = self.n, self.d
+        first = 5 if self.has_hidden else 4  # index of hidden_t
+        c, dh, dc = (self.inputs[first + j].value.reshape(n, d) for j in (1, 2, 3))
+        outputs = self.outputs
+        dh_prev = outputs[0].value.reshape(n, d) if self.has_hidden else None
+        dc_prev = outputs[-2].value.reshape(n, d)
+        dgates = outputs[-1].value.reshape(n, 4 * d)
+        kernel = kernels.current().lstm_unit_backward
+        args = (c_prev, gates, seq_lengths, t, c, dh, dc, self.forget_bias, self.drop_states)
+        return [functools.partial(kernel, *args, dh_prev, dc_prev, dgates)]
 
 
 @register_gradient("LSTMUnit")

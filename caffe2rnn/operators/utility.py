@@ -8,6 +8,7 @@ gradients of a blob read by several ops, always *in place* on input 0) and
 matches, so a step net can write straight into a row of a states tensor.
 """
 
+import functools
 import os
 
 import numpy as np
@@ -55,6 +56,15 @@ class Sum(Operator):
         np.add(x0, others[0].value, out=out)
         for blob in others[1:]:
             np.add(out, blob.value, out=out)
+
+    def bind(self):
+        """The adds of :meth:`run` on this run's arrays (for the RNN executor)."""
+        x0, out = self.inputs[0].value, self.outputs[0].value
+        if not self.others:
+            return [] if out is x0 else [functools.partial(np.copyto, out, x0)]
+        calls = [functools.partial(np.add, x0, self.others[0].value, out)]
+        calls += [functools.partial(np.add, out, blob.value, out) for blob in self.others[1:]]
+        return calls
 
     def bad_first_input(self):
         x0 = self.input(0)  # raises for a non-tensor

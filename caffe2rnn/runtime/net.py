@@ -4,7 +4,16 @@ Caffe2's ``SimpleNet``: operators are created in order (each binding its blobs)
 and run one after the other. Every net type this project meets (unset,
 ``simple``, ``dag``, ``async_simple``, ``rnn``, ``prof_dag``) runs sequentially,
 which is what their results are defined by.
+
+A net instance carries the *era* it was created with (None: today's
+operators; see :mod:`caffe2rnn.eras`). Operators read it while they are
+created (:func:`creating_era`), so an era-dependent operator such as
+``RecurrentNetwork`` keeps the behaviour it was created with for every run,
+and hands it to the step nets it instantiates.
 """
+
+import contextlib
+import contextvars
 
 from ..errors import EnforceNotMet, WorkspaceError, in_family, op_context
 from ..operators import registry
@@ -46,8 +55,34 @@ def sanity_check(netdef):
             )
 
 
-def create_operator(op_def, ws, index=None, net_name=None):
-    """Instantiate one OperatorDef in ``ws`` (checks device, type and schema)."""
+_creating_era = contextvars.ContextVar("caffe2rnn_creating_era", default=None)
+
+
+def creating_era():
+    """The era of the net whose operators are being created now (None: today's).
+
+    Read by an operator's ``setup``; outside operator creation it is None.
+    """
+    return _creating_era.get()
+
+
+@contextlib.contextmanager
+def _creating(era):
+    token = _creating_era.set(era)
+    try:
+        yield
+    finally:
+        _creating_era.reset(token)
+
+
+def create_operator(op_def, ws, index=None, net_name=None, era=None):
+    """Instantiate one OperatorDef in ``ws`` (checks device, type and schema);
+    era-dependent operators take ``era`` (see :func:`creating_era`)."""
+    with _creating(era):
+        return _create_operator(op_def, ws, index, net_name)
+
+
+def _create_operator(op_def, ws, index, net_name):
     try:
         if op_def.HasField("device_option") and op_def.device_option.device_type != 0:
             raise EnforceNotMet(
@@ -55,6 +90,13 @@ def create_operator(op_def, ws, index=None, net_name=None):
                 "caffe2rnn runs on the CPU" % op_def.device_option.device_type
             )
         cls = registry.operator_class(op_def.type)
+        era = _creating_era.get()
+        if era is not None:
+            # An operator that changed across Caffe2's history is created as
+            # the variant of the net's era.
+            from ..history.operator_eras import operator_class
+
+            cls = operator_class(cls, era)
         problem = cls.schema.verify(op_def)
         if problem:
             raise EnforceNotMet("Operator def did not pass schema checking: " + problem)
@@ -66,16 +108,17 @@ def create_operator(op_def, ws, index=None, net_name=None):
 class NetInstance:
     """A created net: bound operators that :meth:`run` executes in order."""
 
-    def __init__(self, netdef, ws):
+    def __init__(self, netdef, ws, era=None):
         sanity_check(netdef)
         self.name = netdef.name
         self.proto = netdef
         self.ws = ws
+        self.era = era
         before = set(ws.local_blob_names())
         self.ops = []
         try:
             for i, op in enumerate(netdef.op):
-                self.ops.append(create_operator(op, ws, i, self.name))
+                self.ops.append(create_operator(op, ws, i, self.name, era))
         except Exception:
             # Nothing half-written: drop the blobs this attempt created.
             for name in set(ws.local_blob_names()) - before:

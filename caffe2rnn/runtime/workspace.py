@@ -119,13 +119,13 @@ class Workspace:
         return fetch_value(self.blob(name))
 
     # --- nets -----------------------------------------------------------------
-    def create_net(self, netdef, overwrite=False):
+    def create_net(self, netdef, overwrite=False, era=None):
         if netdef.name in self._nets and not overwrite:
             raise WorkspaceError(
                 "I respectfully refuse to overwrite an existing net of the same "
                 'name "%s", unless you explicitly specify overwrite=True.' % netdef.name
             )
-        net = NetInstance(netdef, self)
+        net = NetInstance(netdef, self, era)
         self._nets[netdef.name] = net
         return net
 
@@ -176,21 +176,21 @@ class Workspace:
                     del self._blobs[name]
             raise
 
-    def run_net_once(self, netdef):
+    def run_net_once(self, netdef, era=None):
         """Create ``netdef`` here, run it once, forget it; all or nothing."""
         with self.rolling_back() as journal:
-            net = NetInstance(netdef, self)
+            net = NetInstance(netdef, self, era)
             journal.note_outputs(net.ops)
             net.run()
         return True
 
-    def run_operator_once(self, op_def):
+    def run_operator_once(self, op_def, era=None):
         """Create one operator here and run it; all or nothing."""
         with self.rolling_back() as journal:
             # Note the outputs before creating the op: creating binds (and so
             # may create) them, and setup() may already fail.
             journal.note(b for b in map(self.get_blob, op_def.output) if b is not None)
-            op = create_operator(op_def, self)
+            op = create_operator(op_def, self, era=era)
             try:
                 op.run()
             except Exception as exc:

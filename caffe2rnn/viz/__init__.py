@@ -11,15 +11,21 @@ Every function returns a ``graphviz.Digraph``: its DOT text is
 * :func:`recurrent` — a RecurrentNetwork op with its step nets, links, aliases;
 * :func:`backward` — its backward step net as the C++ op runs it;
 * :func:`timeline` — the (T+1)-row state tensors and the rows each step uses;
-* :func:`unroll` — one column per timestep;
-* :func:`compare` — the historical versions' op arguments side by side.
+* :func:`unroll` — one column per timestep, left to right;
+* :func:`backward_timeline` — the backward steps in the order they run and the
+  gradient rows each reads and writes;
+* :func:`compare` — the historical versions' op arguments side by side;
+* :func:`stepper` — a slider over t (forward and backward) highlighting the rows
+  each step reads and writes (:func:`stepper_html`: the same without a kernel).
 """
 
+from .backward_timeline import backward_timeline  # noqa: F401
 from .compare import compare  # noqa: F401
 from .netdraw import net  # noqa: F401
 from .recurrent import backward, recurrent  # noqa: F401
 from .render import render, show  # noqa: F401
 from .scratches import scratches, scratches_of  # noqa: F401
 from .ssa import ssa  # noqa: F401
+from .stepper import stepper, stepper_html  # noqa: F401
 from .timeline import timeline  # noqa: F401
 from .unroll import unroll  # noqa: F401

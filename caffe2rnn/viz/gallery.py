@@ -1,5 +1,6 @@
 """Every view of one RecurrentNetwork op, by name (used by the CLI and the demo)."""
 
+from .backward_timeline import backward_timeline
 from .netdraw import net
 from .recurrent import backward, recurrent
 from .rnn_op import RecurrentOp
@@ -27,7 +28,11 @@ VIEWS = {
         lambda op, T: recurrent(op),
     ),
     "timeline": ("the (T+1)-row state tensors and the rows each step uses", timeline),
-    "unroll": ("one column per timestep, recurrent edges between them", unroll),
+    "unroll": ("one column per timestep, left to right, recurrent edges between them", unroll),
+    "backward_timeline": (
+        "the backward steps in the order they run and the gradient rows each reads and writes",
+        backward_timeline,
+    ),
 }
 
 

@@ -9,11 +9,20 @@ edge from the last producer of each input, and with ``minimal_dependency``
 only the parents that are not already ancestors of another parent.
 
 We keep both and add what a learner needs: net inputs/outputs as pills,
-parameters blue, gradient blobs orange (dashed).
+parameters blue, gradient blobs orange (dashed). Nets nested in arguments (a
+RecurrentNetwork's ``step_net`` and ``backward_step_net``, ``If``/``While``
+bodies), which net_drawer never showed, are drawn *expanded* in a box of their
+own next to the op that runs them, or *collapsed* to a line in the op's label
+("▸ step_net: 12 ops") when they would swamp the picture, as Netron does.
 """
 
+from ..errors import DrawingError
 from . import sources
 from .style import Canvas, is_gradient_name, op_label, wrap
+
+# With nested="auto", nested nets are expanded up to this many ops in all.
+AUTO_EXPAND_OPS = 40
+NESTED = ("auto", "expand", "collapse")
 
 
 def net(
@@ -23,14 +32,23 @@ def net(
     params=None,
     append_output=False,
     rankdir="LR",
+    nested="auto",
+    shapes=None,
 ):
     """Draw a NetDef, ``core.Net``, model helper or list of OperatorDefs.
 
     ``minimal=True`` draws ops only (edges labelled with the blobs that
     connect them); ``append_output`` lists each op's outputs under its label,
     as net_drawer's option did (always on in the minimal view, where blobs
-    are otherwise invisible).
+    are otherwise invisible). ``nested`` says how nets stored in op
+    arguments are drawn: ``"expand"`` (each in its own box),
+    ``"collapse"`` (a line in the op label) or ``"auto"`` (expanded when
+    they hold at most :data:`AUTO_EXPAND_OPS` ops in all). ``shapes`` (a
+    workspace after a run, or a dict of arrays) adds each blob's shape and dtype
+    to its label and its first values to its tooltip.
     """
+    if nested not in NESTED:
+        raise DrawingError("nested=%r: expected one of %s" % (nested, ", ".join(NESTED)))
     netdef = sources.as_netdef(net_like)
     name = netdef.name or "unnamed"
     title = "net '%s'%s" % (name, " (ops only)" if minimal else "")
@@ -38,10 +56,25 @@ def net(
     if minimal:
         _draw_minimal(canvas, netdef, minimal_dependency)
     else:
+        if nested == "auto":
+            nested = "expand" if _nested_op_count(netdef) <= AUTO_EXPAND_OPS else "collapse"
         _draw_bipartite(
-            canvas, netdef, sources.param_names(net_like, netdef, params), append_output
+            canvas,
+            netdef,
+            sources.param_names(net_like, netdef, params),
+            append_output,
+            expand=nested == "expand",
+            values=sources.blob_values(shapes),
         )
     return canvas.finish()
+
+
+def _nested_op_count(netdef):
+    return sum(
+        len(inner.op) + _nested_op_count(inner)
+        for op in netdef.op
+        for _, inner in sources.nested_nets(op)
+    )
 
 
 def _label(op, index, with_outputs):
@@ -51,7 +84,10 @@ def _label(op, index, with_outputs):
     return label
 
 
-def _draw_bipartite(canvas, netdef, params, append_output):
+def _draw_bipartite(
+    canvas, netdef, params, append_output, expand, prefix="", graph=None, values=None
+):
+    """Ops and blob nodes of ``netdef``; ids start with ``prefix`` (nested nets)."""
     external_in, external_out = set(netdef.external_input), set(netdef.external_output)
     written_last = {}
     for index, op in enumerate(netdef.op):
@@ -60,29 +96,56 @@ def _draw_bipartite(canvas, netdef, params, append_output):
     current, count = {}, {}
 
     def blob(name, kinds):
-        node_id = "%s#%d" % (name, count.get(name, 0))
+        node_id = "%s%s#%d" % (prefix, name, count.get(name, 0))
         if name in params:
             kinds.append("param")
         if is_gradient_name(name):
             kinds.append("gradient")
-        canvas.blob(node_id, wrap(name), kinds)
+        label, tooltip = wrap(name), None
+        value = values(name) if values and not prefix else None
+        if sources.shape_text(value):
+            label += "\n" + sources.shape_text(value)
+            tooltip = "%s = %s" % (name, sources.value_text(value))
+        canvas.blob(node_id, label, kinds, graph=graph, tooltip=tooltip)
         current[name] = node_id
         return node_id
 
     for index, op in enumerate(netdef.op):
-        op_id = "op#%d" % index
-        canvas.op(op_id, _label(op, index, append_output), op)
+        op_id = "%sop#%d" % (prefix, index)
+        inner = sources.nested_nets(op)
+        label = _label(op, index, append_output)
+        if inner and not expand:
+            label += "".join("\n\u25b8 %s: %d ops" % (n, len(d.op)) for n, d in inner)
+        canvas.op(
+            op_id, label, op, graph=graph, extra_class="collapsed" if inner and not expand else ""
+        )
         for name in op.input:
             if name not in current:
                 blob(name, ["external_input" if name in external_in else "blob"])
-            canvas.edge(current[name], op_id)
+            canvas.edge(current[name], op_id, graph=graph)
+        if expand:
+            _draw_nested(canvas, op_id, inner, params, append_output, graph)
         for name in op.output:
             if name in current:
                 count[name] = count.get(name, 0) + 1  # an overwrite: a new node
             kinds = ["blob"]
             if name in external_out and written_last[name] == index:
                 kinds.append("external_output")
-            canvas.edge(op_id, blob(name, kinds))
+            canvas.edge(op_id, blob(name, kinds), graph=graph)
+
+
+def _draw_nested(canvas, op_id, inner, params, append_output, parent):
+    """Each nested net in a box beside ``op_id``, a dotted edge into the box."""
+    for argument, netdef in inner:
+        box = "%s/%s" % (op_id, argument)
+        kind = "backward" if argument.startswith("backward") else "step"
+        title = "%s of %s: %d ops" % (argument, op_id.rsplit("/", 1)[-1], len(netdef.op))
+        with canvas.cluster(box, title, kind, parent=parent) as sub:
+            _draw_bipartite(
+                canvas, netdef, params, append_output, True, prefix=box + "/", graph=sub
+            )
+        canvas.graph.attr(compound="true")
+        canvas.edge(op_id, box + "/op#0", "reference", argument, lhead="cluster_" + box)
 
 
 def _draw_minimal(canvas, netdef, minimal_dependency):

@@ -20,9 +20,11 @@ plus the ``_accum`` Sums ``recurrent_net`` inserted, and the backward links
 into ``<state>_grad``.
 """
 
+from .. import core
+from ..errors import DrawingError
 from ..recurrent_stages import find_scratches
-from .rnn_op import RecurrentOp
-from .ssa import draw_versions
+from .rnn_op import RecurrentOp, alias_label, link_label
+from .ssa import VersionNodes, draw_versions
 from .style import Canvas, wrap
 
 
@@ -52,21 +54,92 @@ def _link_edges(canvas, nodes, links, tensor_ids, backward=False, graph=None):
         tensor = tensor_ids.get(link.external)
         if tensor is None:
             continue
-        label = link.label(backward)
+        label = link_label(link, backward)
         # A blob the net reads before writing gets its value through the link
         # (a later in-place write, e.g. an _accum Sum, lands in the same rows).
         if nodes.has(link.internal, 0):
-            canvas.edge(tensor, nodes.first(link.internal), "link", label, graph=graph)
+            canvas.edge(
+                tensor, nodes.first(link.internal), "link", label, graph=graph, tail_port="s"
+            )
         elif nodes.final.get(link.internal, 0) > 0:
             canvas.edge(
-                nodes.last(link.internal), tensor, "link", label, graph=graph, constraint="false"
+                nodes.last(link.internal),
+                tensor,
+                "link",
+                label,
+                graph=graph,
+                head_port="s",
+                constraint="false",
             )
 
 
-def recurrent(op, rankdir="TB"):
+# With nested="auto", a step net with more ops than this is drawn collapsed.
+AUTO_EXPAND_OPS = 12
+
+
+def _draw_net(canvas, graph, netdef, prefix, params, expand, linked=(), op_inputs=()):
+    """A step net expanded (every op and blob version) or collapsed: one box
+    listing its ops (``▸ 15 ops: Concat, FC, ...``) with only the blobs that
+    connect it to the op around it: the ``linked`` ones, the ``op_inputs`` it
+    reads (references) and its external outputs. Other blobs it reads (from
+    the step workspace) are listed in the box."""
+    if expand:
+        return draw_versions(
+            canvas,
+            graph,
+            netdef,
+            prefix=prefix,
+            params=params,
+            always_version=False,
+            inplace_edges=False,
+        )
+    ssa, versions = core.get_ssa(netdef)
+    nodes = VersionNodes(prefix, versions)
+    all_reads = list(dict.fromkeys(n for ins, _ in ssa for n, v in ins if v == 0))
+    reads = [n for n in all_reads if n in set(linked) | set(op_inputs)]
+    kept = set(linked) | set(netdef.external_output)
+    written = [n for n in dict.fromkeys(n for _, outs in ssa for n, _ in outs) if n in kept]
+    summary = prefix + "ops"
+    types = list(dict.fromkeys(o.type for o in netdef.op))
+    lines = [", ".join(types[i : i + 4]) for i in range(0, len(types), 4)]
+    other = [n for n in all_reads if n not in reads]
+    if other:
+        lines.append("also reads: %d blobs of the step workspace" % len(other))
+    label = "\u25b8 %d ops (collapsed; nested='expand' shows them)\n%s" % (
+        len(netdef.op),
+        "\n".join(lines),
+    )
+    canvas.op(summary, label, netdef.op[0], graph=graph, extra_class="collapsed")
+    for name in reads:
+        kinds = ["external_input", "param" if name in params else "blob"]
+        canvas.blob(nodes.id(name, 0), wrap(name), kinds, graph=graph)
+        nodes.drawn.add((name, 0))
+        canvas.edge(nodes.id(name, 0), summary, graph=graph)
+    for name in written:
+        final = versions[name]
+        kinds = ["gradient"] if "_grad" in name else ["blob"]
+        canvas.blob(nodes.id(name, final), wrap(name), kinds, graph=graph)
+        nodes.drawn.add((name, final))
+        canvas.edge(summary, nodes.id(name, final), graph=graph)
+    return nodes
+
+
+def recurrent(op, rankdir="TB", nested="auto"):
     """A RecurrentNetwork op: step net and backward step net as clusters,
-    state tensors, links, aliases, references, inputs and outputs."""
+    state tensors, links, aliases, references, inputs and outputs.
+
+    ``nested`` is ``"expand"`` (every op of both step nets), ``"collapse"``
+    (each step net as one box listing its ops, with the blobs its links and
+    references connect) or ``"auto"`` (collapse a net of more than
+    :data:`AUTO_EXPAND_OPS` ops), as Netron folds big subgraphs.
+    """
+    if nested not in ("auto", "expand", "collapse"):
+        raise DrawingError("nested=%r: expected auto, expand or collapse" % (nested,))
     rnn = RecurrentOp(op)
+
+    def expand(netdef):
+        return nested == "expand" or (nested == "auto" and len(netdef.op) <= AUTO_EXPAND_OPS)
+
     canvas = Canvas(
         "recurrent_" + rnn.name,
         "%s '%s': step nets, links and aliases" % (op.type, rnn.name),
@@ -78,51 +151,68 @@ def recurrent(op, rankdir="TB"):
         for b in rnn.inputs
     }
     tensors = dict(inputs)
-    with (
-        canvas.cluster("rnn", "%s '%s'" % (op.type, rnn.name), "rnn") as outer,
-        outer.subgraph(name="tensors") as row,
-    ):
-        row.attr(rank="same")  # all state tensors on one row, above the nets
-        for state in rnn.states:
-            tensors[state] = _state_node(canvas, state, row)
-            canvas.edge(inputs[rnn.initial_state(state)], tensors[state], label="copied to row 0")
-            if rnn.backward_step_net is not None:
-                tensors[state + "_grad"] = _state_node(canvas, state + "_grad", row, gradient=True)
-        with canvas.cluster(
-            "step", "step net '%s' (one timestep)" % rnn.step_net.name, "step", outer
-        ) as inner:
-            forward = draw_versions(
-                canvas,
-                inner,
-                rnn.step_net,
-                prefix="fwd/",
-                params=params,
-                always_version=False,
-                inplace_edges=False,
-            )
-        if rnn.backward_step_net is not None:
+    grads = None
+    with canvas.cluster("rnn", "%s '%s'" % (op.type, rnn.name), "rnn") as outer:
+        # Two sides, each a borderless box: the state tensors over the step net,
+        # their gradients over the backward step net. Each net's link edges then
+        # stay on its own side; they leave and enter the tensors at the bottom.
+        with canvas.cluster("forward_side", "", "side", outer) as side:
+            with (
+                canvas.cluster("states", "state tensors, (T+1) rows", "state", side) as box,
+                box.subgraph() as row,
+            ):
+                row.attr(rank="same")
+                for state in rnn.states:
+                    tensors[state] = _state_node(canvas, state, row)
             with canvas.cluster(
-                "backward",
-                "backward step net '%s' (argument)" % rnn.backward_step_net.name,
-                "backward",
-                outer,
+                "step", "step net '%s' (one timestep)" % rnn.step_net.name, "step", side
             ) as inner:
-                grads = draw_versions(
+                forward = _draw_net(
                     canvas,
                     inner,
-                    rnn.backward_step_net,
-                    prefix="bwd/",
-                    params=params,
-                    always_version=False,
-                    inplace_edges=False,
+                    rnn.step_net,
+                    "fwd/",
+                    params,
+                    expand(rnn.step_net),
+                    [l.internal for l in rnn.links],
+                    rnn.inputs,
                 )
+        if rnn.backward_step_net is not None:
+            with canvas.cluster("backward_side", "", "side", outer) as side:
+                with (
+                    canvas.cluster("grads", "their gradients", "state", side) as box,
+                    box.subgraph() as row,
+                ):
+                    row.attr(rank="same")
+                    for state in rnn.states:
+                        tensors[state + "_grad"] = _state_node(
+                            canvas, state + "_grad", row, gradient=True
+                        )
+                with canvas.cluster(
+                    "backward",
+                    "backward step net '%s' (argument)" % rnn.backward_step_net.name,
+                    "backward",
+                    side,
+                ) as inner:
+                    grads = _draw_net(
+                        canvas,
+                        inner,
+                        rnn.backward_step_net,
+                        "bwd/",
+                        params,
+                        expand(rnn.backward_step_net),
+                        [l.internal for l in rnn.backward_links],
+                        rnn.inputs,
+                    )
+    for state in rnn.states:
+        canvas.edge(inputs[rnn.initial_state(state)], tensors[state], label="copied to row 0")
     _link_edges(canvas, forward, rnn.links, tensors)
     for reference in rnn.references():
         if forward.has(reference, 0):
             canvas.edge(inputs[reference], forward.first(reference), "reference")
     for alias in rnn.aliases:
         output = _io_node(canvas, alias.dst, ["external_output"], drawn)
-        canvas.edge(tensors[alias.src], output, "alias", alias.label())
+        canvas.edge(tensors[alias.src], output, "alias", alias_label(alias))
     for extra in op.output[len(rnn.aliases) :]:
         _io_node(canvas, extra, ["external_output"], drawn)
     if rnn.backward_step_net is not None:
@@ -185,6 +275,17 @@ def backward(op, rankdir="TB"):
             always_version=False,
             inplace_edges=False,
         )
+        for old, new in cpp.renamed.items():
+            # The note sits beside the blob it renames: same cluster, same rank.
+            note = "renamed/" + old
+            target = nodes.first(new) if nodes.has(new, 0) else nodes.last(new)
+            with inner.subgraph() as pair:
+                pair.attr(rank="same")
+                canvas.blob(
+                    note, "%s\n(name in backward_step_net)" % wrap(old), ["gradient"], graph=pair
+                )
+                pair.node(target)
+            canvas.edge(note, target, "rename", "C++: rename to _tmpstep", constraint="false")
     tensors = {}
     for state in rnn.states:
         tensors[state] = _state_node(canvas, state, None)
@@ -206,15 +307,6 @@ def backward(op, rankdir="TB"):
     _link_edges(canvas, nodes, rnn.backward_links, tensors, backward=True)
     forward_reads = [l for l in rnn.links if l.external in rnn.states]
     _link_edges(canvas, nodes, forward_reads, tensors)
-    for old, new in cpp.renamed.items():
-        note = "renamed/" + old
-        canvas.blob(note, "%s\n(name in backward_step_net)" % wrap(old), ["gradient"])
-        canvas.edge(
-            note,
-            nodes.first(new) if nodes.has(new, 0) else nodes.last(new),
-            "rename",
-            "C++: rename to _tmpstep",
-        )
     for gradient, states_grad in cpp.last_row_grads:
         source = _io_node(canvas, gradient, ["external_input", "gradient"], drawn)
         canvas.edge(source, tensors[states_grad], "alias", "added to the last row once (C++ loop)")

@@ -1,6 +1,6 @@
 """A RecurrentNetwork operator read back from its arguments, for drawing.
 
-``recurrent_net`` (seed 000) hands the C++ op everything as parallel lists:
+``recurrent_net`` hands the C++ op everything as parallel lists:
 
 * **links** ``(link_internal[i], link_external[i], link_offset[i],
   link_window[i])``: before step t, the step-net blob ``internal`` becomes a
@@ -18,47 +18,41 @@
   backward cell writes each parameter's per-step gradient to),
   ``outputs_with_grads``, ``recompute_blobs_on_backward``.
 
-:meth:`RecurrentOp.cpp_backward_step_net` applies what the v3-era C++
-gradient op (state of 2017-06-05, seed 004 / history §3.5) did to the
-backward step net before running it.
+The arguments are read by the operator's own reader
+(:mod:`caffe2rnn.operators.rnn.arguments`), links and aliases are its
+:class:`~caffe2rnn.operators.rnn.links.Link` and
+:class:`~caffe2rnn.operators.rnn.aliases.OffsetAlias`, and
+:meth:`RecurrentOp.cpp_backward_step_net` is the backward step net the
+gradient op builds (``prepared_backward_step_net``).
 """
 
-import copy
 from dataclasses import dataclass
 
-from ..errors import DrawingError, op_context
-from . import sources
+from ..errors import ArgumentError, DrawingError, op_context
+from ..operators.rnn.aliases import OffsetAlias
+from ..operators.rnn.arguments import RNN_TYPES, read_recurrent_arguments
+from ..operators.rnn.links import Link
+from ..operators.rnn.step_net import prepared_backward_step_net
 
-RNN_TYPES = ("RecurrentNetwork", "RecurrentNetworkGradient")
 ACCUMULATE_OP = "rnn_internal_accumulate_gradient_input"
 APPLY_LINK_OP = "rnn_internal_apply_link"
 
-
-@dataclass(frozen=True)
-class Link:
-    internal: str
-    external: str
-    offset: int
-    window: int = 1
-
-    def label(self, backward=False):
-        text = "%slink t%+d" % ("backward " if backward else "", self.offset)
-        return text if self.window == 1 else text + ", window %d" % self.window
+__all__ = ["RecurrentOp", "CppBackward", "Link", "OffsetAlias", "link_label", "alias_label"]
 
 
-@dataclass(frozen=True)
-class Alias:
-    src: str
-    dst: str
-    offset: int
+def link_label(link, backward=False):
+    """Edge label of a link: ``link t+1`` (``, window 3`` when it spans rows)."""
+    text = "%slink t%+d" % ("backward " if backward else "", link.offset)
+    return text if link.window == 1 else text + ", window %d" % link.window
 
-    def label(self):
-        rows = (
-            "rows %d..T" % self.offset
-            if self.offset >= 0
-            else ("last row" if self.offset == -1 else "last %d rows" % -self.offset)
-        )
-        return "alias %+d (%s)" % (self.offset, rows)
+
+def alias_label(alias):
+    """Edge label of an alias: ``alias +1 (rows 1..T)``, ``alias -1 (last row)``."""
+    if alias.offset >= 0:
+        rows = "rows %d..T" % alias.offset
+    else:
+        rows = "last row" if alias.offset == -1 else "last %d rows" % -alias.offset
+    return "alias %+d (%s)" % (alias.offset, rows)
 
 
 @dataclass
@@ -73,7 +67,9 @@ class CppBackward:
 
 
 class RecurrentOp:
-    """The arguments of one RecurrentNetwork(Gradient) ``OperatorDef``."""
+    """One RecurrentNetwork(Gradient) ``OperatorDef``, read by the op's own reader
+    (:func:`caffe2rnn.operators.rnn.arguments.read_recurrent_arguments`), so a
+    drawing shows what runs; bad arguments are a :class:`DrawingError`."""
 
     def __init__(self, op):
         if op.type not in RNN_TYPES:
@@ -81,80 +77,34 @@ class RecurrentOp:
                 "%s is not a RecurrentNetwork operator (expected type "
                 "%s)" % (op_context(op), " or ".join(RNN_TYPES))
             )
+        try:
+            self.arguments = a = read_recurrent_arguments(op)
+        except ArgumentError as error:
+            raise DrawingError(str(error)) from error
         self.op = op
         self.name = op.name or op.type
-        self.step_net = sources.net_argument(op, "step_net")
-        if self.step_net is None:
-            raise DrawingError("%s: argument 'step_net' is missing" % op_context(op))
-        self.backward_step_net = sources.net_argument(op, "backward_step_net")
-        self.timestep = sources.string(op, "timestep", "timestep")
-        self.outputs_with_grads = sources.ints(op, "outputs_with_grads")
-        # The gradient op's inputs start with one GO per outputs_with_grads.
-        self.is_gradient = op.type == "RecurrentNetworkGradient"
-        skip = len(self.outputs_with_grads) if self.is_gradient else 0
-        self.inputs = list(op.input[skip:])
-        self.states = sources.strings(op, "recurrent_states")
-        self.initial_state_ids = sources.ints(op, "initial_recurrent_state_ids")
-        self._check_same_length(
-            ("recurrent_states", self.states),
-            ("initial_recurrent_state_ids", self.initial_state_ids),
-        )
-        self.links = self._links("link_internal", "link_external", "link_offset", "link_window")
-        self.backward_links = self._links(
-            "backward_link_internal", "backward_link_external", "backward_link_offset", None
-        )
-        src, dst, offset = (
-            sources.strings(op, "alias_src"),
-            sources.strings(op, "alias_dst"),
-            sources.ints(op, "alias_offset"),
-        )
-        self._check_same_length(("alias_src", src), ("alias_dst", dst), ("alias_offset", offset))
-        self.aliases = [Alias(*a) for a in zip(src, dst, offset)]
-        self.params = sources.ints(op, "param")
-        self.param_grads = sources.strings(op, "param_grads")
-        if self.param_grads:
-            self._check_same_length(("param", self.params), ("param_grads", self.param_grads))
-        self.recompute = sources.strings(op, "recompute_blobs_on_backward")
-        for index in self.params + self.initial_state_ids:
-            if not 0 <= index < len(self.inputs):
-                raise DrawingError(
-                    "%s: input index %d (from 'param' or "
-                    "'initial_recurrent_state_ids') is out of range "
-                    "for %d inputs" % (op_context(op), index, len(self.inputs))
-                )
-
-    def _check_same_length(self, *named_lists):
-        lengths = {len(values) for _, values in named_lists}
-        if len(lengths) > 1:
-            raise DrawingError(
-                "%s: arguments %s must have equal lengths, got %s"
-                % (
-                    op_context(self.op),
-                    ", ".join(n for n, _ in named_lists),
-                    ", ".join(str(len(v)) for _, v in named_lists),
-                )
-            )
-
-    def _links(self, internal, external, offset, window):
-        names = [
-            (internal, sources.strings(self.op, internal)),
-            (external, sources.strings(self.op, external)),
-            (offset, sources.ints(self.op, offset)),
-        ]
-        windows = sources.ints(self.op, window) if window else []
-        if windows:
-            names.append((window, windows))
-        self._check_same_length(*names)
-        windows = windows or [1] * len(names[0][1])
-        return [Link(*fields) for fields in zip(names[0][1], names[1][1], names[2][1], windows)]
+        self.is_gradient = a.is_gradient
+        self.step_net = a.step_net
+        self.backward_step_net = a.backward_step_net
+        self.timestep = a.timestep
+        self.outputs_with_grads = list(a.outputs_with_grads)
+        self.inputs = list(a.inputs)
+        self.states = list(a.states)
+        self.initial_state_ids = list(a.initial_state_ids)
+        self.links = list(a.links)
+        self.backward_links = list(a.backward_links)
+        self.aliases = list(a.aliases)
+        self.params = list(a.params)
+        self.param_grads = list(a.param_grads)
+        self.recompute = list(a.recompute_blobs)
 
     @property
     def sequence_input(self):
-        return self.inputs[0]
+        return self.arguments.sequence_input
 
     def initial_state(self, state):
         """The op input copied into row 0 of ``state``."""
-        return self.inputs[self.initial_state_ids[self.states.index(state)]]
+        return self.arguments.initial_state(state)
 
     def references(self):
         """Op inputs that every step reads as they are (weights, encoder outputs)."""
@@ -179,7 +129,7 @@ class RecurrentOp:
             param = self.inputs[index]
             grad = self.op.output[1 + i] if self.is_gradient else param + "_grad"
             cell = self.param_grads[i] if self.param_grads else grad
-            triples.append((param, grad, cell))
+            triples.append((param, self.arguments.renamed(grad), self.arguments.renamed(cell)))
         return triples
 
     def output_gradient(self, alias_index):
@@ -187,62 +137,36 @@ class RecurrentOp:
         if alias_index not in self.outputs_with_grads:
             return None
         if self.is_gradient:
-            return self.op.input[self.outputs_with_grads.index(alias_index)]
+            return self.arguments.output_gradient(alias_index)
         return self.aliases[alias_index].dst + "_grad"
 
-    def gradient_op_def(self):
-        """The RecurrentNetworkGradient OperatorDef (this op's, or the one its
-        registered gradient maker makes for the outputs in outputs_with_grads)."""
-        if self.is_gradient:
-            return self.op
-        from ..operators.gradient_maker import get_gradient_for_op
-
-        g_output = [
-            out + "_grad" if j in self.outputs_with_grads else None
-            for j, out in enumerate(self.op.output)
-        ]
-        ops, _ = get_gradient_for_op(self.op, g_output)
-        return ops[0]
-
     def cpp_backward_step_net(self):
-        """The backward step net exactly as the gradient op runs it.
-
-        Built by caffe2rnn's own ``RecurrentNetworkGradient`` (bound in a
-        scratch workspace, under the era this op was built for), so the
-        drawing is what runs: the prepended
-        ``rnn_internal_accumulate_gradient_input`` ops of the ``_all`` output
-        gradients, the ``_tmpstep`` renames and the per-parameter Sums (or an
-        older era's accumulate-and-swap ops). Its ``rnn_internal_apply_link``
-        ops are left out: the views draw links as edges. A ``_last`` output's
-        gradient is not an op at all: the op adds it to the last row of
-        ``<state>_grad`` once, before the loop.
+        """The backward step net exactly as the gradient op runs it
+        (:func:`~caffe2rnn.operators.rnn.step_net.prepared_backward_step_net`),
+        without its ``rnn_internal_apply_link`` ops: the views draw links as
+        edges (inside ``eras.use(...)``, as that era's gradient op ran it). A
+        ``_last`` output's gradient is not an op at all: the op adds it to the
+        last row of ``<state>_grad`` once, before the loop.
         """
         if self.backward_step_net is None:
             raise DrawingError(
                 "%s has no backward_step_net (a forward-only op); "
                 "there is no backward pass to draw" % op_context(self.op)
             )
-        from ..operators.rnn.gradient import RecurrentNetworkGradientOp
-        from ..runtime import Workspace
-
-        grad_def = self.gradient_op_def()
-        scratch = Workspace(name="viz")
-        for name in grad_def.input:
-            scratch.create_blob(name)
-        gradient_op = RecurrentNetworkGradientOp(grad_def, scratch)
-        net = copy.deepcopy(gradient_op.step_net)
+        net = prepared_backward_step_net(self.op)
         ops = [op for op in net.op if op.type != APPLY_LINK_OP]
         del net.op[:]
         net.op.extend(ops)
         prepended = 0
         while prepended < len(ops) and ops[prepended].type == ACCUMULATE_OP:
             prepended += 1
-        # Seed 004 renamed the cell's gradient blob <name>_tmpstep; an older
-        # era's accumulator (<grad>_acc) sits beside it instead: no rename.
+        # Caffe2 from 0c2c95309 renamed the cell's gradient blob <name>_tmpstep;
+        # an older era's accumulator (<grad>_acc) sits beside it instead.
+        written = {name for op in ops for name in op.output}
         renamed = {
-            cell: p.cell_gradient
-            for (_, _, cell), p in zip(self.param_gradient_names(), gradient_op.params)
-            if p.cell_gradient == cell + "_tmpstep"
+            cell: cell + "_tmpstep"
+            for _, _, cell in self.param_gradient_names()
+            if cell + "_tmpstep" in written
         }
         last_row = []
         for j, alias in enumerate(self.aliases):

@@ -97,3 +97,102 @@ def param_names(net_like, netdef, params=None):
     if known is not None:
         return {str(p) for p in known}
     return {b for b in netdef.external_input if b.endswith(_PARAM_SUFFIXES)}
+
+
+def load_netdef(path):
+    """The ``NetDef`` in file ``path``: binary protobuf or protobuf text.
+
+    Caffe2 wrote nets both ways: ``net.Proto().SerializeToString()`` (what
+    ``predict_net.pb`` files hold) and ``str(net.Proto())`` (``.pbtxt``). A
+    file that is UTF-8 and parses as text is text; anything else must parse
+    as binary. OS errors (missing file, no permission) propagate unchanged.
+    """
+    from .. import proto
+
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and text.strip():
+        try:
+            return proto.parse_text(caffe2_pb2.NetDef, text)
+        except ProtoParseError as text_error:
+            try:
+                return proto.parse(caffe2_pb2.NetDef, data)
+            except ProtoParseError:
+                raise ProtoParseError(
+                    "%s is neither a binary NetDef nor NetDef text (%s)" % (path, text_error)
+                ) from None
+    try:
+        netdef = proto.parse(caffe2_pb2.NetDef, data)
+    except ProtoParseError as error:
+        raise ProtoParseError("%s: %s" % (path, error)) from None
+    if not netdef.op:
+        raise ProtoParseError("%s holds no operators: is it a NetDef?" % path)
+    return netdef
+
+
+def nested_nets(op):
+    """``[(argument name, NetDef)]`` of the nets stored in ``op``'s arguments.
+
+    RecurrentNetwork keeps ``step_net`` and ``backward_step_net`` there;
+    control-flow ops (``If``, ``While``) keep ``then_net``/``else_net``/
+    ``loop_net`` as NetDefs in the ``n`` field.
+    """
+    found = []
+    for argument in op.arg:
+        if argument.HasField("n") or argument.name in _NET_ARGUMENTS:
+            netdef = net_argument(op, argument.name)
+            if netdef is not None and netdef.op:
+                found.append((argument.name, netdef))
+    return found
+
+
+_NET_ARGUMENTS = ("step_net", "backward_step_net", "then_net", "else_net", "loop_net")
+
+
+def blob_values(source):
+    """A ``name -> value`` lookup from what a run left behind, for labelling blobs.
+
+    ``source`` is a ``caffe2rnn.runtime.Workspace``, the ``caffe2rnn.workspace``
+    module (its current workspace) or a plain dict of arrays. Returns a
+    function giving the value of a blob, or None where there is none.
+    """
+    if source is None:
+        return lambda name: None
+    if isinstance(source, dict):
+        return source.get
+    if hasattr(source, "C_Workspace"):  # the workspace module
+        source = source.C_Workspace()
+    if hasattr(source, "get_blob"):
+
+        def value(name):
+            blob = source.get_blob(name)
+            return None if blob is None else getattr(blob, "value", None)
+
+        return value
+    raise DrawingError(
+        "shapes=%r: expected a Workspace, the workspace module or a dict of arrays"
+        % type(source).__name__
+    )
+
+
+def shape_text(value):
+    """``"2×3 float32"`` for an array (a scalar: ``"() int32"``), else None."""
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is None or dtype is None:
+        return None
+    return "%s %s" % ("×".join(map(str, shape)) or "()", dtype)
+
+
+def value_text(value, limit=12):
+    """The first values of an array, for a tooltip."""
+    import numpy as np
+
+    if getattr(value, "dtype", None) is None:
+        return None
+    flat = np.asarray(value).ravel()
+    shown = np.array2string(flat[:limit], precision=4, separator=", ")
+    return "%s%s" % (shown, " … (%d values)" % flat.size if flat.size > limit else "")

@@ -35,6 +35,10 @@ class VersionNodes:
     def last(self, name):
         return self.id(name, self.final.get(name, 0))
 
+    def ids(self):
+        """Ids of every blob version drawn."""
+        return sorted(self.id(n, v) for n, v in self.drawn)
+
     def has(self, name, version=None):
         return (name, self.final.get(name, 0) if version is None else version) in self.drawn
 
@@ -50,6 +54,7 @@ def draw_versions(
     op_class=None,
     tooltips=None,
     inplace_edges=True,
+    values=None,
 ):
     """Draw ``netdef``'s ops and blob versions into ``graph``.
 
@@ -57,7 +62,10 @@ def draw_versions(
     recompute...); ``op_class(index, op)`` an extra class for an op;
     ``always_version=False`` labels a blob ``name@v`` only when the net writes
     it more than once; ``inplace_edges`` joins the versions an in-place op
-    reads and writes with a dotted line. Returns the :class:`VersionNodes`.
+    reads and writes with a dotted line; ``values(name)`` (what a run left
+    in the workspace) adds shape and dtype to the label of each blob's *final*
+    version, the only one whose value survives the run. Returns the
+    :class:`VersionNodes`.
     """
     ssa, blob_versions = core.get_ssa(netdef)
     external_in, external_out = set(netdef.external_input), set(netdef.external_output)
@@ -83,9 +91,12 @@ def draw_versions(
             kinds.extend(extra_kinds(name, version))
         shown = always_version or nodes.final.get(name, 0) > 1
         label = wrap(name) + ("@%d" % version if shown else "")
-        canvas.blob(
-            nodes.id(name, version), label, kinds, graph=graph, tooltip=(tooltips or {}).get(name)
-        )
+        tooltip = (tooltips or {}).get(name)
+        value = values(name) if values and version == nodes.final.get(name, 0) else None
+        if sources.shape_text(value):
+            label += "\n" + sources.shape_text(value)
+            tooltip = "%s = %s" % (name, sources.value_text(value))
+        canvas.blob(nodes.id(name, version), label, kinds, graph=graph, tooltip=tooltip)
         return nodes.id(name, version)
 
     for index, (op, (inputs, outputs)) in enumerate(zip(netdef.op, ssa)):
@@ -116,18 +127,24 @@ def draw_versions(
     return nodes
 
 
-def ssa(net_like, params=None, rankdir="TB"):
+def ssa(net_like, params=None, rankdir="TB", shapes=None):
     """SSA drawing of a net (NetDef, ``core.Net``, model helper or list of ops).
 
     Nodes: ``Type (op#i)`` boxes and one ``name@v`` node per blob version;
     version-0 reads are grey pills when declared external inputs and red
     dashed pills when not declared ("undefined"); final versions of external
-    outputs are bold pills. ``params`` overrides which blobs are parameters.
+    outputs are bold pills. ``params`` overrides which blobs are parameters;
+    ``shapes`` (a workspace after a run, or a dict of arrays) labels each
+    blob's final version with its shape and dtype (its values in the tooltip).
     """
     netdef = sources.as_netdef(net_like)
     name = netdef.name or "unnamed"
     canvas = Canvas("ssa_" + name, "SSA of net '%s': name@version" % name, rankdir)
     draw_versions(
-        canvas, canvas.graph, netdef, params=sources.param_names(net_like, netdef, params)
+        canvas,
+        canvas.graph,
+        netdef,
+        params=sources.param_names(net_like, netdef, params),
+        values=sources.blob_values(shapes) if shapes is not None else None,
     )
     return canvas.finish()

@@ -116,6 +116,10 @@ BLOB_KINDS = {
         {"shape": "cylinder", "style": "filled", "fillcolor": "#FFF7D6", "color": "#B08D00"},
         "state tensor, (T+1) rows",
     ),
+    "backward_step": (
+        {"shape": "box", "style": "filled", "fillcolor": "#FEEFC3", "color": "#E37400"},
+        "one run of the backward step net",
+    ),
 }
 
 # Edge kinds: (attributes, legend text).
@@ -135,6 +139,10 @@ EDGE_KINDS = {
         "recurrent: step t feeds t+1",
     ),
     "rename": ({"style": "dotted", "color": "#B06000", "fontcolor": "#B06000"}, "renamed blob"),
+    "accumulate": (
+        {"color": "#C5221F", "penwidth": "1.5", "fontcolor": "#C5221F", "arrowhead": "empty"},
+        "+= gradient accumulated",
+    ),
     "inplace": (
         {"style": "dotted", "color": "#C5221F", "arrowhead": "none"},
         "same buffer (in-place)",
@@ -146,6 +154,9 @@ CLUSTER_STYLES = {
     "step": {"style": "rounded,filled", "fillcolor": "#F1F8F4", "color": "#0F9D58"},
     "backward": {"style": "rounded,filled", "fillcolor": "#FEF7E0", "color": "#E37400"},
     "time": {"style": "rounded,filled", "fillcolor": "#F8F9FA", "color": "#9AA0A6"},
+    "state": {"style": "rounded,dashed", "color": "#B08D00", "fillcolor": "#FFFFFF"},
+    "side": {"style": "invis"},
+    "now": {"style": "rounded,filled,bold", "fillcolor": "#FEF7E0", "color": "#E37400"},
 }
 
 # Blob kinds that decide the shape/fill; later ones win.
@@ -170,6 +181,11 @@ def op_family(op_type):
         if op_type in types:
             return family
     return "compute"
+
+
+def _accumulates_gradient(op):
+    """A Sum belongs to the red "accumulate" family only when it adds gradients."""
+    return is_gradient_op(op) or any(is_gradient_name(name) for name in op.output)
 
 
 def is_gradient_op(op):
@@ -228,8 +244,7 @@ class Canvas:
             self.graph.attr(label=title, labelloc="t", fontsize="14")
         self.graph.attr("node", fontname=FONT, fontsize="10", margin="0.06,0.03", height="0.3")
         self.graph.attr("edge", fontname=FONT, fontsize="9", arrowsize="0.6")
-        self._families = []
-        self._gradient_ops = False
+        self._families = []  # (legend text, op node attributes) in drawing order
         self._blob_kinds = []
         self._edge_kinds = []
 
@@ -237,9 +252,23 @@ class Canvas:
         if item not in seen:
             seen.append(item)
 
+    def _note_blob(self, kinds, attrs):
+        """Remember a blob style for the legend, exactly as drawn: keyed by its
+        deciding kind and its shape (a parameter that is a net input is a pill,
+        one inside a net an ellipse)."""
+        main = kinds[-1]
+        text = BLOB_KINDS[main][1]
+        for side, words in (("external_input", "net input"), ("external_output", "net output")):
+            if side in kinds and main != side and not main.startswith("external"):
+                text += " (%s)" % words
+        key = (main, attrs.get("shape"), text)
+        if key not in (k for k, _ in self._blob_kinds):
+            self._blob_kinds.append((key, dict(attrs)))
+
     def op(self, node_id, label, op, graph=None, extra_class=""):
         family = op_family(op.type)
-        self._note(self._families, family)
+        if family == "accumulate" and not _accumulates_gradient(op):
+            family = "compute"  # a forward Sum is arithmetic, not the red += of backward
         attrs = {
             "shape": "box",
             "style": "filled",
@@ -249,9 +278,10 @@ class Canvas:
         }
         classes = ["op", family]
         if is_gradient_op(op):
-            self._gradient_ops = True
             attrs["style"] = "rounded,filled"
             classes.append("gradient_op")
+        text = ("gradient operator: %s" if is_gradient_op(op) else "operator: %s") % family
+        self._note(self._families, (text, tuple(sorted(attrs.items()))))
         if extra_class:
             classes.append(extra_class)
         attrs["class"] = " ".join(classes)
@@ -261,8 +291,8 @@ class Canvas:
         kinds = [k for k in _KIND_PRIORITY if k in kinds] or ["blob"]
         attrs = dict(BLOB_KINDS["blob"][0])
         for kind in kinds:
-            self._note(self._blob_kinds, kind)
             attrs.update(BLOB_KINDS[kind][0])
+        self._note_blob(kinds, attrs)
         attrs["class"] = " ".join(["blob"] + [k for k in kinds if k != "blob"])
         if tooltip:
             attrs["tooltip"] = tooltip
@@ -270,7 +300,7 @@ class Canvas:
 
     def table(self, node_id, html_label, graph=None, kind="state"):
         """An HTML-like table node (state tensors drawn row by row)."""
-        self._note(self._blob_kinds, kind)
+        self._note_blob([kind], {**BLOB_KINDS["blob"][0], **BLOB_KINDS[kind][0], "shape": "box"})
         (graph or self.graph).node(
             safe_id(node_id),
             "<%s>" % html_label,
@@ -311,50 +341,58 @@ class Canvas:
         return _Cluster(sub, label, CLUSTER_STYLES[kind])
 
     def finish(self):
-        """Append the legend for what was drawn and return the Digraph."""
-        rows = []
-        for family in self._families:
-            rows.append(
-                _legend_row(
-                    '<td bgcolor="%s"><font color="#FFFFFF"> Op </font></td>'
-                    % OP_FAMILIES[family][0],
-                    "operator: %s" % family,
-                )
-            )
-        if self._gradient_ops:
-            rows.append(
-                _legend_row(
-                    '<td bgcolor="#0F9D58" style="rounded"><font color="#FFFFFF"> Op </font></td>',
-                    "gradient operator (rounded)",
-                )
-            )
-        for kind in self._blob_kinds:
-            attrs, text = BLOB_KINDS[kind]
-            rows.append(
-                _legend_row(
-                    '<td bgcolor="%s" border="1" color="%s"> </td>'
-                    % (attrs.get("fillcolor", "#FFFFFF"), attrs.get("color", "#202124")),
-                    text,
-                )
-            )
+        """Append the legend for what was drawn and return the Digraph.
+
+        The legend is drawn with the same node and edge attributes as the
+        figure (an ellipse for a blob, a pill for a net input, a cylinder for a
+        state tensor...), in a box of its own, rows of a few entries each.
+        """
+        entries = []  # (node attributes, text, edge attributes or None)
+        for text, attrs in self._families:  # each op look as drawn
+            entries.append((dict(attrs), text, None))
+        for (_, _, text), attrs in self._blob_kinds:
+            entries.append((attrs, text, None))
         for kind in self._edge_kinds:
             attrs, text = EDGE_KINDS[kind]
-            arrow = {"dashed": "- - &#8594;", "dotted": "&#183; &#183; &#8594;"}.get(
-                attrs.get("style"), "&#8212;&#8594;"
+            entries.append(({}, text, attrs))
+        per_row = 4
+        with self.graph.subgraph(name="cluster_legend") as box:
+            box.attr(
+                label="legend",
+                style="rounded",
+                color="#9AA0A6",
+                fontsize="10",
+                fontname=FONT,
+                **{"class": "legend"},
             )
-            rows.append(
-                _legend_row('<td><font color="%s">%s</font></td>' % (attrs["color"], arrow), text)
-            )
-        label = (
-            '<<table border="1" cellborder="0" cellspacing="2" color="#9AA0A6">'
-            '<tr><td colspan="2"><b>legend</b></td></tr>%s</table>>' % "".join(rows)
-        )
-        self.graph.node("legend", label, shape="plaintext", fontsize="9", **{"class": "legend"})
+            firsts = []
+            for start in range(0, len(entries), per_row):
+                with box.subgraph() as row:
+                    row.attr(rank="same")
+                    for i, (attrs, text, edge) in enumerate(entries[start : start + per_row]):
+                        node = "legend/%d" % (start + i)
+                        if edge is None:
+                            row.node(node, text, fontsize="9", **attrs)
+                        else:  # a sample of the line: colour and dash pattern
+                            row.node(node, _edge_sample(edge, text), shape="plaintext")
+                firsts.append("legend/%d" % start)
+            for a, b in zip(firsts, firsts[1:]):
+                box.edge(a, b, style="invis")
         return self.graph
 
 
-def _legend_row(swatch, text):
-    return '<tr>%s<td align="left">%s</td></tr>' % (swatch, html_text(text))
+def _edge_sample(attrs, text):
+    """An HTML-like label drawing an edge style as text: ``- - -▶ link: ...``."""
+    line = {"dashed": "&#8211; &#8211; &#8211;", "dotted": "&#183; &#183; &#183; &#183;"}.get(
+        (attrs.get("style") or "").split(",")[0], "&#8212;&#8212;&#8212;"
+    )
+    head = "" if attrs.get("arrowhead") == "none" else "&#9654;"
+    weight = "<b>%s</b>" if float(attrs.get("penwidth", "1")) > 1 else "%s"
+    return '<<font color="%s" point-size="10">%s</font><font point-size="9">  %s</font>>' % (
+        attrs.get("color", "#5F6368"),
+        weight % (line + head),
+        html_text(text),
+    )
 
 
 class _Cluster:

@@ -21,11 +21,26 @@ they view (``_all``: offset 1, ``_last``: offset -1).
 
 from .. import core
 from ..errors import DrawingError, op_context
-from .rnn_op import RecurrentOp
+from .rnn_op import RecurrentOp, alias_label
 from .style import BLOB_KINDS, Canvas, html_text, wrap
 
 _ALIAS_FILL = "#CEEAD6"
 _INITIAL_FILL = "#E8EAED"
+# The time stepper's highlight: rows the current step reads / writes.
+HIGHLIGHT = {"read": "#AECBFA", "write": "#FDD663"}
+
+
+def highlight_cell(role, tensor_index, row, text):
+    """Attributes of a highlighted row-number cell: fill, an id the SVG keeps
+    (Graphviz emits ``<g id="a_hl_...">`` for a cell with an id and a tooltip)
+    and the tooltip itself."""
+    return ' bgcolor="%s" id="hl_%s_%d_r%d" tooltip="%s" href="#"' % (
+        HIGHLIGHT[role],
+        role,
+        tensor_index,
+        row,
+        html_text(text),
+    )
 
 
 def _rows_of(link, t):
@@ -37,8 +52,11 @@ def _alias_rows(alias, n_rows):
     return range(start, n_rows)
 
 
-def _table(title, n_rows, writers, readers, aliases, initial=None):
-    """HTML-like label: one row per tensor row, a port ``r<i>`` on each."""
+def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, index=0):
+    """HTML-like label: one row per tensor row, a port ``r<i>`` on each.
+
+    ``now`` maps rows to "read"/"write" for the step the stepper shows."""
+    now = now or {}
     fill = BLOB_KINDS["state"][0]["fillcolor"]
     head = [
         '<td bgcolor="%s"><b>row</b></td><td bgcolor="%s"><b>written by</b></td>'
@@ -54,14 +72,17 @@ def _table(title, n_rows, writers, readers, aliases, initial=None):
         written = writers.get(r, [])
         if r == 0 and initial:
             written = ["initial: " + initial] + written
-        cells = [
-            '<td port="r%d" bgcolor="%s">%d</td>'
-            % (r, _INITIAL_FILL if r == 0 and initial else "#FFFFFF", r)
-        ]
+        if r in now:
+            mark = highlight_cell(now[r], index, r, "%s row %d" % (now[r], r))
+            fill = ' bgcolor="%s"' % HIGHLIGHT[now[r]]
+        else:
+            mark = ' bgcolor="%s"' % (_INITIAL_FILL if r == 0 and initial else "#FFFFFF")
+            fill = ""
+        cells = ['<td port="r%d"%s>%d</td>' % (r, mark, r)]
         for texts in (written, readers.get(r, [])):
             cells.append(
-                '<td align="left">%s</td>'
-                % ("<br/>".join(html_text(x) for x in texts) or "&#8212;")
+                '<td align="left"%s>%s</td>'
+                % (fill, "<br/>".join(html_text(x) for x in texts) or "&#8212;")
             )
         for j, alias in enumerate(aliases):
             covered = _alias_rows(alias, n_rows)
@@ -76,18 +97,22 @@ def _table(title, n_rows, writers, readers, aliases, initial=None):
     )
 
 
-def timeline(op, T=3, steps=None, rankdir="LR"):
+def timeline(op, T=3, steps=None, rankdir="LR", highlight=None):
     """The (T+1)-row state tensors of a RecurrentNetwork op for a sequence of
     length ``T``, with the link views of each step in ``steps`` (default all)
-    and the ``_all``/``_last`` aliases."""
+    and the ``_all``/``_last`` aliases. ``highlight=t`` colours the rows step
+    t reads and writes (one frame of the time stepper)."""
     rnn = RecurrentOp(op)
     if not isinstance(T, int) or T < 1:
         raise DrawingError(
             "%s: timeline needs a sequence length T >= 1, got %r" % (op_context(op), T)
         )
     steps = range(T) if steps is None else list(steps)
-    if any(not 0 <= t < T for t in steps):
-        raise DrawingError("%s: steps %s must lie in 0..%d" % (op_context(op), list(steps), T - 1))
+    if any(not 0 <= t < T for t in steps) or highlight not in (None, *range(T)):
+        raise DrawingError(
+            "%s: steps %s (and highlight %r) must lie in 0..%d"
+            % (op_context(op), list(steps), highlight, T - 1)
+        )
     _, versions = core.get_ssa(rnn.step_net)
     canvas = Canvas(
         "timeline_" + rnn.name,
@@ -107,7 +132,13 @@ def timeline(op, T=3, steps=None, rankdir="LR"):
                 role.setdefault(link.external, {}).setdefault(r, []).append(
                     "step %d: %s" % (t, link.internal)
                 )
-    for tensor, n_rows in lengths.items():
+    now = {}
+    if highlight is not None:
+        for link in links:
+            role = "write" if versions.get(link.internal, 0) > 0 else "read"
+            for r in _rows_of(link, highlight):
+                now.setdefault(link.external, {})[r] = role
+    for index, (tensor, n_rows) in enumerate(lengths.items()):
         is_state = tensor in rnn.states
         initial = rnn.initial_state(tensor) if is_state else None
         aliases = [a for a in rnn.aliases if a.src == tensor]
@@ -120,6 +151,8 @@ def timeline(op, T=3, steps=None, rankdir="LR"):
                 readers.get(tensor, {}),
                 aliases,
                 initial,
+                now.get(tensor),
+                index,
             ),
         )
         if initial:
@@ -135,11 +168,16 @@ def timeline(op, T=3, steps=None, rankdir="LR"):
                 ["external_output"],
             )
             canvas.edge(
-                "tensor/" + tensor, "io/" + alias.dst, "alias", alias.label(), tail_port="a%d:e" % j
+                "tensor/" + tensor,
+                "io/" + alias.dst,
+                "alias",
+                alias_label(alias),
+                tail_port="a%d:e" % j,
             )
 
     for t in steps:
-        with canvas.cluster("step%d" % t, "step t = %d" % t, "time") as sub:
+        kind = "now" if t == highlight else "time"
+        with canvas.cluster("step%d" % t, "step t = %d" % t, kind) as sub:
             for link in links:
                 node = "t%d/%s" % (t, link.internal)
                 rows = _rows_of(link, t)

@@ -13,25 +13,28 @@ Caffe2 itself unrolled RNNs this way in ``rnn_cell`` ``static_rnn`` tests
 """
 
 from ..errors import DrawingError, op_context
-from .rnn_op import RecurrentOp
+from .rnn_op import RecurrentOp, link_label
 from .ssa import draw_versions
 from .style import Canvas, wrap
 
 
-def unroll(op, T=3, rankdir="TB"):
-    """One cluster per timestep t = 0..T-1 with recurrent edges between them.
+def unroll(op, T=3):
+    """One cluster per timestep t = 0..T-1, left to right, recurrent edges between them.
 
-    Each column flows top to bottom; recurrent edges do not constrain the
-    layout, so the columns stand side by side instead of as a staircase.
+    Left to right *is* time, and it is enforced, not hoped for: Graphviz
+    orders nodes within a rank by crossing minimisation and happily draws
+    side-by-side columns as steps 1, 2, 0, 3. So the drawing flows left to
+    right and each step sits between two invisible gates: every node of step
+    t points (invisibly) to the gate after it, which points to the gate
+    before step t+1, which points to every node of step t+1. Step t+1 then
+    lies on strictly higher ranks, i.e. to the right.
     """
     rnn = RecurrentOp(op)
     if not isinstance(T, int) or T < 1:
         raise DrawingError(
             "%s: unroll needs a sequence length T >= 1, got %r" % (op_context(op), T)
         )
-    canvas = Canvas(
-        "unroll_" + rnn.name, "'%s' unrolled over T = %d steps" % (rnn.name, T), rankdir
-    )
+    canvas = Canvas("unroll_" + rnn.name, "'%s' unrolled over T = %d steps" % (rnn.name, T), "LR")
     params = {rnn.inputs[i] for i in rnn.params}
     columns = []
     for t in range(T):
@@ -47,12 +50,24 @@ def unroll(op, T=3, rankdir="TB"):
                     inplace_edges=False,
                 )
             )
+    for t, nodes in enumerate(columns):
+        for gate in ("in", "out"):
+            canvas.graph.node(
+                _gate(t, gate), "", shape="point", style="invis", width="0", group="time"
+            )
+        for node in nodes.ids():
+            canvas.graph.edge(_gate(t, "in"), node, style="invis")
+            canvas.graph.edge(node, _gate(t, "out"), style="invis")
+        # A straight, heavy spine of gates keeps the steps on one line.
+        canvas.graph.edge(_gate(t, "in"), _gate(t, "out"), style="invis", weight="50")
+        if t:
+            canvas.graph.edge(_gate(t - 1, "out"), _gate(t, "in"), style="invis", weight="50")
     sequence_links = [l for l in rnn.links if l.external == rnn.sequence_input]
     for t, nodes in enumerate(columns):
         for link in sequence_links:
             row = "io/%s[%d]" % (rnn.sequence_input, t)
             canvas.blob(row, "%s[%d]" % (wrap(rnn.sequence_input), t), ["external_input"])
-            canvas.edge(row, nodes.first(link.internal), "link", link.label())
+            canvas.edge(row, nodes.first(link.internal), "link", link_label(link))
     for state, read, written in rnn.recurrent_pairs():
         initial = rnn.initial_state(state)
         canvas.blob("io/" + initial, wrap(initial), ["external_input"])
@@ -76,3 +91,8 @@ def unroll(op, T=3, rankdir="TB"):
                 for t in range(T):
                     canvas.edge(columns[t].last(written), out, "alias", "[%d]" % t)
     return canvas.finish()
+
+
+def _gate(t, side):
+    """The invisible node before ("in") or after ("out") step t."""
+    return "t%d/__%s" % (t, side)

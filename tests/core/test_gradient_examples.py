@@ -376,6 +376,7 @@ def _numeric_gradient(ops, feeds, name, loss_weights, eps=1e-6):
     return grad
 
 
+@pytest.mark.kernels  # runs once per kernel path (tests/conftest.py)
 def test_lstm_step_net_backward_matches_finite_differences():
     """hidden_t_prev's gradient is the Sum of the LSTMUnit and FC parts; row 1
     is past its sequence end, so LSTMUnit passes dh straight through there."""

@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("sphinx")
 pytest.importorskip("myst_nb")
-pytest.importorskip("sphinx_rtd_theme")
+pytest.importorskip("sphinx_book_theme")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 pytestmark = [pytest.mark.slow, pytest.mark.needs_dot]
@@ -86,7 +86,7 @@ def test_every_notebook_is_rendered_with_outputs(built_site):
     copy, build = built_site
     assert build.returncode == 0, build.stderr[-3000:]
     pages = sorted((copy / "docs" / "_build" / "html" / "notebooks").glob("0*.html"))
-    assert [p.name[:2] for p in pages] == ["01", "02", "03", "04", "05", "06", "07", "08"]
+    assert [p.name[:2] for p in pages] == ["01", "02", "03", "04", "05", "06", "07", "08", "09"]
     for page in pages:
         text = page.read_text()
         assert 'class="output' in text, "%s has no executed outputs" % page.name
@@ -111,7 +111,7 @@ def test_index_links_every_learner_question(built_site):
     copy, build = built_site
     assert build.returncode == 0, build.stderr[-3000:]
     index = (copy / "docs" / "_build" / "html" / "index.html").read_text()
-    table = index.split("Questions learners asked")[1]
+    table = index.split('id="questions-learners-asked-and-where-they-are-answered"')[1]
     assert table.count("<tr") >= 9  # header + the eight questions of examples.md §9
     for target in re.findall(r'href="(concepts/[^"#]+)#([^"]+)"', table):
         page = (copy / "docs" / "_build" / "html" / target[0]).read_text()
@@ -138,3 +138,103 @@ def test_site_renders_in_headless_chromium(built_site):
     )
     assert check.returncode == 0, check.stdout + check.stderr
     assert "title      : Links and aliases" in check.stdout
+
+
+def _browser_or_skip():
+    from browser import missing_reason  # tests/docs/browser.py (on sys.path)
+
+    reason = missing_reason()
+    if reason:
+        pytest.skip(reason)
+
+
+TABLE_OVERFLOW = """
+(function () {
+  var column = document.querySelector('.bd-article') || document.body;
+  var limit = column.getBoundingClientRect().right + 1;
+  var bad = [];
+  document.querySelectorAll('.bd-article table').forEach(function (table) {
+    var box = table.getBoundingClientRect();
+    var holder = table.parentElement;
+    if (box.width === 0) { return; }
+    if (box.right > limit || table.scrollWidth > holder.clientWidth + 1) {
+      bad.push((table.innerText || '').slice(0, 60).replace(/\\s+/g, ' ')
+               + ' (' + Math.round(box.width) + 'px in ' + holder.clientWidth + 'px)');
+    }
+  });
+  return bad;
+})()
+"""
+
+
+def test_no_table_on_the_site_overflows_its_container(built_site):
+    from browser import Browser
+
+    copy, build = built_site
+    assert build.returncode == 0, build.stderr[-3000:]
+    _browser_or_skip()
+    html = copy / "docs" / "_build" / "html"
+    pages = sorted(
+        p
+        for p in html.rglob("*.html")
+        if "_static" not in p.parts and "_sources" not in p.parts and p.name != "genindex.html"
+    )
+    overflowing = {}
+    with Browser(width=1280, height=900) as browser:
+        for page in pages:
+            browser.open(str(page))
+            bad = browser.evaluate(TABLE_OVERFLOW)
+            if bad:
+                overflowing[str(page.relative_to(html))] = bad
+    assert not overflowing, overflowing
+
+
+def test_the_time_stepper_page_moves_in_a_real_browser(built_site):
+    from browser import Browser
+
+    copy, build = built_site
+    assert build.returncode == 0, build.stderr[-3000:]
+    _browser_or_skip()
+    page = copy / "docs" / "_build" / "html" / "concepts" / "time-stepper.html"
+    rows = (
+        "Array.from(document.querySelectorAll('.c2r-frame:not([hidden]) g[id^=\"a_hl_\"]'))"
+        ".map(function (g) { return g.id; }).sort()"
+    )
+    with Browser() as browser:
+        browser.open(str(page))
+        assert browser.evaluate("document.querySelectorAll('.c2r-stepper').length") == 1
+        browser.click(".c2r-stepper input[type=range]")
+        browser.press("Home", "Home", 36)
+        first = browser.evaluate(rows)
+        browser.press("ArrowRight", "ArrowRight", 39)
+        second = browser.evaluate(rows)
+        assert first and second and first != second
+        browser.click(".c2r-stepper input[value=backward]")
+        backward = browser.evaluate(rows)
+        assert backward and backward != second
+        caption = browser.evaluate("document.querySelector('.c2r-caption').textContent")
+        assert caption.startswith("backward step t = ")
+
+
+def test_every_diagram_opens_full_size(built_site):
+    from browser import Browser
+
+    copy, build = built_site
+    assert build.returncode == 0, build.stderr[-3000:]
+    _browser_or_skip()
+    page = copy / "docs" / "_build" / "html" / "concepts" / "links-and-aliases.html"
+    with Browser() as browser:
+        browser.open(str(page))
+        total = browser.evaluate(
+            "document.querySelectorAll('.bd-article img[src$=\".svg\"]').length"
+        )
+        zoomable = browser.evaluate("document.querySelectorAll('img.c2r-zoomable').length")
+        assert total >= 2 and zoomable == total
+        browser.click("img.c2r-zoomable")
+        shown = browser.evaluate(
+            "(function(){var v=document.querySelector('.c2r-viewer img');"
+            "return v ? [v.style.transform, v.naturalWidth] : null;})()"
+        )
+        assert shown is not None and "scale(1)" in shown[0] and shown[1] > 0
+        browser.press("Escape", "Escape", 27)
+        assert browser.evaluate("document.querySelector('.c2r-viewer')") is None

@@ -1,27 +1,26 @@
 """Each version's seed text, executed against caffe2rnn.compat with only the
 py2 shims, builds the same RecurrentNetwork op as caffe2rnn.history.<version>.
 
-Seeds are read from $CAFFE2RNN_SEEDS (default /work/shared/seeds).
+Seeds are read from the folder $CAFFE2RNN_SEEDS names; without it these skip.
 """
 
 import pytest
+import seed_texts as seeds
+from deflatten import deflatten
 
 from caffe2rnn import core, workspace
-from caffe2rnn.history import VERSIONS, cells, seeds
+from caffe2rnn.history import VERSIONS, cells, era
+from caffe2rnn.history.bug_demos import mul_cell, relu_cell
 from caffe2rnn.history.compare import op_values
-from caffe2rnn.history.deflatten import deflatten
-from caffe2rnn.history.era import era
 
-needs_seeds = pytest.mark.skipif(
-    not seeds.available(), reason="seed texts not found at %s (set CAFFE2RNN_SEEDS)" % seeds.SEEDS
-)
+needs_seeds = pytest.mark.skipif(not seeds.available(), reason=seeds.skip_reason())
 
 
-def build(version, recurrent_net, **kwargs):
+def build(version, recurrent_net, cell=cells.lstm, **kwargs):
     workspace.ResetWorkspace()
     core.Net.reset_names()
     with era(version):
-        net, _ = cells.lstm().build(recurrent_net, **kwargs)
+        net, _ = cell().build(recurrent_net, **kwargs)
     ops = [op for op in net.Proto().op if op.type == "RecurrentNetwork"]
     assert len(ops) == 1
     return op_values(ops[0])
@@ -54,6 +53,26 @@ def test_seed_text_builds_the_same_op(version, kwargs):
         assert ours[name] == expected[name], name
     if version == "v1":
         assert expected["outputs"][-1] == "lstm/step_workspaces_0"
+
+
+#: every example cell (the scratch era's are in test_history_scratch_era.py)
+EXAMPLE_CELLS = dict(cells.CELLS, mul_cell=mul_cell, relu_cell=relu_cell)
+
+
+@needs_seeds
+@pytest.mark.parametrize("cell_name", sorted(EXAMPLE_CELLS))
+@pytest.mark.parametrize("version", list(VERSIONS))
+def test_seed_text_builds_the_same_op_on_every_example_cell(version, cell_name):
+    seed_function = seeds.seed_recurrent_net(version)
+    if version == "v1":
+        seed_function.__globals__["_workspace_seq"] = 0
+        VERSIONS["v1"]._workspace_seq = 0
+    cell = EXAMPLE_CELLS[cell_name]
+    expected = build(version, seed_function, cell)
+    ours = build(version, VERSIONS[version].recurrent_net, cell)
+    assert list(ours) == list(expected)
+    for name in expected:
+        assert ours[name] == expected[name], name
 
 
 @needs_seeds

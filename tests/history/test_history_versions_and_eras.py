@@ -6,10 +6,8 @@ import numpy as np
 import pytest
 
 from caffe2rnn import core, workspace
-from caffe2rnn.errors import EnforceNotMet
-from caffe2rnn.history import VERSIONS, cells, era
+from caffe2rnn.history import VERSIONS, cells
 from caffe2rnn.history.compare import compare
-from caffe2rnn.operators.rnn import policies
 
 
 @pytest.fixture(scope="module")
@@ -29,29 +27,6 @@ def test_lstm_gradients_equal_reference_on_own_era(version, lstm_reference):
     for run in runs:
         for blob, expected in reference.items():
             np.testing.assert_allclose(run[blob], expected, rtol=1e-5, atol=1e-7)
-
-
-def test_built_op_defaults_to_its_versions_operator_era():
-    cell = cells.lstm()
-    net, _ = cell.build(VERSIONS["v1"].recurrent_net)
-    op = next(o for o in net.Proto().op if o.type == "RecurrentNetwork")
-    assert policies.resolve(policies.SEED_004, op) is policies.V1
-    with era("v3"):
-        assert policies.resolve(policies.SEED_004, op) is policies.V3
-
-
-def test_same_op_built_by_two_eras_is_refused_without_a_choice():
-    cell = cells.sum_mul()
-    net, _ = cell.build(VERSIONS["april"].recurrent_net)
-    op = next(o for o in net.Proto().op if o.type == "RecurrentNetwork")
-    policies.bind(op, policies.V3)
-    try:
-        with pytest.raises(EnforceNotMet, match="history.era"):
-            policies.resolve(policies.SEED_004, op)
-        with era("april"):
-            assert policies.resolve(policies.SEED_004, op) is policies.V2
-    finally:
-        policies.clear_bindings()
 
 
 def test_v1_initial_state_gradient_is_a_copy_v2_shares():

@@ -12,8 +12,6 @@ from hypothesis import strategies as st
 from caffe2rnn import errors, kernels
 from caffe2rnn.kernels import checked
 
-pytestmark = pytest.mark.kernels
-
 PY = kernels.implementation("python")
 CY = pytest.importorskip("caffe2rnn._ext.inplace_add") and kernels.implementation("cython")
 DTYPES = st.sampled_from([np.float32, np.float64])
@@ -121,13 +119,7 @@ def test_inplace_add(dtype, shape, seed):
 
 
 # --- errors, on both paths ------------------------------------------------------
-@pytest.fixture(params=["python", "cython"])
-def path(request):
-    with kernels.use(request.param):
-        yield request.param
-
-
-def test_checked_entry_points_reject_bad_offsets_windows_and_shapes(path):
+def test_checked_entry_points_reject_bad_offsets_windows_and_shapes(kernel_path):
     a = np.zeros((3, 2, 2), np.float32)
     with pytest.raises(errors.ArgumentError, match="Invalid offset -4"):
         checked.offset_alias(a, -4, "alias 'h_last' of 'h'")
@@ -150,18 +142,6 @@ def test_checked_entry_points_reject_bad_offsets_windows_and_shapes(path):
         checked.repeat_copy(np.zeros(3, np.float32), np.zeros((2, 2), np.float32))
     with pytest.raises(errors.EnforceNotMet, match="C-contiguous"):
         checked.inplace_add(np.zeros((2, 2), np.float32).T, np.zeros((2, 2), np.float32))
-
-
-def test_compiled_kernels_refuse_bad_arguments_even_unchecked():
-    a = np.zeros((3, 4), np.float32)
-    with pytest.raises(IndexError):
-        CY.accumulate_input_gradient(a, a, 2, 1)
-    with pytest.raises(IndexError):
-        CY.link_view(a, 2, 2)
-    with pytest.raises(TypeError):
-        CY.inplace_add(a, a.astype(np.float64))
-    with pytest.raises(TypeError):
-        CY.repeat_copy(a[:, 0], a)  # a non-contiguous column
 
 
 def test_use_switches_path_and_restores_it():

@@ -312,6 +312,7 @@ def _convolution_1d(model, inputs, conv_window, conv_filter, conv_bias, output_n
 @pytest.mark.parametrize(
     "sequence_length, conv_window, batch_size, state_size", [(5, 3, 2, 3), (3, 1, 1, 2)]
 )
+@pytest.mark.kernels  # runs once per kernel path (tests/conftest.py)
 def test_stateful_convolution_in_a_step_net(sequence_length, conv_window, batch_size, state_size):
     """Caffe2's test_stateful_convolution_forward_only (recurrent_network_test.py,
     0cdd09da6): convolving step by step inside a RecurrentNetwork (a window of the

@@ -47,6 +47,7 @@ def test_fc_gradient_revalidates_when_shapes_change():
         net.run()
 
 
+@pytest.mark.kernels  # runs once per kernel path (tests/conftest.py)
 def test_lstm_unit_revalidates_when_shapes_change():
     n, d = 3, 2
     ws = Workspace()

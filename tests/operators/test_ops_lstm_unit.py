@@ -15,6 +15,8 @@ from caffe2rnn.gradient_checker import assert_gradient_close
 from caffe2rnn.operators.lstm_unit import lstm_unit_forward
 from caffe2rnn.runtime import Workspace
 
+pytestmark = pytest.mark.kernels  # runs once per kernel path (tests/conftest.py)
+
 N, D = 3, 2
 FULL = ["h_prev", "c_prev", "gates", "seq_lengths", "timestep"]
 OLD = FULL[1:]  # E0-E1: no hidden_t_prev

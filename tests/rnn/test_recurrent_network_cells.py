@@ -20,8 +20,6 @@ from rnn_test_builders import (
     seeded_state_gradients,
 )
 
-pytestmark = pytest.mark.kernels  # also run under CAFFE2RNN_KERNELS=python
-
 T, N, D = 4, 2, 3
 MUL_LINKS = [("hidden_t_prev", "hidden", 0), ("hidden_t", "hidden", 1), ("input_t", "input", 0)]
 MUL_BACKWARD_LINKS = [
@@ -255,8 +253,13 @@ def test_two_state_cell_with_parameter():
     check_with_finite_differences(o, feeds, ["input", "w", "h0", "c0"], (0, 1, 2, 3))
 
 
-def window_op(k=2):
-    """h_t = x_t * (h_{t-2} + h_{t-1}): k = 2 initial rows, a window-2 link."""
+def window_op(k=2, zero_tail_rows=True):
+    """h_t = x_t * (h_{t-2} + h_{t-1}): k = 2 initial rows, a window-2 link.
+
+    Caffe2 zeroed only the last row of the states gradient, so row T (read by
+    the window's accumulating Sum at t = T - 1) kept the previous run's value;
+    ``caffe2rnn_zero_tail_rows`` zeroes all k rows (see
+    ``test_one_zeroed_row_makes_a_second_backward_run_differ``)."""
     step = net(
         "win_step",
         [
@@ -293,6 +296,7 @@ def window_op(k=2):
         ],
         aliases=[("hidden", "hidden_all", k), ("hidden", "hidden_last", -1)],
         outputs_with_grads=[1],
+        **({"caffe2rnn_zero_tail_rows": 1} if zero_tail_rows else {}),
     )
 
 
@@ -321,6 +325,27 @@ def test_several_initial_rows_with_a_window_link(seq_len):
     np.testing.assert_allclose(grads["input"], dx, rtol=1e-11)
     np.testing.assert_allclose(grads["h0"], gh[:2], rtol=1e-11)
     check_with_finite_differences(o, {"input": x, "h0": h0}, ["input", "h0"], (1,))
+
+
+def test_one_zeroed_row_makes_a_second_backward_run_differ():
+    """Caffe2's rule (zero the last row only): with k = 2 initial rows the
+    second backward run adds the first run's row T again; the option does not."""
+    rng = np.random.RandomState(5)
+    x, h0 = rng.uniform(0.5, 1.1, (3, N, D)), rng.standard_normal((2, N, D))
+    g_last = rng.standard_normal((1, N, D))
+    runs = {}
+    for zero_tail_rows in (False, True):
+        o = window_op(zero_tail_rows=zero_tail_rows)
+        ws = run_forward(o, {"input": x, "h0": h0})
+        ws.feed("hidden_grad", np.zeros((3 + 2, N, D)))  # a deterministic first run
+        first = {k: v.copy() for k, v in run_backward(o, ws, {1: g_last}).items()}
+        second = run_backward(o, ws, {1: g_last})
+        runs[zero_tail_rows] = first, second
+    (c_first, c_second), (z_first, z_second) = runs[False], runs[True]
+    np.testing.assert_allclose(c_first["h0"], z_first["h0"], rtol=1e-12)
+    np.testing.assert_allclose(z_second["h0"], z_first["h0"], rtol=1e-12)
+    assert np.abs(c_second["h0"] - c_first["h0"]).max() > 1e-3
+    np.testing.assert_allclose(c_first["input"], z_first["input"], rtol=1e-12)
 
 
 def lstm_op():

@@ -201,10 +201,15 @@ def test_memonger_rename_of_the_states_gradient():
 
 
 def test_enable_rnn_executor_is_accepted_and_runs_in_order():
-    f = feeds(3)
+    f = feeds(7)
     base = run_forward(mul_forward_only(), f).fetch("hidden_all")
     with_executor = run_forward(mul_forward_only(enable_rnn_executor=1), f)
     np.testing.assert_array_equal(with_executor.fetch("hidden_all"), base)
+    # Caffe2 042e8ede4: forward-only with the executor keeps 4 step
+    # workspaces (up to 4 timesteps in flight), without it 2.
+    assert len(with_executor.blob("step_workspaces").value.step_workspaces) == 4
+    explicit = run_forward(mul_forward_only(enable_rnn_executor=1, num_workspaces=3), f)
+    assert len(explicit.blob("step_workspaces").value.step_workspaces) == 3
 
 
 def test_blob_fetcher_and_retrieve_step_blobs():
@@ -262,7 +267,10 @@ def test_mismatched_state_arguments():
     for a in o.arg:
         if a.name == "initial_recurrent_state_ids":
             a.ints.append(0)
-    with pytest.raises(errors.ArgumentError, match="states/inputs mismatch"):
+    with pytest.raises(
+        errors.ArgumentError,
+        match="recurrent_states, initial_recurrent_state_ids must have equal lengths",
+    ):
         run_forward(o, feeds(2))
 
 

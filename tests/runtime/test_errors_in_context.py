@@ -97,6 +97,7 @@ def test_unknown_net_and_overwrite_refusal():
         workspace.CreateNet(net)
 
 
+@pytest.mark.kernels  # runs once per kernel path (tests/conftest.py)
 def test_errors_inside_a_step_net_carry_both_contexts():
     """A bad step net: the message says which outer op, which timestep, which
     step-net op and which blob."""

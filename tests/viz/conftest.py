@@ -46,6 +46,8 @@ def parse(graph):
     for item in graph.body:
         item = item.strip()
         edge = _EDGE.match(item)
+        if edge and edge.group(1).strip('"').startswith("legend/"):
+            continue  # the legend's sample arrows are not part of the figure
         if edge:
             dot.edges.append(
                 (

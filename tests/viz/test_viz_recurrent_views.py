@@ -2,7 +2,7 @@
 
 import pytest
 
-from caffe2rnn import viz
+from caffe2rnn import eras, viz
 from caffe2rnn.errors import DrawingError, ProtoParseError
 from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.utils import MakeArgument
@@ -48,7 +48,7 @@ def test_scratches_marks_recompute_blobs_instead(parse_dot):
 
 def test_scratches_title_lists_them(parse_dot):
     graph = viz.scratches_of(examples.sum_mul())
-    assert "scratches kept per step =\n[sum_t]" in graph.source
+    assert "scratches kept per step =\n[s]" in graph.source
 
 
 def test_recurrent_view_has_both_clusters_states_links_and_aliases(parse_dot):
@@ -65,13 +65,13 @@ def test_recurrent_view_has_both_clusters_states_links_and_aliases(parse_dot):
     links = {(e[0], e[1]): e[2]["label"] for e in dot.edges_of("link")}
     assert links[(state, "fwd/hidden_t_prev@0")] == "link t+0"  # read row t
     assert links[("fwd/lstm/hidden_t@1", state)] == "link t+1"  # write row t+1
-    assert links[("io/lstm/i2h", "fwd/input_t@0")] == "link t+0"
+    assert links[("io/input", "fwd/input_t@0")] == "link t+0"
     assert links[("bwd/hidden_t_prev_grad@2", state + "_grad")] == "backward link t+0"
     assert links[(state + "_grad", "bwd/lstm/hidden_t_grad@0")] == "backward link t+1"
     aliases = {(e[0], e[1]): e[2]["label"] for e in dot.edges_of("alias")}
     assert aliases[(state, "io/lstm/hidden_t_all")] == "alias +1 (rows 1..T)"
     assert aliases[(state, "io/lstm/hidden_t_last")] == "alias -1 (last row)"
-    assert dot.edge("io/hidden_init", state)["label"] == "copied to row 0"
+    assert dot.edge("io/h0", state)["label"] == "copied to row 0"
     refs = {(e[0], e[1]) for e in dot.edges_of("reference")}
     assert ("io/lstm/gates_t_w", "fwd/lstm/gates_t_w@0") in refs
     assert {"io/lstm/gates_t_w", "io/lstm/gates_t_b"} <= dot.with_class("param")
@@ -87,7 +87,7 @@ def test_recurrent_view_reads_a_netdef_argument_too(parse_dot):
     text.ClearField("s")
     text.n.CopyFrom(step)
     dot = parse_dot(viz.recurrent(op))
-    assert "fwd/hidden_t@1" in dot.nodes
+    assert "fwd/h@1" in dot.nodes
 
 
 def test_backward_view_shows_tmpstep_renames_and_accumulate_ops(parse_dot):
@@ -117,19 +117,22 @@ def test_backward_view_shows_tmpstep_renames_and_accumulate_ops(parse_dot):
 
 def test_backward_view_shows_accum_sums(parse_dot):
     dot = parse_dot(viz.backward(examples.two_states()))
-    assert _blob_names(dot.with_class("accum"), "bwd/") == {"a_t_grad_accum"}
+    assert _blob_names(dot.with_class("accum"), "bwd/") == {"a_grad_accum"}
     assert len(dot.with_class("accum_sum")) == 1
 
 
 def test_backward_view_of_sum_mul_links_the_pass_through_gradient(parse_dot):
     dot = parse_dot(viz.backward(examples.sum_mul()))
     links = {(e[0], e[1]): e[2]["label"] for e in dot.edges_of("link")}
-    # Sum as first op: nobody writes hidden_t_prev_grad, sum_t_grad is linked
+    # Sum as first op: nobody writes h_prev_grad, s_grad is linked
     assert (
-        links[("bwd/sum_t_grad@1", "state/sum_mul/hidden_t_prev_states_grad")]
+        links[("bwd/s_grad@1", "state/sum_mul_main/recurrent/h_prev_states_grad")]
         == "backward link t+0"
     )
-    assert "bwd/w_grad_tmpstep@1" in dot.with_class("renamed")
+    # A reference behind a pass-through Sum: the blob holding its per-step
+    # gradient (u_grad, named in param_grads) is renamed _tmpstep
+    dot = parse_dot(viz.backward(examples.pass_through_reference()))
+    assert any(n.startswith("bwd/u_grad_tmpstep@") for n in dot.with_class("renamed"))
 
 
 def test_forward_only_op_has_no_backward_view():
@@ -179,6 +182,31 @@ def test_backward_view_draws_the_net_the_gradient_op_runs():
         "lstm/gates_t_b_grad": "lstm/gates_t_b_grad_tmpstep",
     }
     # April 2017 (v2's era): accumulate-and-swap into _acc, no _tmpstep rename
-    v2 = RecurrentOp(build_cell("lstm", "v2")).cpp_backward_step_net()
+    with eras.use("v2"):
+        v2 = RecurrentOp(build_cell("lstm", "v2")).cpp_backward_step_net()
     assert [op.type for op in v2.net.op][-2:] == ["rnn_history_accumulate_param_gradient"] * 2
     assert v2.renamed == {}
+
+
+def test_big_step_nets_collapse_to_one_box_keeping_their_links(parse_dot):
+    from caffe2rnn.viz.recurrent import AUTO_EXPAND_OPS
+    from caffe2rnn.viz.rnn_op import RecurrentOp
+
+    op = examples.attention()
+    step = RecurrentOp(op).step_net
+    assert len(step.op) > AUTO_EXPAND_OPS
+    folded = parse_dot(viz.recurrent(op))  # auto
+    expanded = parse_dot(viz.recurrent(op, nested="expand"))
+    assert folded.with_class("collapsed") == {"fwd/ops", "bwd/ops"}
+    assert not expanded.with_class("collapsed")
+    assert len(folded.nodes) < len(expanded.nodes) / 2
+    label = folded.nodes["fwd/ops"]["label"]
+    assert label.startswith("\u25b8 %d ops (collapsed" % len(step.op)) and "LSTMUnit" in label
+    # every forward link still ends on its step-net blob
+    links = {(e[0], e[1]) for e in folded.edges_of("link")}
+    assert links == {(e[0], e[1]) for e in expanded.edges_of("link")}
+    small = parse_dot(viz.recurrent(examples.lstm()))
+    assert not small.with_class("collapsed")
+    assert parse_dot(viz.recurrent(examples.lstm(), nested="collapse")).with_class("collapsed")
+    with pytest.raises(DrawingError, match="nested='half'"):
+        viz.recurrent(op, nested="half")

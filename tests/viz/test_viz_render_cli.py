@@ -35,7 +35,7 @@ def _views(op):
 
 # A node's <title> is its id; edges are "tail->head"; clusters "cluster_<name>".
 EXPECTED_TITLES = {
-    "net": {"op#1", "lstm/gates_t#0", "lstm/gates_t#1", "legend"},
+    "net": {"op#1", "lstm/gates_t#0", "lstm/gates_t#1", "cluster_legend"},
     "ssa": {"lstm/gates_t@1", "lstm/gates_t@2", "lstm/gates_t@1->op#1"},
     "scratches": {"lstm/gates_t@2"},
     "recurrent": {
@@ -43,7 +43,7 @@ EXPECTED_TITLES = {
         "cluster_step",
         "cluster_backward",
         "state/lstm/hidden_t_prev_states",
-        "fwd/lstm/hidden_t@1->state/lstm/hidden_t_prev_states",
+        "fwd/lstm/hidden_t@1->state/lstm/hidden_t_prev_states:s",
     },
     "backward": {"cluster_backward", "bwd/op#0", "bwd/lstm/gates_t_w_grad_tmpstep@1"},
     "timeline": {"tensor/lstm/hidden_t_prev_states", "t1/hidden_t_prev"},
@@ -85,10 +85,10 @@ def test_missing_dot_says_how_to_install_it_and_keeps_the_dot_text(tmp_path, mon
         assert hint in message
     assert isinstance(info.value, RuntimeError)
     assert not (tmp_path / "out.svg").exists()
-    assert "hidden_t_prev@0" in graph.source
+    assert "h_prev@0" in graph.source
     bundle = Figure(graph)._repr_mimebundle_()
     assert "apt-get install graphviz" in bundle["text/plain"]
-    assert "hidden_t_prev@0" in bundle["text/html"]
+    assert "h_prev@0" in bundle["text/html"]
     viz.render(graph, str(tmp_path / "out.dot"))  # DOT needs no binary
     assert (tmp_path / "out.dot").read_text() == graph.source
 
@@ -121,7 +121,7 @@ def test_cli_help_lists_views_cells_and_versions(capsys):
 
 def test_cli_prints_dot_or_writes_a_file(tmp_path, capsys):
     assert main(["render", "--cell", "mul", "--version", "current", "--view", "ssa"]) == 0
-    assert '"hidden_t_prev@0"' in capsys.readouterr().out
+    assert '"h_prev@0"' in capsys.readouterr().out
     out = tmp_path / "t.dot"
     assert (
         main(["render", "--cell", "sum_mul", "--view", "timeline", "-T", "4", "-o", str(out)]) == 0
@@ -145,7 +145,9 @@ def test_render_draws_a_historical_version(capsys):
     assert main(["render", "--cell", "lstm", "--version", "v1", "--view", "recurrent"]) == 0
     out = capsys.readouterr().out
     assert "lstm/step_workspaces_" in out  # v1's global counter in the blob name
-    assert main(["render", "--cell", "attention", "--version", "v1"]) == 2
+    with pytest.raises(SystemExit) as stop:
+        main(["render", "--cell", "attention", "--version", "v1"])
+    assert stop.value.code == 2
     assert "version v1 has no cell 'attention'" in capsys.readouterr().err
 
 

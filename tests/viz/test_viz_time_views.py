@@ -7,19 +7,19 @@ from caffe2rnn.errors import DrawingError
 from caffe2rnn.utils import MakeArgument
 from caffe2rnn.viz import examples
 
-STATE = "tensor/mul/hidden_t_prev_states"
+STATE = "tensor/mul_main/recurrent/h_prev_states"
 
 
 @pytest.mark.parametrize("t", [0, 1, 2])
 def test_timeline_links_offset_0_to_row_t_and_offset_1_to_row_t_plus_1(parse_dot, t):
     dot = parse_dot(viz.timeline(examples.mul(), T=3))
     links = {(e[0], e[1], e[4]): e[2] for e in dot.edges_of("link")}
-    read = links[("t%d/hidden_t_prev" % t, STATE, "r%d:w" % t)]
+    read = links[("t%d/h_prev" % t, STATE, "r%d:w" % t)]
     assert read["dir"] == "back"  # the step reads row t
-    assert "dir" not in links[("t%d/hidden_t" % t, STATE, "r%d:w" % (t + 1))]
-    assert dot.nodes["t%d/hidden_t_prev" % t]["label"] == "hidden_t_prev\nlink +0: row %d" % t
-    assert dot.nodes["t%d/hidden_t" % t]["label"] == "hidden_t\nlink +1: row %d" % (t + 1)
-    assert ("t%d/input_t" % t, "tensor/x", "r%d:w" % t) in links
+    assert "dir" not in links[("t%d/h" % t, STATE, "r%d:w" % (t + 1))]
+    assert dot.nodes["t%d/h_prev" % t]["label"] == "h_prev\nlink +0: row %d" % t
+    assert dot.nodes["t%d/h" % t]["label"] == "h\nlink +1: row %d" % (t + 1)
+    assert ("t%d/input_t" % t, "tensor/input", "r%d:w" % t) in links
 
 
 def test_timeline_tables_show_writers_readers_and_alias_rows(parse_dot):
@@ -27,30 +27,30 @@ def test_timeline_tables_show_writers_readers_and_alias_rows(parse_dot):
     table = parse_dot(graph).nodes[STATE]["label"]
     assert "(3 rows)" in table
     assert (
-        '<td port="r1" bgcolor="#FFFFFF">1</td><td align="left">step 0: hidden_t</td>'
-        '<td align="left">step 1: hidden_t_prev</td>' in table
+        '<td port="r1" bgcolor="#FFFFFF">1</td><td align="left">step 0: h</td>'
+        '<td align="left">step 1: h_prev</td>' in table
     )
-    assert "initial: hidden_init" in table
-    # hidden_t_all views rows 1..2 ([0], [1]); hidden_t_last only row 2
+    assert "initial: h0" in table
+    # h_all views rows 1..2 ([0], [1]); h_last only row 2
     assert table.count(">[0]<") == 2 and table.count(">[1]<") == 1
     aliases = {(e[1], e[3]): e[2]["label"] for e in parse_dot(graph).edges_of("alias")}
-    assert aliases[("io/hidden_t_all", "a0:e")] == "alias +1 (rows 1..T)"
-    assert aliases[("io/hidden_t_last", "a1:e")] == "alias -1 (last row)"
+    assert aliases[("io/h_all", "a0:e")] == "alias +1 (rows 1..T)"
+    assert aliases[("io/h_last", "a1:e")] == "alias -1 (last row)"
 
 
 def test_timeline_window_covers_several_rows(parse_dot):
     op = examples.mul()
     op.arg.extend([MakeArgument("link_window", [2, 1, 1])])
     dot = parse_dot(viz.timeline(op, T=3, steps=[1]))
-    assert dot.nodes["t1/hidden_t_prev"]["label"].endswith("rows 1..2 (window 2)")
-    assert "step 1: hidden_t_prev" in dot.nodes[STATE]["label"].split('port="r2"')[1]
+    assert dot.nodes["t1/h_prev"]["label"].endswith("rows 1..2 (window 2)")
+    assert "step 1: h_prev" in dot.nodes[STATE]["label"].split('port="r2"')[1]
     assert not any(n.startswith("t0/") for n in dot.nodes)
 
 
 def test_timeline_and_unroll_reject_bad_lengths():
     with pytest.raises(DrawingError, match="T >= 1, got 0"):
         viz.timeline(examples.mul(), T=0)
-    with pytest.raises(DrawingError, match=r"steps \[5\] must lie in 0..2"):
+    with pytest.raises(DrawingError, match=r"steps \[5\] \(and highlight None\) must lie in 0..2"):
         viz.timeline(examples.mul(), T=3, steps=[5])
     with pytest.raises(DrawingError, match="T >= 1"):
         viz.unroll(examples.mul(), T="3")
@@ -68,7 +68,7 @@ def test_unroll_draws_one_column_per_step_and_recurrent_edges(parse_dot):
         ("t0/lstm/cell_t@1", "t1/cell_t_prev@0"),
         ("t1/lstm/cell_t@1", "t2/cell_t_prev@0"),
     }
-    dot.edge("io/hidden_init", "t0/hidden_t_prev@0")
-    dot.edge("io/lstm/i2h[2]", "t2/input_t@0")
+    dot.edge("io/h0", "t0/hidden_t_prev@0")
+    dot.edge("io/input[2]", "t2/input_t@0")
     assert dot.edge("t2/lstm/hidden_t@1", "io/lstm/hidden_t_last")["label"] == "last row"
     assert dot.edge("t1/lstm/hidden_t@1", "io/lstm/hidden_t_all")["label"] == "[1]"

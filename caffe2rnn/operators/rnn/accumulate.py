@@ -3,7 +3,7 @@
 The op's outputs alias its state tensors (``hidden_all`` = states[1:],
 ``hidden_last`` = states[T:]), so a loss downstream gives gradients for those
 rows. The gradient op adds them into the states gradient, which the backward
-step net reads through its links (history.md §3.5–3.6):
+step net reads through its links:
 
 * ``_all`` (alias offset +1): before backward step t, ``states_grad[t + 1] +=
   GO_all[t]``, done by an ``rnn_internal_accumulate_gradient_input`` op
@@ -16,8 +16,10 @@ and the alias index with an entry of ``outputs_with_grads`` (Caffe2 relied on
 alias i being output i).
 """
 
+import functools
 from dataclasses import dataclass
 
+from ... import kernels
 from ...errors import ArgumentError, ShapeError
 from ...kernels import checked
 from ...proto import caffe2_pb2
@@ -60,6 +62,11 @@ class AccumulateInputGradientOp(Operator):
         t = read_timestep(self, 0)
         g = self.input(2)
         checked.accumulate_input_gradient(g, self.input(1), t, self.offset, self.where)
+
+    def bind(self):
+        kernel = kernels.current().accumulate_input_gradient
+        t = read_timestep(self, 0)
+        return [functools.partial(kernel, self.input(2), self.input(1), t, self.offset)]
 
 
 def accumulate_op_def(rg, timestep, links, device_option):

@@ -15,7 +15,6 @@ empty tensor, as in Caffe2.
 
 from dataclasses import dataclass
 
-from ...errors import ArgumentError
 from ...kernels import checked
 
 
@@ -26,22 +25,6 @@ class OffsetAlias:
     src: str
     dst: str
     offset: int = 0
-
-
-def extract_aliases(args):
-    """Aliases from ``alias_src`` / ``alias_dst`` / ``alias_offset`` (equal lengths)."""
-    src = args.repeated("alias_src", kind=str)
-    dst = args.repeated("alias_dst", kind=str)
-    offset = args.repeated("alias_offset", kind=int)
-    if len(src) != len(offset):
-        raise ArgumentError(
-            "alias_src/alias_offset mismatch: %d names, %d offsets" % (len(src), len(offset))
-        )
-    if len(dst) != len(offset):
-        raise ArgumentError(
-            "alias_dst/alias_offset mismatch: %d names, %d offsets" % (len(dst), len(offset))
-        )
-    return [OffsetAlias(*fields) for fields in zip(src, dst, offset)]
 
 
 def apply_offset_alias(alias, ws):

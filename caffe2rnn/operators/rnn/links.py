@@ -2,8 +2,9 @@
 
 A link ``(internal, external, offset, window)`` says: before step t, the step
 net's blob ``internal`` is rows ``t + offset ... t + offset + window - 1`` of
-the tensor ``external`` (history.md §3.1). ``recurrent_net`` made three per
-recurrent state, e.g. for an LSTM hidden state::
+the tensor ``external`` (``docs/concepts/links-and-aliases.md``).
+``recurrent_net`` made three per recurrent state, e.g. for an LSTM hidden
+state::
 
     ("input_t",        "input",           0)   x_t       = input[t]
     ("hidden_t_prev",  "hidden_t_states", 0)   h_{t-1}   = states[t]
@@ -20,6 +21,7 @@ prepended to the step nets (:func:`add_apply_link_ops`), so the dependency of
 each cell op on its linked blobs is visible in the net itself.
 """
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,38 +43,6 @@ class Link:
     external: str
     offset: int = 0
     window: int = 1
-
-
-def extract_links(args, internal_arg, external_arg, offset_arg, window_arg=None):
-    """Links from four parallel repeated arguments (Caffe2's ``extractLinks``).
-
-    ``window_arg=None`` (the gradient op's backward links) means every window
-    is 1, as does an absent window argument.
-    """
-    internal = args.repeated(internal_arg, kind=str)
-    external = args.repeated(external_arg, kind=str)
-    offset = args.repeated(offset_arg, kind=int)
-    window = (
-        args.repeated(window_arg, [1] * len(offset), kind=int) if window_arg else [1] * len(offset)
-    )
-    if not len(internal) == len(external) == len(offset) == len(window):
-        raise ArgumentError(
-            "link arguments differ in length: %s has %d, %s %d, %s %d, %s %d"
-            % (
-                internal_arg,
-                len(internal),
-                external_arg,
-                len(external),
-                offset_arg,
-                len(offset),
-                window_arg or "(window)",
-                len(window),
-            )
-        )
-    for name, o, w in zip(internal, offset, window):
-        if o < 0 or w < 0:
-            raise ArgumentError("link '%s': offset %d and window %d must be >= 0" % (name, o, w))
-    return [Link(*fields) for fields in zip(internal, external, offset, window)]
 
 
 def apply_link_op_def(link, timestep, device_option):
@@ -131,6 +101,14 @@ class RNNApplyLinkOp(Operator):
         self.outputs[0].value = checked.link_view(
             self.inputs[1].value, read_timestep(self, 0), self.offset, self.window, self.where
         )
+
+    def bind(self):
+        # The view of this timestep is made once; each run only re-assigns it.
+        return [functools.partial(setattr, self.outputs[0], "value", self.outputs[0].value)]
+
+    def assigns(self):
+        """The blobs :meth:`bind`'s calls set (rather than read or write into)."""
+        return [self.outputs[0]]
 
 
 def read_timestep(op, i):

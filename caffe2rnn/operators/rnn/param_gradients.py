@@ -2,7 +2,7 @@
 
 A parameter (an FC weight) is used at every timestep, so its gradient is the
 sum of the per-step gradients the backward cell computes. Since ``0c2c95309``
-(2017-06) Caffe2 does it in the net itself (history.md §3.5):
+(2017-06) Caffe2 does it in the net itself:
 
 1. the gradient output ``<param>_grad`` is zeroed before the backward loop;
 2. in the backward step net, the blob the cell writes the step's gradient to

@@ -1,4 +1,4 @@
-"""``RecurrentNetwork``: run a step net over time (seed 004's ``RecurrentNetworkOp``).
+"""``RecurrentNetwork``: run a step net over time (Caffe2 042e8ede4's ``RecurrentNetworkOp``).
 
 Inputs: the sequence ``input`` (T x N x ...), the initial recurrent states,
 then any other blob the step net reads (parameters...). Outputs: the aliases
@@ -14,47 +14,45 @@ blob. One run does, in order:
    reads the previous state from, and writes the new one into, ``<state>``;
 3. make each output alias a view of its state tensor (:mod:`.aliases`).
 
-Arguments (caffe2-core.md §8.1): ``step_net`` (NetDef or its text),
+Arguments (read and checked by :mod:`caffe2rnn.operators.rnn.arguments`):
+``step_net`` (NetDef or its text),
 ``recurrent_states``, ``initial_recurrent_state_ids``, ``link_internal`` /
 ``link_external`` / ``link_offset`` / ``link_window``, ``alias_src`` /
 ``alias_dst`` / ``alias_offset``, ``timestep`` (default ``"timestep"``),
 ``recompute_blobs_on_backward``, ``backward_step_net`` (its presence means one
 step workspace per timestep is kept for the gradient), ``num_workspaces``
-(forward-only), ``enable_rnn_executor`` (accepted; steps always run in order
-here, which is what the executor's results were defined by).
+(forward-only), ``enable_rnn_executor`` (1: run the loop from a plan of bound
+kernel calls, :mod:`.executor`, bit-identical to the op-by-op loop; 0: op by
+op; absent: on. Steps always run in order, which is what Caffe2's executor's
+results were defined by; forward-only, an explicit 1 means 4 step workspaces
+instead of 2, as in Caffe2 042e8ede4).
+
+This is the operator of Caffe2 from 2017-09 on (042e8ede4, kept by PyTorch's
+``caffe2/operators/rnn``). The class attributes :attr:`~RecurrentNetworkOp.apply_links`
+and :attr:`~RecurrentNetworkOp.step_workspaces` are the two behaviours that
+differed in 2017; :mod:`caffe2rnn.history.operator_eras` holds the variants a
+net of an older era runs with (docs/concepts/history.md).
 """
 
-from ...errors import ArgumentError, ShapeError
+import functools
+from typing import Any
+
+from ...errors import ShapeError
 from ..base import Operator
+from ..fc_layout import step_loop
 from ..registry import register
-from .aliases import apply_offset_alias, extract_aliases
-from .initial_states import RecurrentInput, initialize_recurrent_input
-from .links import extract_links
-from .policies import SEED_004
-from .step_net import extract_net_def, has_net_argument, run_step
-from .step_workspaces import scratch_of, update_timestep_blob
-
-
-def recurrent_inputs(op_def, args, ws):
-    """Pair each ``recurrent_states`` name with its initial-state input, and
-    create the state blobs in the op's workspace (forward and backward share them)."""
-    states = args.repeated("recurrent_states", kind=str)
-    ids = args.repeated("initial_recurrent_state_ids", kind=int)
-    if len(states) != len(ids):
-        raise ArgumentError(
-            "states/inputs mismatch: %d recurrent_states, %d "
-            "initial_recurrent_state_ids" % (len(states), len(ids))
-        )
-    result = []
-    for state, i in zip(states, ids):
-        if not 0 <= i < len(op_def.input):
-            raise ArgumentError(
-                "initial_recurrent_state_ids: %d is not an input "
-                "index (the op has %d inputs)" % (i, len(op_def.input))
-            )
-        ws.create_blob(state)
-        result.append(RecurrentInput(state, op_def.input[i]))
-    return result
+from . import executor
+from .aliases import apply_offset_alias
+from .arguments import read_recurrent_arguments
+from .initial_states import (
+    RecurrentInput,
+    check_initial_state,
+    initial_rows,
+    initialize_recurrent_input,
+)
+from .links import add_apply_link_ops
+from .step_net import copy_net, run_step
+from .step_workspaces import CycleWhenForwardOnly, scratch_of, update_timestep_blob
 
 
 def sequence_shape(op, i):
@@ -72,29 +70,54 @@ def sequence_shape(op, i):
 class RecurrentNetworkOp(Operator):
     """Run ``step_net`` for every timestep of input 0 (see the module docstring)."""
 
-    policies = SEED_004
+    #: ``rnn_internal_apply_link`` ops prepended to the step net (dc775484e).
+    apply_links = staticmethod(add_apply_link_ops)
+    #: one step workspace per timestep, or a few cycled when forward-only.
+    step_workspaces: Any = CycleWhenForwardOnly()  # a policy object; eras swap in their own
+    #: the era this operator was created for (None: today's); its step nets
+    #: are created with it too.
+    era = None
 
     def setup(self):
-        args = self.args
-        self.timestep = args.single("timestep", "timestep", str)
-        # Accepted (and type-checked); steps always run one after the other here.
-        args.single("enable_rnn_executor", False, bool)
-        self.step_net = extract_net_def(self.def_, "step_net")
-        self.recurrent_inputs = recurrent_inputs(self.def_, args, self.ws)
-        self.links = extract_links(
-            args, "link_internal", "link_external", "link_offset", "link_window"
+        # Parsed and checked before anything is created (arguments.py).
+        self.arguments = a = read_recurrent_arguments(self.def_, where="")
+        self.timestep = a.timestep
+        self.step_net = copy_net(a.step_net)  # edited below; the parsed one stays as given
+        self.links = list(a.links)
+        self.aliases = list(a.aliases)
+        self.recompute_blobs = list(a.recompute_blobs)
+        self.has_backward_pass = a.backward_step_net is not None
+        # Forward-only, an explicit 1 sizes the step-workspace cycle as
+        # Caffe2's executor did (whether the executor runs: executor.enabled).
+        self.enable_rnn_executor = a.enable_rnn_executor
+        self.num_workspaces = self.step_workspaces.num_workspaces(
+            a.num_workspaces, a.enable_rnn_executor
         )
-        self.aliases = extract_aliases(args)
-        self.recompute_blobs = args.repeated("recompute_blobs_on_backward", kind=str)
-        self.has_backward_pass = has_net_argument(self.def_, "backward_step_net")
-        workspaces = self.policies.step_workspaces
-        self.num_workspaces = workspaces.num_workspaces(args)
+        # The state tensors live in the op's workspace (forward and backward share them).
+        self.recurrent_inputs = [
+            RecurrentInput(state, a.inputs[i]) for state, i in zip(a.states, a.initial_state_ids)
+        ]
+        for ri in self.recurrent_inputs:
+            self.ws.create_blob(ri.state)
 
         self.step_net.external_input.append(self.timestep)
-        self.policies.apply_links(self.links, self.timestep, self.def_.device_option, self.step_net)
+        self.apply_links(self.links, self.timestep, self.def_.device_option, self.step_net)
+        # The RNN executor (executor.py): the same loop from a plan of bound calls.
+        self.executor = (
+            executor.StepNetExecutor(self.step_net, self.era, self.timestep)
+            if executor.enabled(a)
+            else None
+        )
 
     def run(self):
         seq_len, batch = sequence_shape(self, 0)
+        # Initial states, and the rows steps and aliases read, are checked before any write.
+        rows = {}
+        for ri in self.recurrent_inputs:
+            h0 = self.ws.blob(ri.input).value
+            check_initial_state(h0, ri.input, batch)
+            rows[ri.state] = initial_rows(h0)
+        self.arguments.check_rows(seq_len, rows)
         for ri in self.recurrent_inputs:
             initialize_recurrent_input(ri, seq_len, batch, self.ws)
 
@@ -105,12 +128,22 @@ class RecurrentNetworkOp(Operator):
         for name in self.recompute_blobs:
             shared.create_blob(name)
 
-        workspaces = self.policies.step_workspaces
+        workspaces = self.step_workspaces
         workspaces.prepare(scratch, seq_len, self.has_backward_pass, self.num_workspaces)
-        for t in range(seq_len):
-            step_ws = scratch.step(workspaces.index(t, self.has_backward_pass, self.num_workspaces))
-            update_timestep_blob(step_ws, self.timestep, t)
-            run_step(step_ws, self.step_net, t)
+        with step_loop():  # parameters are fixed in the loop (fc_layout)
+            if self.executor is not None:  # the RNN executor: same steps, from a plan
+                index = functools.partial(
+                    workspaces.index,
+                    has_backward_pass=self.has_backward_pass,
+                    num_workspaces=self.num_workspaces,
+                )
+                self.executor.run(scratch, range(seq_len), (index, index.keywords))
+            else:
+                for t in range(seq_len):
+                    i = workspaces.index(t, self.has_backward_pass, self.num_workspaces)
+                    step_ws = scratch.step(i)
+                    update_timestep_blob(step_ws, self.timestep, t)
+                    run_step(step_ws, self.step_net, t, self.era)
 
         for alias in self.aliases:
             apply_offset_alias(alias, self.ws)

@@ -2,7 +2,7 @@
 
 ``RecurrentNetwork`` runs a *step net* once per timestep; its gradient runs a
 *backward step net* once per timestep in reverse. Both travel inside the op as
-arguments (caffe2-core.md §1.2): until 2017-08 as the protobuf *text* of the
+arguments: until 2017-08 as the protobuf *text* of the
 NetDef in ``Argument.s`` (``str(net.Proto())``), later as a NetDef in
 ``Argument.n``. Caffe2's ``detail::extractNetDef`` accepted either; so does
 :func:`extract_net_def`.
@@ -15,6 +15,7 @@ helpers for those edits live here too.
 
 from google.protobuf import text_format
 
+from ... import eras
 from ...errors import ArgumentError, ProtoParseError
 from ...proto import caffe2_pb2
 from ...runtime.net import with_context
@@ -49,6 +50,13 @@ def extract_net_def(op_def, arg_name):
     return net
 
 
+def copy_net(netdef):
+    """A deep copy of ``netdef`` (the ops edit their own copy of a step net)."""
+    net = caffe2_pb2.NetDef()
+    net.CopyFrom(netdef)
+    return net
+
+
 def has_net_argument(op_def, arg_name):
     """True if ``arg_name`` holds a NetDef or a non-empty string (Caffe2's test
     for "this op has a backward pass")."""
@@ -76,18 +84,64 @@ def rename_op_input_output(netdef, from_name, to_name):
                 op.output[i] = to_name
 
 
-def get_or_create_net(ws, netdef):
-    """The net called ``netdef.name`` in ``ws``, instantiating it the first time.
+def get_or_create_net(ws, netdef, era=None):
+    """The net called ``netdef.name`` in ``ws``, instantiating it the first time
+    (with ``era``, the era of the recurrent op that runs it).
 
     Each step workspace keeps its own instance of the step net (bound to that
     step's blobs); later runs of the recurrent op reuse it, as Caffe2 did.
     """
-    return ws.get_net(netdef.name) or ws.create_net(netdef)
+    return ws.get_net(netdef.name) or ws.create_net(netdef, era=era)
 
 
-def run_step(ws, netdef, t):
+def run_step(ws, netdef, t, era=None):
     """Run the step net of timestep ``t`` in ``ws``; errors say which timestep."""
     try:
-        get_or_create_net(ws, netdef).run()
+        get_or_create_net(ws, netdef, era).run()
     except Exception as exc:
         raise with_context(exc, "timestep %d" % t) from exc
+
+
+def prepared_backward_step_net(op_def, era=None):
+    """The backward step net exactly as ``RecurrentNetworkGradient`` will run it.
+
+    ``op_def`` is a ``RecurrentNetwork`` (its gradient op is made by the
+    registered gradient maker, for the outputs in ``outputs_with_grads``) or a
+    ``RecurrentNetworkGradient``. The gradient op is set up in a scratch
+    workspace — as the operator of ``era`` if given, else of the era of an
+    enclosing ``eras.use(...)`` block, else today's — and its edited copy
+    returned: ``rnn_internal_apply_link`` ops for every link, the
+    ``rnn_internal_accumulate_gradient_input`` ops of the ``_all`` output
+    gradients, the ``<grad>_tmpstep`` renames and per-parameter ``Sum`` ops
+    (or an older era's accumulate-and-swap ops). Nothing runs. For drawings
+    and teaching (``docs/concepts/recurrent-gradient.md``).
+    """
+    # Imported here: the gradient op imports this module for its net edits.
+    from ...runtime import Workspace
+    from ..gradient_maker import get_gradient_for_op
+    from .gradient import RecurrentNetworkGradientOp
+
+    grad_def = op_def
+    if op_def.type == "RecurrentNetwork":
+        if not has_net_argument(op_def, "backward_step_net"):
+            raise ArgumentError(
+                "%s: argument 'backward_step_net' is absent (a forward-only op): "
+                "there is no backward step net" % op_def.type
+            )
+        with_grads = {
+            arg.name: list(arg.ints) for arg in op_def.arg if arg.name == "outputs_with_grads"
+        }.get("outputs_with_grads", [])
+        g_output = [
+            name + "_grad" if j in with_grads else None for j, name in enumerate(op_def.output)
+        ]
+        grad_def = get_gradient_for_op(op_def, g_output)[0][0]
+    scratch = Workspace(name="prepared_backward_step_net")
+    for name in grad_def.input:
+        scratch.create_blob(name)
+    cls = RecurrentNetworkGradientOp
+    era = era if era is not None else eras.named()
+    if era is not None:
+        from ...history.operator_eras import operator_class
+
+        cls = operator_class(cls, era)
+    return copy_net(cls(grad_def, scratch).step_net)

@@ -14,14 +14,13 @@ writes linked blobs into the big tensors, and keeps its intermediates (gates,
 activations) locally. With a backward pass there is one step workspace per
 timestep, because the backward step net of step t needs step t's
 intermediates. Forward-only, intermediates are dead after the step, so the op
-cycles over ``num_workspaces`` (default 2) whatever T is
+cycles over ``num_workspaces`` (2, or 4 with the RNN executor) whatever T is
 (:class:`CycleWhenForwardOnly`). The gradient op receives the same object as
 its last input, and ``RecurrentNetworkBlobFetcher`` copies blobs out of it.
 """
 
 import numpy as np
 
-from ...errors import ArgumentError
 from ...runtime.workspace import Workspace
 
 
@@ -81,17 +80,23 @@ class CycleWhenForwardOnly:
 
     Caffe2 from 2017-05 (``18fbc13a6``, and ``359776004``: never shrink): with
     a backward pass step t runs in workspace t; forward-only it runs in
-    workspace ``t % num_workspaces`` (2 by default, 4 with the RNN executor,
-    which we do not have).
+    workspace ``t % num_workspaces``. Caffe2 042e8ede4 used 2, or 4 when the
+    op runs with the RNN executor (``enable_rnn_executor=1``: the executor
+    ran up to 4 timesteps at once); PyTorch's copy adds the ``num_workspaces``
+    argument to choose.
     """
 
     default_num_workspaces = 2
+    executor_num_workspaces = 4
 
-    def num_workspaces(self, args):
-        n = args.single("num_workspaces", self.default_num_workspaces)
-        if n < 1:
-            raise ArgumentError("argument 'num_workspaces' must be >= 1, got %d" % n)
-        return n
+    def num_workspaces(self, requested, enable_rnn_executor=False):
+        """``requested`` (argument ``num_workspaces``, checked >= 1 by the
+        argument reader) or the default of the executor / plain loop."""
+        if requested is not None:
+            return requested
+        if enable_rnn_executor:
+            return self.executor_num_workspaces
+        return self.default_num_workspaces
 
     def prepare(self, scratch, seq_len, has_backward_pass, num_workspaces):
         scratch.grow(seq_len if has_backward_pass else num_workspaces)

@@ -1,19 +1,21 @@
-"""The seed texts of ``recurrent_net``, executed as they were written.
+"""Test helper: the seed texts of ``recurrent_net``, executed as they were written.
 
-The seeds are read from ``$CAFFE2RNN_SEEDS`` (default ``/work/shared/seeds``),
-never copied into this repository. :func:`seed_recurrent_net` executes one
+The seeds (the scraped 2017 texts of Caffe2's ``recurrent.py``) are read from
+the folder named by ``$CAFFE2RNN_SEEDS``, never copied into this repository;
+without it the tests that need them skip with that reason. :func:`seed_recurrent_net` executes one
 version's text against :mod:`caffe2rnn.compat` — ``import caffe2...`` resolves
 to this project — with only the Python 2 shims (``map`` returning a list,
 ``viewitems``/``viewkeys``), and returns the function it defines. Seed 002 is
-one flattened line; :mod:`.deflatten` rebuilds its source first.
+one flattened line; ``deflatten`` (beside this file) rebuilds its source first.
 """
 
 import os
 
-from .. import compat
-from .deflatten import deflatten, function_text
+from deflatten import deflatten, function_text
 
-SEEDS = os.environ.get("CAFFE2RNN_SEEDS", "/work/shared/seeds")
+from caffe2rnn import compat
+
+SEEDS = os.environ.get("CAFFE2RNN_SEEDS", "")
 
 #: version → (seed file prefix, example number); 002 is handled apart.
 EXAMPLES = {"v1": ("000_", 3), "v2": ("000_", 1), "v3": ("000_", 2), "newest": ("001_", 8)}
@@ -28,7 +30,14 @@ _PRELUDE_NAMES = ("core", "CurrentNameScope", "viewitems", "viewkeys")
 
 
 def available():
-    return os.path.isdir(SEEDS)
+    """True when ``$CAFFE2RNN_SEEDS`` names an existing folder."""
+    return bool(SEEDS) and os.path.isdir(SEEDS)
+
+
+def skip_reason():
+    if not SEEDS:
+        return "seed texts not configured: set CAFFE2RNN_SEEDS to their folder"
+    return "seed texts not found at %s (CAFFE2RNN_SEEDS)" % SEEDS
 
 
 def _read(prefix):

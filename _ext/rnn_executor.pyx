@@ -1,0 +1,35 @@
+# Compiled twin of caffe2rnn/kernels/rnn_executor.py: the executor's loops.
+# The calls are C-level callables (functools.partial over NumPy functions and
+# the compiled kernels), so a plan runs with no Python frame per step.
+
+
+def run_plan(list calls, Py_ssize_t start, list failed):
+    """Call ``calls[start:]`` in order; on an exception append the index of the
+    call that raised to ``failed`` and re-raise it."""
+    cdef Py_ssize_t i = start
+    cdef Py_ssize_t n = len(calls)
+    try:
+        while i < n:
+            calls[i]()
+            i += 1
+    except BaseException:
+        failed.append(i)
+        raise
+
+
+def first_stale_guard(list blobs, list arrays):
+    """The index of the first ``blobs[i]`` whose value is not ``arrays[i]``,
+    or -1 when every blob still holds its array."""
+    cdef Py_ssize_t i
+    cdef Py_ssize_t n = len(blobs)
+    for i in range(n):
+        if blobs[i].value is not arrays[i]:
+            return i
+    return -1
+
+
+def assign_values(list blobs, list values):
+    """``blobs[i].value = values[i]`` for every i: the link views of one step."""
+    cdef Py_ssize_t i
+    for i in range(len(blobs)):
+        blobs[i].value = values[i]

@@ -1,0 +1,36 @@
+"""The RNN executor's two loops: run a plan of bound calls, check its guards.
+
+A *plan* (:mod:`caffe2rnn.operators.rnn.executor`) is the whole time loop of
+a recurrent op written out as a flat list of zero-argument calls, each an
+operator's kernel already bound to the arrays of one timestep. Running it is
+this loop; the compiled twin (``_ext/rnn_executor.pyx``) is the same loop
+without the interpreter's per-iteration cost. Neither computes anything
+itself, so the two give the same numbers by construction.
+"""
+
+
+def run_plan(calls, start, failed):
+    """Call ``calls[start:]`` in order; on an exception append the index of the
+    call that raised to ``failed`` (a list) and re-raise it."""
+    i = start
+    try:
+        for i in range(start, len(calls)):  # noqa: B007 (read in except)
+            calls[i]()
+    except BaseException:
+        failed.append(i)
+        raise
+
+
+def first_stale_guard(blobs, arrays):
+    """The index of the first ``blobs[i]`` whose value is not ``arrays[i]``
+    (the very object), or -1 when every blob still holds its array."""
+    for i, blob in enumerate(blobs):
+        if blob.value is not arrays[i]:
+            return i
+    return -1
+
+
+def assign_values(blobs, values):
+    """``blobs[i].value = values[i]`` for every i: the link views of one step."""
+    for blob, value in zip(blobs, values):
+        blob.value = value

@@ -1,0 +1,441 @@
+"""The arguments of ``RecurrentNetwork`` and ``RecurrentNetworkGradient``, read once.
+
+Caffe2's recurrent op takes everything as parallel lists in its OperatorDef
+(``recurrent_net`` writes them, :mod:`caffe2rnn.recurrent_stages`); the op's
+set-up, its gradient, the drawings of :mod:`caffe2rnn.viz` and an executor all
+need the same reading of them. :func:`read_recurrent_arguments` is that one
+reading: it parses every argument into a :class:`RecurrentArguments` and
+checks it *before* anything is created or run, so a bad argument is an
+:class:`~caffe2rnn.errors.ArgumentError` naming the op, the argument and the
+value instead of a silent wrong answer (the C++ op checked little of this).
+
+===============================  ==================================================
+argument                         meaning
+===============================  ==================================================
+``step_net``                     the cell, one timestep (NetDef in ``n``, or its
+                                 protobuf text in ``s`` before Caffe2 2017-08)
+``backward_step_net``            its gradient; present = keep one step workspace
+                                 per timestep for the backward pass
+``recurrent_states``             state tensors, (T + k) x N x D, row 0..k-1 = h0
+``initial_recurrent_state_ids``  op input index of each state's h0
+``link_*``                       before step t, blob ``link_internal[i]`` views
+                                 rows ``t + offset .. t + offset + window - 1``
+                                 of ``link_external[i]`` (:class:`~.links.Link`)
+``backward_link_*``              the same for the gradient tensors (window 1)
+``alias_src/dst/offset``         output ``dst`` views ``src`` from row ``offset``
+                                 (negative: from the end) (:class:`~.aliases.OffsetAlias`)
+``param``                        op input indices of the parameters (gradient)
+``param_grads``                  the blob the backward cell writes each
+                                 parameter's per-step gradient to
+``outputs_with_grads``           forward outputs (= alias indices) that receive
+                                 a gradient; the gradient op's first inputs
+``recompute_blobs_on_backward``  forward blobs recomputed by the backward net
+``timestep``                     name of the int32 step counter (``"timestep"``)
+``num_workspaces``               forward-only: step workspaces cycled over
+``enable_rnn_executor``          run steps with Caffe2's RNN executor
+``<blob>.rename``                memonger's renames, applied by the gradient op
+===============================  ==================================================
+
+The gradient op's inputs are ``[GO(j) for j in outputs_with_grads]``, the
+forward inputs, then the forward outputs (the last being the step workspaces);
+``param`` and ``initial_recurrent_state_ids`` index the *forward* inputs.
+
+What is checked, and why (each was a silent wrong result before): index
+ranges (an ``outputs_with_grads`` of 7 gave all-zero gradients; an initial
+state id of -1 picked an output gradient as h0); windows >= 1 and offsets >= 0
+(a window of 0 left the states unwritten); and that no name the op *creates*
+(timestep, states, link views, aliases, recomputed blobs) is one of its inputs
+or parameters — creating a blob that exists in an outer workspace writes the
+outer one, so a link called ``W`` overwrote the weight ``W``.
+"""
+
+from dataclasses import dataclass, field
+
+from ...errors import ArgumentError, op_context
+from ...runtime.arguments import ArgumentHelper
+from .aliases import OffsetAlias
+from .links import Link
+from .rows import RowSchedule
+from .step_net import extract_net_def, has_net_argument
+
+FORWARD = "RecurrentNetwork"
+GRADIENT = "RecurrentNetworkGradient"
+RNN_TYPES = (FORWARD, GRADIENT)
+
+
+@dataclass(frozen=True)
+class RecurrentArguments:
+    """Every argument of one recurrent op, parsed and checked (module docstring).
+
+    ``inputs`` are the *forward* inputs (the gradient op's ``GO`` inputs and
+    forward outputs left out): ``inputs[0]`` is the T x N x ... sequence,
+    ``inputs[initial_state_ids[i]]`` the h0 of ``states[i]``,
+    ``inputs[p]`` for ``p`` in ``params`` the parameters.
+    """
+
+    op_type: str
+    where: str  # "op RecurrentNetwork 'name'", for messages
+    step_net: object  # NetDef
+    backward_step_net: object  # NetDef, or None for a forward-only op
+    timestep: str
+    inputs: tuple
+    states: tuple
+    initial_state_ids: tuple
+    links: tuple  # of Link
+    backward_links: tuple  # of Link (window 1)
+    aliases: tuple  # of OffsetAlias
+    params: tuple
+    param_grads: tuple  # empty: each parameter's gradient output is written
+    outputs_with_grads: tuple
+    output_gradients: tuple  # gradient op: the GO input of each outputs_with_grads
+    recompute_blobs: tuple
+    num_workspaces: object  # int, or None when not given
+    enable_rnn_executor: object  # bool, or None when not given
+    renames: dict = field(default_factory=dict)
+
+    @property
+    def is_gradient(self):
+        return self.op_type == GRADIENT
+
+    @property
+    def sequence_input(self):
+        return self.inputs[0]
+
+    def initial_state(self, state):
+        """The op input holding the initial value of ``state``."""
+        return self.inputs[self.initial_state_ids[self.states.index(state)]]
+
+    def renamed(self, name):
+        """``name`` after memonger's renames (argument ``<name>.rename``)."""
+        return self.renames.get(name, name)
+
+    def output_gradient(self, j):
+        """The gradient op's input holding the gradient of forward output ``j``
+        (the last one listed if ``j`` appears twice), or None."""
+        if j not in self.outputs_with_grads:
+            return None
+        last = len(self.outputs_with_grads) - 1 - self.outputs_with_grads[::-1].index(j)
+        return self.output_gradients[last] if self.output_gradients else None
+
+    def state_aliases(self, state):
+        """(index, alias) of the aliases that view ``state``."""
+        return [(j, a) for j, a in enumerate(self.aliases) if a.src == state]
+
+    def check_rows(self, seq_len, initial_rows):
+        """Forward: no step and no output reads a state row before it is written.
+
+        ``initial_rows[state]`` is k, the rows its h0 fills (a (k, N, D) h0);
+        the state tensor has T + k rows (:class:`~.rows.RowSchedule`). With
+        k = 2 and ``recurrent_net``'s links (read at offset 0, write at 1) row
+        T + 1 is never written, so ``<state>_last`` would be uninitialised: the
+        writing link must be at offset k, as in Caffe2's stateful-convolution
+        test (042e8ede4).
+        """
+        prefix = self.where + ": " if self.where else ""
+        steps = range(seq_len)
+        for state, k in initial_rows.items():
+            rows = seq_len + k
+            schedule = RowSchedule(state, rows, steps, range(k), self.links, self.step_net, prefix)
+            schedule.check_link_reads()
+            for _, alias in self.state_aliases(state):
+                start = alias.offset if alias.offset >= 0 else rows + alias.offset
+                schedule.check_written(
+                    range(max(start, 0), rows),
+                    "output '%s' (alias_offset %d) shows it; with a (k, N, D) initial state "
+                    "the link the cell writes must be at link_offset k" % (alias.dst, alias.offset),
+                )
+
+    def check_gradient_rows(self, seq_len, initial_rows, zeroed_tail_rows=None):
+        """Backward: every row of ``<state>_grad`` and of the input gradient is
+        written before it is read (by a backward step, the accumulation of an
+        ``_all`` output gradient, or an output).
+
+        ``<state>_grad`` has T + k rows; its last ``zeroed_tail_rows`` (default
+        k; Caffe2 zeroed 1, see ``caffe2rnn_zero_tail_rows``) are zeroed before the loop,
+        the steps run t = T-1 .. 0, and the initial-state gradient is its first
+        k rows. The input gradient's T rows must all be written.
+        """
+        prefix = self.where + ": " if self.where else ""
+        steps = range(seq_len - 1, -1, -1)
+        links = [
+            Link(self.renamed(l.internal), self.renamed(l.external), l.offset, l.window)
+            for l in self.links + self.backward_links
+        ]
+        net = self.backward_step_net
+        for state, k in initial_rows.items():
+            grad = self.renamed(state + "_grad")
+            rows = seq_len + k
+            zeroed = range(rows - (k if zeroed_tail_rows is None else zeroed_tail_rows), rows)
+            schedule = RowSchedule(grad, rows, steps, zeroed, links, net, prefix)
+            schedule.check_link_reads()
+            for j, alias in self.state_aliases(state):
+                if alias.offset == 1 and self.output_gradient(j) is not None:
+                    for rank, t in enumerate(steps):
+                        schedule.check_row(
+                            t + 1, (rank, -1), "the gradient of '%s' is added to it" % alias.dst
+                        )
+            schedule.check_written(range(k), "the gradient of the initial state reads it")
+        x_grad = self.renamed(self.sequence_input + "_grad")
+        schedule = RowSchedule(x_grad, seq_len, steps, (), links, net, prefix)
+        schedule.check_link_reads()
+        schedule.check_written(range(seq_len), "it is the gradient of '%s'" % self.sequence_input)
+
+
+def read_recurrent_arguments(op_def, where=None):
+    """Parse and check the arguments of a RecurrentNetwork(Gradient) OperatorDef.
+
+    Raises :class:`~caffe2rnn.errors.ArgumentError` (or its subclasses) naming
+    the op, the argument and the value; nothing is created or changed.
+    ``where`` prefixes the messages (default: the op, ``op RecurrentNetwork
+    'name'``); the operator passes ``""`` because the runtime adds the op and
+    net to every error it raises.
+    """
+    where = op_context(op_def) if where is None else where
+    if op_def.type not in (FORWARD, GRADIENT):
+        raise ArgumentError("%s is not a %s or %s operator" % (where, FORWARD, GRADIENT))
+    args = ArgumentHelper(op_def, where or op_def.type)
+    fail = _Failer(where)
+    gradient = op_def.type == GRADIENT
+
+    if not has_net_argument(op_def, "step_net"):
+        fail("step_net", "is required (the step net to run at each timestep)")
+    step_net = extract_net_def(op_def, "step_net")
+    backward = None
+    if has_net_argument(op_def, "backward_step_net"):
+        backward = extract_net_def(op_def, "backward_step_net")
+    elif gradient:
+        fail("backward_step_net", "is required by the gradient op")
+
+    outputs_with_grads = tuple(args.repeated("outputs_with_grads", kind=int))
+    n_go = len(outputs_with_grads) if gradient else 0
+    aliases = _aliases(args, fail)
+    inputs, forward_outputs = _split_inputs(op_def, gradient, n_go, aliases, fail)
+    result = RecurrentArguments(
+        op_type=op_def.type,
+        where=where,
+        step_net=step_net,
+        backward_step_net=backward,
+        timestep=args.single("timestep", "timestep", str),
+        inputs=inputs,
+        states=tuple(args.repeated("recurrent_states", kind=str)),
+        initial_state_ids=tuple(args.repeated("initial_recurrent_state_ids", kind=int)),
+        links=_links(args, fail, "link_", window=True),
+        backward_links=_links(args, fail, "backward_link_", window=False),
+        aliases=aliases,
+        params=tuple(args.repeated("param", kind=int)),
+        param_grads=tuple(args.repeated("param_grads", kind=str)),
+        outputs_with_grads=outputs_with_grads,
+        output_gradients=tuple(op_def.input[:n_go]),
+        recompute_blobs=tuple(args.repeated("recompute_blobs_on_backward", kind=str)),
+        num_workspaces=args.single("num_workspaces", None, int),
+        enable_rnn_executor=args.single("enable_rnn_executor", None, bool),
+        renames={
+            a.name[: -len(".rename")]: args.single(a.name, kind=str)
+            for a in op_def.arg
+            if a.name.endswith(".rename")
+        },
+    )
+    _check_names(result, op_def, gradient, forward_outputs, fail)
+    _check_indices(result, fail)
+    if gradient:
+        expected = 1 + len(result.params) + len(result.states)
+        if len(op_def.output) != expected:
+            fail(
+                "param",
+                "and recurrent_states ask for %d outputs (input, %d parameter and %d "
+                "initial-state gradients); the op has %d"
+                % (expected, len(result.params), len(result.states), len(op_def.output)),
+            )
+    return result
+
+
+class _Failer:
+    def __init__(self, where):
+        self.where = where
+
+    def __call__(self, argument, message, error=ArgumentError):
+        prefix = self.where + ": " if self.where else ""
+        raise error("%sargument '%s' %s" % (prefix, argument, message))
+
+
+def _same_length(fail, named):
+    lengths = [len(values) for _, values in named]
+    if len(set(lengths)) > 1:
+        prefix = fail.where + ": " if fail.where else ""
+        raise ArgumentError(
+            "%sarguments %s must have equal lengths; got %s"
+            % (prefix, ", ".join(n for n, _ in named), ", ".join(map(str, lengths)))
+        )
+
+
+def _links(args, fail, prefix, window):
+    internal = args.repeated(prefix + "internal", kind=str)
+    external = args.repeated(prefix + "external", kind=str)
+    offset = args.repeated(prefix + "offset", kind=int)
+    named = [(prefix + "internal", internal), (prefix + "external", external)]
+    named.append((prefix + "offset", offset))
+    windows = [1] * len(offset)
+    if window and args.has(prefix + "window"):
+        windows = args.repeated(prefix + "window", kind=int)
+        named.append((prefix + "window", windows))
+    _same_length(fail, named)
+    for name, o, w in zip(internal, offset, windows):
+        if o < 0:
+            fail(prefix + "offset", "is %d for link '%s'; a row offset must be >= 0" % (o, name))
+        if w < 1:
+            fail(
+                prefix + "window",
+                "is %d for link '%s'; a link views >= 1 rows (a window of 0 "
+                "would leave the states unwritten)" % (w, name),
+            )
+    return tuple(Link(*fields) for fields in zip(internal, external, offset, windows))
+
+
+def _aliases(args, fail):
+    src = args.repeated("alias_src", kind=str)
+    dst = args.repeated("alias_dst", kind=str)
+    offset = args.repeated("alias_offset", kind=int)
+    _same_length(fail, [("alias_src", src), ("alias_dst", dst), ("alias_offset", offset)])
+    return tuple(OffsetAlias(*fields) for fields in zip(src, dst, offset))
+
+
+def _split_inputs(op_def, gradient, n_go, aliases, fail):
+    """(forward inputs, forward outputs) as the op sees them."""
+    names = list(op_def.input)
+    if not gradient:
+        if not names:
+            fail("step_net", "needs an input sequence (input 0); the op has no inputs")
+        return tuple(names), tuple(op_def.output)
+    if len(names) < n_go + 2:
+        fail(
+            "outputs_with_grads",
+            "lists %d outputs, so the gradient op needs at least %d inputs (the output "
+            "gradients, the sequence, the step workspaces); it has %d"
+            % (n_go, n_go + 2, len(names)),
+        )
+    forward = names[n_go:]
+    # Forward outputs: the alias outputs then the step workspaces, when the
+    # tail matches (as the gradient maker lays it out); else just the latter.
+    n_out = len(aliases) + 1
+    dsts = [a.dst for a in aliases]
+    if not (len(forward) > n_out and forward[len(forward) - n_out : -1] == dsts):
+        n_out = 1
+    return tuple(forward[:-n_out]), tuple(forward[-n_out:])
+
+
+def _check_indices(a, fail):
+    _same_length(
+        fail,
+        [("recurrent_states", a.states), ("initial_recurrent_state_ids", a.initial_state_ids)],
+    )
+    n = len(a.inputs)
+    for argument, ids in (
+        ("initial_recurrent_state_ids", a.initial_state_ids),
+        ("param", a.params),
+    ):
+        for i in ids:
+            if not 1 <= i < n:
+                fail(
+                    argument,
+                    "holds %d; expected an input index in 1..%d (input 0 is the sequence; "
+                    "the op has %d forward inputs)" % (i, n - 1, n),
+                )
+    _unique(fail, "initial_recurrent_state_ids", a.initial_state_ids)
+    _unique(fail, "param", a.params)
+    both = sorted(set(a.params) & set(a.initial_state_ids))
+    if both:
+        fail("param", "and initial_recurrent_state_ids both list input %d" % both[0])
+    if a.param_grads and len(a.param_grads) != len(a.params):
+        fail("param_grads", "has %d names for %d params" % (len(a.param_grads), len(a.params)))
+    # A forward-only op never uses outputs_with_grads (no gradient can be made).
+    for j in a.outputs_with_grads if a.backward_step_net is not None else ():
+        if not 0 <= j < len(a.aliases):
+            fail(
+                "outputs_with_grads",
+                "holds %d; expected the index of an aliased output, 0..%d"
+                % (j, len(a.aliases) - 1),
+            )
+        alias = a.aliases[j]
+        if alias.src not in a.states:
+            fail(
+                "outputs_with_grads",
+                "holds %d, output '%s', which views '%s', not a recurrent state: its "
+                "gradient would be ignored" % (j, alias.dst, alias.src),
+            )
+        if alias.offset not in (1, -1):
+            fail(
+                "outputs_with_grads",
+                "holds %d, output '%s' of '%s' at alias_offset %d; only offsets 1 (all "
+                "steps) and -1 (last step) can take a gradient"
+                % (j, alias.dst, alias.src, alias.offset),
+            )
+    if a.num_workspaces is not None and a.num_workspaces < 1:
+        fail("num_workspaces", "is %d; expected >= 1" % a.num_workspaces)
+
+
+def _unique(fail, argument, values):
+    seen = set()
+    for v in values:
+        if v in seen:
+            fail(argument, "lists %r twice" % (v,))
+        seen.add(v)
+
+
+def _check_names(a, op_def, gradient, forward_outputs, fail):
+    """No blob the op creates may be one of its inputs, or another created blob."""
+    protected = {name: "an input of the op" for name in op_def.input}
+    if not gradient:
+        for name in op_def.output:
+            protected.setdefault(name, "an output of the op")
+
+    def claim(argument, name, what, share=False):
+        if not name:
+            fail(argument, "holds an empty blob name")
+        if name in protected and not (share and protected[name] == what):
+            fail(
+                argument,
+                "names %s '%s', which is already %s: it would overwrite it"
+                % (what, name, protected[name]),
+            )
+        protected[name] = what
+
+    claim("timestep", a.timestep, "the timestep blob")
+    for state in a.states:
+        claim("recurrent_states", state, "a recurrent state")
+    for link in a.links:
+        claim("link_internal", link.internal, "a link view")
+    # Backward links may share a view (a pass-through cell's one gradient blob is
+    # linked as both the input's and the state's gradient), not a forward one.
+    for link in a.backward_links:
+        claim("backward_link_internal", link.internal, "a backward link view", share=True)
+    for name in a.recompute_blobs:
+        if name in a.inputs or name == a.timestep or name in a.states:
+            fail(
+                "recompute_blobs_on_backward",
+                "names '%s', an input, state or the timestep: recomputing it would "
+                "overwrite it" % name,
+            )
+    written = {name for op in a.step_net.op for name in op.output}
+    for link in a.links:
+        if link.internal in written and link.external not in a.states:
+            fail(
+                "link_external",
+                "is '%s' for link '%s', which the step net writes: only a recurrent "
+                "state may be written through a link (it would overwrite '%s')"
+                % (link.external, link.internal, link.external),
+            )
+    outputs = set(forward_outputs[:-1])
+    for alias in a.aliases:
+        if alias.dst in a.inputs or alias.dst in a.states or alias.dst == a.timestep:
+            fail(
+                "alias_dst",
+                "names '%s', an input, a state or the timestep: the alias would "
+                "overwrite it" % alias.dst,
+            )
+        if not gradient and alias.dst not in outputs:
+            fail(
+                "alias_dst",
+                "names '%s', which is not one of the op's outputs (before the step "
+                "workspaces)" % alias.dst,
+            )
+    _unique(fail, "alias_dst", [alias.dst for alias in a.aliases])

@@ -1,0 +1,365 @@
+"""The RNN executor: a recurrent op's time loop as a plan of bound kernel calls.
+
+Caffe2 2017-08 (``enable_rnn_executor``, ``caffe2/operators/rnn/
+recurrent_network_executor.h``) gave ``RecurrentNetwork`` and its gradient an
+executor of their own: instead of running the step net as a net once per
+timestep, it kept one operator instance per (timestep, op) and ran those
+directly, which in C++ removed the net's per-step cost and let ops of
+different timesteps run on several threads. Its results were defined to be
+those of the plain loop.
+
+Here the per-step cost that matters is Python's: about 1.8 µs of dispatch per
+operator run (reading blobs, validating shapes, making 2-D views) around
+kernels that take 1-3 µs at a step net's sizes. The executor removes it:
+
+* **Build** (the first run, and again whenever something it relies on
+  changed): run the loop op by op exactly as without the executor, and after
+  each op ask it for its *bound calls* (:meth:`Operator.bind
+  <caffe2rnn.operators.base.Operator.bind>`): zero-argument callables — mostly
+  ``functools.partial`` over a NumPy function or a compiled kernel — holding
+  the very arrays that run read and wrote at that timestep (the link views
+  into the state tensors included). An op without a compiled form gives
+  ``None`` and enters the plan as its own ``run`` (a *fallback*).
+* **Run** (every later run): check the *guards* — each blob the plan reads
+  from outside itself still holds the array it was built with — then call
+  the plan's list in order (:func:`caffe2rnn.kernels.rnn_executor.run_plan`,
+  compiled in ``_ext/rnn_executor.pyx``). No blob lookup, no validation, no
+  view making: the kernels' own work and one C-level call each.
+
+Every bound call is the same NumPy call or kernel, on the same arrays, in the
+same order as the op's ``run``, so results are bit-identical to the op-by-op
+loop (``tests/rnn/test_executor.py`` checks outputs and every gradient).
+
+A plan is rebuilt when a guard fails (a new array fed into an input or a
+parameter, another sequence length or batch size, another kernel path); a
+fallback op whose output is a different array from one run to the next (so
+bound calls after it would read a stale one) is detected after it runs: the
+loop finishes op by op, and after two such runs the executor stays off for
+that op. ``docs/concepts/rnn-executor.md`` explains it with an example.
+"""
+
+import array
+import functools
+import gc
+
+from ... import kernels
+from ...errors import op_context
+from ...runtime.net import with_context
+from .step_net import get_or_create_net
+from .step_workspaces import update_timestep_blob
+
+#: How many plans may go stale through a fallback op's changing output
+#: before the executor gives up on that op (it then runs op by op).
+MAX_STALE_PLANS = 2
+
+
+class _PlanStale(Exception):
+    """A fallback op left a different array in a blob that bound calls read."""
+
+
+class _Fallback:
+    """A plan entry for an op with no compiled form: its ``run``, then a check
+    that the outputs bound calls read are still the arrays they were bound to."""
+
+    __slots__ = ("run", "blobs", "arrays")
+
+    def __init__(self, op):
+        self.run = op.run
+        self.blobs, self.arrays = [], []
+
+    def __call__(self):
+        self.run()
+        for blob, value in zip(self.blobs, self.arrays):
+            if blob.value is not value:
+                raise _PlanStale()
+
+
+def _is_assignment(call):
+    return getattr(call, "func", None) is setattr and call.args[1:2] == ("value",)
+
+
+def _is_assignments(call):
+    return getattr(getattr(call, "func", None), "__name__", "") == "assign_values"
+
+
+def _describe_call(call):
+    if isinstance(call, _Fallback):
+        return "run()  (no compiled form)"
+    func = getattr(call, "func", call)
+    name = getattr(func, "__name__", type(func).__name__)
+    if name == "refresh":
+        return "copy W %s into its cached W^T" % (call.__self__.shape,)
+    if name == "assign_values":
+        blobs, values = call.args
+        return "; ".join("%s = view %s" % (b.name, v.shape) for b, v in zip(blobs, values))
+    if name == "__setitem__":
+        return "timestep[0] = %d" % call.args[1]
+    shapes = [
+        "x".join(map(str, a.shape)) if hasattr(a, "shape") else repr(a)
+        for a in call.args + tuple(call.keywords.values())
+    ]
+    return "%s(%s)" % (name, ", ".join(shapes))
+
+
+def _fail(exc, t, net, j, ws):
+    """The error the op-by-op loop raises for op ``j`` of ``net`` at timestep ``t``."""
+    if j is None:  # creating the step net failed
+        return with_context(exc, "timestep %d" % t)
+    ws.last_failed_op_net_position = j
+    inner = with_context(exc, op_context(net.proto.op[j], j, net.name))
+    inner.__cause__ = exc
+    return with_context(inner, "timestep %d" % t)
+
+
+class Plan:
+    """The bound calls of one whole time loop and what they rely on."""
+
+    def __init__(self, key, workspaces):
+        self.key = key
+        self.workspaces = workspaces  # the step-workspace list it was built on
+        self.calls = []
+        # Per call: its step's index and its op's index (-1: the timestep blob),
+        # as two compact arrays (a plan has T x ops of them).
+        self.where_step, self.where_op = array.array("l"), array.array("l")
+        self.guard_blobs, self.guard_arrays = [], []
+        self.prologue = []  # calls made once before each run (op.loop_prologue)
+        self.steps = []  # (t, ws, net) per step
+
+    def __len__(self):
+        return len(self.calls)
+
+    def describe(self, steps=1):
+        """The plan's first ``steps`` steps, one line per call: timestep, the op
+        it stands for, and the function with the shapes it is bound to."""
+        lines = ["once  %-34s %s" % ("(prologue)", _describe_call(c)) for c in self.prologue]
+        for call, s, j in zip(self.calls, self.where_step, self.where_op):
+            if s >= steps:
+                break
+            t, _, net = self.steps[s]
+            op = "(timestep blob)" if j < 0 else "#%d %s" % (j, net.proto.op[j].type)
+            if _is_assignments(call):  # one call for the step's links: a line each
+                n = len(call.args[0])
+                op = "#%d-#%d %s" % (j, j + n - 1, net.proto.op[j].type) if n > 1 else op
+                for k, line in enumerate(_describe_call(call).split("; ")):
+                    lines.append("t=%-3d %-34s %s" % (t, op if k == 0 else "", line))
+                continue
+            lines.append("t=%-3d %-34s %s" % (t, op, _describe_call(call)))
+        return "\n".join(lines)
+
+
+class StepNetExecutor:
+    """Runs the time loop of one recurrent op (forward or backward) from a plan.
+
+    ``netdef`` is the (edited) step net, ``era`` the era its instances are
+    created with, ``timestep`` the name of the blob to set to t before each
+    step (the forward op) or None (the gradient op reads what the forward set).
+    """
+
+    def __init__(self, netdef, era=None, timestep=None):
+        self.netdef = netdef
+        self.era = era
+        self.timestep = timestep
+        self.plans = {}  # kernel path -> its plan (bound calls are path-specific)
+        self.stale_plans = 0
+        self.builds = 0  # plans built so far (tests and the benchmark read it)
+        self.disabled_reason = None
+
+    @property
+    def plan(self):
+        """The plan of the kernel path in use (None before the first run)."""
+        return self.plans.get(kernels.active())
+
+    def run(self, scratch, order, index):
+        """Run the step net for each t of ``order`` in step workspace
+        ``scratch.step(index(t))``; ``index`` is ``(callable, key)``, the key
+        standing for the mapping in the plan's identity."""
+        index_of, index_key = index
+        if self.disabled_reason is not None:
+            return self._run_op_by_op(scratch, order, index_of, 0)
+        path = kernels.active()
+        key = (order, index_key)
+        plan = self.plans.get(path)
+        if (
+            plan is None
+            or plan.key != key
+            or plan.workspaces != scratch.step_workspaces
+            or kernels.current().first_stale_guard(plan.guard_blobs, plan.guard_arrays) != -1
+        ):
+            self.plans.pop(path, None)
+            self.plans[path] = self._build(scratch, order, index_of, key)
+            return
+        for call in plan.prologue:
+            call()
+        failed = []
+        try:
+            kernels.current().run_plan(plan.calls, 0, failed)
+        except _PlanStale:
+            self._finish_stale(scratch, order, index_of, plan, failed[0])
+        except Exception as exc:
+            s, j = plan.where_step[failed[0]], plan.where_op[failed[0]]
+            t, ws, net = plan.steps[s]
+            raise _fail(exc, t, net, None if j < 0 else j, ws) from exc
+
+    # --- building -------------------------------------------------------------
+    def _build(self, scratch, order, index_of, key):
+        """Run the loop op by op, binding each op's calls as it goes."""
+        self.builds += 1
+        plan_steps = [(t, scratch.step(index_of(t))) for t in order]
+        plan = Plan(key, list(scratch.step_workspaces))
+        expected = {}  # id(blob) -> the array bound calls expect it to hold
+        read_by_calls = set()  # ids of blobs some bound call reads or writes
+        fallbacks = []
+        prologue = {}
+        # Building makes T x ops small objects at once: without collections in
+        # between it costs a third less at T >= 1000 (nothing here is cyclic).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for s, (t, ws) in enumerate(plan_steps):
+                if self.timestep is not None:
+                    update_timestep_blob(ws, self.timestep, t)
+                    blob = ws.create_blob(self.timestep)
+                    self._expect(plan, expected, blob, blob.value)
+                    read_by_calls.add(id(blob))
+                    plan.calls.append(functools.partial(blob.value.__setitem__, 0, t))
+                    plan.where_step.append(s)
+                    plan.where_op.append(-1)
+                try:
+                    net = get_or_create_net(ws, self.netdef, self.era)
+                except Exception as exc:
+                    raise _fail(exc, t, None, None, ws) from exc
+                plan.steps.append((t, ws, net))
+                for j, op in enumerate(net.ops):
+                    before = [blob.value for blob in op.inputs]
+                    try:
+                        op.run()
+                    except Exception as exc:
+                        raise _fail(exc, t, net, j, ws) from exc
+                    calls = self._bind(op, before, expected, plan)
+                    if calls is None:
+                        entry = _Fallback(op)
+                        fallbacks.append(entry)
+                        for blob in op.outputs:
+                            expected[id(blob)] = blob.value
+                            entry.blobs.append(blob)
+                            entry.arrays.append(blob.value)
+                        calls = [entry]
+                    else:
+                        prologue.update(getattr(op, "loop_prologue", ()))
+                        read_by_calls.update(id(b) for b in op.inputs)
+                        read_by_calls.update(id(b) for b in op.outputs)
+                    if self._coalesce(plan, calls, s, j):
+                        continue
+                    plan.calls.extend(calls)
+                    plan.where_step.extend([s] * len(calls))
+                    plan.where_op.extend([j] * len(calls))
+        finally:
+            if collecting:
+                gc.enable()
+        for entry in fallbacks:  # check only what bound calls depend on
+            kept = [(b, a) for b, a in zip(entry.blobs, entry.arrays) if id(b) in read_by_calls]
+            entry.blobs = [b for b, _ in kept]
+            entry.arrays = [a for _, a in kept]
+        plan.workspaces = list(scratch.step_workspaces)
+        plan.prologue = list(prologue.values())
+        return plan
+
+    @staticmethod
+    def _coalesce(plan, calls, s, j):
+        """Fold a link's assignment (``setattr(blob, "value", view)``) into the
+        call before it when that assigns the same step's links too: one call and
+        two lists per step instead of a partial per link (faster, and smaller —
+        a plan holds T of them)."""
+        if len(calls) != 1 or not _is_assignment(calls[0]):
+            return False
+        blob, _, value = calls[0].args
+        last = plan.calls[-1] if plan.calls else None
+        if last is not None and plan.where_step[-1] == s and _is_assignments(last):
+            last.args[0].append(blob)
+            last.args[1].append(value)
+        else:
+            assign = kernels.current().assign_values
+            plan.calls.append(functools.partial(assign, [blob], [value]))
+            plan.where_step.append(s)
+            plan.where_op.append(j)
+        return True
+
+    def _bind(self, op, before, expected, plan):
+        """``op``'s bound calls after its run, or None (run it as a fallback).
+
+        Records a guard for each blob read from outside the plan; gives up on
+        binding when a blob does not hold what the plan expects at this point
+        (the op replaced an array the plan had bound earlier).
+        """
+        if any(b.value is not v for b, v in zip(op.inputs, before)):
+            return None  # the op replaced one of its inputs: not bindable
+        calls = op.bind()
+        if calls is None:
+            return None
+        if hasattr(op, "assigns"):  # link ops: their outputs are set, not read
+            for blob in op.assigns():
+                expected[id(blob)] = blob.value
+        for blob in list(op.inputs) + list(op.outputs):
+            if id(blob) not in expected:
+                self._expect(plan, expected, blob, blob.value)
+            elif expected[id(blob)] is not blob.value:
+                # Changed under the plan by the op's own run (a new array):
+                # this op must run live.
+                expected[id(blob)] = blob.value
+                return None
+        return calls
+
+    @staticmethod
+    def _expect(plan, expected, blob, value):
+        if id(blob) not in expected:
+            expected[id(blob)] = value
+            plan.guard_blobs.append(blob)
+            plan.guard_arrays.append(value)
+
+    # --- the slow paths ---------------------------------------------------------
+    def _run_op_by_op(self, scratch, order, index_of, first):
+        """The plain loop (no plan) from position ``first`` of ``order``."""
+        for t in order[first:]:
+            ws = scratch.step(index_of(t))
+            if self.timestep is not None:
+                update_timestep_blob(ws, self.timestep, t)
+            try:
+                net = get_or_create_net(ws, self.netdef, self.era)
+            except Exception as exc:
+                raise _fail(exc, t, None, None, ws) from exc
+            self._run_ops(net, t, ws, 0)
+
+    @staticmethod
+    def _run_ops(net, t, ws, first):
+        for j in range(first, len(net.ops)):
+            try:
+                net.ops[j].run()
+            except Exception as exc:
+                raise _fail(exc, t, net, j, ws) from exc
+
+    def _finish_stale(self, scratch, order, index_of, plan, position):
+        """A fallback at ``position`` changed an output under the plan: the op
+        ran; finish its step and the rest of the loop op by op."""
+        s, j = plan.where_step[position], plan.where_op[position]
+        t, ws, net = plan.steps[s]
+        self.plans.clear()
+        self.stale_plans += 1
+        if self.stale_plans >= MAX_STALE_PLANS:
+            self.disabled_reason = "%s (%s) writes a new array on every run" % (
+                op_context(net.proto.op[j], j, net.name),
+                ", ".join(net.proto.op[j].output),
+            )
+        self._run_ops(net, t, ws, j + 1)
+        self._run_op_by_op(scratch, order, index_of, s + 1)
+
+
+def enabled(arguments):
+    """Whether a recurrent op runs its loop with the executor (``arguments``:
+    the op's :class:`~caffe2rnn.operators.rnn.arguments.RecurrentArguments`).
+
+    ``enable_rnn_executor=1`` turns it on and ``=0`` off, as in Caffe2. Absent,
+    it is on: Caffe2's default was off, but there it was a different,
+    threaded, code path; here it is the same kernels on the same arrays, so the
+    only difference it makes is speed (docs/concepts/rnn-executor.md).
+    """
+    return arguments.enable_rnn_executor is not False

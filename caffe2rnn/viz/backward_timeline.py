@@ -1,0 +1,261 @@
+"""``backward_timeline(op, T)``: which gradient rows each backward step reads and writes.
+
+The backward pass of a RecurrentNetwork runs its backward step net for
+t = T-1 down to 0. Each run is wired to rows of *gradient* tensors the way
+the forward run is wired to rows of the state tensors, by the
+``backward_link_*`` arguments:
+
+===========================  ===============================  =================
+``<state>_grad`` row         written / accumulated             read by
+===========================  ===============================  =================
+T                            ``+= GO`` of ``_last`` (once)     backward step T-1
+t+1 (t < T-1)                backward step t+1 (offset 0),     backward step t
+                             ``+= GO_all[t]`` before step t    (offset 1)
+0                            backward step 0                   the initial state's
+                                                               gradient
+===========================  ===============================  =================
+
+and each step also *reads forward values*: the state rows its forward links
+viewed (``hidden_t_prev`` = row t, ``hidden_t`` = row t+1), the blobs its
+forward step kept in step workspace t (the scratches), and the parameters.
+Parameter gradients do not live in rows: every step adds its part into one
+blob (``w_grad += w_grad_tmpstep``, the Sums the C++ op appends).
+
+The drawing runs top to bottom: one box per backward step, left to right in
+the order they *run* (t = T-1 first), the gradient tensors below them row by
+row, and the output gradients (GO) and parameter gradients at the sides. The
+boxes are single nodes on one rank chained by invisible edges, which fixes
+their order (Graphviz would otherwise order them to save crossings).
+"""
+
+from .. import core
+from ..errors import DrawingError, op_context
+from .rnn_op import ACCUMULATE_OP, RecurrentOp
+from .style import BLOB_KINDS, Canvas, html_text, wrap
+from .timeline import HIGHLIGHT, highlight_cell
+
+_ACCUM_FILL = "#F6C7C3"
+_READ_FILL = "#E8F0FE"
+
+
+def _step_label(t, order, T, ports, forward_reads, scratches, param_grads, now=False):
+    """One backward step as an HTML-like table; a port on each gradient row."""
+    head = "backward step t = %d" % t
+    runs = "runs %s of %d" % (_ordinal(order + 1), T)
+    colour = "#FBBC04" if now else BLOB_KINDS["backward_step"][0]["fillcolor"]
+    rows = [
+        '<tr><td colspan="2" bgcolor="%s"><b>%s</b><br/><font point-size="8">%s</font></td></tr>'
+        % (colour, html_text(head), runs)
+    ]
+    for port, verb, blob, where in ports:
+        rows.append(
+            '<tr><td port="%s" align="left" bgcolor="%s">%s</td><td align="left">%s</td></tr>'
+            % (port, _READ_FILL if verb == "reads" else "#FFFFFF", html_text(blob), where)
+        )
+    if forward_reads:
+        left = '<br align="left"/>'
+        rows.append(
+            '<tr><td colspan="2" align="left"><font point-size="9">reads forward:%s%s%s'
+            "</font></td></tr>" % (left, left.join(html_text(x) for x in forward_reads), left)
+        )
+    if scratches:
+        rows.append(
+            '<tr><td colspan="2" align="left"><font point-size="9">'
+            "step workspace %d keeps: %s</font></td></tr>" % (t, html_text(", ".join(scratches)))
+        )
+    if param_grads:
+        rows.append(
+            '<tr><td port="params" colspan="2" align="left" bgcolor="%s"><font point-size="9">'
+            "+= into: %s</font></td></tr>" % (_ACCUM_FILL, html_text(", ".join(param_grads)))
+        )
+    return '<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>' % "".join(
+        rows
+    )
+
+
+def _ordinal(n):
+    return "%d%s" % (n, {1: "st", 2: "nd", 3: "rd"}.get(n if n < 20 else n % 10, "th"))
+
+
+def _grad_table(title, n_rows, writers, readers, added, final, now=None, index=0):
+    fill = BLOB_KINDS["gradient"][0]["fillcolor"]
+    head = "".join(
+        '<td bgcolor="%s"><b>%s</b></td>' % (fill, h)
+        for h in ("row", "written by", "read by", "+= accumulated")
+    )
+    rows = [
+        '<tr><td colspan="4" bgcolor="%s"><b>%s</b></td></tr><tr>%s</tr>'
+        % (fill, html_text(title), head)
+    ]
+    now = now or {}
+    for r in range(n_rows):
+        mark = highlight_cell(now[r], index, r, "%s row %d" % (now[r], r)) if r in now else ""
+        fill = ' bgcolor="%s"' % HIGHLIGHT[now[r]] if r in now else ""
+        cells = ['<td port="r%d"%s>%d</td>' % (r, mark, r)]
+        for texts in (writers.get(r, []), readers.get(r, []) + final.get(r, [])):
+            cells.append(
+                '<td align="left"%s>%s</td>'
+                % (fill, "<br/>".join(html_text(x) for x in texts) or "&#8212;")
+            )
+        extra = added.get(r, [])
+        cells.append(
+            '<td port="a%d" align="left" bgcolor="%s">%s</td>'
+            % (r, _ACCUM_FILL if extra else "#FFFFFF", "<br/>".join(html_text(x) for x in extra))
+        )
+        rows.append("<tr>%s</tr>" % "".join(cells))
+    return '<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>' % "".join(
+        rows
+    )
+
+
+def backward_plan(op, T):
+    """What each backward step touches, as data (the drawing and the stepper read it).
+
+    Returns ``(steps, tensors)``: ``steps[t]`` is a dict with ``reads`` and
+    ``writes`` (lists of ``(gradient tensor, row, step-net blob)``),
+    ``forward`` (forward ``(state tensor, row, blob)`` it reads), ``scratch``
+    (blobs kept in step workspace t) and ``params`` (parameter gradients it
+    adds into); ``tensors`` maps each gradient tensor to its number of rows.
+    """
+    rnn = RecurrentOp(op)
+    if not isinstance(T, int) or T < 1:
+        raise DrawingError(
+            "%s: backward_timeline needs a sequence length T >= 1, got %r" % (op_context(op), T)
+        )
+    cpp = rnn.cpp_backward_step_net()
+    _, versions = core.get_ssa(cpp.net)
+    _, forward_versions = core.get_ssa(rnn.step_net)
+    read_by_backward = {name for o in cpp.net.op for name in o.input}
+    lengths = {}
+    for link in rnn.backward_links:
+        forward_external = link.external[: -len("_grad")]
+        lengths[link.external] = T if forward_external == rnn.sequence_input else T + 1
+    linked = {l.internal for l in rnn.links}
+    params = {rnn.inputs[i] for i in rnn.params}
+    steps = {}
+    for t in range(T):
+        step = {"reads": [], "writes": [], "forward": [], "scratch": [], "params": []}
+        for link in rnn.backward_links:
+            row = t + link.offset
+            written = versions.get(link.internal, 0) > 0
+            step["writes" if written else "reads"].append((link.external, row, link.internal))
+        for link in rnn.links:
+            if link.internal in read_by_backward:
+                step["forward"].append((link.external, t + link.offset, link.internal))
+        step["scratch"] = sorted(
+            name
+            for name in read_by_backward
+            if forward_versions.get(name, 0) > 0 and name not in linked and name not in params
+        )
+        step["params"] = [grad for _, grad, _ in rnn.param_gradient_names()]
+        steps[t] = step
+    return rnn, cpp, steps, lengths
+
+
+def backward_timeline(op, T=3, highlight=None):
+    """The backward pass of RecurrentNetwork ``op`` over a sequence of length ``T``.
+
+    ``highlight=t`` colours the gradient rows backward step t reads and
+    writes (one frame of the time stepper)."""
+    rnn, cpp, steps, lengths = backward_plan(op, T)
+    if highlight not in (None, *range(T)):
+        raise DrawingError(
+            "%s: highlight must be a step in 0..%d, got %r" % (op_context(op), T - 1, highlight)
+        )
+    now = {}
+    if highlight is not None:
+        for role in ("reads", "writes"):
+            for tensor, row, _ in steps[highlight][role]:
+                now.setdefault(tensor, {})[row] = role[:-1]
+    canvas = Canvas(
+        "backward_timeline_" + rnn.name,
+        "'%s' backward over T = %d steps: the gradient rows each step reads and writes,\n"
+        "steps left to right in the order they run (t = %d first)" % (rnn.name, T, T - 1),
+        "TB",
+    )
+    writers, readers = {}, {}
+    for t, step in steps.items():
+        for tensor, row, blob in step["writes"]:
+            writers.setdefault(tensor, {}).setdefault(row, []).append("step %d: %s" % (t, blob))
+        for tensor, row, blob in step["reads"]:
+            readers.setdefault(tensor, {}).setdefault(row, []).append("step %d: %s" % (t, blob))
+
+    # Output gradients (GO) added into state-gradient rows.
+    added, go_nodes = {}, []
+    accumulate = [o for o in cpp.net.op if o.type == ACCUMULATE_OP]
+    for o in accumulate:
+        go, grad = o.input[1], o.input[2]
+        for t in range(T):
+            added.setdefault(grad, {}).setdefault(t + 1, []).append(
+                "%s[%d] (before step %d)" % (go, t, t)
+            )
+        go_nodes.append((go, grad, 1, "+= row t+1 before step t"))
+    for go, grad in cpp.last_row_grads:
+        added.setdefault(grad, {}).setdefault(T, []).append("%s (once, before the loop)" % go)
+        go_nodes.append((go, grad, T, "+= row T"))
+    final = {}
+    for state in rnn.states:
+        grad = state + "_grad"
+        if grad in lengths:
+            final.setdefault(grad, {})[0] = [
+                "\u2192 gradient of %s (initial state)" % rnn.initial_state(state)
+            ]
+
+    order = list(range(T - 1, -1, -1))
+    with canvas.graph.subgraph(name="steps") as top:
+        top.attr(rank="same")
+        for k, t in enumerate(order):
+            step = steps[t]
+            ports = []
+            for verb in ("reads", "writes"):
+                for tensor, row, blob in step[verb]:
+                    port = "%s%d" % (verb[0], len(ports))
+                    ports.append(
+                        (port, verb, blob, "%s row %d of %s" % (verb, row, html_text(tensor)))
+                    )
+                    step.setdefault("ports", []).append((port, verb, tensor, row))
+            forward = ["%s = row %d of %s" % (b, row, x) for x, row, b in step["forward"]]
+            canvas.table(
+                "bstep%d" % t,
+                _step_label(
+                    t, k, T, ports, forward, step["scratch"], step["params"], t == highlight
+                ),
+                graph=top,
+                kind="backward_step",
+            )
+    for a, b in zip(order, order[1:]):
+        canvas.graph.edge("bstep%d" % a, "bstep%d" % b, style="invis", weight="10")
+
+    for index, (tensor, n_rows) in enumerate(lengths.items()):
+        canvas.table(
+            "grad/" + tensor,
+            _grad_table(
+                "%s  (%d rows)" % (tensor, n_rows),
+                n_rows,
+                writers.get(tensor, {}),
+                readers.get(tensor, {}),
+                added.get(tensor, {}),
+                final.get(tensor, {}),
+                now.get(tensor),
+                index,
+            ),
+            kind="gradient",
+        )
+    # Row-level edges (5 per step for an LSTM) would hide the tables; each
+    # step box and each table row names its rows instead. Invisible edges
+    # keep the tables under the steps that use them.
+    for tensor in lengths:
+        canvas.graph.edge("bstep%d" % order[len(order) // 2], "grad/" + tensor, style="invis")
+    for go, grad, row, label in go_nodes:
+        canvas.blob("io/" + go, wrap(go), ["external_input", "gradient"])
+        canvas.edge("io/" + go, "grad/" + grad, "accumulate", label, head_port="a%d:e" % row)
+    params = steps[0]["params"]
+    if params:
+        canvas.blob(
+            "io/param_grads",
+            "parameter gradients: every step adds its part\n(w_grad += w_grad_tmpstep)\n"
+            + "\n".join(map(wrap, params)),
+            ["gradient", "external_output"],
+        )
+        canvas.graph.edge("bstep%d" % order[-1], "io/param_grads", style="invis")
+    return canvas.finish()

@@ -1,0 +1,200 @@
+"""``stepper(op, T)``: step through time, forward and backward, and see the rows each step uses.
+
+A RecurrentNetwork op is easiest to understand one timestep at a time: in
+step t the forward step net reads row t of each state tensor and writes row
+t+1; backward step t (they run t = T-1 down to 0) reads row t+1 of each state
+*gradient* and writes row t. The stepper shows exactly that: a slider over t
+and a forward/backward switch, and for each position the :func:`timeline` or
+:func:`backward_timeline` drawing with the rows that step reads (blue) and
+writes (amber) highlighted.
+
+Two front ends share one set of frames (an SVG per step and direction,
+rendered once):
+
+* :func:`stepper_html` — a self-contained HTML fragment (SVGs inline, a few
+  lines of JavaScript, no kernel), what the docs site embeds;
+* :func:`stepper` — in Jupyter an ``ipywidgets`` slider and toggle when
+  ipywidgets is installed, else the same HTML fragment.
+"""
+
+import html
+import itertools
+import json
+
+from ..errors import DrawingError
+from .backward_timeline import backward_plan, backward_timeline
+from .render import pipe
+from .rnn_op import RecurrentOp
+from .timeline import HIGHLIGHT, timeline
+
+# Stepping through more steps than this is a slide show nobody watches; the
+# frames are rendered eagerly (one dot run each).
+MAX_STEPS = 16
+_ids = itertools.count()
+
+
+def _forward_touches(op, T):
+    """{t: (rows read, rows written)} as "tensor[row]" strings, forward."""
+    from .. import core
+
+    rnn = RecurrentOp(op)
+    _, versions = core.get_ssa(rnn.step_net)
+    touches = {}
+    for t in range(T):
+        reads, writes = [], []
+        for link in rnn.links:
+            rows = ["%s[%d]" % (link.external, t + link.offset + k) for k in range(link.window)]
+            (writes if versions.get(link.internal, 0) > 0 else reads).extend(rows)
+        touches[t] = (reads, writes)
+    return touches
+
+
+def _backward_touches(op, T):
+    _, _, steps, _ = backward_plan(op, T)
+    return {
+        t: (
+            ["%s[%d]" % (x, row) for x, row, _ in step["reads"]],
+            ["%s[%d]" % (x, row) for x, row, _ in step["writes"]],
+        )
+        for t, step in steps.items()
+    }
+
+
+def frames(op, T=3):
+    """``{"forward": [...], "backward": [...]}``: one frame per step, in run order.
+
+    Each frame is a dict: ``t``, ``svg`` (the highlighted drawing, as text),
+    ``reads`` and ``writes`` (``"tensor[row]"`` strings) and ``caption``.
+    Forward frames run t = 0..T-1, backward frames t = T-1..0.
+    """
+    if not isinstance(T, int) or not 1 <= T <= MAX_STEPS:
+        raise DrawingError("stepper: T must be a whole number in 1..%d, got %r" % (MAX_STEPS, T))
+    out = {}
+    for direction, draw, touches, order in (
+        ("forward", timeline, _forward_touches(op, T), range(T)),
+        ("backward", backward_timeline, _backward_touches(op, T), range(T - 1, -1, -1)),
+    ):
+        out[direction] = []
+        for t in order:
+            reads, writes = touches[t]
+            svg = pipe(draw(op, T, highlight=t), "svg").decode("utf-8")
+            svg = svg[svg.index("<svg") :]  # drop the XML prolog and DOCTYPE: inlined
+            caption = "%s step t = %d reads %s; writes %s" % (
+                direction,
+                t,
+                ", ".join(reads) or "nothing",
+                ", ".join(writes) or "nothing",
+            )
+            out[direction].append(
+                {"t": t, "svg": svg, "reads": reads, "writes": writes, "caption": caption}
+            )
+    return out
+
+
+_SCRIPT = """
+(function () {
+  var root = document.getElementById(%(id)s);
+  var slider = root.querySelector("input[type=range]");
+  var caption = root.querySelector(".c2r-caption");
+  var label = root.querySelector(".c2r-t");
+  var captions = %(captions)s;
+  function direction() {
+    return root.querySelector("input[type=radio]:checked").value;
+  }
+  function show() {
+    var d = direction(), k = Number(slider.value);
+    root.querySelectorAll(".c2r-frame").forEach(function (frame) {
+      var on = frame.dataset.direction === d && Number(frame.dataset.index) === k;
+      frame.hidden = !on;
+      if (on) { label.textContent = "t = " + frame.dataset.t; }
+    });
+    caption.textContent = captions[d][k];
+    root.dataset.direction = d;
+    root.dataset.index = String(k);
+  }
+  slider.addEventListener("input", show);
+  root.querySelectorAll("input[type=radio]").forEach(function (r) {
+    r.addEventListener("change", show);
+  });
+  show();
+})();
+"""
+
+
+def stepper_html(op, T=3, title=None):
+    """A self-contained HTML fragment: slider, forward/backward switch, one SVG per step.
+
+    Needs no kernel and no network: the frames are inline and the script is
+    a dozen lines. Each highlighted row is an SVG group ``<g id="a_hl_read_...">``
+    or ``<g id="a_hl_write_...">`` (the browser test reads them).
+    """
+    data = frames(op, T)
+    uid = "c2r-stepper-%d" % next(_ids)
+    name = title or "'%s'" % (RecurrentOp(op).name)
+    parts = [
+        '<div class="c2r-stepper" id="%s">' % uid,
+        '<div class="c2r-controls">',
+        "<b>%s</b> over T = %d steps: " % (html.escape(name), T),
+    ]
+    for d in ("forward", "backward"):
+        parts.append(
+            '<label><input type="radio" name="%s-dir" value="%s"%s> %s</label> '
+            % (uid, d, " checked" if d == "forward" else "", d)
+        )
+    parts.append(
+        '<input type="range" min="0" max="%d" value="0" step="1" aria-label="step"> '
+        '<span class="c2r-t"></span>' % (T - 1)
+    )
+    parts.append(
+        '<span class="c2r-key"><span style="background:%s">&#160;read&#160;</span> '
+        '<span style="background:%s">&#160;written&#160;</span></span>'
+        % (HIGHLIGHT["read"], HIGHLIGHT["write"])
+    )
+    parts.append('</div><p class="c2r-caption"></p>')
+    for d, items in data.items():
+        for k, frame in enumerate(items):
+            parts.append(
+                '<div class="c2r-frame" data-direction="%s" data-index="%d" data-t="%d"%s>%s</div>'
+                % (d, k, frame["t"], "" if (d, k) == ("forward", 0) else " hidden", frame["svg"])
+            )
+    captions = {d: [f["caption"] for f in items] for d, items in data.items()}
+    parts.append(
+        "<script>%s</script></div>"
+        % (_SCRIPT % {"id": json.dumps(uid), "captions": json.dumps(captions)})
+    )
+    return "\n".join(parts)
+
+
+class HTMLStepper:
+    """Shows :func:`stepper_html` in Jupyter (no ipywidgets needed)."""
+
+    def __init__(self, op, T):
+        self.html = stepper_html(op, T)
+
+    def _repr_html_(self):
+        return self.html
+
+
+def stepper(op, T=3):
+    """In Jupyter: a slider over t and a forward/backward toggle over the highlighted
+    timelines of RecurrentNetwork ``op``. Uses ipywidgets when it is installed
+    (the kernel swaps the SVG), else the kernel-free HTML version."""
+    try:
+        import ipywidgets as widgets
+    except ImportError:
+        return HTMLStepper(op, T)
+    data = frames(op, T)
+    slider = widgets.IntSlider(value=0, min=0, max=T - 1, description="step", readout=False)
+    direction = widgets.ToggleButtons(options=["forward", "backward"], value="forward")
+    caption = widgets.HTML()
+    picture = widgets.HTML()
+
+    def show(_=None):
+        frame = data[direction.value][slider.value]
+        caption.value = "<b>t = %d</b>: %s" % (frame["t"], html.escape(frame["caption"]))
+        picture.value = frame["svg"]
+
+    slider.observe(show, names="value")
+    direction.observe(show, names="value")
+    show()
+    return widgets.VBox([widgets.HBox([direction, slider]), caption, picture])

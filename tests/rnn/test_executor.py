@@ -1,0 +1,440 @@
+"""The RNN executor gives exactly the numbers of the op-by-op loop.
+
+Each test builds one model, then runs it twice from the same inputs in fresh
+workspaces: every ``RecurrentNetwork`` / ``RecurrentNetworkGradient`` op with
+``enable_rnn_executor=0`` (the plain loop) and with ``=1`` (the plan). Every
+tensor blob of the workspace — outputs, states, every gradient — must be
+equal bit for bit, on both kernel paths, on the first run (which builds the
+plan), on later runs (which run it), and after new arrays are fed (which
+rebuilds it).
+"""
+
+import numpy as np
+import pytest
+
+from caffe2rnn import kernels, workspace
+from caffe2rnn.attention import AttentionType
+from caffe2rnn.cnn import CNNModelHelper
+from caffe2rnn.operators import fc_layout
+from caffe2rnn.operators.rnn import executor
+from caffe2rnn.recurrent import LSTM, MILSTM, LSTMWithAttention
+from caffe2rnn.runtime.blob import Blob
+from caffe2rnn.utils import MakeArgument
+
+PATHS = ["python"] + (["cython"] if kernels.cython_available() else [])
+RNN_OPS = ("RecurrentNetwork", "RecurrentNetworkGradient")
+
+
+def with_executor(netdef, on):
+    """A copy of ``netdef`` whose recurrent ops have ``enable_rnn_executor=on``."""
+    net = type(netdef)()
+    net.CopyFrom(netdef)
+    for op in net.op:
+        if op.type in RNN_OPS:
+            kept = [a for a in op.arg if a.name != "enable_rnn_executor"]
+            del op.arg[:]
+            op.arg.extend(kept + [MakeArgument("enable_rnn_executor", int(on))])
+    return net
+
+
+def recurrent_ops(net_name):
+    net = workspace.C_Workspace().get_net(net_name)
+    return [op for op in net.ops if op.op_type in RNN_OPS]
+
+
+def tensors():
+    """Every tensor blob of the current workspace, copied."""
+    out = {}
+    for name in workspace.Blobs():
+        value = workspace.C_Workspace().get_blob(name).value
+        if type(value) is np.ndarray:
+            out[name] = value.copy()
+    return out
+
+
+def run_model(model, feeds, on, path, refeed=None, runs=3):
+    """Run ``model`` (param init, then its net ``runs`` times) in a fresh
+    workspace; ``refeed`` is fed before the last run. Returns the tensors after
+    each run and the recurrent ops."""
+    workspace.ResetWorkspace()
+    results = []
+    with kernels.use(path):
+        workspace.RunNetOnce(model.param_init_net)
+        for name, value in feeds.items():
+            workspace.FeedBlob(name, value)
+        net = with_executor(model.net.Proto(), on)
+        workspace.CreateNet(net)
+        for i in range(runs):
+            if refeed and i == runs - 1:
+                for name, value in refeed.items():
+                    workspace.FeedBlob(name, value)
+            workspace.RunNet(net.name)
+            results.append(tensors())
+    return results, recurrent_ops(net.name)
+
+
+def assert_executor_exact(model, feeds, refeed=None):
+    """Executor off vs on: every tensor equal after every run, both kernel paths."""
+    for path in PATHS:
+        off, _ = run_model(model, feeds, False, path, refeed)
+        on, ops = run_model(model, feeds, True, path, refeed)
+        assert all(op.executor is not None for op in ops)
+        for i, (a, b) in enumerate(zip(off, on)):
+            assert a.keys() == b.keys()
+            for name in a:
+                assert a[name].dtype == b[name].dtype, name
+                np.testing.assert_array_equal(
+                    a[name], b[name], err_msg="%s kernels, run %d: %s" % (path, i, name)
+                )
+    return ops
+
+
+def init_random(model, rng):
+    """Random values for everything param_init_net makes (fed after it runs)."""
+    workspace.ResetWorkspace()
+    workspace.RunNetOnce(model.param_init_net)
+    feeds = {}
+    for op in model.param_init_net.Proto().op:
+        for name in op.output:
+            shape = workspace.FetchBlob(name).shape
+            feeds[name] = rng.uniform(-0.5, 0.5, shape).astype(np.float32)
+    return feeds
+
+
+def lstm_model(T, N, D, H, layers=1, forward_only=False, memory_optimization=False):
+    model = CNNModelHelper(name="executor_test")
+    x, dims = "x", D
+    outputs = None
+    for layer in range(layers):
+        outputs = LSTM(
+            model,
+            x,
+            "seq_lengths",
+            ("h0_%d" % layer, "c0_%d" % layer),
+            dims,
+            H,
+            scope="layer%d" % layer,
+            forward_only=forward_only,
+            memory_optimization=memory_optimization,
+        )
+        x, dims = outputs[0], H
+    if not forward_only:
+        model.net.AddExternalInput("dy")
+        model.AddGradientOperators({outputs[0]: "dy"})
+    return model, outputs
+
+
+def lstm_feeds(model, rng, T, N, D, H, layers=1, lengths=None):
+    feeds = init_random(model, rng)
+    feeds["x"] = rng.standard_normal((T, N, D)).astype(np.float32)
+    for layer in range(layers):
+        feeds["h0_%d" % layer] = rng.standard_normal((1, N, H)).astype(np.float32)
+        feeds["c0_%d" % layer] = rng.standard_normal((1, N, H)).astype(np.float32)
+    feeds["seq_lengths"] = np.array(lengths or [T] * N, np.int32)
+    feeds["dy"] = rng.standard_normal((T, N, H)).astype(np.float32)
+    return feeds
+
+
+@pytest.mark.parametrize("lengths", [None, [5, 2, 1]])
+def test_lstm_exact_and_plan_reused(lengths):
+    rng = np.random.default_rng(0)
+    model, _ = lstm_model(5, 3, 4, 3)
+    ops = assert_executor_exact(model, lstm_feeds(model, rng, 5, 3, 4, 3, lengths=lengths))
+    # Three runs on the same arrays: one plan per op, built on the first run.
+    assert [op.executor.builds for op in ops] == [1, 1]
+    assert all(op.executor.plans for op in ops)
+
+
+def test_new_arrays_fed_rebuild_the_plan_and_stay_exact():
+    rng = np.random.default_rng(1)
+    model, _ = lstm_model(4, 2, 3, 3)
+    feeds = lstm_feeds(model, rng, 4, 2, 3, 3)
+    refeed = {
+        "x": rng.standard_normal((4, 2, 3)).astype(np.float32),
+        "seq_lengths": np.array([2, 4], np.int32),
+        "layer0/gates_t_w": rng.uniform(-1, 1, (12, 3)).astype(np.float32),
+    }
+    ops = assert_executor_exact(model, feeds, refeed)
+    assert [op.executor.builds for op in ops] == [2, 2]
+
+
+def test_longer_sequence_rebuilds():
+    rng = np.random.default_rng(2)
+    model, _ = lstm_model(3, 2, 3, 2)
+    feeds = lstm_feeds(model, rng, 3, 2, 3, 2)
+    refeed = {
+        "x": rng.standard_normal((6, 2, 3)).astype(np.float32),
+        "dy": rng.standard_normal((6, 2, 2)).astype(np.float32),
+    }
+    assert_executor_exact(model, feeds, refeed)
+
+
+def test_stacked_lstms():
+    rng = np.random.default_rng(3)
+    model, _ = lstm_model(4, 2, 3, 3, layers=3)
+    assert_executor_exact(model, lstm_feeds(model, rng, 4, 2, 3, 3, layers=3, lengths=[4, 3]))
+
+
+def test_forward_only_cycles_workspaces():
+    rng = np.random.default_rng(4)
+    model, _ = lstm_model(7, 2, 3, 3, forward_only=True)
+    ops = assert_executor_exact(model, lstm_feeds(model, rng, 7, 2, 3, 3, lengths=[7, 5]))
+    assert len(ops) == 1 and ops[0].executor.builds == 1
+
+
+def test_recompute_blobs_on_backward():
+    rng = np.random.default_rng(5)
+    model, _ = lstm_model(4, 2, 3, 3, memory_optimization=True)
+    ops = assert_executor_exact(model, lstm_feeds(model, rng, 4, 2, 3, 3, lengths=[4, 2]))
+    assert ops[0].args.repeated("recompute_blobs_on_backward", kind=str)
+
+
+def fallback_ops(op):
+    """Op types the plan of ``op`` runs through their own ``run`` (no compiled form)."""
+    plan = op.executor.plan
+    types = set()
+    for call, s, j in zip(plan.calls, plan.where_step, plan.where_op):
+        if isinstance(call, executor._Fallback):
+            types.add(plan.steps[s][2].proto.op[j].type)
+    return types
+
+
+def test_milstm_runs_ops_without_compiled_form_inside_the_plan():
+    rng = np.random.default_rng(6)
+    model = CNNModelHelper(name="executor_milstm")
+    outputs = MILSTM(model, "x", "seq_lengths", ("h0_0", "c0_0"), 3, 4, scope="milstm")
+    model.net.AddExternalInput("dy")
+    model.AddGradientOperators({outputs[0]: "dy"})
+    ops = assert_executor_exact(model, lstm_feeds(model, rng, 4, 2, 3, 4, lengths=[4, 3]))
+    # Mul / Add have no bound form: they run as themselves inside the plan.
+    assert "Mul" in fallback_ops(ops[0])
+    assert all(op.executor.builds == 1 for op in ops)
+
+
+@pytest.mark.parametrize("attention_type", [AttentionType.Regular, AttentionType.Recurrent])
+def test_attention_decoder(attention_type):
+    rng = np.random.default_rng(7)
+    T, S, N, D, H, E = 3, 4, 2, 2, 3, 2
+    model = CNNModelHelper(name="executor_attention")
+    outputs = LSTMWithAttention(
+        model,
+        "decoder_inputs",
+        "seq_lengths",
+        "h0",
+        "c0",
+        "ctx0",
+        encoder_output_dim=E,
+        encoder_outputs="encoder_outputs",
+        decoder_input_dim=D,
+        decoder_state_dim=H,
+        scope="att",
+        attention_type=attention_type,
+    )
+    given = {outputs[0]: "g_h", outputs[4]: "g_ctx"}
+    for name in given.values():
+        model.net.AddExternalInput(name)
+    model.AddGradientOperators(given)
+    feeds = init_random(model, rng)
+    feeds.update(
+        decoder_inputs=rng.uniform(-1, 1, (T, N, D)).astype(np.float32),
+        encoder_outputs=rng.uniform(-1, 1, (S, N, E)).astype(np.float32),
+        h0=rng.uniform(-1, 1, (1, N, H)).astype(np.float32),
+        c0=rng.uniform(-1, 1, (1, N, H)).astype(np.float32),
+        ctx0=rng.uniform(-1, 1, (1, N, E)).astype(np.float32),
+        seq_lengths=np.array([3, 2], np.int32),
+        g_h=rng.normal(size=(T, N, H)).astype(np.float32),
+        g_ctx=rng.normal(size=(T, N, E)).astype(np.float32),
+    )
+    assert_executor_exact(model, feeds)
+
+
+def test_errors_name_the_timestep_and_op_like_the_plain_loop():
+    """A bad input found while (re)building a plan raises what the loop raises."""
+    rng = np.random.default_rng(8)
+    model, _ = lstm_model(3, 2, 3, 2)
+    feeds = lstm_feeds(model, rng, 3, 2, 3, 2)
+    messages = []
+    for on in (False, True):
+        workspace.ResetWorkspace()
+        workspace.RunNetOnce(model.param_init_net)
+        for name, value in feeds.items():
+            workspace.FeedBlob(name, value)
+        net = with_executor(model.net.Proto(), on)
+        workspace.CreateNet(net)
+        workspace.RunNet(net.name)
+        workspace.FeedBlob("seq_lengths", np.array([3, 3], np.int64))
+        with pytest.raises(Exception) as info:
+            workspace.RunNet(net.name)
+        messages.append((type(info.value), str(info.value)))
+    assert messages[0] == messages[1]
+    assert "timestep 0" in messages[1][1] and "LSTMUnit" in messages[1][1]
+    assert "seq_lengths" in messages[1][1]
+
+
+def test_fallback_writing_new_arrays_turns_the_executor_off_for_that_op():
+    rng = np.random.default_rng(9)
+    model, _ = lstm_model(3, 2, 3, 2, forward_only=True)
+    feeds = lstm_feeds(model, rng, 3, 2, 3, 2)
+    results = {}
+    for on in (False, True):
+        workspace.ResetWorkspace()
+        workspace.RunNetOnce(model.param_init_net)
+        for name, value in feeds.items():
+            workspace.FeedBlob(name, value)
+        net = with_executor(model.net.Proto(), on)
+        workspace.CreateNet(net)
+        (op,) = recurrent_ops(net.name)
+        if on:
+            # Make the step net's FC of every step a fallback that allocates
+            # its output anew each run (what an op using set_output does).
+            workspace.RunNet(net.name)
+            for _, _, step_net in op.executor.plan.steps:
+                fc = next(o for o in step_net.ops if o.op_type == "FC")
+                fc.bind = lambda: None
+                original = fc.run
+
+                def fresh_output(fc=fc, original=original):
+                    fc.outputs[0].value = fc.outputs[0].value.copy()
+                    original()
+
+                fc.run = fresh_output
+            op.executor.plans.clear()
+        runs = []
+        for _ in range(4):
+            workspace.RunNet(net.name)
+            runs.append(tensors())
+        results[on] = runs
+        if on:
+            assert op.executor.disabled_reason and "FC" in op.executor.disabled_reason
+    for a, b in zip(results[False], results[True]):
+        for name in a:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def test_enabled_by_default_and_switchable():
+    model, _ = lstm_model(2, 1, 2, 2)
+    assert not any(a.name == "enable_rnn_executor" for op in model.net.Proto().op for a in op.arg)
+    workspace.ResetWorkspace()
+    workspace.RunNetOnce(model.param_init_net)
+    for name, value in lstm_feeds(model, np.random.default_rng(0), 2, 1, 2, 2).items():
+        workspace.FeedBlob(name, value)
+    workspace.CreateNet(model.net)
+    assert all(op.executor is not None for op in recurrent_ops(model.net.Proto().name))
+    off = with_executor(model.net.Proto(), False)
+    off.name = "executor_off"
+    workspace.CreateNet(off)
+    assert all(op.executor is None for op in recurrent_ops("executor_off"))
+
+
+@pytest.mark.parametrize("layout", ["x.wT", "(w.xT)T", "x.WT"])
+def test_every_fc_layout_inside_the_loop(monkeypatch, layout):
+    """Whichever way FC forms X·Wᵀ in the loop (timed per shape), both modes
+    make the same calls; the cached Wᵀ follows W updated in place."""
+    fastest = fc_layout._fastest
+    monkeypatch.setattr(fc_layout, "_layouts", {})
+    monkeypatch.setattr(
+        fc_layout,
+        "_fastest",
+        lambda m, k, n, dt, in_loop: layout if in_loop else fastest(m, k, n, dt, False),
+    )
+    rng = np.random.default_rng(10)
+    model, _ = lstm_model(4, 3, 3, 5)
+    feeds = lstm_feeds(model, rng, 4, 3, 3, 5, lengths=[4, 1, 3])
+    results = {}
+    for on in (False, True):
+        workspace.ResetWorkspace()
+        workspace.RunNetOnce(model.param_init_net)
+        for name, value in feeds.items():
+            workspace.FeedBlob(name, value)
+        net = with_executor(model.net.Proto(), on)
+        workspace.CreateNet(net)
+        runs = []
+        for _ in range(3):
+            workspace.RunNet(net.name)
+            runs.append(tensors())
+            # An optimizer's in-place update: the same array, new values.
+            w = workspace.C_Workspace().get_blob("layer0/gates_t_w").value
+            w *= 0.5
+        results[on] = runs
+        assert [op.executor is not None for op in recurrent_ops(net.name)] == [on, on]
+    assert {v for key, v in fc_layout._layouts.items() if key[-1]} == {layout}
+    for i, (a, b) in enumerate(zip(results[False], results[True])):
+        for name in a:
+            np.testing.assert_array_equal(a[name], b[name], err_msg="run %d: %s" % (i, name))
+    assert not np.array_equal(
+        results[True][0]["layer0/hidden_t_all"], results[True][1]["layer0/hidden_t_all"]
+    )
+
+
+@pytest.mark.kernels
+@pytest.mark.parametrize("path", PATHS)
+def test_the_loop_kernels_on_both_paths(path):
+    """run_plan calls in order from ``start`` and reports the failing index;
+    first_stale_guard finds the first blob whose array changed; assign_values
+    sets each blob's value."""
+    impl = kernels.implementation(path)
+    seen = []
+    calls = [lambda i=i: seen.append(i) for i in range(5)]
+    impl.run_plan(calls, 2, [])
+    assert seen == [2, 3, 4]
+
+    def boom():
+        raise KeyError("boom")
+
+    failed = []
+    with pytest.raises(KeyError, match="boom"):
+        impl.run_plan(calls[:3] + [boom] + calls[3:], 0, failed)
+    assert failed == [3] and seen == [2, 3, 4, 0, 1, 2]
+
+    blobs = [Blob("a%d" % i, np.zeros(2)) for i in range(3)]
+    arrays = [b.value for b in blobs]
+    assert impl.first_stale_guard(blobs, arrays) == -1
+    blobs[1].value = arrays[1].copy()  # equal values, another array
+    assert impl.first_stale_guard(blobs, arrays) == 1
+    impl.assign_values(blobs, arrays)
+    assert all(b.value is a for b, a in zip(blobs, arrays))
+    assert impl.first_stale_guard([], []) == -1
+
+
+def test_the_cached_transpose_does_not_keep_w_alive():
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with fc_layout.step_loop():
+        entry = fc_layout.transposed(w, w)
+        np.testing.assert_array_equal(entry.wt, w.T)
+        assert fc_layout.transposed(w, w) is entry  # one copy per loop
+    key = id(w)
+    del w
+    assert key not in fc_layout._transposed
+
+
+def test_stacked_rnn_cell_lstms_in_one_step_net():
+    """``rnn_cell.LSTM`` with two layers: one step net holding both cells, so
+    layer 2 reads layer 1's output of the same step through the plan."""
+    from caffe2rnn import rnn_cell
+
+    rng = np.random.default_rng(11)
+    T, N, D, H = 4, 2, 3, [4, 3]
+    model = CNNModelHelper(name="executor_rnn_cell")
+    outputs = rnn_cell.LSTM(
+        model, "x", "seq_lengths", ("h0_0", "c0_0", "h0_1", "c0_1"), D, H, scope="stack"
+    )
+    model.net.AddExternalInput("dy")
+    model.AddGradientOperators({outputs[0]: "dy"})
+    ops = [op for op in model.net.Proto().op if op.type in RNN_OPS]
+    assert len(ops) == 2  # one forward op and its gradient for both layers
+    feeds = init_random(model, rng)
+    feeds.update(
+        x=rng.standard_normal((T, N, D)).astype(np.float32),
+        seq_lengths=np.array([4, 2], np.int32),
+        dy=rng.standard_normal((T, N, H[-1])).astype(np.float32),
+    )
+    for layer, dim in enumerate(H):
+        for state in ("h0_%d", "c0_%d"):
+            feeds[state % layer] = rng.standard_normal((1, N, dim)).astype(np.float32)
+    ops = assert_executor_exact(model, feeds)
+    assert sum(t == "LSTMUnit" for t in step_op_types(ops[0])) == 2
+
+
+def step_op_types(op):
+    plan = op.executor.plan
+    return [plan.steps[0][2].proto.op[j].type for j in set(plan.where_op) if j >= 0]

@@ -1,0 +1,65 @@
+"""Plots read the numbers they are given: bug gradient errors, attention, benchmarks."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from caffe2rnn.errors import DrawingError  # noqa: E402
+from caffe2rnn.history.bugs import BUGS  # noqa: E402
+from caffe2rnn.viz import plots  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def b3():
+    return BUGS["B3"].run()
+
+
+def test_b3_error_is_right_for_the_last_step_only(b3):
+    errors = plots.gradient_errors(b3)["input"]
+    buggy, fixed = errors["buggy"][0], errors["fixed"][0]
+    T = len(buggy)
+    assert np.all(buggy[: T - 1] > 1e-3) and buggy[T - 1] < 1e-6
+    assert np.all(fixed < 1e-6)
+    # the numbers are max |grad - ref| per timestep, computed here again
+    ref = np.asarray(b3.reference["input"], np.float64)
+    own = np.abs(np.asarray(b3.buggy[0]["input"], np.float64) - ref).reshape(T, -1).max(axis=1)
+    np.testing.assert_array_equal(buggy, own)
+
+
+def test_b5_shows_only_on_the_second_run():
+    errors = plots.gradient_errors(BUGS["B5"].run())["w"]
+    run1, run2 = errors["buggy"]
+    assert run1.max() < 1e-6 and run2.max() > 1e-3
+    assert max(r.max() for r in errors["fixed"]) < 1e-6
+
+
+def test_plot_bug_draws_one_line_per_version_and_run(b3):
+    ax = plots.plot_bug("B3", b3)
+    labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    assert labels == ["input grad, buggy (v1), run 1", "input grad, fixed (april), run 1"]
+    assert ax.get_yscale() == "log"
+    with pytest.raises(DrawingError, match="unknown bug 'B42'"):
+        plots.plot_bug("B42")
+
+
+def test_attention_heatmap_shows_each_weight():
+    weights = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    ax = plots.plot_attention(weights[:, None, :])  # (T, N, S): batch item 0
+    np.testing.assert_array_equal(ax.get_images()[0].get_array(), weights)
+    assert sorted(t.get_text() for t in ax.texts) == sorted("%.2f" % w for w in weights.ravel())
+    with pytest.raises(DrawingError, match=r"\(T, S\) or \(T, N, S\)"):
+        plots.plot_attention(np.ones(3))
+
+
+def test_benchmark_bars_in_first_seen_order():
+    rows = [
+        {"config": "T=8", "impl": "python", "time": 2.0},
+        {"config": "T=8", "impl": "cython", "time": 0.5},
+        {"config": "T=64", "impl": "python", "time": 16.0},
+        {"config": "T=64", "impl": "cython", "time": 3.0},
+    ]
+    ax = plots.plot_benchmark(rows, title="LSTM forward")
+    heights = [bar.get_height() for bar in ax.patches]
+    assert heights == [2.0, 16.0, 0.5, 3.0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["T=8", "T=64"]
