@@ -26,6 +26,21 @@ central differences (:meth:`Cell.reference_gradients`).
                            NumPy twin is not here yet: ``tests/cells`` checks it
 ========================== ===================================================
 
+The layers of :mod:`caffe2rnn.rnn_cell` and :mod:`caffe2rnn.gru_cell` (2017-06
+on) are cells too, built by today's ``recurrent_net`` in the era that has them;
+their NumPy twins are in ``tests/cells`` (``numpy_cells*.py``):
+
+========================== ===================================================
+``rnn_cell_lstm``          ``rnn_cell.LSTM``: one ``LSTMCell`` layer (E5)
+``milstm_stack``           ``rnn_cell.MILSTM`` with two layers in one step net (E5)
+``attention_recurrent``    ``rnn_cell.LSTMWithAttention``, recurrent attention (E5)
+``gru``                    ``gru_cell.GRU``: ``GRUUnit`` (E6)
+``layer_norm_lstm``        ``rnn_cell.LayerNormLSTM``: ``LayerNorm`` on the gates (E6)
+``attention_dot``          ``LSTMWithAttention``, dot-product attention (E6)
+``attention_soft_coverage`` ``LSTMWithAttention``, soft coverage with encoder
+                           lengths (E6)
+========================== ===================================================
+
 The cells are in ``docs/concepts/history.md`` and ``notebooks/07_history.ipynb``.
 """
 
@@ -319,6 +334,71 @@ def attention():
     return Cell("attention", build, values=None, forward=None, historical=False)
 
 
+def _layer(name, era, make):
+    """A cell built by an ``rnn_cell``/``gru_cell`` function ``make(model)`` under
+    ``era``, with today's ``recurrent_net`` only (the layers call it themselves)."""
+
+    def build(recurrent_net, **kwargs):
+        from . import eras, recurrent
+        from .model_helper import ModelHelper
+
+        if recurrent_net is not recurrent.recurrent_net:
+            raise BuildError("the cell %r is built by today's recurrent_net only" % name)
+        model = ModelHelper(name=name)
+        with eras.use(era):
+            outputs = make(model, **kwargs)
+        return model.net, outputs
+
+    return lambda: Cell(name, build, values=None, forward=None, historical=False)
+
+
+def _rnn_cell_layers():
+    """name → factory of the rnn_cell / gru_cell layers (small dims: D=3, H=4)."""
+    from . import gru_cell, rnn_cell
+    from .attention import AttentionType
+
+    def attention(kind, *lengths):  # AttentionType's E6 members exist only under E6
+        def make(model, **kwargs):
+            return rnn_cell.LSTMWithAttention(
+                model, "decoder_input", "seq_lengths", "h0", "c0", "context0", 2,
+                "encoder_outputs", *lengths, 3, 4, scope="att",
+                attention_type=getattr(AttentionType, kind), **kwargs,
+            )  # fmt: skip
+
+        return make
+
+    layers = {
+        "rnn_cell_lstm": (
+            "E5",
+            lambda m, **kw: rnn_cell.LSTM(
+                m, "input", "seq_lengths", ("h0", "c0"), 3, 4, scope="lstm", **kw
+            ),
+        ),
+        "milstm_stack": (
+            "E5",
+            lambda m, **kw: rnn_cell.MILSTM(
+                m, "input", "seq_lengths", None, 3, [4, 4], scope="milstm", **kw
+            ),
+        ),
+        "attention_recurrent": ("E5", attention("Recurrent")),
+        "gru": (
+            "E6",
+            lambda m, **kw: gru_cell.GRU(
+                m, "input", "seq_lengths", ["h0"], 3, 4, scope="gru", **kw
+            ),
+        ),
+        "layer_norm_lstm": (
+            "E6",
+            lambda m, **kw: rnn_cell.LayerNormLSTM(
+                m, "input", "seq_lengths", ("h0", "c0"), 3, 4, scope="ln", **kw
+            ),
+        ),
+        "attention_dot": ("E6", attention("Dot", "encoder_lengths")),
+        "attention_soft_coverage": ("E6", attention("SoftCoverage", "encoder_lengths")),
+    }
+    return {name: _layer(name, era, make) for name, (era, make) in layers.items()}
+
+
 @contextlib.contextmanager
 def _quiet_cnn():
     """The 2017-04 API on CNNModelHelper logs a deprecation banner per use."""
@@ -340,4 +420,5 @@ CELLS: dict[str, Callable[[], Cell]] = {
     "lstm": lstm,
     "lstm_recompute": lstm_recompute,
     "attention": attention,
+    **_rnn_cell_layers(),
 }
