@@ -44,6 +44,9 @@ def memory(where, sources, destinations=()):
 
 def float_tensors(where, *arrays):
     """Contiguous float32/float64 tensors of one type: what the data kernels loop over."""
+    for a in arrays:
+        if not isinstance(a, np.ndarray):
+            raise DTypeError("%s: expected a tensor, got %s" % (where, type(a).__name__))
     dtype = arrays[0].dtype
     for a in arrays:
         if a.dtype not in FLOAT_TYPES or a.dtype != dtype:

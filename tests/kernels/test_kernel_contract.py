@@ -298,3 +298,15 @@ def test_kernel_path_switches_the_path_the_operators_call(kernel_path, monkeypat
     monkeypatch.setattr(impl, "inplace_add", lambda d, s: calls.append(kernel_path))
     checked.inplace_add(np.zeros(2, np.float32), f32(2))
     assert calls == [kernel_path]
+
+
+@pytest.mark.parametrize("junk", ["x", None, [1.0, 2.0], 3], ids=["str", "None", "list", "int"])
+def test_checked_entry_points_refuse_what_is_not_an_array(junk, kernel_path):
+    # not an AttributeError from reaching for .dtype: the family's DTypeError (a TypeError)
+    dst = f32(2, 3)
+    with pytest.raises(errors.DTypeError, match="expected a tensor, got"):
+        checked.inplace_add(dst, junk)
+    with pytest.raises(errors.DTypeError, match="expected a tensor, got"):
+        checked.inplace_add(junk, dst)
+    assert isinstance(errors.DTypeError("x"), TypeError)
+    np.testing.assert_array_equal(dst, f32(2, 3))
