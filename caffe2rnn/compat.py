@@ -1,6 +1,7 @@
 """Run 2017 Caffe2 Python code unmodified: ``import caffe2`` → caffe2rnn.
 
-The seeds (``recurrent_net`` and friends) start with Caffe2 imports::
+The 2017 seed texts (``recurrent_net`` and friends, see "seed text" in the docs
+glossary) start with Caffe2 imports::
 
     from caffe2.python import core, workspace
     from caffe2.python.scope import CurrentNameScope
@@ -21,7 +22,7 @@ A whole Caffe2 program runs the same way, from the command line::
 
 The seeds were Python 2; :func:`py2_namespace` gives ``exec`` a globals dict in
 which ``map`` returns a list (Caffe2's argument builder iterates a value more
-than once, so a lazy ``map`` would become an empty argument, spec §0.2).
+than once, so a lazy ``map`` would become an empty argument).
 """
 
 import builtins

@@ -6,8 +6,8 @@ net's workspace. To wire it up, ``add_if_op``/``add_while_op`` asked
 which outer blobs it writes, given ``lexical_scope``: the set of blob names
 visible at that point of the outer net.
 
-The function had two behaviours in the archived repository (history.md §1.2;
-seed 001 #1 and #2/#3). Both are here, chosen with ``variant``:
+The function had two behaviours in the archived repository (the commits below).
+Both are here, chosen with ``variant``:
 
 ``variant=1`` — 97842bdd7 "Control flow operators" (2017-08-25; reverted by
     799d7ccaa the same day, re-landed as bff126f09 on 2017-08-28), until

@@ -1,6 +1,6 @@
 """Caffe2's behaviour changed while ``recurrent_net`` was written; eras pin it.
 
-Seven eras, E0 (2016-12, Caffe2 3b190c4df) to E6 (2018-03, 929c33cee), one
+Seven eras, E0 (2016-12, Caffe2 3b190c4df) to E6 (2017-12, 042e8ede4), one
 per historical ``recurrent_net`` text. Each :class:`Era` is a small record of
 *policies*: the handful of facts that differ between eras and change what the
 core builds (gradient naming, argument encoding, elementwise gradient
@@ -112,8 +112,8 @@ E6 = _define(
     replace(
         E5,
         name="E6",
-        commit="929c33cee",
-        date="2018-03-26",
+        commit="042e8ede4",  # the executor era's recurrent.py, unchanged to 929c33cee (2018-03-26)
+        date="2017-12-11",
         netdef_arguments=True,
         fc_axis_w=True,
         late_2017_cells=True,

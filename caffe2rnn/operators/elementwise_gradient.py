@@ -1,7 +1,7 @@
 """Gradient makers of Add, Sub and Mul, in their three 2017 versions.
 
 With ``C = A op B`` and B broadcast over A, dA has A's shape but dB must be
-*reduced* back to B's shape. Caffe2 got there in three steps (spec §7.2),
+*reduced* back to B's shape. Caffe2 got there in three steps,
 selected here by ``eras.current().elementwise_gradient``:
 
 * **A** (2016-11 … 2017-04-07; eras E0–E2): the makers copy no arguments. A
@@ -10,7 +10,7 @@ selected here by ``eras.current().elementwise_gradient``:
   otherwise with ``SumReduceLike`` (which carries no axis, so it assumes
   suffix matching). Sub always uses ``SumReduceLike`` in these eras. The first
   Mul gradient op gets only ``broadcast: 1``.
-* **B** (2017-04-07 … 04-10; E3, seed 002): ``use_grad_hack`` is ignored; the
+* **B** (2017-04-07 … 04-10; E3): ``use_grad_hack`` is ignored; the
   Sub/Mul ``SumReduceLike`` ops carry ``[broadcast, axis, axis_str, order]``;
   Add copies all forward arguments.
 * **C** (2017-04-13 on; E4–E6, the default): as B, but the Sub/Mul

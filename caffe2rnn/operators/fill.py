@@ -15,8 +15,8 @@ Random fillers draw from :mod:`caffe2rnn.operators.rng` (seeded by
 ``device_option.random_seed`` or :func:`seed`); they produce float32, as
 Caffe2's ``FillerOp<float>`` did.
 
-Caffe2: caffe2/operators/filler_op.{h,cc}, given_tensor_fill_op.{h,cc};
-spec caffe2-core.md §7.15.
+Caffe2: caffe2/operators/filler_op.{h,cc}, given_tensor_fill_op.{h,cc}
+(at 0cdd09da6).
 """
 
 import math

@@ -12,7 +12,8 @@ Rows whose sequence has ended (``t >= seq_lengths[n]``) carry the previous
 state through (``h = h_prev``, ``c = c_prev``), or zeros with ``drop_states``,
 so padded batches give the same final states as unpadded ones.
 
-Two input forms, chosen by the number of inputs (spec caffe2-core.md §7.17):
+Two input forms, chosen by the number of inputs (Caffe2's
+``lstm_unit_op.h``: 4 inputs until 2017-02, 5 after):
 
 * 5 inputs (from 2017-02, eras E2+): ``hidden_t_prev (1, N, D), cell_t_prev
   (1, N, D), gates (1, N, 4D), seq_lengths (N,) int32, timestep`` (int32, value

@@ -2,8 +2,9 @@
 
 Caffe2 gave every operator its own ``CPUContext`` whose random engine was
 seeded from the op's ``device_option.random_seed`` (or from the clock when
-absent). We keep the *seeding rule* but not Caffe2's streams (spec §7.15, §10
-item 9: only distributions and shapes are specified):
+absent). We keep the *seeding rule* but not Caffe2's streams (its engine was
+``std::mt19937`` behind ``std::*_distribution`` classes whose output differs
+between C++ standard libraries, so only distributions and shapes carry over):
 
 * an op whose ``device_option`` has ``random_seed`` gets its own
   ``numpy.random.Generator`` seeded with it when the op is created, so running

@@ -10,7 +10,7 @@ gradient needs (Caffe2 had no shape inference at gradient time):
   gradient ``Split`` knows where to cut ``dY``.
 
 Caffe2 sources: reshape_op.{h,cc}, concat_split_op.{h,cc}, transpose_op.{h,cc},
-utility_ops.{h,cc} (Squeeze/ExpandDims). Spec: caffe2-core.md §7.5–7.7, §7.14.
+utility_ops.{h,cc} (Squeeze/ExpandDims), at 0cdd09da6.
 """
 
 import math

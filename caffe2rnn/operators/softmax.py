@@ -6,7 +6,7 @@ from the end), and normalise each row: ``softmax(x) = exp(x − max x) / Σ exp(
 − max x)`` (subtracting the row max keeps ``exp`` from overflowing).
 
 Caffe2: caffe2/operators/softmax_op.{h,cc}, softmax_shared.cc,
-softmax_with_loss_op.{h,cc}; spec caffe2-core.md §7.9–7.10.
+softmax_with_loss_op.{h,cc} (at 0cdd09da6).
 """
 
 import math

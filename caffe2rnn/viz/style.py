@@ -5,7 +5,8 @@ Caffe2's ``net_drawer`` had two styles: every operator a green filled box
 small net but not to *teach* one: a learner also needs to see which blobs are
 parameters, which are gradients, which a recurrent step keeps for the backward
 pass and how step nets are tied to the big (T+1)-row state tensors. The
-choices below follow ``style/examples.md`` §7:
+choices below follow Caffe2's own ``net_drawer.py`` where it had one and
+common diagram practice (TensorBoard, Netron) elsewhere:
 
 * operators are boxes coloured by family (net_drawer's green for plain
   compute ops, other hues for activations, shape ops, accumulation, RNN
