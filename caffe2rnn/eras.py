@@ -87,6 +87,11 @@ class Era:
     #: ``Dot``/``SoftCoverage`` with ``encoder_lengths`` masking, cell
     #: initializers that create learned initial states, ``DropoutCell(is_test=)``.
     late_2017_cells: bool = False
+    #: c0ef34a60 (2017-07): ``RecurrentNetworkBlobFetcher`` stores the names it
+    #: copies as a string tensor, which ``FetchBlob`` hands to Python 3 as
+    #: ``bytes``; so ``recurrent.retrieve_step_blobs`` returned bytes names.
+    #: (caffe2rnn's default, E5, gives ``str``.)
+    fetched_names_are_bytes: bool = False
     #: 32d884d22 (2017-01-27): step workspaces replace the scratch tensors of
     #: ``RecurrentNetwork``; before, its gradient took ``GO(0)`` only and had
     #: other outputs (:mod:`caffe2rnn.history.scratch_operator`).
@@ -117,6 +122,7 @@ E6 = _define(
         netdef_arguments=True,
         fc_axis_w=True,
         late_2017_cells=True,
+        fetched_names_are_bytes=True,
         version="newest",
     )
 )

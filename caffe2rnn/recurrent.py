@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import core, workspace
+from . import core, eras, workspace
 from .attention import (  # noqa: F401 - Caffe2 code imported these from here
     AttentionType,
     apply_recurrent_attention,
@@ -24,6 +24,7 @@ from .attention import (  # noqa: F401 - Caffe2 code imported these from here
     attention_type_name,
 )
 from .cnn import CNNModelHelper
+from .errors import ArgumentError
 from .recurrent_stages import (
     accumulate_linked_gradients,
     build_backward_cell,
@@ -72,7 +73,29 @@ def recurrent_net(
     Returns the op's outputs without its last one (the step workspaces):
     ``(out0_all, out0_last, out1_all, out1_last, ...)`` in
     ``initial_cell_inputs`` order.
+
+    This is Caffe2's ``recurrent_net`` of 0cdd09da6 (era E5, the default). Under
+    era E6 (``eras.use("E6")``) it is the one Caffe2 shipped from 042e8ede4
+    (:func:`caffe2rnn.history.newest.recurrent_net`: step nets passed as NetDef,
+    ``enable_rnn_executor=1``), so code built under E6 — ``rnn_cell``, or Caffe2
+    code importing ``caffe2.python.recurrent`` through :mod:`caffe2rnn.compat` —
+    gets the op that era built. The era is read at each call.
     """
+    if eras.current().version == "newest":
+        from .history import newest
+
+        return newest.recurrent_net(
+            net,
+            cell_net,
+            inputs,
+            initial_cell_inputs,
+            links,
+            timestep=timestep,
+            scope=scope,
+            outputs_with_grads=outputs_with_grads,
+            recompute_blobs_on_backward=recompute_blobs_on_backward,
+            forward_only=forward_only,
+        )
     assert len(inputs) == 1, "Only one input blob is supported so far"
     check_scoping(cell_net)
     op_name = net.NextName("recurrent")
@@ -473,6 +496,23 @@ def LSTMWithAttention(
     )
 
 
+def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None):
+    """Add Caffe2's RNN-executor settings to a ``RecurrentNetwork`` (or its
+    gradient) OperatorDef: ``rnn_executor.num_threads`` and
+    ``rnn_executor.max_cuda_streams`` (Caffe2 2017-08, in ``recurrent.py`` at
+    042e8ede4). caffe2rnn records them; its executor runs the steps in order on
+    one thread (docs/concepts/rnn-executor.md), which gives the same numbers.
+    """
+    if rnn_op.type not in ("RecurrentNetwork", "RecurrentNetworkGradient"):
+        raise ArgumentError(
+            "set_rnn_executor_config: expected a RecurrentNetwork or "
+            "RecurrentNetworkGradient op, got %r" % rnn_op.type
+        )
+    for name, value in (("num_threads", num_threads), ("max_cuda_streams", max_cuda_streams)):
+        if value is not None:
+            rnn_op.arg.add(name="rnn_executor." + name, i=int(value))
+
+
 def retrieve_step_blobs(net, prefix="rnn"):
     """Copy every step workspace's blobs into the current workspace (debugging).
 
@@ -480,7 +520,8 @@ def retrieve_step_blobs(net, prefix="rnn"):
     runs ``RecurrentNetworkBlobFetcher`` on its step-workspaces blob: each blob
     ``b`` of step t becomes ``<prefix>_<b><t>``, and the list of new names is
     stored in blob ``<prefix>_<i>``. Returns all the names (Caffe2 c0ef34a60,
-    2017-07). The op must have run, so its step workspaces exist.
+    2017-07): ``str``, or ``bytes`` under era E6 as Caffe2 042e8ede4 gave them
+    to Python 3. The op must have run, so its step workspaces exist.
     """
     netdef = net if isinstance(net, core.caffe2_pb2.NetDef) else net.Proto()
     count = 1
@@ -494,5 +535,6 @@ def retrieve_step_blobs(net, prefix="rnn"):
                     "RecurrentNetworkBlobFetcher", [op.output[-1]], [blob_name], prefix=prefix
                 )
             )
-            output_list += [str(n) for n in workspace.FetchBlob(blob_name).tolist()]
+            # str names; bytes under era E6, as Caffe2's under Python 3
+            output_list += workspace.FetchBlob(blob_name).tolist()
     return output_list

@@ -18,7 +18,9 @@ E3/E4  89ea32b11 / faaafeccd       ``_acc`` + swap; initial-state gradient
                                    per timestep, always
 E5     0c2c95309 (2017-06)         forward-only *resizes* the step-workspace
                                    vector to exactly 2 (bug B10)
-E6     042e8ede4                   nothing: today's operators
+E6     042e8ede4                   nothing in the recurrent ops; the names
+                                   ``RecurrentNetworkBlobFetcher`` outputs are
+                                   ``bytes`` (a string tensor fetched by Python 3)
 E0/E1  3b190c4df / 3913181a4       everything: scratch tensors, no step
                                    workspaces (:mod:`.scratch_operator`)
 =====  ==========================  =============================================
@@ -34,6 +36,7 @@ from .. import eras
 from ..errors import DTypeError, EnforceNotMet
 from ..operators.base import Operator
 from ..operators.registry import register
+from ..operators.rnn.blob_fetcher import RecurrentNetworkBlobFetcherOp
 from ..operators.rnn.gradient import RecurrentNetworkGradientOp
 from ..operators.rnn.links import RNNApplyLinkOp, add_apply_link_ops, read_timestep
 from ..operators.rnn.param_gradients import Param
@@ -249,11 +252,19 @@ VARIANTS = {
 _classes = {}  # (era, base class) -> the class with ``era`` set (a memo)
 
 
+class _BytesNamesBlobFetcherOp(RecurrentNetworkBlobFetcherOp):
+    """``RecurrentNetworkBlobFetcher`` as Python 3 saw it at E6: ``bytes`` names."""
+
+    names_as_bytes = True
+
+
 def operator_class(cls, era):
     """The class an operator of registered class ``cls`` is created as in a
     net of ``era``: ``cls`` itself for operators that did not change, else the
     era's variant, with ``era`` set so its step nets get the same era."""
     era = eras.get(era)
+    if cls is RecurrentNetworkBlobFetcherOp:
+        return _BytesNamesBlobFetcherOp if era.fetched_names_are_bytes else cls
     if cls not in (RecurrentNetworkOp, RecurrentNetworkGradientOp):
         return cls
     variants = VARIANTS.get(era.name)

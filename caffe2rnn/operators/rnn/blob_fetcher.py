@@ -4,7 +4,9 @@
 ``step_workspaces`` blob; for each step workspace i and each of its *local*
 blobs ``b`` (the step's intermediates: gates, timestep, link views...), a copy
 is stored in the op's workspace as ``<prefix>_<b><i>`` (argument ``prefix``,
-default ``"rnn"``). Output 0 is a 1-D string tensor of the names written.
+default ``"rnn"``). Output 0 is a 1-D string tensor of the names written:
+``str`` here; a net of era E6 gets them as ``bytes``, as Python 3 fetched
+Caffe2's string tensors (:mod:`caffe2rnn.history.operator_eras`).
 
 :func:`caffe2rnn.recurrent.retrieve_step_blobs` runs it for every
 ``RecurrentNetwork`` op of a net (Caffe2's ``recurrent.retrieve_step_blobs``).
@@ -22,6 +24,9 @@ from .step_workspaces import ScratchWorkspaces
 @register("RecurrentNetworkBlobFetcher", inputs=1, outputs=1)
 class RecurrentNetworkBlobFetcherOp(Operator):
     """Copy every step workspace's local blobs into this workspace."""
+
+    #: Output the names as ``bytes`` (Caffe2's string tensor under Python 3).
+    names_as_bytes = False
 
     def setup(self):
         self.prefix = self.args.single("prefix", "rnn", str)
@@ -44,6 +49,8 @@ class RecurrentNetworkBlobFetcherOp(Operator):
                 new_name = "%s_%s%d" % (self.prefix, name, i)
                 self.ws.create_blob(new_name).value = value.copy()
                 names.append(new_name)
+        if self.names_as_bytes:
+            names = [name.encode() for name in names]
         self.outputs[0].value = np.array(names, dtype=object).reshape(len(names))
 
 
