@@ -12,7 +12,7 @@ re-exports it.
 
 import logging
 
-from . import core, proto
+from . import core, eras, proto
 from .errors import ModelError
 from .proto import caffe2_pb2
 
@@ -66,8 +66,17 @@ def ExtractPredictorNet(
     this, so the training net lost its backward step nets; here the ops are
     copied and ``net_proto`` is left as it was. An op with ``is_test=0`` is an
     error: the net was built for training.
+
+    ``net_proto`` may also be the ``core.Net`` itself: the predictor net then
+    carries the era the training net was marked with (:mod:`caffe2rnn.eras`),
+    so a historical recurrent op keeps running with its era's operators.
     """
+    era = None
+    if isinstance(net_proto, core.Net):
+        era, net_proto = eras.of(net_proto), net_proto.Proto()
     predict_net = core.Net(net_proto.name + "_predict")
+    if era is not None:
+        eras.mark(predict_net, era)
     predict_proto = predict_net.Proto()
     orig_external_inputs = set(net_proto.external_input)
     orig_external_outputs = set(net_proto.external_output)

@@ -313,3 +313,15 @@ def test_extract_predictor_net_cuts_renames_and_disables():
     brew.dropout(train, "data", "d", is_test=0)
     with pytest.raises(ModelError, match="is_test=0"):
         ExtractPredictorNet(train.net.Proto(), ["data"], ["d"])
+
+
+def test_extract_predictor_net_of_a_net_carries_its_era():
+    from caffe2rnn import eras
+
+    with eras.use("E6"):
+        model, output = lstm_training_model()
+    predict_net, _ = ExtractPredictorNet(model.net, ["input"], [output])
+    assert eras.of(predict_net) is eras.get("E6") is eras.of(model.net)
+    from_proto, _ = ExtractPredictorNet(model.net.Proto(), ["input"], [output])
+    assert eras.of(from_proto) is None  # a bare NetDef says nothing of its era
+    assert from_proto.Proto().op == predict_net.Proto().op
