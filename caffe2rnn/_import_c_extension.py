@@ -287,13 +287,16 @@ class Workspace(metaclass=_WorkspaceType):
         """
         from .workspace import CallWithExceptionIntercept
 
+        net_eras = None
+        if hasattr(obj, "Nets"):  # a core.Plan: each net runs with its own era
+            net_eras = {net.Name(): eras.for_running(net, era) for net in obj.Nets()}
         era = eras.for_running(obj, era)
         if hasattr(obj, "Proto"):
             obj = obj.Proto()
         ws = self._ws
         with ws.dropping_new_empty_blobs():
             if isinstance(obj, caffe2_pb2.PlanDef):
-                return ws.run_plan(obj)
+                return ws.run_plan(obj, era, net_eras)
             if isinstance(obj, caffe2_pb2.NetDef):
                 ws.last_failed_op_net_position = -1
                 return CallWithExceptionIntercept(

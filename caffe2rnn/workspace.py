@@ -206,16 +206,21 @@ def RunOperatorsOnce(operators: Iterable[Any]) -> bool:
     return True
 
 
-def RunPlan(plan_or_step):
+def RunPlan(plan_or_step, era=None):
     """Run a plan (``core.Plan``, PlanDef, bytes, or one ``core.ExecutionStep``).
 
-    See :mod:`caffe2rnn.runtime.plan` for how steps run.
+    See :mod:`caffe2rnn.runtime.plan` for how steps run. The nets of a
+    ``core.Plan`` run with the era each was marked with (a historical
+    ``recurrent_net`` marks the net it builds); ``era`` names one for the
+    others, as in :func:`RunNetOnce`.
     """
     from . import core  # core imports this module
 
     if isinstance(plan_or_step, core.ExecutionStep):
         plan_or_step = core.Plan(plan_or_step)
-    return C.Workspace.current.run(C.message(plan_or_step, caffe2_pb2.PlanDef))
+    if not isinstance(plan_or_step, core.Plan):
+        plan_or_step = C.message(plan_or_step, caffe2_pb2.PlanDef)
+    return C.Workspace.current.run(plan_or_step, era)
 
 
 def InferShapesAndTypes(nets, blob_dimensions=None):

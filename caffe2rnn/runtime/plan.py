@@ -51,7 +51,7 @@ from ..errors import WorkspaceError
 from .net import with_context
 
 
-def run_plan(ws, plan):
+def run_plan(ws, plan, era=None, net_eras=None):
     """Run every execution step of ``plan`` (a PlanDef) in workspace ``ws``.
 
     Returns True. A plan without steps does nothing (and is still legal).
@@ -66,7 +66,9 @@ def run_plan(ws, plan):
                 "should not happen." % (plan.name, netdef.name)
             )
         # A net the workspace already holds is replaced by the plan's, once.
-        netdefs[netdef.name] = _PlanNet(netdef, ws.get_net(netdef.name) is not None)
+        netdefs[netdef.name] = _PlanNet(
+            netdef, ws.get_net(netdef.name) is not None, (net_eras or {}).get(netdef.name, era)
+        )
     for step in plan.execution_step:
         try:
             _check_step(step, netdefs)
@@ -118,11 +120,15 @@ def _check_step(step, netdefs):
 
 
 class _PlanNet:
-    __slots__ = ("netdef", "needs_override")
+    """A net of the plan: its NetDef, whether it replaces one the workspace
+    holds, and the era it is created with (None: today's operators)."""
 
-    def __init__(self, netdef, needs_override):
+    __slots__ = ("netdef", "needs_override", "era")
+
+    def __init__(self, netdef, needs_override, era=None):
         self.netdef = netdef
         self.needs_override = needs_override
+        self.era = era
 
 
 class _Step:
@@ -175,7 +181,7 @@ class _CompiledStep:
     def _net(self, name):
         entry = self.netdefs[name]  # known: _check_step ran
         if entry.needs_override or self.ws.get_net(name) is None:
-            self.ws.create_net(entry.netdef, overwrite=True)
+            self.ws.create_net(entry.netdef, overwrite=True, era=entry.era)
             entry.needs_override = False
         return self.ws.get_net(name)
 

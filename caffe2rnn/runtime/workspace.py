@@ -197,9 +197,10 @@ class Workspace:
                 raise with_context(exc, op_context(op_def)) from exc
         return True
 
-    def run_plan(self, plan):
-        """Run a ``PlanDef`` here (see :mod:`caffe2rnn.runtime.plan`)."""
-        return run_plan(self, plan)
+    def run_plan(self, plan, era=None, net_eras=None):
+        """Run a ``PlanDef`` here (see :mod:`caffe2rnn.runtime.plan`); its nets are
+        created with ``net_eras[name]``, else ``era`` (None: today's operators)."""
+        return run_plan(self, plan, era, net_eras)
 
     def __repr__(self):
         return "Workspace(%r, %d local blobs%s)" % (

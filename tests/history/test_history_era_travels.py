@@ -250,3 +250,27 @@ def test_versions_are_names_of_eras():
     ]
     with era("v2") as chosen:
         assert chosen is eras.get("E4") and eras.current() is chosen
+
+
+def run_plan_twice(net, values, **run):
+    """The net as a plan step of two iterations; w_grad after them."""
+    for name, value in values.items():
+        workspace.FeedBlob(name, value)
+    plan = core.Plan("twice")
+    plan.AddStep(core.ExecutionStep("step", net, num_iter=2))
+    workspace.RunPlan(plan, **run)
+    return workspace.FetchBlob("w_grad").copy()
+
+
+def test_run_plan_runs_each_net_with_its_era(fresh, b5):
+    cell, values, reference = b5
+    net = build_v2(cell)
+    # as the built net under RunNet: the second run shows B5
+    assert close(run_plan_twice(net, values), 2 * timestep0_gradient(values))
+    workspace.ResetWorkspace()
+    bare = core.Net(caffe2_pb2.NetDef.FromString(net.Proto().SerializeToString()))
+    assert eras.of(bare) is None
+    assert close(run_plan_twice(bare, values), reference["w"])  # today's operators
+    workspace.ResetWorkspace()
+    named = run_plan_twice(bare, values, era="v2")
+    assert close(named, 2 * timestep0_gradient(values))
