@@ -33,6 +33,7 @@ from ..operators import registry as _registry
 from ..proto import caffe2_pb2
 from . import tracebacks
 from .blob import BlobName, BlobReference, ScopedBlobReference
+from .gradients import GradientRegistry
 from .operator import CreateOperator, _RectifyInputOutput
 
 
@@ -355,8 +356,6 @@ class Net:
         A net marked with an era (:func:`caffe2rnn.eras.mark`) is
         differentiated under that era's rules.
         """
-        from .gradients import GradientRegistry  # written alongside; avoids a cycle
-
         # A net built in an era gets its gradients by that era's rules (unless
         # the caller names one).
         era = eras.named() or eras.of(self)
