@@ -30,16 +30,15 @@ The layers of :mod:`caffe2rnn.rnn_cell` and :mod:`caffe2rnn.gru_cell` (2017-06
 on) are cells too, built by today's ``recurrent_net`` in the era that has them;
 their NumPy twins are in ``tests/cells`` (``numpy_cells*.py``):
 
-========================== ===================================================
-``rnn_cell_lstm``          ``rnn_cell.LSTM``: one ``LSTMCell`` layer (E5)
-``milstm_stack``           ``rnn_cell.MILSTM`` with two layers in one step net (E5)
-``attention_recurrent``    ``rnn_cell.LSTMWithAttention``, recurrent attention (E5)
-``gru``                    ``gru_cell.GRU``: ``GRUUnit`` (E6)
-``layer_norm_lstm``        ``rnn_cell.LayerNormLSTM``: ``LayerNorm`` on the gates (E6)
-``attention_dot``          ``LSTMWithAttention``, dot-product attention (E6)
-``attention_soft_coverage`` ``LSTMWithAttention``, soft coverage with encoder
-                           lengths (E6)
-========================== ===================================================
+=========================== =======================================================
+``rnn_cell_lstm``           ``rnn_cell.LSTM``: one ``LSTMCell`` layer (E5)
+``milstm_stack``            ``rnn_cell.MILSTM``, two layers in one step net (E5)
+``attention_recurrent``     ``rnn_cell.LSTMWithAttention``, recurrent (E5)
+``gru``                     ``gru_cell.GRU``: ``GRUUnit`` (E6)
+``layer_norm_lstm``         ``rnn_cell.LayerNormLSTM``: ``LayerNorm`` on gates (E6)
+``attention_dot``           ``LSTMWithAttention``, dot-product attention (E6)
+``attention_soft_coverage`` ``LSTMWithAttention``, soft coverage with lengths (E6)
+=========================== =======================================================
 
 The cells are in ``docs/concepts/history.md`` and ``notebooks/07_history.ipynb``.
 """
