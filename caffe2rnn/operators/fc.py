@@ -162,7 +162,7 @@ class FC(FullyConnectedBase):
 
     def _layout(self, in_loop):
         m, n = self._y2_shape
-        self._layouts[in_loop] = fc_layout.layout(m, self._x2_shape[1], n, self._y_dtype)
+        self._layouts[in_loop] = fc_layout.layout(m, self._x2_shape[1], n)
         return self._layouts[in_loop]
 
     def bind(self):
@@ -211,7 +211,6 @@ class FC(FullyConnectedBase):
         self._x2_shape, self._w2_shape = (m, k), (n, k)
         self._y_shape, self._y2_shape = x.shape[:axis] + (n,), (m, n)
         self._layouts = {}  # in a step loop or not -> layout (fc_layout)
-        self._y_dtype = x.dtype
         self._checked = key
         self._x = self._w = self._y = _STALE
 

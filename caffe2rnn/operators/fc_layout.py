@@ -19,25 +19,28 @@ recurrent op runs its loop in :func:`step_loop`, which starts a new
 T steps), later ones reuse the copy. Outside a loop the copy is never used.
 The blob the user sees keeps Caffe2's (N, K) layout.
 
-Which layout a shape gets is timed once per (M, K, N, dtype, in a loop or
-not) in this process (:func:`layout`), so FC's results can differ in the last
-bits from another process's when BLAS sums differently for two layouts (it
-does at some tiny shapes); within a process every run of a shape, with or
-without the RNN executor, makes the very same calls.
+Which layout a shape gets is a fixed rule of the shape (:func:`layout`),
+never a timing: BLAS may sum differently for two layouts (OpenBLAS does at
+some tiny shapes, e.g. 8 × 32 · 32 × 128), so a choice timed at start-up
+would let two processes print different last bits for the same net. The
+rule was read off ``benchmarks/bench_fc_layouts.py`` (OpenBLAS, SkylakeX
+kernels), which prints each layout's time beside the rule's pick; on other
+BLAS builds the pick may be a little slower, never different in value from
+run to run.
 """
 
 import contextlib
 import functools
-import time
 import weakref
 
 import numpy as np
 
-#: Up to this many rows the view layout is never tried outside a loop.
+#: Outside a loop, up to this many rows FC forms (W₂ · X₂ᵀ)ᵀ.
 FEW_ROWS = 64
+#: Inside a loop, rows in this band with K ≥ 8·M take (W₂ · X₂ᵀ)ᵀ too.
+MIDDLE_ROWS = (16, 64)
 
 _state = {"generation": 0, "depth": 0}
-_layouts = {}  # (m, k, n, dtype, in_loop) -> layout name
 _transposed = {}  # id(w) -> _Transposed
 
 
@@ -89,38 +92,18 @@ def transposed(w, w2):
     return entry
 
 
-def layout(m, k, n, dtype):
-    """The layout FC uses for an (M × K) · (K × N) product here (timed once)."""
-    in_loop = in_step_loop()
-    key = (m, k, n, np.dtype(dtype), in_loop)
-    choice = _layouts.get(key)
-    if choice is None:
-        choice = _layouts[key] = _fastest(m, k, n, np.dtype(dtype), in_loop)
-    return choice
+def layout(m, k, n):
+    """The layout FC uses for an (M × K) · (K × N) product here: a pure
+    function of the shape and of whether a step loop is running.
 
-
-def _fastest(m, k, n, dtype, in_loop):
-    if not in_loop:
+    Outside a loop W may change between runs, so there is no cached Wᵀ: up to
+    :data:`FEW_ROWS` rows ``(W₂ · X₂ᵀ)ᵀ`` is the faster of the two, above it
+    the plain view. Inside a loop the contiguous Wᵀ is fastest except for a
+    middle band of rows with a long inner dimension (16-64 rows, K ≥ 8·M, e.g.
+    16 × 128 · 128 × 512: 21 µs against 28 µs), where ``(W₂ · X₂ᵀ)ᵀ`` wins.
+    """
+    if not in_step_loop():
         return "(w.xT)T" if m <= FEW_ROWS else "x.wT"
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((m, k)).astype(dtype)
-    w = rng.standard_normal((n, k)).astype(dtype)
-    b = np.zeros(n, dtype)
-    y, yt, wt = np.empty((m, n), dtype), np.empty((n, m), dtype), np.ascontiguousarray(w.T)
-    candidates = {
-        "x.wT": lambda: (np.dot(x, w.T, out=y), np.add(y, b, out=y)),
-        "(w.xT)T": lambda: (np.dot(w, x.T, out=yt), np.add(yt.T, b, out=y)),
-        "x.WT": lambda: (np.dot(x, wt, out=y), np.add(y, b, out=y)),
-    }
-    repeat = max(2, min(20, int(4e6 // max(1, m * k * n))))
-    best = dict.fromkeys(candidates, float("inf"))
-    for fn in candidates.values():
-        fn()
-    # Interleaved rounds, best of each: a busy machine slows all candidates alike.
-    for _ in range(5):
-        for name, fn in candidates.items():
-            start = time.perf_counter()
-            for _ in range(repeat):
-                fn()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return min(best, key=best.get)
+    if MIDDLE_ROWS[0] <= m <= MIDDLE_ROWS[1] and k >= 8 * m:
+        return "(w.xT)T"
+    return "x.WT"

@@ -71,3 +71,67 @@ def test_lstm_unit_revalidates_when_shapes_change():
     ws.feed("seq", np.full(n, 5, np.int64))
     with pytest.raises(DTypeError, match="input 3 \\('seq'\\).*seq_lengths must be int32"):
         net.run()
+
+
+def test_the_layout_is_a_rule_of_the_shape_not_a_timing():
+    """Which way FC multiplies is decided by the shape alone, so the same net
+    gives the same bits in every process (BLAS sums differently per layout at
+    some shapes: 8 x 32 . 32 x 128 is one)."""
+    from caffe2rnn.operators import fc_layout
+
+    assert fc_layout.layout(8, 32, 128) == fc_layout.layout(8, 32, 128) == "(w.xT)T"
+    with fc_layout.step_loop():
+        picks = {shape: fc_layout.layout(*shape) for shape in [(8, 64, 256), (16, 128, 512)]}
+        assert fc_layout.layout(200, 64, 256) == "x.WT"
+    assert picks == {(8, 64, 256): "x.WT", (16, 128, 512): "(w.xT)T"}
+    assert fc_layout.layout(200, 64, 256) == "x.wT"
+
+
+_TRAIN_AND_HASH = """
+import hashlib, numpy as np
+from caffe2rnn import workspace
+from caffe2rnn.cnn import CNNModelHelper
+from caffe2rnn.recurrent import LSTM
+T, N, D, H = 6, 8, 32, 32
+model = CNNModelHelper(name="same_bits")
+out = LSTM(model, "x", "seq_lengths", ("h0", "c0"), D, H, scope="lstm")
+model.net.AddExternalInput("dy")
+model.AddGradientOperators({out[0]: "dy"})
+rng = np.random.default_rng(0)
+workspace.RunNetOnce(model.param_init_net)
+for name in model.GetAllParams():
+    value = workspace.FetchBlob(str(name))
+    workspace.FeedBlob(str(name), rng.uniform(-0.5, 0.5, value.shape).astype(np.float32))
+feeds = dict(x=(T, N, D), h0=(1, N, H), c0=(1, N, H), dy=(T, N, H))
+for name, shape in feeds.items():
+    workspace.FeedBlob(name, rng.standard_normal(shape).astype(np.float32))
+workspace.FeedBlob("seq_lengths", np.full(N, T, np.int32))
+workspace.CreateNet(model.net)
+for _ in range(3):
+    workspace.RunNet(model.net.Proto().name)
+digest = hashlib.sha256()
+for name in sorted(workspace.Blobs()):
+    value = workspace.FetchBlob(name)
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        digest.update(name.encode() + value.tobytes())
+print(digest.hexdigest())
+"""
+
+
+def test_two_processes_compute_the_same_bits():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _TRAIN_AND_HASH],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for _ in range(2)
+    ]
+    assert len(runs[0]) == 64 and runs[0] == runs[1]

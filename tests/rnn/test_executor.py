@@ -328,15 +328,16 @@ def test_enabled_by_default_and_switchable():
 
 @pytest.mark.parametrize("layout", ["x.wT", "(w.xT)T", "x.WT"])
 def test_every_fc_layout_inside_the_loop(monkeypatch, layout):
-    """Whichever way FC forms X·Wᵀ in the loop (timed per shape), both modes
-    make the same calls; the cached Wᵀ follows W updated in place."""
-    fastest = fc_layout._fastest
-    monkeypatch.setattr(fc_layout, "_layouts", {})
-    monkeypatch.setattr(
-        fc_layout,
-        "_fastest",
-        lambda m, k, n, dt, in_loop: layout if in_loop else fastest(m, k, n, dt, False),
-    )
+    """Whichever way FC forms X·Wᵀ in the loop (a rule of the shape), both
+    modes make the same calls; the cached Wᵀ follows W updated in place."""
+    rule = fc_layout.layout
+    chosen = []
+
+    def forced(m, k, n):
+        chosen.append(layout if fc_layout.in_step_loop() else rule(m, k, n))
+        return chosen[-1]
+
+    monkeypatch.setattr(fc_layout, "layout", forced)
     rng = np.random.default_rng(10)
     model, _ = lstm_model(4, 3, 3, 5)
     feeds = lstm_feeds(model, rng, 4, 3, 3, 5, lengths=[4, 1, 3])
@@ -357,7 +358,7 @@ def test_every_fc_layout_inside_the_loop(monkeypatch, layout):
             w *= 0.5
         results[on] = runs
         assert [op.executor is not None for op in recurrent_ops(net.name)] == [on, on]
-    assert {v for key, v in fc_layout._layouts.items() if key[-1]} == {layout}
+    assert layout in chosen
     for i, (a, b) in enumerate(zip(results[False], results[True])):
         for name in a:
             np.testing.assert_array_equal(a[name], b[name], err_msg="run %d: %s" % (i, name))
