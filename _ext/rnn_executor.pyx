@@ -33,3 +33,36 @@ def assign_values(list blobs, list values):
     cdef Py_ssize_t i
     for i in range(len(blobs)):
         blobs[i].value = values[i]
+
+
+def run_lane(list calls, list waits, list signals, Py_ssize_t lane, list progress,
+             object cond, list failed):
+    """Run one lane of a threaded plan: wait where ``waits[p]`` says, call,
+    publish progress, wake waiters where ``signals[p]``; a raising call ends
+    the lane with ``(lane, p, exception)`` appended to ``failed``."""
+    cdef Py_ssize_t p = 0
+    cdef Py_ssize_t n = len(calls)
+    cdef Py_ssize_t other, count
+    try:
+        while p < n:
+            if failed:
+                return
+            wait = waits[p]
+            if wait is not None:
+                for other, count in wait:
+                    if <Py_ssize_t>progress[other] < count:
+                        with cond:
+                            while <Py_ssize_t>progress[other] < count and not failed:
+                                cond.wait()
+                if failed:
+                    return
+            calls[p]()
+            progress[lane] = p + 1
+            if signals[p]:
+                with cond:
+                    cond.notify_all()
+            p += 1
+    except BaseException as exc:
+        with cond:
+            failed.append((lane, p, exc))
+            cond.notify_all()

@@ -19,7 +19,10 @@ round — one thread) of
   the cell update, backward through time by hand with the weight gradients
   batched into one GEMM after the loop). It is what a NumPy framework can
   reach; its outputs and gradients are checked against caffe2rnn's;
-* torch.nn.LSTM and a per-step torch.nn.LSTMCell Python loop, if torch imports;
+* caffe2rnn with the executor on and ``rnn_executor.num_threads=2``: the
+  plan's independent calls on two threads (BLAS still one thread each);
+* torch.nn.LSTM (one thread, and two for the threaded comparison) and a
+  per-step torch.nn.LSTMCell Python loop, if torch imports;
 
 each also as a ratio to the floor and to torch.nn.LSTM. A second table gives
 the per-operator dispatch cost: microseconds per run of each operator inside
@@ -53,6 +56,8 @@ SHAPES = [
 CELL_LOOP_MAX_T = 2000
 QUICK_SHAPES = [(8, 4, 16, 16), (50, 4, 8, 8)]
 STEP_NET = "(whole step net)"
+#: rnn_executor.num_threads of the threaded contender (BLAS stays at 1 thread).
+THREADS = 2
 
 
 def median_ms(fn, repeat):
@@ -247,18 +252,19 @@ class Caffe2RNNLSTM:
         for name, value in feeds.items():
             workspace.FeedBlob(name, value)
         self.scope = scope
-        # Two instances of the net on the same blobs: the recurrent ops with
-        # the executor off, and on.
+        # Three instances of the net on the same blobs: the recurrent ops with
+        # the executor off, on, and on with THREADS threads.
         self.nets = {}
-        for on in (False, True):
-            netdef = with_rnn_executor(model.net.Proto(), on)
-            netdef.name += "_executor_on" if on else "_executor_off"
+        for mode in (False, True, THREADS):
+            netdef = with_rnn_executor(model.net.Proto(), mode)
+            netdef.name += "_executor_%s" % {False: "off", True: "on"}.get(mode, "threaded")
             workspace.CreateNet(netdef)
-            self.nets[on] = workspace.C_Workspace().get_net(netdef.name)
+            self.nets[mode] = workspace.C_Workspace().get_net(netdef.name)
         self.use_executor(True)
 
     def use_executor(self, on):
-        """Run the net whose recurrent ops have ``enable_rnn_executor=on``."""
+        """Run the net whose recurrent ops have ``enable_rnn_executor=on``
+        (``on`` an int > 1: on, with that many ``rnn_executor.num_threads``)."""
         self.net = self.nets[on]
         self.forward_ops = self.net.ops[: self.n_forward_ops]
         return self
@@ -286,13 +292,15 @@ class Caffe2RNNLSTM:
 
 
 def with_rnn_executor(netdef, on):
-    """A copy of ``netdef`` whose recurrent ops have ``enable_rnn_executor=on``."""
+    """A copy of ``netdef`` whose recurrent ops have ``enable_rnn_executor=on``
+    (``on`` an int > 1: also ``rnn_executor.num_threads=on``)."""
     net = type(netdef)()
     net.CopyFrom(netdef)
     for op in net.op:
         if op.type in ("RecurrentNetwork", "RecurrentNetworkGradient"):
+            recurrent.set_rnn_executor_config(op, num_threads=on if on > 1 else None)
             arg = next((a for a in op.arg if a.name == "enable_rnn_executor"), None) or op.arg.add()
-            arg.name, arg.i = "enable_rnn_executor", int(on)
+            arg.name, arg.i = "enable_rnn_executor", int(bool(on))
     return net
 
 
@@ -396,11 +404,27 @@ def torch_contenders(p):
 
         return run
 
+    def threads(n, run):
+        def timed():
+            torch.set_num_threads(n)
+            try:
+                run()
+            finally:
+                torch.set_num_threads(1)
+
+        return timed
+
     with torch.no_grad():
         h_lstm = lstm_forward().numpy()
         h_cell = cell_forward().numpy()
+    fwd, fwd_bwd = no_grad(lstm_forward), with_backward(lstm_forward)
     return {
-        "torch.nn.LSTM": (no_grad(lstm_forward), with_backward(lstm_forward), h_lstm),
+        "torch.nn.LSTM": (fwd, fwd_bwd, h_lstm),
+        "torch.nn.LSTM, %d threads" % THREADS: (
+            threads(THREADS, fwd),
+            threads(THREADS, fwd_bwd),
+            h_lstm,
+        ),
         "torch LSTMCell loop": (no_grad(cell_forward), with_backward(cell_forward), h_cell),
     }
 
@@ -429,7 +453,7 @@ def time_shape(shape, repeat, with_torch=True):
     p = make_problem(*shape)
     floor = NumpyLSTM(p)
     model = Caffe2RNNLSTM(p)
-    for on in (False, True):
+    for on in (False, True, THREADS):
         check_against_floor(p, floor, model.use_executor(on))
     contenders = [
         ("NumPy floor", floor.forward, lambda: (floor.forward(), floor.backward())),
@@ -452,6 +476,9 @@ def time_shape(shape, repeat, with_torch=True):
                 continue  # the Python twins are timed with the executor only
             name = "caffe2rnn executor %s (%s)" % ("on" if on else "off", path)
             contenders.append((name,) + caffe2rnn(on, path))
+        if path == "cython":
+            name = "caffe2rnn executor, %d threads" % THREADS
+            contenders.append((name,) + caffe2rnn(THREADS, path))
     if with_torch:
         for name, (fwd, fwd_bwd, h) in torch_contenders(p).items():
             np.testing.assert_allclose(

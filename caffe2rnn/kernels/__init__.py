@@ -69,6 +69,7 @@ KERNELS = {
     "run_plan": "rnn_executor",
     "first_stale_guard": "rnn_executor",
     "assign_values": "rnn_executor",
+    "run_lane": "rnn_executor",
 }
 PATHS = ("python", "cython")
 

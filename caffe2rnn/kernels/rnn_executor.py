@@ -34,3 +34,37 @@ def assign_values(blobs, values):
     """``blobs[i].value = values[i]`` for every i: the link views of one step."""
     for blob, value in zip(blobs, values):
         blob.value = value
+
+
+def run_lane(calls, waits, signals, lane, progress, cond, failed):
+    """Run one lane of a threaded plan (:mod:`caffe2rnn.operators.rnn.schedule`).
+
+    Before ``calls[p]``, for each ``(other, count)`` in ``waits[p]`` wait
+    until ``progress[other] >= count``; after it set ``progress[lane] = p + 1``
+    and, when ``signals[p]``, wake the waiting lanes. A call that raises ends
+    the lane and appends ``(lane, p, exception)`` to ``failed``; every lane
+    stops at its next call or wait once ``failed`` is not empty.
+    """
+    p = 0
+    try:
+        for p in range(len(calls)):  # noqa: B007 (read in except)
+            if failed:
+                return
+            wait = waits[p]
+            if wait is not None:
+                for other, count in wait:
+                    if progress[other] < count:
+                        with cond:
+                            while progress[other] < count and not failed:
+                                cond.wait()
+                if failed:
+                    return
+            calls[p]()
+            progress[lane] = p + 1
+            if signals[p]:
+                with cond:
+                    cond.notify_all()
+    except BaseException as exc:
+        with cond:
+            failed.append((lane, p, exc))
+            cond.notify_all()

@@ -16,7 +16,7 @@ from caffe2rnn import kernels, workspace
 from caffe2rnn.attention import AttentionType
 from caffe2rnn.cnn import CNNModelHelper
 from caffe2rnn.operators import fc_layout
-from caffe2rnn.operators.rnn import executor
+from caffe2rnn.operators.rnn import executor, schedule
 from caffe2rnn.recurrent import LSTM, MILSTM, LSTMWithAttention
 from caffe2rnn.runtime.blob import Blob
 from caffe2rnn.utils import MakeArgument
@@ -25,16 +25,32 @@ PATHS = ["python"] + (["cython"] if kernels.cython_available() else [])
 RNN_OPS = ("RecurrentNetwork", "RecurrentNetworkGradient")
 
 
-def with_executor(netdef, on):
-    """A copy of ``netdef`` whose recurrent ops have ``enable_rnn_executor=on``."""
+#: Threaded runs compared with the sequential ones (``rnn_executor.num_threads``).
+THREADS = (2, 3)
+
+
+def with_executor(netdef, on, threads=0):
+    """A copy of ``netdef`` whose recurrent ops have ``enable_rnn_executor=on``
+    (and ``rnn_executor.num_threads=threads`` when given)."""
     net = type(netdef)()
     net.CopyFrom(netdef)
     for op in net.op:
         if op.type in RNN_OPS:
-            kept = [a for a in op.arg if a.name != "enable_rnn_executor"]
+            names = ("enable_rnn_executor", "rnn_executor.num_threads")
+            kept = [a for a in op.arg if a.name not in names]
             del op.arg[:]
             op.arg.extend(kept + [MakeArgument("enable_rnn_executor", int(on))])
+            if threads:
+                op.arg.extend([MakeArgument("rnn_executor.num_threads", threads)])
     return net
+
+
+@pytest.fixture(autouse=True)
+def every_handoff_pays(monkeypatch):
+    """Threaded runs in these tests spread calls over lanes wherever the data
+    flow allows (a handoff costs nothing), so tiny nets cross lanes often."""
+    monkeypatch.setattr(schedule, "HANDOFF_US", 0.0)
+    monkeypatch.setattr(schedule, "MIN_SAVING", 0.0)
 
 
 def recurrent_ops(net_name):
@@ -52,7 +68,7 @@ def tensors():
     return out
 
 
-def run_model(model, feeds, on, path, refeed=None, runs=3):
+def run_model(model, feeds, on, path, refeed=None, runs=3, threads=0):
     """Run ``model`` (param init, then its net ``runs`` times) in a fresh
     workspace; ``refeed`` is fed before the last run. Returns the tensors after
     each run and the recurrent ops."""
@@ -62,7 +78,7 @@ def run_model(model, feeds, on, path, refeed=None, runs=3):
         workspace.RunNetOnce(model.param_init_net)
         for name, value in feeds.items():
             workspace.FeedBlob(name, value)
-        net = with_executor(model.net.Proto(), on)
+        net = with_executor(model.net.Proto(), on, threads)
         workspace.CreateNet(net)
         for i in range(runs):
             if refeed and i == runs - 1:
@@ -74,18 +90,27 @@ def run_model(model, feeds, on, path, refeed=None, runs=3):
 
 
 def assert_executor_exact(model, feeds, refeed=None):
-    """Executor off vs on: every tensor equal after every run, both kernel paths."""
+    """Executor off vs on vs threaded: every tensor equal after every run, both
+    kernel paths. Returns the sequential executor's ops."""
     for path in PATHS:
         off, _ = run_model(model, feeds, False, path, refeed)
         on, ops = run_model(model, feeds, True, path, refeed)
         assert all(op.executor is not None for op in ops)
-        for i, (a, b) in enumerate(zip(off, on)):
-            assert a.keys() == b.keys()
-            for name in a:
-                assert a[name].dtype == b[name].dtype, name
-                np.testing.assert_array_equal(
-                    a[name], b[name], err_msg="%s kernels, run %d: %s" % (path, i, name)
-                )
+        modes = [("on", on)]
+        for threads in THREADS:
+            threaded, threaded_ops = run_model(model, feeds, True, path, refeed, threads=threads)
+            assert all(op.executor.num_threads == threads for op in threaded_ops)
+            modes.append(("%d threads" % threads, threaded))
+        for mode, results in modes:
+            for i, (a, b) in enumerate(zip(off, results)):
+                assert a.keys() == b.keys()
+                for name in a:
+                    assert a[name].dtype == b[name].dtype, name
+                    np.testing.assert_array_equal(
+                        a[name],
+                        b[name],
+                        err_msg="%s, %s kernels, run %d: %s" % (mode, path, i, name),
+                    )
     return ops
 
 
@@ -439,3 +464,29 @@ def test_stacked_rnn_cell_lstms_in_one_step_net():
 def step_op_types(op):
     plan = op.executor.plan
     return [plan.steps[0][2].proto.op[j].type for j in set(plan.where_op) if j >= 0]
+
+
+def test_threaded_plans_really_use_several_lanes():
+    """With ``rnn_executor.num_threads=2`` the gradient's plan is dealt to two
+    lanes that hand off to each other, and runs on the executor's own thread
+    too; its results are the sequential ones (assert_executor_exact)."""
+    rng = np.random.default_rng(11)
+    model, _ = lstm_model(4, 3, 3, 5, layers=2)
+    feeds = lstm_feeds(model, rng, 4, 3, 3, 5, layers=2)
+    _, ops = run_model(model, feeds, True, kernels.active(), threads=2)
+    gradient = [op for op in ops if op.op_type == "RecurrentNetworkGradient"]
+    for op in gradient:
+        sched = op.executor.plan.schedule
+        assert not sched.sequential and all(sched.lanes) and sched.handoffs > 0
+        assert op.executor._pool is not None
+
+
+def test_a_plan_with_a_fallback_runs_in_order_even_when_threaded():
+    rng = np.random.default_rng(12)
+    model = CNNModelHelper(name="executor_milstm_threads")
+    outputs = MILSTM(model, "x", "seq_lengths", ("h0_0", "c0_0"), 3, 4, scope="milstm")
+    model.net.AddExternalInput("dy")
+    model.AddGradientOperators({outputs[0]: "dy"})
+    _, ops = run_model(model, lstm_feeds(model, rng, 4, 2, 3, 4), True, "python", threads=2)
+    plans = [op.executor.plans["python"] for op in ops]
+    assert all(plan.fallbacks and plan.schedule is None for plan in plans)

@@ -33,6 +33,7 @@ argument                         meaning
 ``timestep``                     name of the int32 step counter (``"timestep"``)
 ``num_workspaces``               forward-only: step workspaces cycled over
 ``enable_rnn_executor``          run steps with Caffe2's RNN executor
+``rnn_executor.num_threads``     the executor's threads (0, absent: one here)
 ``<blob>.rename``                memonger's renames, applied by the gradient op
 ===============================  ==================================================
 
@@ -61,6 +62,8 @@ from .step_net import extract_net_def, has_net_argument
 FORWARD = "RecurrentNetwork"
 GRADIENT = "RecurrentNetworkGradient"
 RNN_TYPES = (FORWARD, GRADIENT)
+#: The most threads an RNN executor may be asked for (Caffe2 had no limit).
+MAX_EXECUTOR_THREADS = 64
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,7 @@ class RecurrentArguments:
     recompute_blobs: tuple
     num_workspaces: object  # int, or None when not given
     enable_rnn_executor: object  # bool, or None when not given
+    executor_threads: int  # rnn_executor.num_threads (0: not given)
     renames: dict = field(default_factory=dict)
 
     @property
@@ -229,6 +233,7 @@ def read_recurrent_arguments(op_def, where=None):
         recompute_blobs=tuple(args.repeated("recompute_blobs_on_backward", kind=str)),
         num_workspaces=args.single("num_workspaces", None, int),
         enable_rnn_executor=args.single("enable_rnn_executor", None, bool),
+        executor_threads=args.single("rnn_executor.num_threads", 0, int),
         renames={
             a.name[: -len(".rename")]: args.single(a.name, kind=str)
             for a in op_def.arg
@@ -324,6 +329,11 @@ def _split_inputs(op_def, gradient, n_go, aliases, fail):
 
 
 def _check_indices(a, fail):
+    if not 0 <= a.executor_threads <= MAX_EXECUTOR_THREADS:
+        fail(
+            "rnn_executor.num_threads",
+            "is %d; expected 0 .. %d" % (a.executor_threads, MAX_EXECUTOR_THREADS),
+        )
     _same_length(
         fail,
         [("recurrent_states", a.states), ("initial_recurrent_state_ids", a.initial_state_ids)],

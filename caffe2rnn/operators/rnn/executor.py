@@ -39,12 +39,15 @@ that op. ``docs/concepts/rnn-executor.md`` explains it with an example.
 """
 
 import array
+import concurrent.futures
 import functools
 import gc
+import threading
 
 from ... import kernels
 from ...errors import op_context
 from ...runtime.net import with_context
+from . import schedule
 from .step_net import get_or_create_net
 from .step_workspaces import update_timestep_blob
 
@@ -124,15 +127,40 @@ class Plan:
         self.guard_blobs, self.guard_arrays = [], []
         self.prologue = []  # calls made once before each run (op.loop_prologue)
         self.steps = []  # (t, ws, net) per step
+        self.fallbacks = 0  # entries that run an op's run() (no compiled form)
+        self.schedule = None  # its lanes, once run with threads (schedule.py)
+        self.lane_calls = None  # per lane, the calls it runs
 
     def __len__(self):
         return len(self.calls)
 
     def describe(self, steps=1):
         """The plan's first ``steps`` steps, one line per call: timestep, the op
-        it stands for, and the function with the shapes it is bound to."""
+        it stands for, and the function with the shapes it is bound to. Once
+        the plan has run on threads, each line starts with its lane and says
+        which call of another lane it waits for (:mod:`.schedule`)."""
         lines = ["once  %-34s %s" % ("(prologue)", _describe_call(c)) for c in self.prologue]
-        for call, s, j in zip(self.calls, self.where_step, self.where_op):
+        threaded = self.schedule is not None and not self.schedule.sequential
+        where = {}
+        if threaded:
+            for lane, indices in enumerate(self.schedule.lanes):
+                for p, i in enumerate(indices):
+                    where[i] = (lane, self.schedule.waits[lane][p])
+
+        def line(i, t, op, text, first=True):
+            if not threaded:
+                return "t=%-3d %-34s %s" % (t, op, text)
+            lane, waits = where[i]
+            after = ""
+            if first and waits:
+                after = (
+                    "  [after "
+                    + ", ".join("lane %d's #%d" % (other, count - 1) for other, count in waits)
+                    + "]"
+                )
+            return "lane %d  t=%-3d %-34s %s%s" % (lane, t, op, text, after)
+
+        for i, (call, s, j) in enumerate(zip(self.calls, self.where_step, self.where_op)):
             if s >= steps:
                 break
             t, _, net = self.steps[s]
@@ -140,10 +168,10 @@ class Plan:
             if _is_assignments(call):  # one call for the step's links: a line each
                 n = len(call.args[0])
                 op = "#%d-#%d %s" % (j, j + n - 1, net.proto.op[j].type) if n > 1 else op
-                for k, line in enumerate(_describe_call(call).split("; ")):
-                    lines.append("t=%-3d %-34s %s" % (t, op if k == 0 else "", line))
+                for k, text in enumerate(_describe_call(call).split("; ")):
+                    lines.append(line(i, t, op if k == 0 else "", text, k == 0))
                 continue
-            lines.append("t=%-3d %-34s %s" % (t, op, _describe_call(call)))
+            lines.append(line(i, t, op, _describe_call(call)))
         return "\n".join(lines)
 
 
@@ -155,10 +183,12 @@ class StepNetExecutor:
     step (the forward op) or None (the gradient op reads what the forward set).
     """
 
-    def __init__(self, netdef, era=None, timestep=None):
+    def __init__(self, netdef, era=None, timestep=None, num_threads=1):
         self.netdef = netdef
         self.era = era
         self.timestep = timestep
+        self.num_threads = max(1, int(num_threads))
+        self._pool = None  # this executor's worker threads (lanes 1 ..)
         self.plans = {}  # kernel path -> its plan (bound calls are path-specific)
         self.stale_plans = 0
         self.builds = 0  # plans built so far (tests and the benchmark read it)
@@ -190,6 +220,11 @@ class StepNetExecutor:
             return
         for call in plan.prologue:
             call()
+        if self.num_threads > 1 and not plan.fallbacks:
+            if plan.schedule is None:
+                plan.schedule = schedule.build(plan.calls, self.num_threads)
+            if not plan.schedule.sequential:
+                return self._run_threaded(plan)
         failed = []
         try:
             kernels.current().run_plan(plan.calls, 0, failed)
@@ -197,6 +232,45 @@ class StepNetExecutor:
             self._finish_stale(scratch, order, index_of, plan, failed[0])
         except Exception as exc:
             s, j = plan.where_step[failed[0]], plan.where_op[failed[0]]
+            t, ws, net = plan.steps[s]
+            raise _fail(exc, t, net, None if j < 0 else j, ws) from exc
+
+    def _run_threaded(self, plan):
+        """Run the plan's lanes (:mod:`.schedule`) at once: lane 0 here, the
+        others on this executor's threads. Bit-identical to :func:`run_plan`:
+        every call waits for the calls whose memory it shares."""
+        if plan.lane_calls is None:
+            plan.lane_calls = [[plan.calls[i] for i in lane] for lane in plan.schedule.lanes]
+        sched, impl = plan.schedule, kernels.current()
+        n = len(sched.lanes)
+        progress, cond, failed = [0] * n, threading.Condition(), []
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(
+                n - 1, thread_name_prefix="rnn-executor"
+            )
+        others = [
+            self._pool.submit(
+                impl.run_lane,
+                plan.lane_calls[lane],
+                sched.waits[lane],
+                sched.signals[lane],
+                lane,
+                progress,
+                cond,
+                failed,
+            )
+            for lane in range(1, n)
+            if sched.lanes[lane]
+        ]
+        impl.run_lane(
+            plan.lane_calls[0], sched.waits[0], sched.signals[0], 0, progress, cond, failed
+        )
+        for future in others:
+            future.result()
+        if failed:  # the error of the first failing call in plan order
+            lane, p, exc = min(failed, key=lambda f: sched.lanes[f[0]][f[1]])
+            i = sched.lanes[lane][p]
+            s, j = plan.where_step[i], plan.where_op[i]
             t, ws, net = plan.steps[s]
             raise _fail(exc, t, net, None if j < 0 else j, ws) from exc
 
@@ -262,6 +336,7 @@ class StepNetExecutor:
             entry.arrays = [a for _, a in kept]
         plan.workspaces = list(scratch.step_workspaces)
         plan.prologue = list(prologue.values())
+        plan.fallbacks = len(fallbacks)
         return plan
 
     @staticmethod
@@ -351,6 +426,15 @@ class StepNetExecutor:
             )
         self._run_ops(net, t, ws, j + 1)
         self._run_op_by_op(scratch, order, index_of, s + 1)
+
+
+def create(arguments, netdef, era, timestep):
+    """The executor of a recurrent op (``arguments``: its parsed
+    :class:`~caffe2rnn.operators.rnn.arguments.RecurrentArguments`), or None
+    when it runs op by op (:func:`enabled`)."""
+    if not enabled(arguments):
+        return None
+    return StepNetExecutor(netdef, era, timestep, num_threads=arguments.executor_threads or 1)
 
 
 def enabled(arguments):

@@ -116,9 +116,7 @@ class RecurrentNetworkGradientOp(Operator):
         self.apply_links(self.links, self.timestep, device, self.step_net)
         self.param_gradients.prepare(self.step_net, self.params, device)
         # The RNN executor (executor.py); the forward op set the timestep blobs.
-        self.executor = (
-            executor.StepNetExecutor(self.step_net, self.era, None) if executor.enabled(a) else None
-        )
+        self.executor = executor.create(a, self.step_net, self.era, None)
 
     def _params(self):
         a = self.arguments

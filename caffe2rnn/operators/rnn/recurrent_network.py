@@ -103,11 +103,7 @@ class RecurrentNetworkOp(Operator):
         self.step_net.external_input.append(self.timestep)
         self.apply_links(self.links, self.timestep, self.def_.device_option, self.step_net)
         # The RNN executor (executor.py): the same loop from a plan of bound calls.
-        self.executor = (
-            executor.StepNetExecutor(self.step_net, self.era, self.timestep)
-            if executor.enabled(a)
-            else None
-        )
+        self.executor = executor.create(a, self.step_net, self.era, self.timestep)
 
     def run(self):
         seq_len, batch = sequence_shape(self, 0)
