@@ -12,6 +12,9 @@ operator's input checks and output resize. It prints microseconds per op for
 
 * ``net.run()`` — a created net (``workspace.CreateNet`` then ``RunNet``'s
   loop, without the name lookup);
+* ``workspace.RunNet(name)`` — what a program calls: the lookup and the
+  rollback journal around the loop (a copy of each output tensor, so that a
+  failing run leaves the workspace as it was);
 * the floor: the same NumPy calls on the same arrays, in a Python loop with
   no framework at all;
 
@@ -77,7 +80,7 @@ def build_net(shape=(8, 8)):
         for call in calls:
             call()
 
-    return instance.run, floor
+    return instance.run, lambda: workspace.RunNet("dispatch"), floor
 
 
 def interleaved_medians(fns, rounds, inner):
@@ -97,15 +100,17 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="few rounds")
     args = parser.parse_args(argv)
     rounds, inner = (3, 20) if args.quick else (21, 200)
-    run, floor = build_net()
-    net_us, floor_us = interleaved_medians([run, floor], rounds, inner)
+    run, run_net, floor = build_net()
+    net_us, run_net_us, floor_us = interleaved_medians([run, run_net, floor], rounds, inner)
     print(
         "caffe2rnn dispatch benchmark: a net of %d small ops (%s on 8x8 float32)"
         % (N_OPS, ", ".join(CYCLE))
     )
     print("  %-44s %8.2f us per op" % ("net.run()", net_us))
+    print("  %-44s %8.2f us per op" % ("workspace.RunNet(name), with its journal", run_net_us))
     print("  %-44s %8.2f us per op" % ("the same NumPy calls, no framework", floor_us))
-    print("  %-44s %8.2f us per op" % ("dispatch (the difference)", net_us - floor_us))
+    print("  %-44s %8.2f us per op" % ("dispatch of net.run() (the difference)", net_us - floor_us))
+    print("  %-44s %8.2f us per op" % ("dispatch of RunNet (the difference)", run_net_us - floor_us))
     print(
         "\nreproduce: python benchmarks/bench_dispatch.py%s"
         % " ".join([""] + (argv if argv is not None else sys.argv[1:]))

@@ -500,8 +500,9 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None):
     """Add Caffe2's RNN-executor settings to a ``RecurrentNetwork`` (or its
     gradient) OperatorDef: ``rnn_executor.num_threads`` and
     ``rnn_executor.max_cuda_streams`` (Caffe2 2017-08, in ``recurrent.py`` at
-    042e8ede4). caffe2rnn records them; its executor runs the steps in order on
-    one thread (docs/concepts/rnn-executor.md), which gives the same numbers.
+    042e8ede4). ``num_threads`` > 1 runs the executor's plan on that many
+    lanes, with the same numbers as one thread (docs/concepts/rnn-executor.md);
+    ``max_cuda_streams`` is recorded (there is no GPU here).
     """
     if rnn_op.type not in ("RecurrentNetwork", "RecurrentNetworkGradient"):
         raise ArgumentError(
