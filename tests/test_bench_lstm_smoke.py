@@ -33,7 +33,11 @@ def test_floor_matches_caffe2rnn_and_every_contender_is_timed(bench):
     names = [name for name, _, _ in rows]
     assert names[0] == "NumPy floor" and "caffe2rnn executor on (python)" in names
     if bench.kernels.cython_available():
-        assert {"caffe2rnn executor off (cython)", "caffe2rnn executor on (cython)"} <= set(names)
+        assert {
+            "caffe2rnn executor off (cython)",
+            "caffe2rnn executor on (cython)",
+            "caffe2rnn executor, %d threads" % bench.THREADS,
+        } <= set(names)
     assert all(f > 0 and fb > 0 for _, f, fb in rows)
     costs = bench.step_op_costs(model, repeat=2)
     types = {op_type for _, op_type in costs}
