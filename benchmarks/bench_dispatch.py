@@ -109,8 +109,9 @@ def main(argv=None):
     print("  %-44s %8.2f us per op" % ("net.run()", net_us))
     print("  %-44s %8.2f us per op" % ("workspace.RunNet(name), with its journal", run_net_us))
     print("  %-44s %8.2f us per op" % ("the same NumPy calls, no framework", floor_us))
-    print("  %-44s %8.2f us per op" % ("dispatch of net.run() (the difference)", net_us - floor_us))
-    print("  %-44s %8.2f us per op" % ("dispatch of RunNet (the difference)", run_net_us - floor_us))
+    row = "  %-44s %8.2f us per op"
+    print(row % ("dispatch of net.run() (the difference)", net_us - floor_us))
+    print(row % ("dispatch of RunNet (the difference)", run_net_us - floor_us))
     print(
         "\nreproduce: python benchmarks/bench_dispatch.py%s"
         % " ".join([""] + (argv if argv is not None else sys.argv[1:]))

@@ -17,6 +17,7 @@ from caffe2rnn.attention import AttentionType
 from caffe2rnn.cnn import CNNModelHelper
 from caffe2rnn.operators import fc_layout
 from caffe2rnn.operators.rnn import executor, schedule
+from caffe2rnn.operators.rnn.step_net import get_or_create_net
 from caffe2rnn.recurrent import LSTM, MILSTM, LSTMWithAttention
 from caffe2rnn.runtime.blob import Blob
 from caffe2rnn.utils import MakeArgument
@@ -218,9 +219,9 @@ def fallback_ops(op):
     """Op types the plan of ``op`` runs through their own ``run`` (no compiled form)."""
     plan = op.executor.plan
     types = set()
-    for call, s, j in zip(plan.calls, plan.where_step, plan.where_op):
+    for call, j in zip(plan.calls, plan.where_op):
         if isinstance(call, executor._Fallback):
-            types.add(plan.steps[s][2].proto.op[j].type)
+            types.add(plan.netdef.op[j].type)
     return types
 
 
@@ -313,7 +314,8 @@ def test_fallback_writing_new_arrays_turns_the_executor_off_for_that_op():
             # Make the step net's FC of every step a fallback that allocates
             # its output anew each run (what an op using set_output does).
             workspace.RunNet(net.name)
-            for _, _, step_net in op.executor.plan.steps:
+            for _, ws in op.executor.plan.steps:
+                step_net = get_or_create_net(ws, op.executor.netdef, op.executor.era)
                 fc = next(o for o in step_net.ops if o.op_type == "FC")
                 fc.bind = lambda: None
                 original = fc.run
@@ -463,7 +465,7 @@ def test_stacked_rnn_cell_lstms_in_one_step_net():
 
 def step_op_types(op):
     plan = op.executor.plan
-    return [plan.steps[0][2].proto.op[j].type for j in set(plan.where_op) if j >= 0]
+    return [plan.netdef.op[j].type for j in set(plan.where_op) if j >= 0]
 
 
 def test_threaded_plans_really_use_several_lanes():
@@ -490,3 +492,20 @@ def test_a_plan_with_a_fallback_runs_in_order_even_when_threaded():
     _, ops = run_model(model, lstm_feeds(model, rng, 4, 2, 3, 4), True, "python", threads=2)
     plans = [op.executor.plans["python"] for op in ops]
     assert all(plan.fallbacks and plan.schedule is None for plan in plans)
+
+
+def test_a_built_plan_lets_the_step_workspaces_forget_their_step_nets():
+    """The plan holds arrays, not operators: after the first build the step
+    nets' instances are dropped (memory); a rebuild makes and keeps them."""
+    rng = np.random.default_rng(13)
+    model, _ = lstm_model(4, 2, 3, 3)
+    feeds = lstm_feeds(model, rng, 4, 2, 3, 3)
+    _, ops = run_model(model, feeds, True, kernels.active(), runs=1)
+    for op in ops:
+        assert op.executor.builds == 1
+        assert all(ws.get_net(op.executor.netdef.name) is None for _, ws in op.executor.plan.steps)
+    workspace.FeedBlob("seq_lengths", np.array([4, 3], np.int32))  # both plans read it: rebuilt
+    workspace.RunNet(model.net.Proto().name)
+    for op in ops:
+        assert op.executor.builds == 2
+        assert all(ws.get_net(op.executor.netdef.name) for _, ws in op.executor.plan.steps)

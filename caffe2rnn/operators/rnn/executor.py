@@ -104,12 +104,13 @@ def _describe_call(call):
     return "%s(%s)" % (name, ", ".join(shapes))
 
 
-def _fail(exc, t, net, j, ws):
-    """The error the op-by-op loop raises for op ``j`` of ``net`` at timestep ``t``."""
+def _fail(exc, t, netdef, j, ws):
+    """The error the op-by-op loop raises for op ``j`` of the step net
+    ``netdef`` at timestep ``t``."""
     if j is None:  # creating the step net failed
         return with_context(exc, "timestep %d" % t)
     ws.last_failed_op_net_position = j
-    inner = with_context(exc, op_context(net.proto.op[j], j, net.name))
+    inner = with_context(exc, op_context(netdef.op[j], j, netdef.name))
     inner.__cause__ = exc
     return with_context(inner, "timestep %d" % t)
 
@@ -126,7 +127,8 @@ class Plan:
         self.where_step, self.where_op = array.array("l"), array.array("l")
         self.guard_blobs, self.guard_arrays = [], []
         self.prologue = []  # calls made once before each run (op.loop_prologue)
-        self.steps = []  # (t, ws, net) per step
+        self.steps = []  # (t, ws) per step
+        self.netdef = None  # the step net (its ops name the calls in messages)
         self.fallbacks = 0  # entries that run an op's run() (no compiled form)
         self.schedule = None  # its lanes, once run with threads (schedule.py)
         self.lane_calls = None  # per lane, the calls it runs
@@ -163,11 +165,11 @@ class Plan:
         for i, (call, s, j) in enumerate(zip(self.calls, self.where_step, self.where_op)):
             if s >= steps:
                 break
-            t, _, net = self.steps[s]
-            op = "(timestep blob)" if j < 0 else "#%d %s" % (j, net.proto.op[j].type)
+            t, _ = self.steps[s]
+            op = "(timestep blob)" if j < 0 else "#%d %s" % (j, self.netdef.op[j].type)
             if _is_assignments(call):  # one call for the step's links: a line each
                 n = len(call.args[0])
-                op = "#%d-#%d %s" % (j, j + n - 1, net.proto.op[j].type) if n > 1 else op
+                op = "#%d-#%d %s" % (j, j + n - 1, self.netdef.op[j].type) if n > 1 else op
                 for k, text in enumerate(_describe_call(call).split("; ")):
                     lines.append(line(i, t, op if k == 0 else "", text, k == 0))
                 continue
@@ -216,7 +218,9 @@ class StepNetExecutor:
             or kernels.current().first_stale_guard(plan.guard_blobs, plan.guard_arrays) != -1
         ):
             self.plans.pop(path, None)
-            self.plans[path] = self._build(scratch, order, index_of, key)
+            plan = self.plans[path] = self._build(scratch, order, index_of, key)
+            if not plan.fallbacks and self.builds == 1:
+                self._release_step_nets(plan)
             return
         for call in plan.prologue:
             call()
@@ -232,8 +236,8 @@ class StepNetExecutor:
             self._finish_stale(scratch, order, index_of, plan, failed[0])
         except Exception as exc:
             s, j = plan.where_step[failed[0]], plan.where_op[failed[0]]
-            t, ws, net = plan.steps[s]
-            raise _fail(exc, t, net, None if j < 0 else j, ws) from exc
+            t, ws = plan.steps[s]
+            raise _fail(exc, t, plan.netdef, None if j < 0 else j, ws) from exc
 
     def _run_threaded(self, plan):
         """Run the plan's lanes (:mod:`.schedule`) at once: lane 0 here, the
@@ -271,8 +275,8 @@ class StepNetExecutor:
             lane, p, exc = min(failed, key=lambda f: sched.lanes[f[0]][f[1]])
             i = sched.lanes[lane][p]
             s, j = plan.where_step[i], plan.where_op[i]
-            t, ws, net = plan.steps[s]
-            raise _fail(exc, t, net, None if j < 0 else j, ws) from exc
+            t, ws = plan.steps[s]
+            raise _fail(exc, t, plan.netdef, None if j < 0 else j, ws) from exc
 
     # --- building -------------------------------------------------------------
     def _build(self, scratch, order, index_of, key):
@@ -280,6 +284,7 @@ class StepNetExecutor:
         self.builds += 1
         plan_steps = [(t, scratch.step(index_of(t))) for t in order]
         plan = Plan(key, list(scratch.step_workspaces))
+        plan.netdef = self.netdef
         expected = {}  # id(blob) -> the array bound calls expect it to hold
         read_by_calls = set()  # ids of blobs some bound call reads or writes
         fallbacks = []
@@ -302,13 +307,13 @@ class StepNetExecutor:
                     net = get_or_create_net(ws, self.netdef, self.era)
                 except Exception as exc:
                     raise _fail(exc, t, None, None, ws) from exc
-                plan.steps.append((t, ws, net))
+                plan.steps.append((t, ws))
                 for j, op in enumerate(net.ops):
                     before = [blob.value for blob in op.inputs]
                     try:
                         op.run()
                     except Exception as exc:
-                        raise _fail(exc, t, net, j, ws) from exc
+                        raise _fail(exc, t, net.proto, j, ws) from exc
                     calls = self._bind(op, before, expected, plan)
                     if calls is None:
                         entry = _Fallback(op)
@@ -338,6 +343,15 @@ class StepNetExecutor:
         plan.prologue = list(prologue.values())
         plan.fallbacks = len(fallbacks)
         return plan
+
+    def _release_step_nets(self, plan):
+        """Forget the step workspaces' instances of the step net: a plan with
+        no fallback holds the arrays its calls need, not the operators (about
+        a third of what a step keeps). A rebuild creates them again, and keeps
+        them from then on (a loop that rebuilds often should not pay for
+        creating T nets each time)."""
+        for _, ws in plan.steps:
+            ws.delete_net(self.netdef.name)
 
     @staticmethod
     def _coalesce(plan, calls, s, j):
@@ -410,13 +424,14 @@ class StepNetExecutor:
             try:
                 net.ops[j].run()
             except Exception as exc:
-                raise _fail(exc, t, net, j, ws) from exc
+                raise _fail(exc, t, net.proto, j, ws) from exc
 
     def _finish_stale(self, scratch, order, index_of, plan, position):
         """A fallback at ``position`` changed an output under the plan: the op
         ran; finish its step and the rest of the loop op by op."""
         s, j = plan.where_step[position], plan.where_op[position]
-        t, ws, net = plan.steps[s]
+        t, ws = plan.steps[s]
+        net = get_or_create_net(ws, self.netdef, self.era)
         self.plans.clear()
         self.stale_plans += 1
         if self.stale_plans >= MAX_STALE_PLANS:

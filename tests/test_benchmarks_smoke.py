@@ -1,0 +1,43 @@
+"""The smaller benchmarks in their quick form, so they cannot rot:
+bench_fc_layouts.py (every layout timed, the rule's pick, the reproduce line)
+and bench_executor_memory.py (the executor keeps less per step than the loop)."""
+
+import importlib.util
+import os
+import sys
+
+BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def load(name):
+    """Import benchmarks/<name>.py, putting back the thread variables it sets."""
+    saved = {v: os.environ.get(v) for v in THREAD_VARS}
+    spec = importlib.util.spec_from_file_location(name, os.path.join(BENCHMARKS, name + ".py"))
+    bench = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(bench)
+    finally:
+        for var, value in saved.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
+        if BENCHMARKS in sys.path:
+            sys.path.remove(BENCHMARKS)
+    return bench
+
+
+def test_quick_run_prints_every_layout_and_the_rules_pick(capsys):
+    bench = load("bench_fc_layouts")
+    bench.main(["--quick", "--rounds", "1"])
+    out = capsys.readouterr().out
+    assert "8x32x128" in out and "16x128x512" in out
+    assert "(w.xT)T" in out and "x.WT" in out and "reproduce:" in out
+
+
+def test_the_executor_keeps_less_per_step_than_the_loop():
+    bench = load("bench_executor_memory")
+    shape = (60, 4, 8, 8)
+    off, on = (bench.kept_per_step(shape, mode) for mode in (False, True))
+    assert 0 < on < off
