@@ -493,6 +493,75 @@ def time_shape(shape, repeat, with_torch=True):
     return rows, model.use_executor(False)
 
 
+STACKED_SHAPE = (50, 32, 256, 256)  # T, N, D, H of each of the two layers
+QUICK_STACKED_SHAPE = (6, 4, 8, 8)
+
+
+def time_stacked(shape, repeat, with_torch=True):
+    """Two stacked LSTM layers in one step net (``rnn_cell.LSTM`` with two
+    dims, Caffe2's MultiRNNCell): rows ``(contender, fwd+bwd ms)`` for the
+    executor on one thread and on THREADS, whose lanes run layer 2 at t
+    beside layer 1 at t + 1; results checked equal bit for bit."""
+    from caffe2rnn import rnn_cell
+
+    T, N, D, H = shape
+    rng = np.random.default_rng(0)
+    workspace.ResetWorkspace()
+    model = CNNModelHelper(name="bench_stacked")
+    states = ("h0_0", "c0_0", "h0_1", "c0_1")
+    outputs = rnn_cell.LSTM(model, "x", "seq_lengths", states, D, [H, H], scope="stacked")
+    model.net.AddExternalInput("dy")
+    model.AddGradientOperators({outputs[0]: "dy"})
+    workspace.RunNetOnce(model.param_init_net)
+    for op in model.param_init_net.Proto().op:
+        for name in op.output:
+            shape_ = workspace.FetchBlob(name).shape
+            workspace.FeedBlob(name, rng.uniform(-0.1, 0.1, shape_).astype(np.float32))
+    workspace.FeedBlob("x", rng.standard_normal((T, N, D)).astype(np.float32))
+    workspace.FeedBlob("seq_lengths", np.full(N, T, np.int32))
+    workspace.FeedBlob("dy", rng.standard_normal((T, N, H)).astype(np.float32))
+    for name in states:
+        workspace.FeedBlob(name, rng.standard_normal((1, N, H)).astype(np.float32))
+    contenders, results = [], []
+    for mode in (True, THREADS):
+        netdef = with_rnn_executor(model.net.Proto(), mode)
+        netdef.name += "_%s" % mode
+        workspace.CreateNet(netdef)
+        net = workspace.C_Workspace().get_net(netdef.name)
+        net.run()
+        results.append(workspace.FetchBlob("x_grad").copy())
+        name = "caffe2rnn executor on" if mode is True else "caffe2rnn executor, %d threads" % mode
+        contenders.append((name, net.run))
+    np.testing.assert_array_equal(results[0], results[1], err_msg="threaded vs sequential")
+    if with_torch:
+        try:
+            import torch
+        except ImportError:
+            torch = None
+        if torch is not None:
+            torch.set_num_threads(1)
+            lstm = torch.nn.LSTM(D, H, num_layers=2)
+            x = torch.tensor(rng.standard_normal((T, N, D)).astype(np.float32), requires_grad=True)
+            dy = torch.tensor(rng.standard_normal((T, N, H)).astype(np.float32))
+
+            def torch_run():
+                x.grad = None
+                lstm.zero_grad()
+                lstm(x)[0].backward(dy)
+
+            contenders.append(("torch.nn.LSTM, 2 layers", torch_run))
+    times = interleaved_medians([run for _, run in contenders], repeat)
+    return [(name, ms) for (name, _), ms in zip(contenders, times)]
+
+
+def print_stacked(shape, rows):
+    print("\ntwo stacked layers in one step net (rnn_cell.LSTM), T,N,D,H = %d,%d,%d,%d" % shape)
+    first = rows[0][1]
+    print("  %-32s %12s %8s" % ("", "fwd+bwd ms", "x on"))
+    for name, ms in rows:
+        print("  %-32s %12.2f %7.2fx" % (name, ms, ms / first))
+
+
 def print_timings(shape, rows):
     floor_f, floor_fb = rows[0][1], rows[0][2]
     torch_row = next((r for r in rows if r[0] == "torch.nn.LSTM"), None)
@@ -557,6 +626,8 @@ def main(argv=None):
     for shape in shapes:
         rows, model = time_shape(shape, repeat, with_torch=not args.no_torch)
         print_timings(shape, rows)
+    stacked = QUICK_STACKED_SHAPE if args.quick else STACKED_SHAPE
+    print_stacked(stacked, time_stacked(stacked, repeat, with_torch=not args.no_torch))
     print_op_costs(shapes[-1], step_op_costs(model, repeat=20 if args.quick else 200))
     print(
         "\nreproduce: python benchmarks/bench_lstm.py%s"

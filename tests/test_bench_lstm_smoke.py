@@ -59,3 +59,12 @@ def test_quick_run_prints_the_tables(bench, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "NumPy floor" in out and "us per op on average" in out
     assert "reproduce: python benchmarks/bench_lstm.py --quick --no-torch" in out
+
+
+def test_stacked_layers_threaded_equal_sequential_and_are_timed(bench):
+    rows = bench.time_stacked(bench.QUICK_STACKED_SHAPE, repeat=1, with_torch=False)
+    assert [name for name, _ in rows] == [
+        "caffe2rnn executor on",
+        "caffe2rnn executor, %d threads" % bench.THREADS,
+    ]
+    assert all(ms > 0 for _, ms in rows)

@@ -43,8 +43,12 @@ FEW_ROWS = fc_layout.FEW_ROWS
 _transposed_buffers = {}
 
 
-def _transposed_buffer(shape, dtype):
-    key = (shape, dtype)
+def _transposed_buffer(name, shape, dtype):
+    """A scratch Yᵀ for the bound calls of the FCs writing blob ``name``: one
+    per output name, so the same FC at every timestep shares it, while two
+    different FCs of a step net (two layers) do not, and may run at once on
+    the RNN executor's threads."""
+    key = (name, shape, dtype)
     if key not in _transposed_buffers:
         _transposed_buffers[key] = np.empty(shape, dtype)
     return _transposed_buffers[key]
@@ -178,7 +182,7 @@ class FC(FullyConnectedBase):
         # size, and a plan holds one per step.
         layout = self._layouts.get(fc_layout.in_step_loop())
         if layout == "(w.xT)T":
-            y2t = _transposed_buffer(self._y2_shape[::-1], x.dtype)
+            y2t = _transposed_buffer(self.outputs[0].name, self._y2_shape[::-1], x.dtype)
             return [
                 functools.partial(np.dot, w2, x2.T, y2t),
                 functools.partial(np.add, y2t.T, b, y2),
