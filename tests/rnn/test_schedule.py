@@ -105,3 +105,14 @@ def test_lanes_wait_for_each_other_and_stop_at_the_first_failure(path):
     assert log.index("b0") < log.index("a1")
     if "b1" in log:  # unless lane 1 saw the failure first
         assert log.index("a0") < log.index("b1")
+
+
+def test_calls_that_hold_the_gil_stay_on_their_home_lane():
+    """A tiny add gains nothing from another thread (it runs under Python's
+    lock): it stays on the lane of its data, or lane 0, even when lane 1 is idle."""
+    outs = [np.empty((64, 256), np.float32) for _ in range(2)]
+    tiny = add(np.ones(2), np.ones(2), np.zeros(2))
+    calls = [big_product(0, outs[0]), big_product(1, outs[1]), tiny]
+    sched = schedule.build(calls, 2)
+    assert sched.lanes == [[0, 2], [1]]
+    assert schedule.releases_gil(calls[0]) and not schedule.releases_gil(tiny)

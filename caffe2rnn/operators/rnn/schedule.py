@@ -86,6 +86,27 @@ def effects(call):
     return None
 
 
+#: NumPy runs an element-wise loop without the GIL from this many elements on.
+UFUNC_NOGIL_SIZE = 500
+_NOGIL_KERNELS = ("lstm_unit_forward", "lstm_unit_backward", "accumulate_input_gradient")
+
+
+def releases_gil(call):
+    """Whether ``call`` spends its time without Python's lock (a BLAS product,
+    a large element-wise loop, a compiled kernel): only such calls can really
+    run beside another lane. The rest (link assignments, the timestep blob,
+    small adds) stay on the lane their data comes from."""
+    func = getattr(call, "func", None)
+    name = getattr(func, "__name__", "")
+    args = getattr(call, "args", ())
+    if name in _BLAS:
+        return True
+    if name in _UFUNCS:
+        return isinstance(args[0], np.ndarray) and args[0].size >= UFUNC_NOGIL_SIZE
+    # The compiled kernels release it; their Python twins are NumPy calls.
+    return name in _NOGIL_KERNELS and type(func).__name__ != "function"
+
+
 def cost(call):
     """A rough cost of ``call`` in µs (it only steers the lane choice)."""
     func = getattr(call, "func", None)
@@ -203,14 +224,6 @@ class Schedule:
         """How many times a lane waits for another in one run."""
         return sum(w is not None for waits in self.waits for w in waits)
 
-    def lane_of(self):
-        """plan index -> lane."""
-        where = {}
-        for lane, indices in enumerate(self.lanes):
-            for i in indices:
-                where[i] = lane
-        return where
-
 
 def build(calls, num_threads, deps=None):
     """Deal ``calls`` (a plan's, in order) to ``num_threads`` lanes."""
@@ -229,7 +242,7 @@ def build(calls, num_threads, deps=None):
         # there is none) unless another lane finishes sooner by a handoff.
         home = lane_of[max(deps[i], key=finish.__getitem__)] if deps[i] else 0
         best = None
-        for lane in range(n):
+        for lane in range(n) if releases_gil(call) else (home,):
             start = free[lane]
             for d in deps[i]:
                 ready = finish[d] + (HANDOFF_US if lane_of[d] != lane else 0.0)
