@@ -225,12 +225,18 @@ def fallback_ops(op):
     return types
 
 
-def test_milstm_runs_ops_without_compiled_form_inside_the_plan():
-    rng = np.random.default_rng(6)
-    model = CNNModelHelper(name="executor_milstm")
+def milstm_model(name):
+    """recurrent.MILSTM (D = 3, H = 4) with its gradient for a given ``dy``."""
+    model = CNNModelHelper(name=name)
     outputs = MILSTM(model, "x", "seq_lengths", ("h0_0", "c0_0"), 3, 4, scope="milstm")
     model.net.AddExternalInput("dy")
     model.AddGradientOperators({outputs[0]: "dy"})
+    return model
+
+
+def test_milstm_runs_ops_without_compiled_form_inside_the_plan():
+    rng = np.random.default_rng(6)
+    model = milstm_model("executor_milstm")
     ops = assert_executor_exact(model, lstm_feeds(model, rng, 4, 2, 3, 4, lengths=[4, 3]))
     # Mul / Add have no bound form: they run as themselves inside the plan.
     assert "Mul" in fallback_ops(ops[0])
@@ -485,10 +491,7 @@ def test_threaded_plans_really_use_several_lanes():
 
 def test_a_plan_with_a_fallback_runs_in_order_even_when_threaded():
     rng = np.random.default_rng(12)
-    model = CNNModelHelper(name="executor_milstm_threads")
-    outputs = MILSTM(model, "x", "seq_lengths", ("h0_0", "c0_0"), 3, 4, scope="milstm")
-    model.net.AddExternalInput("dy")
-    model.AddGradientOperators({outputs[0]: "dy"})
+    model = milstm_model("executor_milstm_threads")
     _, ops = run_model(model, lstm_feeds(model, rng, 4, 2, 3, 4), True, "python", threads=2)
     plans = [op.executor.plans["python"] for op in ops]
     assert all(plan.fallbacks and plan.schedule is None for plan in plans)
