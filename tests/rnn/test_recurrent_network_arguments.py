@@ -175,6 +175,15 @@ def test_num_workspaces_below_one():
     forward_error(o, errors.ArgumentError, "'num_workspaces' is 0")
 
 
+@pytest.mark.parametrize("threads", [-1, 65])
+def test_executor_threads_out_of_range(threads):
+    o = mul_cell_op()
+    o.arg.add().CopyFrom(MakeArgument("rnn_executor.num_threads", threads))
+    forward_error(
+        o, errors.ArgumentError, "'rnn_executor.num_threads' is %d; expected 0 .. 64" % threads
+    )
+
+
 # --- names ------------------------------------------------------------------------
 
 
