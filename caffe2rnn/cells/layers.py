@@ -66,7 +66,7 @@ def _LSTM(
     * ``memory_optimization``, ``forget_bias``, ``drop_states``,
       ``forward_only``: see :class:`~caffe2rnn.cells.lstm.LSTMCell`.
     """
-    dims = list(dim_out) if isinstance(dim_out, list | tuple) else [dim_out]
+    dims = list(dim_out) if isinstance(dim_out, (list, tuple)) else [dim_out]
     if not dims:
         raise ArgumentError("dim_out: an empty list has no layers")
     num_layers = len(dims)
