@@ -58,6 +58,9 @@ QUICK_SHAPES = [(8, 4, 16, 16), (50, 4, 8, 8)]
 STEP_NET = "(whole step net)"
 #: rnn_executor.num_threads of the threaded contender (BLAS stays at 1 thread).
 THREADS = 2
+#: The contender whose parameter gradients are batched over time (a caffe2rnn
+#: option, recurrent.set_batch_param_gradients; equal up to float rounding).
+BATCHED = "batched"
 
 
 def median_ms(fn, repeat):
@@ -255,16 +258,19 @@ class Caffe2RNNLSTM:
         # Three instances of the net on the same blobs: the recurrent ops with
         # the executor off, on, and on with THREADS threads.
         self.nets = {}
-        for mode in (False, True, THREADS):
+        for mode in (False, True, THREADS, BATCHED):
             netdef = with_rnn_executor(model.net.Proto(), mode)
-            netdef.name += "_executor_%s" % {False: "off", True: "on"}.get(mode, "threaded")
+            netdef.name += "_executor_%s" % {False: "off", True: "on", BATCHED: "batched"}.get(
+                mode, "threaded"
+            )
             workspace.CreateNet(netdef)
             self.nets[mode] = workspace.C_Workspace().get_net(netdef.name)
         self.use_executor(True)
 
     def use_executor(self, on):
         """Run the net whose recurrent ops have ``enable_rnn_executor=on``
-        (``on`` an int > 1: on, with that many ``rnn_executor.num_threads``)."""
+        (``on`` an int > 1: on, with that many ``rnn_executor.num_threads``;
+        BATCHED: on, with the parameter gradients batched over time)."""
         self.net = self.nets[on]
         self.forward_ops = self.net.ops[: self.n_forward_ops]
         return self
@@ -293,12 +299,17 @@ class Caffe2RNNLSTM:
 
 def with_rnn_executor(netdef, on):
     """A copy of ``netdef`` whose recurrent ops have ``enable_rnn_executor=on``
-    (``on`` an int > 1: also ``rnn_executor.num_threads=on``)."""
+    (``on`` an int > 1: also ``rnn_executor.num_threads=on``; BATCHED: on,
+    and ``recurrent.set_batch_param_gradients``)."""
     net = type(netdef)()
     net.CopyFrom(netdef)
+    batched = on == BATCHED
+    on = True if batched else on
     for op in net.op:
         if op.type in ("RecurrentNetwork", "RecurrentNetworkGradient"):
             recurrent.set_rnn_executor_config(op, num_threads=on if on > 1 else None)
+            if batched:
+                recurrent.set_batch_param_gradients(op)
             arg = next((a for a in op.arg if a.name == "enable_rnn_executor"), None) or op.arg.add()
             arg.name, arg.i = "enable_rnn_executor", int(bool(on))
     return net
@@ -453,7 +464,7 @@ def time_shape(shape, repeat, with_torch=True):
     p = make_problem(*shape)
     floor = NumpyLSTM(p)
     model = Caffe2RNNLSTM(p)
-    for on in (False, True, THREADS):
+    for on in (False, True, THREADS, BATCHED):
         check_against_floor(p, floor, model.use_executor(on))
     contenders = [
         ("NumPy floor", floor.forward, lambda: (floor.forward(), floor.backward())),
@@ -479,6 +490,7 @@ def time_shape(shape, repeat, with_torch=True):
         if path == "cython":
             name = "caffe2rnn executor, %d threads" % THREADS
             contenders.append((name,) + caffe2rnn(THREADS, path))
+            contenders.append(("caffe2rnn executor, batched dW",) + caffe2rnn(BATCHED, path))
     if with_torch:
         for name, (fwd, fwd_bwd, h) in torch_contenders(p).items():
             np.testing.assert_allclose(

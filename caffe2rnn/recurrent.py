@@ -514,6 +514,32 @@ def set_rnn_executor_config(rnn_op, num_threads=None, max_cuda_streams=None):
             rnn_op.arg.add(name="rnn_executor." + name, i=int(value))
 
 
+def set_batch_param_gradients(rnn_op, on=True):
+    """Have the gradient of a ``RecurrentNetwork`` OperatorDef form the FC
+    parameter gradients of its cell over all timesteps at once (op argument
+    ``caffe2rnn_batch_param_gradients``; call before ``AddGradientOperators``,
+    which copies the forward op's arguments onto the gradient op).
+
+    A caffe2rnn option, not Caffe2's step-net semantics: per step the backward
+    cell computes only dX, and after the loop each FC's dW and db are one GEMM
+    and one GEMV over the T·N rows of its X and dY tensors, as cuDNN's RNN did.
+    They equal the step-by-step sums up to float rounding; every other gradient
+    is bit-identical. An FC whose X or dY is not a plain link of the step net
+    keeps the step-by-step sum (:class:`caffe2rnn.operators.rnn.param_gradients.
+    BatchedOverTime`; docs/concepts/rnn-executor.md).
+    """
+    if rnn_op.type not in ("RecurrentNetwork", "RecurrentNetworkGradient"):
+        raise ArgumentError(
+            "set_batch_param_gradients: expected a RecurrentNetwork or "
+            "RecurrentNetworkGradient op, got %r" % rnn_op.type
+        )
+    for arg in rnn_op.arg:
+        if arg.name == "caffe2rnn_batch_param_gradients":
+            arg.i = int(bool(on))
+            return
+    rnn_op.arg.add(name="caffe2rnn_batch_param_gradients", i=int(bool(on)))
+
+
 def retrieve_step_blobs(net, prefix="rnn"):
     """Copy every step workspace's blobs into the current workspace (debugging).
 

@@ -283,6 +283,31 @@ class FCGradient(FullyConnectedBase):
         self._checked = key
 
 
+@register("rnn_internal_fc_input_gradient", inputs=3, outputs=1)
+class FCInputGradient(FCGradient):
+    """Inputs X, W, dY → dX = dY₂ · W₂ alone: an ``FCGradient`` of a backward
+    step net whose dW and db are formed after the loop, over all timesteps at
+    once (:class:`~caffe2rnn.operators.rnn.param_gradients.BatchedOverTime`).
+    The same checks and the same call as FCGradient's dX, so the same numbers."""
+
+    def run(self):
+        x, w, dy = (blob.value for blob in self.inputs)
+        key = _shape_key(x, w, dy)
+        if key != self._checked:
+            self.plan(key)
+        m, k, n = self._mkn
+        dx = self.outputs[0].resize(x.shape, x.dtype)
+        np.matmul(dy.reshape(m, n), w.reshape(n, k), out=dx.reshape(m, k))
+
+    def bind(self):
+        m, k, n = self._mkn
+        x, w, dy = (blob.value for blob in self.inputs)
+        views = _flat_views((dy, (m, n)), (w, (n, k)), (self.outputs[0].value, (m, k)))
+        if views is None:
+            return None
+        return [functools.partial(np.matmul, *views)]
+
+
 @register_gradient("FC")
 class GetFCGradient(GradientMaker):
     """``FCGradient([X, W, dY] → [dW, db, dX])``; forward args (axis...) copied."""

@@ -512,3 +512,49 @@ def test_a_built_plan_lets_the_step_workspaces_forget_their_step_nets():
     for op in ops:
         assert op.executor.builds == 2
         assert all(ws.get_net(op.executor.netdef.name) for _, ws in op.executor.plan.steps)
+
+
+def step_blobs(model, feeds, on, path):
+    """Every step workspace's blobs after three runs (retrieve_step_blobs), and
+    the recurrent ops."""
+    from caffe2rnn.recurrent import retrieve_step_blobs
+
+    _, ops = run_model(model, feeds, on, path)
+    names = retrieve_step_blobs(with_executor(model.net.Proto(), on), prefix="steps")
+    return {name: workspace.FetchBlob(name) for name in names}, ops
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("kind", ["lstm", "forward-only", "milstm"])
+def test_later_runs_set_link_views_and_timesteps_only_where_needed(path, kind):
+    """The build leaves each link view and timestep in place: later runs skip
+    what one call alone sets (a step workspace per timestep) and set what
+    several set (a blob shared by every step, forward-only workspaces cycled
+    over) from its last setter only; a plan with an op that reads blobs at
+    run time (MILSTM's fallbacks) keeps every call. The step workspaces hold
+    exactly what the op-by-op loop leaves there."""
+    rng = np.random.default_rng(14)
+    if kind == "milstm":
+        model, (D, H) = milstm_model("executor_milstm_steady"), (3, 4)
+    else:
+        D, H = 3, 3
+        model = lstm_model(7, 2, D, H, forward_only=kind == "forward-only")[0]
+        for op in model.net.Proto().op:  # as many cycled workspaces off as on
+            if op.type == "RecurrentNetwork" and kind == "forward-only":
+                op.arg.extend([MakeArgument("num_workspaces", 3)])
+    feeds = lstm_feeds(model, rng, 7, 2, D, H, lengths=[7, 4])
+    off, _ = step_blobs(model, feeds, False, path)
+    on, ops = step_blobs(model, feeds, True, path)
+    assert off.keys() == on.keys() and len(on) > 0
+    for name in off:
+        np.testing.assert_array_equal(off[name], on[name], err_msg=name)
+    for op in ops:
+        plan = op.executor.plans[path]
+        if kind == "milstm":
+            assert plan.steady == list(range(len(plan)))
+            continue
+        skipped = set(range(len(plan))) - set(plan.steady)
+        assert skipped and all(executor._targets(plan.calls[i]) for i in skipped)
+        assert "(first run only" in plan.describe()
+        if kind == "lstm" and op.op_type == "RecurrentNetwork":
+            assert not any(executor._targets(call) for call in plan.steady_calls)

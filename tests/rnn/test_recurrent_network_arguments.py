@@ -314,6 +314,38 @@ def test_link_reading_a_row_before_it_is_written():
     )
 
 
+def test_row_checks_run_once_per_shape_and_refuse_every_time(monkeypatch):
+    """The row checks are a pure function of (T, initial rows): passed once for
+    a shape, they are not replayed (O(T) Python per run); a refused shape is
+    refused on every run, and a new T is checked again."""
+    from caffe2rnn.operators.rnn import arguments
+
+    replays = []
+    original = arguments.RowSchedule.check_link_reads
+    monkeypatch.setattr(
+        arguments.RowSchedule,
+        "check_link_reads",
+        lambda self: (replays.append(len(self.steps)), original(self))[1],
+    )
+    ws = Workspace(name="rows")
+    for name, value in feeds().items():
+        ws.feed(name, value)
+    ws.create_net(net("rows", [mul_cell_op()], ["input", "h0"]))
+    for _ in range(3):
+        ws.run_net("rows")
+    assert replays == [T]
+    ws.feed("input", np.ones((T + 2, N, D)))
+    ws.run_net("rows")
+    ws.run_net("rows")
+    assert replays == [T, T + 2]
+
+    bad = set_arg(mul_cell_op(), "link_offset", [1, 1, 0])
+    ws.create_net(net("bad_rows", [bad], ["input", "h0"]))
+    for _ in range(2):  # the same operator instance: a failure is not remembered as a pass
+        with pytest.raises(errors.ArgumentError, match="never written before link 'hidden_t_prev'"):
+            ws.run_net("bad_rows")
+
+
 def test_written_link_into_an_input_would_overwrite_it():
     o = set_arg(mul_cell_op(), "link_external", ["hidden", "input", "input"])
     forward_error(o, errors.ArgumentError, "'link_external' is 'input' for link 'hidden_t'")

@@ -9,33 +9,36 @@ checks it *before* anything is created or run, so a bad argument is an
 :class:`~caffe2rnn.errors.ArgumentError` naming the op, the argument and the
 value instead of a silent wrong answer (the C++ op checked little of this).
 
-===============================  ==================================================
-argument                         meaning
-===============================  ==================================================
-``step_net``                     the cell, one timestep (NetDef in ``n``, or its
-                                 protobuf text in ``s`` before Caffe2 2017-08)
-``backward_step_net``            its gradient; present = keep one step workspace
-                                 per timestep for the backward pass
-``recurrent_states``             state tensors, (T + k) x N x D, row 0..k-1 = h0
-``initial_recurrent_state_ids``  op input index of each state's h0
-``link_*``                       before step t, blob ``link_internal[i]`` views
-                                 rows ``t + offset .. t + offset + window - 1``
-                                 of ``link_external[i]`` (:class:`~.links.Link`)
-``backward_link_*``              the same for the gradient tensors (window 1)
-``alias_src/dst/offset``         output ``dst`` views ``src`` from row ``offset``
-                                 (negative: from the end) (:class:`~.aliases.OffsetAlias`)
-``param``                        op input indices of the parameters (gradient)
-``param_grads``                  the blob the backward cell writes each
-                                 parameter's per-step gradient to
-``outputs_with_grads``           forward outputs (= alias indices) that receive
-                                 a gradient; the gradient op's first inputs
-``recompute_blobs_on_backward``  forward blobs recomputed by the backward net
-``timestep``                     name of the int32 step counter (``"timestep"``)
-``num_workspaces``               forward-only: step workspaces cycled over
-``enable_rnn_executor``          run steps with Caffe2's RNN executor
-``rnn_executor.num_threads``     the executor's threads (0, absent: one here)
-``<blob>.rename``                memonger's renames, applied by the gradient op
-===============================  ==================================================
+======================================  ==================================================
+argument                                meaning
+======================================  ==================================================
+``step_net``                            the cell, one timestep (NetDef in ``n``, or its
+                                        protobuf text in ``s`` before Caffe2 2017-08)
+``backward_step_net``                   its gradient; present = keep one step workspace
+                                        per timestep for the backward pass
+``recurrent_states``                    state tensors, (T + k) x N x D, row 0..k-1 = h0
+``initial_recurrent_state_ids``         op input index of each state's h0
+``link_*``                              before step t, blob ``link_internal[i]`` views
+                                        rows ``t + offset .. t + offset + window - 1``
+                                        of ``link_external[i]`` (:class:`~.links.Link`)
+``backward_link_*``                     the same for the gradient tensors (window 1)
+``alias_src/dst/offset``                output ``dst`` views ``src`` from row ``offset``
+                                        (negative: from the end) (:class:`~.aliases.OffsetAlias`)
+``param``                               op input indices of the parameters (gradient)
+``param_grads``                         the blob the backward cell writes each
+                                        parameter's per-step gradient to
+``outputs_with_grads``                  forward outputs (= alias indices) that receive
+                                        a gradient; the gradient op's first inputs
+``recompute_blobs_on_backward``         forward blobs recomputed by the backward net
+``timestep``                            name of the int32 step counter (``"timestep"``)
+``num_workspaces``                      forward-only: step workspaces cycled over
+``enable_rnn_executor``                 run steps with Caffe2's RNN executor
+``rnn_executor.num_threads``            the executor's threads (0, absent: one here)
+``caffe2rnn_batch_param_gradients``     gradient op: FC parameter gradients as one
+                                        GEMM over all steps (a caffe2rnn option,
+                                        :class:`~.param_gradients.BatchedOverTime`)
+``<blob>.rename``                       memonger's renames, applied by the gradient op
+======================================  ==================================================
 
 The gradient op's inputs are ``[GO(j) for j in outputs_with_grads]``, the
 forward inputs, then the forward outputs (the last being the step workspaces);
@@ -95,7 +98,11 @@ class RecurrentArguments:
     num_workspaces: object  # int, or None when not given
     enable_rnn_executor: object  # bool, or None when not given
     executor_threads: int  # rnn_executor.num_threads (0: not given)
+    batch_param_gradients: bool  # caffe2rnn_batch_param_gradients (default False)
     renames: dict = field(default_factory=dict)
+    # The row checks already passed, by their arguments: they depend on
+    # nothing else, and a loop of T steps costs O(T) Python to check.
+    _rows_checked: set = field(default_factory=set, compare=False, repr=False)
 
     @property
     def is_gradient(self):
@@ -135,6 +142,9 @@ class RecurrentArguments:
         writing link must be at offset k, as in Caffe2's stateful-convolution
         test (042e8ede4).
         """
+        key = ("forward", seq_len, tuple(initial_rows.items()))
+        if key in self._rows_checked:
+            return
         prefix = self.where + ": " if self.where else ""
         steps = range(seq_len)
         for state, k in initial_rows.items():
@@ -148,6 +158,7 @@ class RecurrentArguments:
                     "output '%s' (alias_offset %d) shows it; with a (k, N, D) initial state "
                     "the link the cell writes must be at link_offset k" % (alias.dst, alias.offset),
                 )
+        self._rows_checked.add(key)
 
     def check_gradient_rows(self, seq_len, initial_rows, zeroed_tail_rows=None):
         """Backward: every row of ``<state>_grad`` and of the input gradient is
@@ -159,6 +170,9 @@ class RecurrentArguments:
         the steps run t = T-1 .. 0, and the initial-state gradient is its first
         k rows. The input gradient's T rows must all be written.
         """
+        key = ("backward", seq_len, tuple(initial_rows.items()), zeroed_tail_rows)
+        if key in self._rows_checked:
+            return
         prefix = self.where + ": " if self.where else ""
         steps = range(seq_len - 1, -1, -1)
         links = [
@@ -183,6 +197,7 @@ class RecurrentArguments:
         schedule = RowSchedule(x_grad, seq_len, steps, (), links, net, prefix)
         schedule.check_link_reads()
         schedule.check_written(range(seq_len), "it is the gradient of '%s'" % self.sequence_input)
+        self._rows_checked.add(key)
 
 
 def read_recurrent_arguments(op_def, where=None):
@@ -234,6 +249,7 @@ def read_recurrent_arguments(op_def, where=None):
         num_workspaces=args.single("num_workspaces", None, int),
         enable_rnn_executor=args.single("enable_rnn_executor", None, bool),
         executor_threads=args.single("rnn_executor.num_threads", 0, int),
+        batch_param_gradients=args.single("caffe2rnn_batch_param_gradients", False, bool),
         renames={
             a.name[: -len(".rename")]: args.single(a.name, kind=str)
             for a in op_def.arg

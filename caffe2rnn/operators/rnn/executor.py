@@ -24,7 +24,9 @@ kernels that take 1-3 µs at a step net's sizes. The executor removes it:
   from outside itself still holds the array it was built with — then call
   the plan's list in order (:func:`caffe2rnn.kernels.rnn_executor.run_plan`,
   compiled in ``_ext/rnn_executor.pyx``). No blob lookup, no validation, no
-  view making: the kernels' own work and one C-level call each.
+  view making: the kernels' own work and one C-level call each. Link views
+  and timesteps the build already left in their step workspaces are not set
+  again (:func:`_steady`).
 
 Every bound call is the same NumPy call or kernel, on the same arrays, in the
 same order as the op's ``run``, so results are bit-identical to the op-by-op
@@ -39,6 +41,7 @@ that op. ``docs/concepts/rnn-executor.md`` explains it with an example.
 """
 
 import array
+import collections
 import concurrent.futures
 import functools
 import gc
@@ -104,6 +107,67 @@ def _describe_call(call):
     return "%s(%s)" % (name, ", ".join(shapes))
 
 
+def _targets(call):
+    """What a call that only *sets* something sets: the blobs of a link
+    assignment, the memory of the timestep blob; None for a call that computes."""
+    if _is_assignments(call):
+        return [("blob", id(blob)) for blob in call.args[0]]
+    func = getattr(call, "func", None)
+    if getattr(func, "__name__", "") == "__setitem__":
+        return [("memory", func.__self__.__array_interface__["data"][0])]
+    return None
+
+
+def _steady(plan):
+    """``(indices, calls)``: the calls a run makes once the plan is built.
+
+    The build ran every op, so each step workspace already holds its link
+    views and its timestep. Bound calls hold their arrays, not their blobs,
+    so on later runs a link assignment or a timestep write matters only for
+    what it leaves behind, unless a call reads that memory (or an op without
+    a compiled form reads blobs: then every call stays). Something set by one
+    call only (a step workspace per timestep) is already in place: skipped.
+    Something set by several (a blob shared by all steps, forward-only
+    workspaces cycled over) is set by its last setter, so the loop leaves
+    what the op-by-op loop leaves.
+    """
+    everything = list(range(len(plan.calls))), list(plan.calls)
+    if plan.fallbacks:
+        return everything
+    targets = [_targets(call) for call in plan.calls]
+    last_setter, setters = {}, collections.Counter()
+    for i, t in enumerate(targets):
+        for x in t or ():
+            last_setter[x] = i
+            setters[x] += 1
+    memory = {x[1] for x in setters if x[0] == "memory"}
+    for i, call in enumerate(plan.calls):
+        if targets[i] is not None or not memory:
+            continue
+        eff = schedule.effects(call)
+        if eff is None:
+            return everything  # a call we cannot see into might read the timestep
+        for low, high in filter(None, map(schedule.byte_range, eff[0])):
+            if any(low <= m < high for m in memory):
+                return everything
+    indices, calls = [], []
+    for i, (call, t) in enumerate(zip(plan.calls, targets)):
+        if t is None:
+            indices.append(i)
+            calls.append(call)
+            continue
+        keep = [setters[x] > 1 and last_setter[x] == i for x in t]
+        if not any(keep):
+            continue
+        if not all(keep):  # a link assignment of which only some blobs are shared
+            blobs, values = call.args
+            kept = [(b, v) for b, v, k in zip(blobs, values, keep) if k]
+            call = functools.partial(call.func, [b for b, _ in kept], [v for _, v in kept])
+        indices.append(i)
+        calls.append(call)
+    return indices, calls
+
+
 def _fail(exc, t, netdef, j, ws):
     """The error the op-by-op loop raises for op ``j`` of the step net
     ``netdef`` at timestep ``t``."""
@@ -130,7 +194,9 @@ class Plan:
         self.steps = []  # (t, ws) per step
         self.netdef = None  # the step net (its ops name the calls in messages)
         self.fallbacks = 0  # entries that run an op's run() (no compiled form)
-        self.schedule = None  # its lanes, once run with threads (schedule.py)
+        self.steady = None  # indices of the calls made on runs after the build
+        self.steady_calls = None  # those calls (_steady)
+        self.schedule = None  # lanes over steady_calls, once run with threads (schedule.py)
         self.lane_calls = None  # per lane, the calls it runs
 
     def __len__(self):
@@ -143,15 +209,20 @@ class Plan:
         which call of another lane it waits for (:mod:`.schedule`)."""
         lines = ["once  %-34s %s" % ("(prologue)", _describe_call(c)) for c in self.prologue]
         threaded = self.schedule is not None and not self.schedule.sequential
+        steady = set(range(len(self.calls)) if self.steady is None else self.steady)
         where = {}
         if threaded:
             for lane, indices in enumerate(self.schedule.lanes):
                 for p, i in enumerate(indices):
-                    where[i] = (lane, self.schedule.waits[lane][p])
+                    where[self.steady[i]] = (lane, self.schedule.waits[lane][p])
 
-        def line(i, t, op, text, first=True):
+        def line(i, t, op, text, first=True, count=1):
+            if i not in steady and first:  # the build set it; later runs skip it
+                text += "  (first run only%s)" % (", all %d" % count if count > 1 else "")
             if not threaded:
                 return "t=%-3d %-34s %s" % (t, op, text)
+            if i not in steady:
+                return "lane -  t=%-3d %-34s %s" % (t, op, text)
             lane, waits = where[i]
             after = ""
             if first and waits:
@@ -171,7 +242,7 @@ class Plan:
                 n = len(call.args[0])
                 op = "#%d-#%d %s" % (j, j + n - 1, self.netdef.op[j].type) if n > 1 else op
                 for k, text in enumerate(_describe_call(call).split("; ")):
-                    lines.append(line(i, t, op if k == 0 else "", text, k == 0))
+                    lines.append(line(i, t, op if k == 0 else "", text, k == 0, n))
                 continue
             lines.append(line(i, t, op, _describe_call(call)))
         return "\n".join(lines)
@@ -224,18 +295,21 @@ class StepNetExecutor:
             return
         for call in plan.prologue:
             call()
+        if plan.steady is None:
+            plan.steady, plan.steady_calls = _steady(plan)
         if self.num_threads > 1 and not plan.fallbacks:
             if plan.schedule is None:
-                plan.schedule = schedule.build(plan.calls, self.num_threads)
+                plan.schedule = schedule.build(plan.steady_calls, self.num_threads)
             if not plan.schedule.sequential:
                 return self._run_threaded(plan)
         failed = []
         try:
-            kernels.current().run_plan(plan.calls, 0, failed)
+            kernels.current().run_plan(plan.steady_calls, 0, failed)
         except _PlanStale:
-            self._finish_stale(scratch, order, index_of, plan, failed[0])
+            self._finish_stale(scratch, order, index_of, plan, plan.steady[failed[0]])
         except Exception as exc:
-            s, j = plan.where_step[failed[0]], plan.where_op[failed[0]]
+            i = plan.steady[failed[0]]
+            s, j = plan.where_step[i], plan.where_op[i]
             t, ws = plan.steps[s]
             raise _fail(exc, t, plan.netdef, None if j < 0 else j, ws) from exc
 
@@ -244,7 +318,7 @@ class StepNetExecutor:
         others on this executor's threads. Bit-identical to :func:`run_plan`:
         every call waits for the calls whose memory it shares."""
         if plan.lane_calls is None:
-            plan.lane_calls = [[plan.calls[i] for i in lane] for lane in plan.schedule.lanes]
+            plan.lane_calls = [[plan.steady_calls[i] for i in lane] for lane in plan.schedule.lanes]
         sched, impl = plan.schedule, kernels.current()
         n = len(sched.lanes)
         progress, cond, failed = [0] * n, threading.Condition(), []
@@ -273,7 +347,7 @@ class StepNetExecutor:
             future.result()
         if failed:  # the error of the first failing call in plan order
             lane, p, exc = min(failed, key=lambda f: sched.lanes[f[0]][f[1]])
-            i = sched.lanes[lane][p]
+            i = plan.steady[sched.lanes[lane][p]]
             s, j = plan.where_step[i], plan.where_op[i]
             t, ws = plan.steps[s]
             raise _fail(exc, t, plan.netdef, None if j < 0 else j, ws) from exc

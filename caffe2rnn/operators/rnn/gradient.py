@@ -43,7 +43,7 @@ from .accumulate import AccumulateOpsAndLast, RecurrentGradient
 from .arguments import read_recurrent_arguments
 from .initial_states import ShareOrStripe, initial_rows
 from .links import Link, add_apply_link_ops
-from .param_gradients import TmpstepSum
+from .param_gradients import BatchedOverTime, TmpstepSum
 from .recurrent_network import sequence_shape
 from .step_net import copy_net, run_step
 from .step_workspaces import ScratchWorkspaces
@@ -104,6 +104,8 @@ class RecurrentNetworkGradientOp(Operator):
             Link(self.remapped(l.internal), self.remapped(l.external), l.offset, l.window)
             for l in a.links + a.backward_links
         ]
+        if a.batch_param_gradients and self.era is None:
+            self.param_gradients = BatchedOverTime(self.links)
         self.params = self._params()
         self.recurrent_gradients = self._recurrent_gradients()
         self.initial_state_ids = list(a.initial_state_ids)
@@ -201,6 +203,8 @@ class RecurrentNetworkGradientOp(Operator):
             else:
                 for t in range(seq_len - 1, -1, -1):
                     run_step(scratch.step(t), self.step_net, t, self.era)
+        if isinstance(self.param_gradients, BatchedOverTime):
+            self.param_gradients.after_backward(self.ws, seq_len)
 
         for i, (rg, state_id) in enumerate(zip(self.recurrent_gradients, self.initial_state_ids)):
             self.initial_state_gradient.write(

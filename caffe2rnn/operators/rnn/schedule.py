@@ -51,7 +51,8 @@ _BLAS = ("dot", "matmul")
 _UFUNCS = ("add", "multiply", "subtract", "copyto")
 
 
-def _bounds(array):
+def byte_range(array):
+    """``(low, high)``: the bytes ``array`` spans, or None when it is empty."""
     low, high = byte_bounds(array)
     return (low, high) if high > low else None
 
@@ -161,7 +162,7 @@ def _ranges(items):
         if isinstance(item, tuple):  # a blob token: a range of its own
             out.append((item[1], item[1] + 1, "token"))
         else:
-            bounds = _bounds(item)
+            bounds = byte_range(item)
             if bounds is not None:
                 out.append(bounds + ("array",))
     return out
