@@ -41,7 +41,7 @@ FEW_ROWS = 64
 MIDDLE_ROWS = (16, 64)
 
 _state = {"generation": 0, "depth": 0}
-_transposed = {}  # id(w) -> _Transposed
+_copies = {}  # (kind, id(array), ...) -> _LoopCopy
 
 
 @contextlib.contextmanager
@@ -60,36 +60,66 @@ def in_step_loop():
 
 
 def _forget(key, _):
-    _transposed.pop(key, None)
+    _copies.pop(key, None)
 
 
-class _Transposed:
-    """The contiguous Wᵀ of one W array and the generation it was copied in."""
+class _LoopCopy:
+    """A parameter copied into another layout (``value``), and the loop
+    (generation) it was copied in: Wᵀ contiguous, or b repeated over rows."""
 
-    __slots__ = ("source", "shape", "wt", "generation", "__weakref__")
+    __slots__ = ("source", "shape", "value", "fill", "what", "generation", "__weakref__")
 
-    def __init__(self, w, w2):
-        # Held weakly (the cache must not keep W alive), and forgotten when W
-        # is freed (its id may then be reused).
-        self.source = weakref.ref(w, functools.partial(_forget, id(w)))
-        self.shape = w2.shape
-        self.wt = np.empty(w2.shape[::-1], w2.dtype)
+    def __init__(self, key, array, shape, value, fill, what):
+        # Held weakly (the cache must not keep the parameter alive), and
+        # forgotten when it is freed (its id may then be reused).
+        self.source = weakref.ref(array, functools.partial(_forget, key))
+        self.shape, self.value, self.fill, self.what = shape, value, fill, what
         self.generation = None
 
     def refresh(self):
-        """Copy W into Wᵀ (the RNN executor calls this once per loop)."""
-        np.copyto(self.wt, self.source().reshape(self.shape).T)
+        """Copy the parameter (the RNN executor calls this once per loop)."""
+        self.fill(self.value, self.source().reshape(self.shape))
         self.generation = _state["generation"]
 
 
-def transposed(w, w2):
-    """The cache entry of W (``w2`` its 2-D view), fresh for this loop."""
-    entry = _transposed.get(id(w))
-    if entry is None or entry.source() is not w or entry.shape != w2.shape:
-        entry = _transposed[id(w)] = _Transposed(w, w2)
+def _loop_copy(key, array, shape, make, fill, what):
+    entry = _copies.get(key)
+    if entry is None or entry.source() is not array or entry.shape != shape:
+        entry = _copies[key] = _LoopCopy(key, array, shape, make(), fill, what)
     if entry.generation != _state["generation"]:
         entry.refresh()
     return entry
+
+
+def _copy_transposed(out, w2):
+    np.copyto(out, w2.T)
+
+
+def transposed(w, w2):
+    """The contiguous Wᵀ of W (``w2`` its 2-D view), fresh for this loop
+    (``.value``)."""
+    return _loop_copy(
+        ("W^T", id(w)),
+        w,
+        w2.shape,
+        lambda: np.empty(w2.shape[::-1], w2.dtype),
+        _copy_transposed,
+        "copy W %s into its cached W^T" % (w2.shape,),
+    )
+
+
+def tiled(b, rows):
+    """b repeated over ``rows`` rows, fresh for this loop (``.value``): adding
+    it is a same-shape add, about twice as fast as NumPy's broadcast at a
+    step net's size (8 × 256: 0.8 against 1.9 µs), and the same sums."""
+    return _loop_copy(
+        ("rows", id(b), rows),
+        b,
+        b.shape,
+        lambda: np.empty((rows,) + b.shape, b.dtype),
+        np.copyto,
+        "copy b %s into %d rows" % (b.shape, rows),
+    )
 
 
 def layout(m, k, n):

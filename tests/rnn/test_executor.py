@@ -430,15 +430,22 @@ def test_the_loop_kernels_on_both_paths(path):
     assert impl.first_stale_guard([], []) == -1
 
 
-def test_the_cached_transpose_does_not_keep_w_alive():
+def test_the_loop_copies_are_fresh_per_loop_and_do_not_keep_parameters_alive():
     w = np.arange(6, dtype=np.float32).reshape(2, 3)
-    with fc_layout.step_loop():
-        entry = fc_layout.transposed(w, w)
-        np.testing.assert_array_equal(entry.wt, w.T)
-        assert fc_layout.transposed(w, w) is entry  # one copy per loop
-    key = id(w)
-    del w
-    assert key not in fc_layout._transposed
+    b = np.arange(3, dtype=np.float32)
+    for _ in range(2):
+        with fc_layout.step_loop():
+            wt, rows = fc_layout.transposed(w, w), fc_layout.tiled(b, 4)
+            np.testing.assert_array_equal(wt.value, w.T)
+            np.testing.assert_array_equal(rows.value, np.tile(b, (4, 1)))
+            assert fc_layout.transposed(w, w) is wt  # one copy per loop
+            assert fc_layout.tiled(b, 4) is rows
+        w += 1  # parameters change between loops: the next loop copies again
+        b += 1
+    keys = [("W^T", id(w)), ("rows", id(b), 4)]
+    assert all(key in fc_layout._copies for key in keys)
+    del w, b
+    assert not any(key in fc_layout._copies for key in keys)
 
 
 def test_stacked_rnn_cell_lstms_in_one_step_net():

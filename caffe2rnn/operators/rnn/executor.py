@@ -94,7 +94,7 @@ def _describe_call(call):
     func = getattr(call, "func", call)
     name = getattr(func, "__name__", type(func).__name__)
     if name == "refresh":
-        return "copy W %s into its cached W^T" % (call.__self__.shape,)
+        return call.__self__.what
     if name == "assign_values":
         blobs, values = call.args
         return "; ".join("%s = view %s" % (b.name, v.shape) for b, v in zip(blobs, values))
