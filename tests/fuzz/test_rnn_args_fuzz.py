@@ -5,7 +5,9 @@ backward step net -- is mutated in two ways:
 
 * **renamings** that must not change any number: a fresh timestep name, the
   links listed in another order, a link view renamed in both step nets and the
-  link arguments, step nets as text or NetDef, the executor flag, h0 as (D,),
+  link arguments, step nets as text or NetDef, the executor flag and its
+  threads (the op then runs three more times, from its plan, bit for bit; the
+  cell's ``Mul`` has no compiled form, so that plan runs in order), h0 as (D,),
   (N, D) or (1, N, D). The outputs and every gradient must equal a NumPy
   reference computed here;
 * **damage**: an integer of an argument (state ids, ``param``,
@@ -30,6 +32,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from caffe2rnn.operators.gradient_maker import get_gradient_for_op
+from caffe2rnn.operators.rnn import schedule
 from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.runtime import Workspace
 from caffe2rnn.runtime import blob as blob_module
@@ -192,6 +195,10 @@ def cases(draw):
         renames.append("input_t -> x_view")
     if draw(st.booleans()):
         arguments["enable_rnn_executor"] = 1
+        threads = draw(st.sampled_from([0, 2, 3]))
+        if threads:
+            arguments["rnn_executor.num_threads"] = threads
+            renames.append("%d executor threads" % threads)
     h0_shape = draw(st.sampled_from(VALID_H0_SHAPES))
 
     damage = []
@@ -226,6 +233,32 @@ def check_unchanged_inputs(ws, feeds, what):
             "mismatches",
             "%s changed input '%s'" % (what, name),
         )
+
+
+def check_plan_reruns(ws, op, outputs, what):
+    """With the executor on, runs after the first of one operator instance run
+    its plan (on lanes, when it has threads; handoffs made free so this small
+    op spreads over them): the outputs must not move by a bit."""
+    net = caffe2_pb2.NetDef(name="rerun")
+    net.op.add().CopyFrom(op)
+    net.external_input.extend(INPUTS)
+    saved = schedule.HANDOFF_US, schedule.MIN_SAVING
+    schedule.HANDOFF_US, schedule.MIN_SAVING = 0.0, 0.0
+    try:
+        ws.create_net(net, overwrite=True)
+        for run in range(3):
+            outcome = in_family(ws.run_net, "rerun")
+            if outcome is None or outcome[0] != "ok":
+                FUZZ.check(False, "mismatches", "%s: run %d from the plan failed" % (what, run))
+                return
+            for name, value in outputs.items():
+                FUZZ.check(
+                    np.array_equal(ws.fetch(name), value),
+                    "mismatches",
+                    "%s: run %d (plan) changed '%s'" % (what, run, name),
+                )
+    finally:
+        schedule.HANDOFF_US, schedule.MIN_SAVING = saved
 
 
 def run_case(ws, op, what, intact):
@@ -275,6 +308,8 @@ def test_recurrent_network_arguments(case, seed):
             "mismatches",
             "%s: '%s' holds unwritten memory" % (what, name),
         )
+    if arguments.get("enable_rnn_executor"):
+        check_plan_reruns(ws, op, outputs, what)
 
     go = {
         "hidden_all": rng.standard_normal((T, N, D)),

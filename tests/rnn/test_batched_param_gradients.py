@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from test_executor import (
     RNN_OPS,
-    init_random,
+    attention_model,
     lstm_feeds,
     lstm_model,
     milstm_model,
@@ -22,10 +22,8 @@ from test_executor import (
 
 from caffe2rnn import errors, recurrent, workspace
 from caffe2rnn.attention import AttentionType
-from caffe2rnn.cnn import CNNModelHelper
 from caffe2rnn.core import CreateOperator
 from caffe2rnn.operators.rnn.param_gradients import BatchedOverTime
-from caffe2rnn.recurrent import LSTMWithAttention
 
 
 class Batched:
@@ -115,37 +113,7 @@ def test_attention_fcs_read_step_intermediates_so_nothing_changes(attention_type
     (the gate FC the concatenation of the hidden state and the context): they
     all keep the exact step-by-step sums."""
     rng = np.random.default_rng(24)
-    T, S, N, D, H, E = 4, 3, 2, 2, 3, 2
-    model = CNNModelHelper(name="batched_attention")
-    outputs = LSTMWithAttention(
-        model,
-        "decoder_inputs",
-        "seq_lengths",
-        "h0",
-        "c0",
-        "ctx0",
-        encoder_output_dim=E,
-        encoder_outputs="encoder_outputs",
-        decoder_input_dim=D,
-        decoder_state_dim=H,
-        scope="att",
-        attention_type=attention_type,
-    )
-    given = {outputs[0]: "g_h", outputs[4]: "g_ctx"}
-    for name in given.values():
-        model.net.AddExternalInput(name)
-    model.AddGradientOperators(given)
-    feeds = init_random(model, rng)
-    feeds.update(
-        decoder_inputs=rng.uniform(-1, 1, (T, N, D)),
-        encoder_outputs=rng.uniform(-1, 1, (S, N, E)),
-        h0=rng.uniform(-1, 1, (1, N, H)),
-        c0=rng.uniform(-1, 1, (1, N, H)),
-        ctx0=rng.uniform(-1, 1, (1, N, E)),
-        seq_lengths=np.array([4, 2], np.int32),
-        g_h=rng.normal(size=(T, N, H)),
-        g_ctx=rng.normal(size=(T, N, E)),
-    )
+    model, feeds = attention_model("batched_attention", attention_type, rng, T=4, S=3)
     compare(model, float64(feeds), 0.0, expect_batched=False)
 
 

@@ -243,11 +243,10 @@ def test_milstm_runs_ops_without_compiled_form_inside_the_plan():
     assert all(op.executor.builds == 1 for op in ops)
 
 
-@pytest.mark.parametrize("attention_type", [AttentionType.Regular, AttentionType.Recurrent])
-def test_attention_decoder(attention_type):
-    rng = np.random.default_rng(7)
-    T, S, N, D, H, E = 3, 4, 2, 2, 3, 2
-    model = CNNModelHelper(name="executor_attention")
+def attention_model(name, attention_type, rng, T=3, S=4, N=2, D=2, H=3, E=2):
+    """recurrent.LSTMWithAttention with its gradient for given ``g_h`` and
+    ``g_ctx``, and random feeds (float32; ``seq_lengths`` [T, T - 1])."""
+    model = CNNModelHelper(name=name)
     outputs = LSTMWithAttention(
         model,
         "decoder_inputs",
@@ -263,8 +262,8 @@ def test_attention_decoder(attention_type):
         attention_type=attention_type,
     )
     given = {outputs[0]: "g_h", outputs[4]: "g_ctx"}
-    for name in given.values():
-        model.net.AddExternalInput(name)
+    for blob in given.values():
+        model.net.AddExternalInput(blob)
     model.AddGradientOperators(given)
     feeds = init_random(model, rng)
     feeds.update(
@@ -273,11 +272,17 @@ def test_attention_decoder(attention_type):
         h0=rng.uniform(-1, 1, (1, N, H)).astype(np.float32),
         c0=rng.uniform(-1, 1, (1, N, H)).astype(np.float32),
         ctx0=rng.uniform(-1, 1, (1, N, E)).astype(np.float32),
-        seq_lengths=np.array([3, 2], np.int32),
+        seq_lengths=np.array([T, T - 1], np.int32),
         g_h=rng.normal(size=(T, N, H)).astype(np.float32),
         g_ctx=rng.normal(size=(T, N, E)).astype(np.float32),
     )
-    assert_executor_exact(model, feeds)
+    return model, feeds
+
+
+@pytest.mark.parametrize("attention_type", [AttentionType.Regular, AttentionType.Recurrent])
+def test_attention_decoder(attention_type):
+    rng = np.random.default_rng(7)
+    assert_executor_exact(*attention_model("executor_attention", attention_type, rng))
 
 
 def test_errors_name_the_timestep_and_op_like_the_plain_loop():
