@@ -563,7 +563,7 @@ def test_later_runs_set_link_views_and_timesteps_only_where_needed(path, kind):
     for op in ops:
         plan = op.executor.plans[path]
         if kind == "milstm":
-            assert plan.steady == list(range(len(plan)))
+            assert list(plan.steady) == list(range(len(plan)))
             continue
         skipped = set(range(len(plan))) - set(plan.steady)
         assert skipped and all(executor._targets(plan.calls[i]) for i in skipped)

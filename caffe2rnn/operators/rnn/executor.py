@@ -131,7 +131,7 @@ def _steady(plan):
     workspaces cycled over) is set by its last setter, so the loop leaves
     what the op-by-op loop leaves.
     """
-    everything = list(range(len(plan.calls))), list(plan.calls)
+    everything = array.array("l", range(len(plan.calls))), list(plan.calls)
     if plan.fallbacks:
         return everything
     targets = [_targets(call) for call in plan.calls]
@@ -150,7 +150,7 @@ def _steady(plan):
         for low, high in filter(None, map(schedule.byte_range, eff[0])):
             if any(low <= m < high for m in memory):
                 return everything
-    indices, calls = [], []
+    indices, calls = array.array("l"), []  # compact: a plan has T x ops of them
     for i, (call, t) in enumerate(zip(plan.calls, targets)):
         if t is None:
             indices.append(i)
