@@ -111,6 +111,9 @@ class AccumulateAndSwap:
             ws.create_blob(p.grad).resize(value.shape, value.dtype)
             ws.create_blob(p.cell_gradient).resize(value.shape, value.dtype).fill(0)
 
+    def after_backward(self, ws, seq_len):
+        """Nothing: the swap is the accumulate op's own last step."""
+
 
 class CopyInitialStateGradient:
     """Until d25223b79 (2017-03): the initial-state gradient is a *copy* of the

@@ -67,14 +67,21 @@ class _LoopCopy:
     """A parameter copied into another layout (``value``), and the loop
     (generation) it was copied in: Wᵀ contiguous, or b repeated over rows."""
 
-    __slots__ = ("source", "shape", "value", "fill", "what", "generation", "__weakref__")
+    __slots__ = ("source", "shape", "value", "fill", "generation", "__weakref__")
 
-    def __init__(self, key, array, shape, value, fill, what):
+    def __init__(self, key, array, shape, value, fill):
         # Held weakly (the cache must not keep the parameter alive), and
         # forgotten when it is freed (its id may then be reused).
         self.source = weakref.ref(array, functools.partial(_forget, key))
-        self.shape, self.value, self.fill, self.what = shape, value, fill, what
+        self.shape, self.value, self.fill = shape, value, fill
         self.generation = None
+
+    @property
+    def what(self):
+        """The copy in words (``Plan.describe()`` shows the prologue with it)."""
+        if self.fill is _copy_transposed:
+            return "copy W %s into its cached W^T" % (self.shape,)
+        return "copy b %s into %d rows" % (self.shape, self.value.shape[0])
 
     def refresh(self):
         """Copy the parameter (the RNN executor calls this once per loop)."""
@@ -82,10 +89,9 @@ class _LoopCopy:
         self.generation = _state["generation"]
 
 
-def _loop_copy(key, array, shape, make, fill, what):
-    entry = _copies.get(key)
-    if entry is None or entry.source() is not array or entry.shape != shape:
-        entry = _copies[key] = _LoopCopy(key, array, shape, make(), fill, what)
+def _fresh(entry):
+    # FC.run calls transposed() at every step of the op-by-op loop: a hit
+    # is a dict lookup and two comparisons.
     if entry.generation != _state["generation"]:
         entry.refresh()
     return entry
@@ -98,28 +104,24 @@ def _copy_transposed(out, w2):
 def transposed(w, w2):
     """The contiguous Wᵀ of W (``w2`` its 2-D view), fresh for this loop
     (``.value``)."""
-    return _loop_copy(
-        ("W^T", id(w)),
-        w,
-        w2.shape,
-        lambda: np.empty(w2.shape[::-1], w2.dtype),
-        _copy_transposed,
-        "copy W %s into its cached W^T" % (w2.shape,),
-    )
+    key = ("W^T", id(w))
+    entry = _copies.get(key)
+    if entry is None or entry.source() is not w or entry.shape != w2.shape:
+        value = np.empty(w2.shape[::-1], w2.dtype)
+        entry = _copies[key] = _LoopCopy(key, w, w2.shape, value, _copy_transposed)
+    return _fresh(entry)
 
 
 def tiled(b, rows):
     """b repeated over ``rows`` rows, fresh for this loop (``.value``): adding
     it is a same-shape add, about twice as fast as NumPy's broadcast at a
     step net's size (8 × 256: 0.8 against 1.9 µs), and the same sums."""
-    return _loop_copy(
-        ("rows", id(b), rows),
-        b,
-        b.shape,
-        lambda: np.empty((rows,) + b.shape, b.dtype),
-        np.copyto,
-        "copy b %s into %d rows" % (b.shape, rows),
-    )
+    key = ("rows", id(b), rows)
+    entry = _copies.get(key)
+    if entry is None or entry.source() is not b or entry.shape != b.shape:
+        value = np.empty((rows,) + b.shape, b.dtype)
+        entry = _copies[key] = _LoopCopy(key, b, b.shape, value, np.copyto)
+    return _fresh(entry)
 
 
 def layout(m, k, n):

@@ -69,18 +69,25 @@ def tensors():
     return out
 
 
+def create_model_net(model, feeds, on, threads=0):
+    """A fresh workspace with ``model``'s parameters initialised, ``feeds``
+    fed and its net created with ``enable_rnn_executor=on``; the net's name."""
+    workspace.ResetWorkspace()
+    workspace.RunNetOnce(model.param_init_net)
+    for name, value in feeds.items():
+        workspace.FeedBlob(name, value)
+    net = with_executor(model.net.Proto(), on, threads)
+    workspace.CreateNet(net)
+    return net
+
+
 def run_model(model, feeds, on, path, refeed=None, runs=3, threads=0):
     """Run ``model`` (param init, then its net ``runs`` times) in a fresh
     workspace; ``refeed`` is fed before the last run. Returns the tensors after
     each run and the recurrent ops."""
-    workspace.ResetWorkspace()
     results = []
     with kernels.use(path):
-        workspace.RunNetOnce(model.param_init_net)
-        for name, value in feeds.items():
-            workspace.FeedBlob(name, value)
-        net = with_executor(model.net.Proto(), on, threads)
-        workspace.CreateNet(net)
+        net = create_model_net(model, feeds, on, threads)
         for i in range(runs):
             if refeed and i == runs - 1:
                 for name, value in refeed.items():
@@ -292,12 +299,7 @@ def test_errors_name_the_timestep_and_op_like_the_plain_loop():
     feeds = lstm_feeds(model, rng, 3, 2, 3, 2)
     messages = []
     for on in (False, True):
-        workspace.ResetWorkspace()
-        workspace.RunNetOnce(model.param_init_net)
-        for name, value in feeds.items():
-            workspace.FeedBlob(name, value)
-        net = with_executor(model.net.Proto(), on)
-        workspace.CreateNet(net)
+        net = create_model_net(model, feeds, on)
         workspace.RunNet(net.name)
         workspace.FeedBlob("seq_lengths", np.array([3, 3], np.int64))
         with pytest.raises(Exception) as info:
@@ -314,12 +316,7 @@ def test_fallback_writing_new_arrays_turns_the_executor_off_for_that_op():
     feeds = lstm_feeds(model, rng, 3, 2, 3, 2)
     results = {}
     for on in (False, True):
-        workspace.ResetWorkspace()
-        workspace.RunNetOnce(model.param_init_net)
-        for name, value in feeds.items():
-            workspace.FeedBlob(name, value)
-        net = with_executor(model.net.Proto(), on)
-        workspace.CreateNet(net)
+        net = create_model_net(model, feeds, on)
         (op,) = recurrent_ops(net.name)
         if on:
             # Make the step net's FC of every step a fallback that allocates
@@ -381,12 +378,7 @@ def test_every_fc_layout_inside_the_loop(monkeypatch, layout):
     feeds = lstm_feeds(model, rng, 4, 3, 3, 5, lengths=[4, 1, 3])
     results = {}
     for on in (False, True):
-        workspace.ResetWorkspace()
-        workspace.RunNetOnce(model.param_init_net)
-        for name, value in feeds.items():
-            workspace.FeedBlob(name, value)
-        net = with_executor(model.net.Proto(), on)
-        workspace.CreateNet(net)
+        net = create_model_net(model, feeds, on)
         runs = []
         for _ in range(3):
             workspace.RunNet(net.name)

@@ -203,8 +203,7 @@ class RecurrentNetworkGradientOp(Operator):
             else:
                 for t in range(seq_len - 1, -1, -1):
                     run_step(scratch.step(t), self.step_net, t, self.era)
-        if isinstance(self.param_gradients, BatchedOverTime):
-            self.param_gradients.after_backward(self.ws, seq_len)
+        self.param_gradients.after_backward(self.ws, seq_len)
 
         for i, (rg, state_id) in enumerate(zip(self.recurrent_gradients, self.initial_state_ids)):
             self.initial_state_gradient.write(

@@ -12,7 +12,8 @@ sum of the per-step gradients the backward cell computes. Since ``0c2c95309``
 3. ``Sum([<param>_grad, <name>_tmpstep]) -> <param>_grad`` is appended.
 
 Earlier eras accumulated into a private ``_acc`` blob and swapped it in at the
-end; that is another policy with the same two hooks.
+end; that is another policy with the same hooks (``param``, ``prepare``,
+``before_backward``, ``after_backward``).
 
 :class:`BatchedOverTime` is a caffe2rnn option, not Caffe2's step-net
 semantics (op argument ``caffe2rnn_batch_param_gradients=1``, set with
@@ -65,6 +66,9 @@ class TmpstepSum:
                 raise DTypeError("parameter '%s' is not a tensor" % p.param)
             ws.blob(p.grad).resize(value.shape, value.dtype).fill(0)
 
+    def after_backward(self, ws, seq_len):
+        """Nothing: the step nets' Sums did the accumulation."""
+
 
 @dataclass(frozen=True)
 class BatchedFC:
@@ -104,25 +108,20 @@ class BatchedOverTime(TmpstepSum):
 
     def prepare(self, step_net, params, device_option):
         by_cell_gradient = {p.cell_gradient: p for p in params}
-        batched_params = set()
-        kept_ops = []
+        batched_params, dropped = set(), []
         for j, op in enumerate(step_net.op):
             entry = self._batchable(step_net, j, op, by_cell_gradient)
             if entry is None:
-                kept_ops.append(op)
                 continue
             self.batched.append(entry)
             batched_params.update((entry.weight.grad, entry.bias.grad))
-            if len(op.output) == 3:
+            if len(op.output) == 3:  # keep its dX
                 op.type = "rnn_internal_fc_input_gradient"
                 del op.output[:2]
-                kept_ops.append(op)
-        if self.batched:
-            ops = [type(op)() for op in kept_ops]
-            for new, op in zip(ops, kept_ops):
-                new.CopyFrom(op)
-            del step_net.op[:]
-            step_net.op.extend(ops)
+            else:
+                dropped.append(j)
+        for j in reversed(dropped):
+            del step_net.op[j]
         summed = [p for p in params if p.grad not in batched_params]
         super().prepare(step_net, summed, device_option)
 
