@@ -6,8 +6,8 @@ The diagrams of :mod:`caffe2rnn.viz` show *structure*; these show *values*:
   :data:`caffe2rnn.history.bugs.BUGS`, the error of the buggy and of the fixed
   version's gradient against the NumPy reference, per timestep (and per run:
   B4 and B5 only show on the second run). Errors are max-abs per timestep,
-  drawn on a log axis with exact zeros at the floor (and an infinite error,
-  garbage memory overflowing, at a marked ceiling), so "right for the last
+  drawn on a log axis with exact zeros at the floor (and an error above
+  1e30, garbage memory, at a marked ceiling), so "right for the last
   step only" (B3) or "all zero" (B7) is visible at a glance;
 * :func:`plot_attention` — attention weights, a decoder step per row and an
   encoder position per column (each row sums to 1);
@@ -26,9 +26,9 @@ from ..errors import DrawingError
 
 #: Where an error of exactly 0 is drawn on the log axis.
 ZERO_FLOOR = 1e-17
-#: Where an infinite error is drawn: a buggy version that reads memory
-#: nobody wrote (B4) may find values that overflow, and a log axis cannot
-#: reach infinity (matplotlib fails on it).
+#: Errors above this are drawn on it: a buggy version that reads memory
+#: nobody wrote (B4) may find anything there, up to 1e308 or infinity, and a
+#: log axis reaching that far fails in matplotlib (its ticks overflow).
 INF_CEILING = 1e30
 COLOURS = {"buggy": "#C5221F", "fixed": "#188038", "reference": "#1A73E8"}
 
@@ -101,8 +101,9 @@ def plot_bug(bug_id, result=None, ax=None):
             for run, values in enumerate(entry[side]):
                 t = np.arange(len(values))
                 shown = np.where(values == 0, ZERO_FLOOR, values)
-                infinite |= bool(np.isinf(values).any())
-                shown = np.where(np.isinf(values), INF_CEILING, shown)
+                beyond = values > INF_CEILING  # inf included, NaN (no gradient) not
+                infinite |= bool(beyond.any())
+                shown = np.where(beyond, INF_CEILING, shown)
                 ax.plot(
                     t,
                     shown,
@@ -118,7 +119,7 @@ def plot_bug(bug_id, result=None, ax=None):
     ax.axhline(ZERO_FLOOR, color="#9AA0A6", linewidth=0.8, linestyle="--")
     if infinite:
         ax.axhline(INF_CEILING, color="#9AA0A6", linewidth=0.8, linestyle="--")
-        ax.annotate("∞ (overflow)", (0, INF_CEILING), fontsize=7, va="bottom", color="#5F6368")
+        ax.annotate("≥ 1e30 (garbage)", (0, INF_CEILING), fontsize=7, va="bottom", color="#5F6368")
     ax.set_xlabel("timestep t (a parameter's gradient: one point)")
     ax.set_ylabel("max |gradient − reference|")
     ax.set_title(
