@@ -237,10 +237,29 @@ cdef cnp.ndarray _c_prev(object c_prev, str k):
     return c
 
 
-def lstm_unit_forward(object h_prev, object c_prev, object gates, object seq_lengths,
-                      object t, object forget_bias, object drop_states, object h_out,
-                      object c_out):
-    """One LSTM step into ``h_out``, ``c_out`` (see the Python twin)."""
+# The checks of each kernel fill a struct of pointers and sizes; the run
+# takes only the struct. The kernel functions check and run on every call; a
+# *bound* kernel (the RNN executor's plan: the same arrays at every run)
+# checks once, when it is made, and then only that its outputs are still
+# writeable -- the one property of a held array that can change.
+cdef struct Step:
+    void* hp  # h_prev (forward), may be NULL
+    void* cp
+    void* x  # the gates
+    const int* seq
+    void* c  # c_out (forward) / c (backward)
+    void* h  # h_out (forward) / dh (backward)
+    void* dc
+    void* dhp  # may be NULL
+    void* dcp
+    void* dx
+    index_t n, d, t
+    double fb
+    bint has_fb, drop, is_float
+
+
+cdef int _check_forward(tuple a, Step* s) except -1:
+    h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states, h_out, c_out = a
     cdef str k = "lstm_unit_forward"
     # the twin's checks, in its order (kernels/lstm_unit.py, _check_forward)
     cdef cnp.ndarray cp = _c_prev(c_prev, k)
@@ -256,9 +275,9 @@ def lstm_unit_forward(object h_prev, object c_prev, object gates, object seq_len
         same_dtype(k, "c_prev", cp, "h_prev", hp)
     same_dtype(k, "c_prev", cp, "h_out", h)
     same_dtype(k, "c_prev", cp, "c_out", c)
-    cdef index_t ti = index_arg(t, k, "t")
-    cdef double fb = real_arg(forget_bias, k, "forget_bias")
-    cdef bint drop = drop_states
+    s.t = index_arg(t, k, "t")
+    s.fb = real_arg(forget_bias, k, "forget_bias")
+    s.drop = drop_states
     cdef index_t n = cnp.PyArray_DIMS(cp)[0], d = cnp.PyArray_DIMS(cp)[1]
     same_size(k, "gates", x, 4 * n * d)
     same_size(k, "seq_lengths", seq, n)
@@ -272,31 +291,34 @@ def lstm_unit_forward(object h_prev, object c_prev, object gates, object seq_len
         refuse("no_overlap", (k, [("h_out", h), ("c_out", c)],
                               [("h_prev", hp), ("c_prev", cp), ("gates", x),
                                ("seq_lengths", seq)]))
-    cdef void* hpp = NULL if hp is None else cnp.PyArray_DATA(hp)
-    cdef const int* sq = <const int*>cnp.PyArray_DATA(seq)
-    cdef bint has_fb = fb != 0
-    cdef void* z
-    if cnp.PyArray_TYPE(cp) == cnp.NPY_FLOAT32:
-        z = _scratch(5 * n * d, sizeof(float))
-        with nogil:
-            _forward(<float*>hpp, <float*>cnp.PyArray_DATA(cp), <float*>cnp.PyArray_DATA(x),
-                     sq, n, d, ti, <float>fb, has_fb, drop, <float*>cnp.PyArray_DATA(h),
-                     <float*>cnp.PyArray_DATA(c), <float*>z, <float*>z + 4 * n * d)
-    else:
-        z = _scratch(5 * n * d, sizeof(double))
-        with nogil:
-            _forward(<double*>hpp, <double*>cnp.PyArray_DATA(cp),
-                     <double*>cnp.PyArray_DATA(x), sq, n, d, ti, fb, has_fb, drop,
-                     <double*>cnp.PyArray_DATA(h), <double*>cnp.PyArray_DATA(c),
-                     <double*>z, <double*>z + 4 * n * d)
+    s.hp = NULL if hp is None else cnp.PyArray_DATA(hp)
+    s.cp, s.x, s.h, s.c = (cnp.PyArray_DATA(cp), cnp.PyArray_DATA(x),
+                           cnp.PyArray_DATA(h), cnp.PyArray_DATA(c))
+    s.seq = <const int*>cnp.PyArray_DATA(seq)
+    s.n, s.d, s.has_fb = n, d, s.fb != 0
+    s.is_float = cnp.PyArray_TYPE(cp) == cnp.NPY_FLOAT32
+    return 0
+
+
+cdef int _run_forward(Step* s) except -1:
+    cdef index_t nd = s.n * s.d
+    cdef void* z = _scratch(5 * nd, sizeof(float) if s.is_float else sizeof(double))
+    with nogil:
+        if s.is_float:
+            _forward(<float*>s.hp, <float*>s.cp, <float*>s.x, s.seq, s.n, s.d, s.t,
+                     <float>s.fb, s.has_fb, s.drop, <float*>s.h, <float*>s.c,
+                     <float*>z, <float*>z + 4 * nd)
+        else:
+            _forward(<double*>s.hp, <double*>s.cp, <double*>s.x, s.seq, s.n, s.d, s.t,
+                     s.fb, s.has_fb, s.drop, <double*>s.h, <double*>s.c,
+                     <double*>z, <double*>z + 4 * nd)
     PyMem_RawFree(z)
+    return 0
 
 
-def lstm_unit_backward(object c_prev, object gates, object seq_lengths, object t,
-                       object c, object dh, object dc, object forget_bias,
-                       object drop_states, object dh_prev_out, object dc_prev_out,
-                       object dgates_out):
-    """Gradients of one LSTM step (see the Python twin)."""
+cdef int _check_backward(tuple a, Step* s) except -1:
+    (c_prev, gates, seq_lengths, t, c, dh, dc, forget_bias, drop_states, dh_prev_out,
+     dc_prev_out, dgates_out) = a
     cdef str k = "lstm_unit_backward"
     # the twin's checks, in its order (kernels/lstm_unit.py, _check_backward)
     cdef cnp.ndarray cp = _c_prev(c_prev, k)
@@ -318,9 +340,9 @@ def lstm_unit_backward(object c_prev, object gates, object seq_lengths, object t
         same_dtype(k, "c_prev", cp, "dh_prev_out", ghp)
     same_dtype(k, "c_prev", cp, "dc_prev_out", gcp)
     same_dtype(k, "c_prev", cp, "dgates_out", gx)
-    cdef index_t ti = index_arg(t, k, "t")
-    cdef double fb = real_arg(forget_bias, k, "forget_bias")
-    cdef bint drop = drop_states
+    s.t = index_arg(t, k, "t")
+    s.fb = real_arg(forget_bias, k, "forget_bias")
+    s.drop = drop_states
     cdef index_t n = cnp.PyArray_DIMS(cp)[0], d = cnp.PyArray_DIMS(cp)[1]
     same_size(k, "gates", x, 4 * n * d)
     same_size(k, "seq_lengths", seq, n)
@@ -335,26 +357,93 @@ def lstm_unit_backward(object c_prev, object gates, object seq_lengths, object t
     cdef list others = [("c_prev", cp), ("gates", x), ("seq_lengths", seq), ("c", cc),
                         ("dh", gh), ("dc", gc)]
     no_overlap(k, written, others)
-    cdef void* dhp = NULL if ghp is None else cnp.PyArray_DATA(ghp)
-    cdef const int* sq = <const int*>cnp.PyArray_DATA(seq)
-    cdef bint has_fb = fb != 0
-    cdef void* z
-    if cnp.PyArray_TYPE(cp) == cnp.NPY_FLOAT32:
-        z = _scratch(6 * n * d, sizeof(float))
-        with nogil:
-            _backward(<float*>cnp.PyArray_DATA(cp), <float*>cnp.PyArray_DATA(x), sq,
-                      <float*>cnp.PyArray_DATA(cc), <float*>cnp.PyArray_DATA(gh),
-                      <float*>cnp.PyArray_DATA(gc), n, d, ti, <float>fb, has_fb, drop,
-                      <float*>dhp, <float*>cnp.PyArray_DATA(gcp),
-                      <float*>cnp.PyArray_DATA(gx), <float*>z, <float*>z + 4 * n * d,
-                      <float*>z + 5 * n * d)
-    else:
-        z = _scratch(6 * n * d, sizeof(double))
-        with nogil:
-            _backward(<double*>cnp.PyArray_DATA(cp), <double*>cnp.PyArray_DATA(x), sq,
-                      <double*>cnp.PyArray_DATA(cc), <double*>cnp.PyArray_DATA(gh),
-                      <double*>cnp.PyArray_DATA(gc), n, d, ti, fb, has_fb, drop,
-                      <double*>dhp, <double*>cnp.PyArray_DATA(gcp),
-                      <double*>cnp.PyArray_DATA(gx), <double*>z, <double*>z + 4 * n * d,
-                      <double*>z + 5 * n * d)
+    s.cp, s.x, s.c = cnp.PyArray_DATA(cp), cnp.PyArray_DATA(x), cnp.PyArray_DATA(cc)
+    s.h, s.dc = cnp.PyArray_DATA(gh), cnp.PyArray_DATA(gc)
+    s.dhp = NULL if ghp is None else cnp.PyArray_DATA(ghp)
+    s.dcp, s.dx = cnp.PyArray_DATA(gcp), cnp.PyArray_DATA(gx)
+    s.seq = <const int*>cnp.PyArray_DATA(seq)
+    s.n, s.d, s.has_fb = n, d, s.fb != 0
+    s.is_float = cnp.PyArray_TYPE(cp) == cnp.NPY_FLOAT32
+    return 0
+
+
+cdef int _run_backward(Step* s) except -1:
+    cdef index_t nd = s.n * s.d
+    cdef void* z = _scratch(6 * nd, sizeof(float) if s.is_float else sizeof(double))
+    with nogil:
+        if s.is_float:
+            _backward(<float*>s.cp, <float*>s.x, s.seq, <float*>s.c, <float*>s.h,
+                      <float*>s.dc, s.n, s.d, s.t, <float>s.fb, s.has_fb, s.drop,
+                      <float*>s.dhp, <float*>s.dcp, <float*>s.dx, <float*>z,
+                      <float*>z + 4 * nd, <float*>z + 5 * nd)
+        else:
+            _backward(<double*>s.cp, <double*>s.x, s.seq, <double*>s.c, <double*>s.h,
+                      <double*>s.dc, s.n, s.d, s.t, s.fb, s.has_fb, s.drop,
+                      <double*>s.dhp, <double*>s.dcp, <double*>s.dx, <double*>z,
+                      <double*>z + 4 * nd, <double*>z + 5 * nd)
     PyMem_RawFree(z)
+    return 0
+
+
+def lstm_unit_forward(object h_prev, object c_prev, object gates, object seq_lengths,
+                      object t, object forget_bias, object drop_states, object h_out,
+                      object c_out):
+    """One LSTM step into ``h_out``, ``c_out`` (see the Python twin)."""
+    cdef Step s
+    _check_forward((h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states,
+                    h_out, c_out), &s)
+    _run_forward(&s)
+
+
+def lstm_unit_backward(object c_prev, object gates, object seq_lengths, object t,
+                       object c, object dh, object dc, object forget_bias,
+                       object drop_states, object dh_prev_out, object dc_prev_out,
+                       object dgates_out):
+    """Gradients of one LSTM step (see the Python twin)."""
+    cdef Step s
+    _check_backward((c_prev, gates, seq_lengths, t, c, dh, dc, forget_bias, drop_states,
+                     dh_prev_out, dc_prev_out, dgates_out), &s)
+    _run_backward(&s)
+
+
+cdef class BoundLSTMUnit:
+    """``func(*args)`` with ``func`` lstm_unit_forward or lstm_unit_backward,
+    its arguments checked when it was made. Looks like the partial it stands
+    for (``func``, ``args``, ``keywords``) to the RNN executor."""
+
+    cdef Step s
+    cdef bint backward
+    cdef tuple written  # the output arrays
+    cdef readonly object func
+    cdef readonly tuple args
+
+    @property
+    def keywords(self):
+        return {}
+
+    def __call__(self):
+        cdef cnp.ndarray a
+        for a in self.written:
+            if not cnp.PyArray_ISWRITEABLE(a):  # made read-only since: the full checks say so
+                self.func(*self.args)
+        if self.backward:
+            _run_backward(&self.s)
+        else:
+            _run_forward(&self.s)
+
+
+def bound_lstm_unit_forward(*args):
+    """lstm_unit_forward's arguments checked now; the call runs only the kernel."""
+    cdef BoundLSTMUnit b = BoundLSTMUnit.__new__(BoundLSTMUnit)
+    _check_forward(args, &b.s)
+    b.backward, b.func, b.args, b.written = False, lstm_unit_forward, args, args[7:]
+    return b
+
+
+def bound_lstm_unit_backward(*args):
+    """lstm_unit_backward's arguments checked now; the call runs only the kernel."""
+    cdef BoundLSTMUnit b = BoundLSTMUnit.__new__(BoundLSTMUnit)
+    _check_backward(args, &b.s)
+    b.backward, b.func, b.args = True, lstm_unit_backward, args
+    b.written = tuple(a for a in args[9:] if a is not None)
+    return b

@@ -70,6 +70,7 @@ KERNELS = {
     "first_stale_guard": "rnn_executor",
     "assign_values": "rnn_executor",
     "run_lane": "rnn_executor",
+    "compile_calls": "rnn_executor",
 }
 PATHS = ("python", "cython")
 

@@ -1,4 +1,4 @@
-"""The RNN executor's two loops: run a plan of bound calls, check its guards.
+"""The RNN executor's loops: run a plan of bound calls, check its guards.
 
 A *plan* (:mod:`caffe2rnn.operators.rnn.executor`) is the whole time loop of
 a recurrent op written out as a flat list of zero-argument calls, each an
@@ -6,6 +6,12 @@ operator's kernel already bound to the arrays of one timestep. Running it is
 this loop; the compiled twin (``_ext/rnn_executor.pyx``) is the same loop
 without the interpreter's per-iteration cost. Neither computes anything
 itself, so the two give the same numbers by construction.
+
+:func:`compile_calls` is where the two differ in what they run, not in what
+it computes: the compiled one replaces ``partial(np.add, a, b, out)`` and
+``partial(np.matmul, a, b, out)`` by a call of the ufunc's own inner loop on
+the same pointers (no NumPy dispatch), and a compiled kernel's partial by
+the kernel with its checks done once. Here the partials stay as they are.
 """
 
 
@@ -19,6 +25,13 @@ def run_plan(calls, start, failed):
     except BaseException:
         failed.append(i)
         raise
+
+
+def compile_calls(calls):
+    """The calls a plan runs, as this path runs them: the partials themselves
+    (the compiled twin runs the same NumPy loops and kernels without their
+    per-call dispatch and checks)."""
+    return list(calls)
 
 
 def first_stale_guard(blobs, arrays):

@@ -123,7 +123,7 @@ class FC(FullyConnectedBase):
     Inputs X, W (N × K), b (N,). The shapes are validated when they change,
     not on every run, and the 2-D views of X, W and Y are kept while the
     blobs hold the same arrays: in a step net W and Y usually do (Y being
-    rewritten in place), so a run is one ``np.dot`` and one bias add.
+    rewritten in place), so a run is one ``np.matmul`` and one bias add.
     """
 
     def setup(self):
@@ -150,18 +150,19 @@ class FC(FullyConnectedBase):
             y = self.outputs[0].resize(self._y_shape, x.dtype)
             self._y, self._y2 = y, y.reshape(self._y2_shape)
         y2 = self._y2
-        # np.dot is matmul for 2-D operands, with less dispatch overhead.
+        # np.matmul (not np.dot, a little cheaper to call): the RNN executor
+        # runs its inner loop directly, which must be the very code run() runs.
         in_loop = fc_layout.in_step_loop()
         layout = self._layouts.get(in_loop) or self._layout(in_loop)
         if layout == "(w.xT)T":
             y2t = np.empty(self._y2_shape[::-1], x.dtype)
-            np.dot(self._w2, self._x2.T, out=y2t)
+            np.matmul(self._w2, self._x2.T, out=y2t)
             np.add(y2t.T, b, out=y2)
         elif layout == "x.WT":
-            np.dot(self._x2, fc_layout.transposed(w, self._w2).value, out=y2)
+            np.matmul(self._x2, fc_layout.transposed(w, self._w2).value, out=y2)
             np.add(y2, b, out=y2)
         else:
-            np.dot(self._x2, self._w2.T, out=y2)
+            np.matmul(self._x2, self._w2.T, out=y2)
             np.add(y2, b, out=y2)
 
     def _layout(self, in_loop):
@@ -184,7 +185,7 @@ class FC(FullyConnectedBase):
         if layout == "(w.xT)T":
             y2t = _transposed_buffer(self.outputs[0].name, self._y2_shape[::-1], x.dtype)
             return [
-                functools.partial(np.dot, w2, x2.T, y2t),
+                functools.partial(np.matmul, w2, x2.T, y2t),
                 functools.partial(np.add, y2t.T, b, y2),
             ]
         if layout == "x.WT":
@@ -195,11 +196,11 @@ class FC(FullyConnectedBase):
             rows = fc_layout.tiled(b, y2.shape[0])
             self.loop_prologue = [(id(wt), wt.refresh), (id(rows), rows.refresh)]
             return [
-                functools.partial(np.dot, x2, wt.value, y2),
+                functools.partial(np.matmul, x2, wt.value, y2),
                 functools.partial(np.add, y2, rows.value, y2),
             ]
         return [
-            functools.partial(np.dot, x2, w2.T, y2),
+            functools.partial(np.matmul, x2, w2.T, y2),
             functools.partial(np.add, y2, b, y2),
         ]
 
@@ -227,8 +228,10 @@ class FC(FullyConnectedBase):
 class FCGradient(FullyConnectedBase):
     """Inputs X, W, dY → dW = dY₂ᵀ · X₂, db = Σ_rows dY₂, and (3rd output) dX = dY₂ · W₂.
 
-    The column sums of dY₂ are the product ``1ᵀ · dY₂`` (a GEMV: fewer passes
-    than a reduction along the first axis).
+    The column sums of dY₂ are the product ``1ᵀ · dY₂`` of a 1 × M row of
+    ones (a GEMV: fewer passes than a reduction along the first axis). Every
+    product is an ``np.matmul`` of matrices, the form the RNN executor runs
+    without NumPy's dispatch (:func:`caffe2rnn.kernels.rnn_executor.compile_calls`).
     """
 
     def setup(self):
@@ -246,7 +249,7 @@ class FCGradient(FullyConnectedBase):
         dtype, outputs = x.dtype, self.outputs
         x2, dy2 = x.reshape(m, k), dy.reshape(m, n)
         np.matmul(dy2.T, x2, out=outputs[0].resize(w.shape, dtype).reshape(n, k))
-        np.dot(self._ones, dy2, out=outputs[1].resize((n,), dtype))
+        np.matmul(self._ones, dy2, out=outputs[1].resize((n,), dtype).reshape(1, n))
         if len(outputs) == 3:
             np.matmul(dy2, w.reshape(n, k), out=outputs[2].resize(x.shape, dtype).reshape(m, k))
 
@@ -255,7 +258,7 @@ class FCGradient(FullyConnectedBase):
         m, k, n = self._mkn
         x, w, dy = (blob.value for blob in self.inputs)
         pairs = [(x, (m, k)), (w, (n, k)), (dy, (m, n))]
-        pairs += [(self.outputs[0].value, (n, k)), (self.outputs[1].value, (n,))]
+        pairs += [(self.outputs[0].value, (n, k)), (self.outputs[1].value, (1, n))]
         if len(self.outputs) == 3:
             pairs.append((self.outputs[2].value, (m, k)))
         views = _flat_views(*pairs)
@@ -264,14 +267,14 @@ class FCGradient(FullyConnectedBase):
         x2, w2, dy2, dw2, db = views[:5]
         calls = [
             functools.partial(np.matmul, dy2.T, x2, dw2),
-            functools.partial(np.dot, self._ones, dy2, db),
+            functools.partial(np.matmul, self._ones, dy2, db),
         ]
         if len(self.outputs) == 3:
             calls.append(functools.partial(np.matmul, dy2, w2, views[5]))
         return calls
 
     def plan(self, key):
-        """Validate the inputs; remember (M, K, N) and the ones vector."""
+        """Validate the inputs; remember (M, K, N) and the row of ones."""
         x = self.float_input(0)
         w = self.input(1)
         dy = self.input(2)
@@ -283,7 +286,7 @@ class FCGradient(FullyConnectedBase):
                 "input 2 ('%s') has type %s; expected %s like input 0"
                 % (self.input_name(2), dy.dtype, x.dtype)
             )
-        self._mkn, self._ones = (m, k, n), np.ones(m, x.dtype)
+        self._mkn, self._ones = (m, k, n), np.ones((1, m), x.dtype)
         self._checked = key
 
 

@@ -562,3 +562,56 @@ def test_later_runs_set_link_views_and_timesteps_only_where_needed(path, kind):
         assert "(first run only" in plan.describe()
         if kind == "lstm" and op.op_type == "RecurrentNetwork":
             assert not any(executor._targets(call) for call in plan.steady_calls)
+
+
+@pytest.mark.skipif("cython" not in PATHS, reason="the compiled kernels are not built")
+@pytest.mark.parametrize("layout", ["x.wT", "(w.xT)T", "x.WT"])
+def test_the_compiled_path_runs_every_numpy_call_of_an_lstm_through_its_loop(monkeypatch, layout):
+    """On the compiled path a plan's NumPy calls become LoopCalls and the LSTM
+    kernels are bound once (compile_calls); for an LSTM every call of both
+    plans is one of them (or a link assignment, the timestep, the accumulate
+    kernel), in
+    every FC layout, and the numbers stay the loop's
+    (test_every_fc_layout_inside_the_loop compares them)."""
+    from caffe2rnn._ext.lstm_unit import BoundLSTMUnit
+    from caffe2rnn._ext.rnn_executor import LoopCall
+
+    monkeypatch.setattr(fc_layout, "layout", lambda m, k, n: layout)
+    rng = np.random.default_rng(15)
+    model, _ = lstm_model(5, 3, 4, 6)
+    _, ops = run_model(model, lstm_feeds(model, rng, 5, 3, 4, 6), True, "cython")
+    for op in ops:
+        plan = op.executor.plans["cython"]
+        kinds = {type(call).__name__ for call in plan.steady_calls}
+        assert {LoopCall.__name__, BoundLSTMUnit.__name__} <= kinds
+        left = [c for c in plan.steady_calls if type(c) not in (LoopCall, BoundLSTMUnit)]
+        allowed = ("accumulate_input_gradient", "assign_values", "__setitem__")
+        assert all(c.func.__name__ in allowed for c in left), [c.func for c in left]
+        assert "matmul(" in plan.describe() and "dot(" not in plan.describe()
+    _, ops = run_model(model, lstm_feeds(model, rng, 5, 3, 4, 6), True, "python")
+    for op in ops:
+        assert not any(
+            type(c) in (LoopCall, BoundLSTMUnit) for c in op.executor.plans["python"].steady_calls
+        )
+
+
+@pytest.mark.parametrize("reader", [None, 0, 3, 6])
+def test_later_runs_keep_timestep_writes_only_when_a_call_reads_a_timestep(reader):
+    """_steady drops the timestep writes the build left in place, unless a
+    bound call reads the memory of one of them (then every call stays): for
+    each array a call reads, a binary search over the sorted timestep
+    addresses (T of them) finds whether one lies inside it."""
+    import functools
+
+    timesteps = [np.zeros(1, np.int32) for _ in range(7)]
+    other = np.zeros(4, np.int32)
+    plan = executor.Plan(key=None, workspaces=[])
+    plan.calls = [functools.partial(ts.__setitem__, 0, t) for t, ts in enumerate(timesteps)]
+    read = other if reader is None else timesteps[reader]
+    plan.calls.append(functools.partial(np.add, read, read, np.zeros_like(read)))
+    plan.calls.append(functools.partial(np.add, other[1:], other[1:], np.zeros(3, np.int32)))
+    indices, calls = executor._steady(plan)
+    if reader is None:
+        assert list(indices) == [7, 8] and calls == plan.calls[7:]
+    else:
+        assert list(indices) == list(range(9)) and calls == plan.calls

@@ -41,6 +41,7 @@ that op. ``docs/concepts/rnn-executor.md`` explains it with an example.
 """
 
 import array
+import bisect
 import collections
 import concurrent.futures
 import functools
@@ -140,7 +141,9 @@ def _steady(plan):
         for x in t or ():
             last_setter[x] = i
             setters[x] += 1
-    memory = {x[1] for x in setters if x[0] == "memory"}
+    # The timesteps' addresses, sorted: whether a call reads one is a binary
+    # search per array it reads (there are T of them, and T x ops calls).
+    memory = sorted({x[1] for x in setters if x[0] == "memory"})
     for i, call in enumerate(plan.calls):
         if targets[i] is not None or not memory:
             continue
@@ -148,7 +151,8 @@ def _steady(plan):
         if eff is None:
             return everything  # a call we cannot see into might read the timestep
         for low, high in filter(None, map(schedule.byte_range, eff[0])):
-            if any(low <= m < high for m in memory):
+            first = bisect.bisect_left(memory, low)
+            if first < len(memory) and memory[first] < high:
                 return everything
     indices, calls = array.array("l"), []  # compact: a plan has T x ops of them
     for i, (call, t) in enumerate(zip(plan.calls, targets)):
@@ -296,7 +300,10 @@ class StepNetExecutor:
         for call in plan.prologue:
             call()
         if plan.steady is None:
-            plan.steady, plan.steady_calls = _steady(plan)
+            plan.steady, steady_calls = _steady(plan)
+            plan.steady_calls = kernels.current().compile_calls(steady_calls)
+            for i, call in zip(plan.steady, plan.steady_calls):
+                plan.calls[i] = call  # one object per call (a plan holds T x ops)
         if self.num_threads > 1 and not plan.fallbacks:
             if plan.schedule is None:
                 plan.schedule = schedule.build(plan.steady_calls, self.num_threads)

@@ -1,0 +1,297 @@
+"""``compile_calls``: a plan's NumPy calls run through NumPy's inner loops.
+
+The compiled path replaces ``partial(np.add | np.subtract | np.multiply |
+np.matmul, a, b, out)`` by a ``LoopCall`` (the ufunc's own loop on the same
+pointers) and a compiled LSTM kernel's partial by the kernel bound to its
+arrays; the Python twin keeps the partials. Both must compute the same bits,
+refuse the same outputs and report floating-point errors as np.errstate says,
+in NumPy's words.
+"""
+
+import functools
+import warnings
+
+import numpy as np
+import pytest
+
+from caffe2rnn import kernels
+
+PY = kernels.implementation("python")
+CY = pytest.importorskip("caffe2rnn._ext.rnn_executor") and kernels.implementation("cython")
+LoopCall = pytest.importorskip("caffe2rnn._ext.rnn_executor").LoopCall
+BoundLSTMUnit = pytest.importorskip("caffe2rnn._ext.lstm_unit").BoundLSTMUnit
+
+
+def _matrix(rng, shape, dtype, order="C"):
+    return np.asarray(rng.standard_normal(shape), dtype=dtype, order=order)
+
+
+# name -> (func, a, b, out) built from an rng and a dtype; every one compiles.
+CASES = {
+    "gemm": lambda r, d: (np.matmul, _matrix(r, (8, 64), d), _matrix(r, (64, 256), d), (8, 256)),
+    "gemm, transposed left": lambda r, d: (
+        np.matmul,
+        _matrix(r, (8, 256), d).T,
+        _matrix(r, (8, 64), d),
+        (256, 64),
+    ),
+    "gemm, transposed right": lambda r, d: (
+        np.matmul,
+        _matrix(r, (16, 32), d),
+        _matrix(r, (48, 32), d).T,
+        (16, 48),
+    ),
+    "gemv, a row of ones": lambda r, d: (
+        np.matmul,
+        np.ones((1, 8), d),
+        _matrix(r, (8, 256), d),
+        (1, 256),
+    ),
+    "matrix times a column": lambda r, d: (
+        np.matmul,
+        _matrix(r, (5, 7), d),
+        _matrix(r, (7, 1), d),
+        (5, 1),
+    ),
+    "strided rows (NumPy copies for BLAS)": lambda r, d: (
+        np.matmul,
+        _matrix(r, (12, 9), d)[::2],
+        _matrix(r, (9, 4), d),
+        (6, 4),
+    ),
+    "tiny (NumPy's own loop)": lambda r, d: (
+        np.matmul,
+        _matrix(r, (1, 1), d),
+        _matrix(r, (1, 3), d),
+        (1, 3),
+    ),
+    "add": lambda r, d: (np.add, _matrix(r, (8, 256), d), _matrix(r, (8, 256), d), (8, 256)),
+    "subtract, 3-D": lambda r, d: (
+        np.subtract,
+        _matrix(r, (1, 4, 5), d),
+        _matrix(r, (1, 4, 5), d),
+        (1, 4, 5),
+    ),
+    "multiply": lambda r, d: (np.multiply, _matrix(r, (700,), d), _matrix(r, (700,), d), (700,)),
+    "add a row to every row": lambda r, d: (
+        np.add,
+        _matrix(r, (6, 33), d),
+        _matrix(r, (33,), d),
+        (6, 33),
+    ),
+    "add to every row of a row": lambda r, d: (
+        np.add,
+        _matrix(r, (33,), d),
+        _matrix(r, (6, 33), d),
+        (6, 33),
+    ),
+    "add a (1, n) row to every row": lambda r, d: (
+        np.add,
+        _matrix(r, (6, 33), d),
+        _matrix(r, (1, 33), d),
+        (6, 33),
+    ),
+    "add a transposed matrix and a row (FC's (W.XT)T layout)": lambda r, d: (
+        np.add,
+        _matrix(r, (40, 16), d).T,
+        _matrix(r, (40,), d),
+        (16, 40),
+    ),
+    "multiply strided vectors": lambda r, d: (
+        np.multiply,
+        _matrix(r, (30,), d)[::3],
+        _matrix(r, (20,), d)[::2],
+        (10,),
+    ),
+}
+
+
+def _fresh(case, dtype, in_place=False):
+    func, a, b, shape = CASES[case](np.random.RandomState(0), dtype)
+    if in_place:
+        return func, a, b, a
+    return func, a, b, np.full(shape, np.nan, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_path_computes_numpys_bits(case, dtype):
+    func, a, b, out = _fresh(case, dtype)
+    func(a, b, out=out)
+    for path in (PY, CY):
+        f, a2, b2, out2 = _fresh(case, dtype)
+        (call,) = path.compile_calls([functools.partial(f, a2, b2, out2)])
+        assert (type(call) is LoopCall) == (path is CY)
+        call()
+        assert out2.tobytes() == out.tobytes(), (case, path.path)
+        call()  # a plan runs its calls again and again
+        assert out2.tobytes() == out.tobytes(), (case, path.path)
+
+
+@pytest.mark.parametrize("case", ["add", "subtract, 3-D", "multiply"])
+def test_an_output_that_is_an_input_is_computed_in_place(case):
+    func, a, b, out = _fresh(case, np.float64, in_place=True)
+    expected = func(a, b)
+    (call,) = CY.compile_calls([functools.partial(func, a, b, out)])
+    assert type(call) is LoopCall
+    call()
+    assert out.tobytes() == expected.tobytes()
+
+
+def test_a_loop_call_looks_like_its_partial():
+    a, b, out = np.ones((2, 3)), np.ones((3, 4)), np.empty((2, 4))
+    (call,) = CY.compile_calls([functools.partial(np.matmul, a, b, out)])
+    assert call.func is np.matmul and call.args == (a, b, out) and call.keywords == {}
+
+
+def _refused():
+    """Calls NumPy would dispatch differently (copies, casts, keywords...)."""
+    x = np.arange(12.0).reshape(3, 4)
+    return {
+        "keyword out": functools.partial(np.add, x, x, out=np.empty((3, 4))),
+        "overlapping matmul output": functools.partial(np.matmul, x[:, :3], x[:3, :3], x[:, 1:]),
+        "partly overlapping add": functools.partial(np.add, x[:, :3], x[:, :3], x[:, 1:]),
+        "an input one element ahead of the output": functools.partial(
+            np.add, x.reshape(-1)[:6], np.ones(6), x.reshape(-1)[1:7]
+        ),
+        "a strided input overlapping the output": functools.partial(
+            np.add, x.reshape(-1)[::2], np.ones(6), x.reshape(-1)[:6]
+        ),
+        "non-contiguous add output": functools.partial(np.add, x[:, :2], x[:, :2], x[:, 2:]),
+        "int32": functools.partial(
+            np.add, np.ones(3, np.int32), np.ones(3, np.int32), np.empty(3, np.int32)
+        ),
+        "mixed dtypes": functools.partial(np.add, x.astype(np.float32), x, np.empty((3, 4))),
+        "a scalar operand": functools.partial(np.add, x, 1.0, np.empty((3, 4))),
+        "0-d arrays": functools.partial(np.add, np.ones(()), np.ones(()), np.empty(())),
+        "zero-size": functools.partial(
+            np.matmul, np.ones((0, 3)), np.ones((3, 2)), np.empty((0, 2))
+        ),
+        "a column broadcast": functools.partial(np.add, x, np.ones((3, 1)), np.empty((3, 4))),
+        "byte-swapped": functools.partial(np.add, x, x.astype(">f8"), np.empty((3, 4))),
+        "another function": functools.partial(np.copyto, np.empty((3, 4)), x),
+        "not a partial": (lambda: None),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_refused()))
+def test_calls_numpy_would_dispatch_differently_stay_as_they_are(name):
+    call = _refused()[name]
+    assert CY.compile_calls([call])[0] is call
+
+
+@pytest.mark.parametrize("case", ["gemm", "add", "add a row to every row"])
+def test_a_read_only_output_is_refused_like_numpy(case):
+    raised = []
+    for path in (PY, CY):
+        func, a, b, out = _fresh(case, np.float32)
+        (call,) = path.compile_calls([functools.partial(func, a, b, out)])
+        out.flags.writeable = False
+        with pytest.raises(ValueError) as info:
+            call()
+        raised.append(str(info.value))
+        assert np.isnan(out).all()  # nothing written
+    assert raised[0] == raised[1] == "output array is read-only"
+
+
+def _fp_trouble():
+    """A call per floating-point error (and two at once), float32."""
+    big = np.full((2, 3), 3e38, np.float32)
+    inf = np.full((2, 3), np.inf, np.float32)
+    tiny = np.full((2, 3), 1e-30, np.float32)
+    return {
+        "overflow in add": (np.add, big, big),
+        "invalid in subtract": (np.subtract, inf, inf),
+        "underflow in multiply": (np.multiply, tiny, tiny),
+        "invalid in multiply": (np.multiply, inf, np.zeros((2, 3), np.float32)),
+        "overflow in matmul": (np.matmul, big, big.T.copy()),
+    }
+
+
+def _outcome(path, name, mode):
+    """What a call does under np.errstate(all=mode): its warnings, error,
+    callback calls and output."""
+    func, a, b = _fp_trouble()[name]
+    out = np.empty((a.shape[0], b.shape[-1]), np.float32)
+    (call,) = path.compile_calls([functools.partial(func, a, b, out)])
+    seen = []
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all=mode):
+        warnings.simplefilter("always")
+        old = np.seterrcall(lambda text, flags: seen.append((text, flags)))
+        try:
+            call()
+            error = None
+        except FloatingPointError as exc:
+            error = str(exc)
+        finally:
+            np.seterrcall(old)
+    return [str(w.message) for w in caught], error, seen, out.tobytes()
+
+
+@pytest.mark.parametrize("mode", ["ignore", "warn", "raise", "call"])
+@pytest.mark.parametrize("name", sorted(_fp_trouble()))
+def test_floating_point_errors_are_reported_as_numpy_reports_them(name, mode):
+    numpy_says = _outcome(PY, name, mode)
+    assert _outcome(CY, name, mode) == numpy_says
+    if mode == "warn":
+        assert numpy_says[0]  # the case does raise the flag it is named after
+
+
+def _lstm_args(dtype=np.float32, n=3, d=4):
+    rng = np.random.RandomState(1)
+
+    def a(*shape):
+        return rng.standard_normal(shape).astype(dtype)
+
+    seq = np.array([5, 1, 5], np.int32)[:n]
+    forward = (a(n, d), a(n, d), a(n, 4 * d), seq, 2, 0.5, False, a(n, d), a(n, d))
+    backward = (a(n, d), a(n, 4 * d), seq, 2, a(n, d), a(n, d), a(n, d), 0.5, False)
+    backward += (a(n, d), a(n, d), a(n, 4 * d))
+    return {"lstm_unit_forward": forward, "lstm_unit_backward": backward}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernel", ["lstm_unit_forward", "lstm_unit_backward"])
+def test_a_bound_lstm_kernel_is_the_kernel(kernel, dtype):
+    expected = [x.copy() if isinstance(x, np.ndarray) else x for x in _lstm_args(dtype)[kernel]]
+    getattr(CY, kernel)(*expected)
+    args = _lstm_args(dtype)[kernel]
+    (call,) = CY.compile_calls([functools.partial(getattr(CY, kernel), *args)])
+    assert type(call) is BoundLSTMUnit and call.args == args and call.keywords == {}
+    call()
+    call()
+    for got, want in zip(args, expected):
+        if isinstance(want, np.ndarray):
+            assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("kernel", ["lstm_unit_forward", "lstm_unit_backward"])
+def test_a_bound_lstm_kernel_refuses_what_the_kernel_refuses(kernel):
+    args = list(_lstm_args()[kernel])
+    args[2 if kernel == "lstm_unit_forward" else 1] = np.ones((3, 5), np.float32)  # gates
+    messages = []
+    for call in (
+        functools.partial(getattr(CY, kernel), *args),
+        lambda: CY.compile_calls([functools.partial(getattr(CY, kernel), *args)]),
+        functools.partial(getattr(PY, kernel), *args),
+    ):
+        with pytest.raises(Exception) as info:
+            call()
+        messages.append((type(info.value), str(info.value)))
+    assert messages[0] == messages[1] == messages[2]
+
+
+@pytest.mark.parametrize("kernel", ["lstm_unit_forward", "lstm_unit_backward"])
+def test_an_output_made_read_only_after_binding_is_refused(kernel):
+    args = _lstm_args()[kernel]
+    (call,) = CY.compile_calls([functools.partial(getattr(CY, kernel), *args)])
+    out = args[-1]
+    before = out.copy()
+    out.flags.writeable = False
+    with pytest.raises(Exception) as bound:
+        call()
+    with pytest.raises(Exception) as direct:
+        getattr(PY, kernel)(*args)
+    assert (type(bound.value), str(bound.value)) == (type(direct.value), str(direct.value))
+    assert "read-only" in str(bound.value) or "writ" in str(bound.value)
+    assert out.tobytes() == before.tobytes()
