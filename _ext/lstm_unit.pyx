@@ -240,15 +240,18 @@ cdef cnp.ndarray _c_prev(object c_prev, str k):
 # The checks of each kernel fill a struct of pointers and sizes; the run
 # takes only the struct. The kernel functions check and run on every call; a
 # *bound* kernel (the RNN executor's plan: the same arrays at every run)
-# checks once, when it is made, and then only that its outputs are still
-# writeable -- the one property of a held array that can change.
+# checks once, when it is made. It holds the arrays, so their memory stays
+# where it was checked; what can still change is the writeable flag, which
+# it checks on every call.
 cdef struct Step:
-    void* hp  # h_prev (forward), may be NULL
-    void* cp
+    # forward: hp, cp, x -> h, c.  backward: cp, x, c, dh, dc -> dhp, dcp, dx.
+    void* hp  # h_prev, may be NULL (forward)
+    void* cp  # c_prev
     void* x  # the gates
     const int* seq
-    void* c  # c_out (forward) / c (backward)
-    void* h  # h_out (forward) / dh (backward)
+    void* h  # h_out (forward)
+    void* c  # c_out (forward); c, read (backward)
+    void* dh
     void* dc
     void* dhp  # may be NULL
     void* dcp
@@ -358,7 +361,7 @@ cdef int _check_backward(tuple a, Step* s) except -1:
                         ("dh", gh), ("dc", gc)]
     no_overlap(k, written, others)
     s.cp, s.x, s.c = cnp.PyArray_DATA(cp), cnp.PyArray_DATA(x), cnp.PyArray_DATA(cc)
-    s.h, s.dc = cnp.PyArray_DATA(gh), cnp.PyArray_DATA(gc)
+    s.dh, s.dc = cnp.PyArray_DATA(gh), cnp.PyArray_DATA(gc)
     s.dhp = NULL if ghp is None else cnp.PyArray_DATA(ghp)
     s.dcp, s.dx = cnp.PyArray_DATA(gcp), cnp.PyArray_DATA(gx)
     s.seq = <const int*>cnp.PyArray_DATA(seq)
@@ -372,12 +375,12 @@ cdef int _run_backward(Step* s) except -1:
     cdef void* z = _scratch(6 * nd, sizeof(float) if s.is_float else sizeof(double))
     with nogil:
         if s.is_float:
-            _backward(<float*>s.cp, <float*>s.x, s.seq, <float*>s.c, <float*>s.h,
+            _backward(<float*>s.cp, <float*>s.x, s.seq, <float*>s.c, <float*>s.dh,
                       <float*>s.dc, s.n, s.d, s.t, <float>s.fb, s.has_fb, s.drop,
                       <float*>s.dhp, <float*>s.dcp, <float*>s.dx, <float*>z,
                       <float*>z + 4 * nd, <float*>z + 5 * nd)
         else:
-            _backward(<double*>s.cp, <double*>s.x, s.seq, <double*>s.c, <double*>s.h,
+            _backward(<double*>s.cp, <double*>s.x, s.seq, <double*>s.c, <double*>s.dh,
                       <double*>s.dc, s.n, s.d, s.t, s.fb, s.has_fb, s.drop,
                       <double*>s.dhp, <double*>s.dcp, <double*>s.dx, <double*>z,
                       <double*>z + 4 * nd, <double*>z + 5 * nd)
@@ -423,9 +426,11 @@ cdef class BoundLSTMUnit:
 
     def __call__(self):
         cdef cnp.ndarray a
+        if self.args is None:
+            raise TypeError("a BoundLSTMUnit is made by bound_lstm_unit_forward/_backward")
         for a in self.written:
             if not cnp.PyArray_ISWRITEABLE(a):  # made read-only since: the full checks say so
-                self.func(*self.args)
+                return self.func(*self.args)
         if self.backward:
             _run_backward(&self.s)
         else:

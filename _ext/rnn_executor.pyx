@@ -95,8 +95,10 @@ cdef extern from "numpy/ufuncobject.h":
 ctypedef void (*inner_loop)(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
                             void *data) noexcept nogil
 
-#: NumPy runs an element-wise loop without the GIL from this many elements on
-#: (operators/rnn/schedule.py models the same threshold); a matmul always.
+#: A LoopCall releases the GIL for an element-wise loop of this many elements
+#: or more (NumPy: above 500; operators/rnn/schedule.py models the same
+#: threshold) and for every matmul (NumPy: when m·p > 500). Releasing it
+#: more often changes nothing in the results, and lets lanes overlap.
 cdef cnp.npy_intp UFUNC_NOGIL_SIZE = 500
 
 import functools
@@ -158,7 +160,11 @@ cdef class LoopCall:
 
     cdef inner_loop fn
     cdef void *data
-    cdef char *ptrs[3]
+    cdef char *ptrs[3]  # a, b, out
+    # What NumPy passes the loop. Element-wise: dims[0] = the count,
+    # steps[0:3] = each operand's stride. matmul (a gufunc): dims = (outer
+    # count 1, m, n, p), steps = (3 outer strides, unused: 0; a's m and n
+    # strides; b's n and p strides; out's m and p strides).
     cdef cnp.npy_intp dims[4]
     cdef cnp.npy_intp steps[9]
     cdef cnp.npy_intp repeat  # calls of the loop (rows of a broadcast operand)
@@ -178,6 +184,8 @@ cdef class LoopCall:
 
     cdef int call(self) except -1:
         cdef int errors
+        if self.out is None:
+            raise TypeError("a LoopCall is made by compile_calls")
         if not cnp.PyArray_ISWRITEABLE(self.out):
             raise ValueError("output array is read-only")
         if self.release_gil:
@@ -275,7 +283,7 @@ cdef object _elementwise(object call):
             return None
         if nd == 2 and operand.shape == out.shape:
             step[i], advance[i] = cnp.PyArray_STRIDE(x, 1), cnp.PyArray_STRIDE(x, 0)
-        elif (xd <= nd and cnp.PyArray_DIM(x, xd - 1) == row
+        elif (1 <= xd <= nd and cnp.PyArray_DIM(x, xd - 1) == row
               and cnp.PyArray_SIZE(x) == row):
             step[i], advance[i] = cnp.PyArray_STRIDE(x, xd - 1), 0
         else:
@@ -300,11 +308,18 @@ cdef object _elementwise(object call):
     return c
 
 
+cdef inline cnp.npy_intp _core_stride(cnp.ndarray a, int axis):
+    """The stride the gufunc machinery passes for a core dimension: 0 when
+    the dimension is 1 (nothing to step over), else the array's own."""
+    return 0 if cnp.PyArray_DIM(a, axis) == 1 else cnp.PyArray_STRIDE(a, axis)
+
+
 cdef object _matmul(object call):
     """A LoopCall for ``partial(np.matmul, a, b, out)`` of matrices: NumPy's
     matmul loop with one outer iteration, the core sizes (m, n, p) and each
     operand's own strides, as the gufunc machinery passes them for 2-D
-    operands; the loop then picks GEMM, GEMV or its own code as it would.
+    operands (0 for a dimension of 1); the loop then picks GEMM, GEMV or its
+    own code as it would.
     An output overlapping an input (NumPy would copy): None."""
     a, b, out = call.args
     if not (_usable(out, cnp.NPY_FLOAT32) or _usable(out, cnp.NPY_FLOAT64)):
@@ -332,9 +347,9 @@ cdef object _matmul(object call):
     c.dims[1], c.dims[2] = cnp.PyArray_DIM(x, 0), cnp.PyArray_DIM(x, 1)
     c.dims[3] = cnp.PyArray_DIM(y, 1)
     c.steps[0] = c.steps[1] = c.steps[2] = 0
-    c.steps[3], c.steps[4] = cnp.PyArray_STRIDE(x, 0), cnp.PyArray_STRIDE(x, 1)
-    c.steps[5], c.steps[6] = cnp.PyArray_STRIDE(y, 0), cnp.PyArray_STRIDE(y, 1)
-    c.steps[7], c.steps[8] = cnp.PyArray_STRIDE(o, 0), cnp.PyArray_STRIDE(o, 1)
+    c.steps[3], c.steps[4] = _core_stride(x, 0), _core_stride(x, 1)
+    c.steps[5], c.steps[6] = _core_stride(y, 0), _core_stride(y, 1)
+    c.steps[7], c.steps[8] = _core_stride(o, 0), _core_stride(o, 1)
     c.repeat = 1
     c.advance[0] = c.advance[1] = c.advance[2] = 0
     c.release_gil = True
@@ -369,7 +384,12 @@ cdef object _compiled(object call):
     else:
         binder = _binders().get(func)
         if binder is not None:
-            compiled = binder(*call.args)
+            try:
+                compiled = binder(*call.args)
+            except Exception:
+                # Refused now (an output made read-only since the build...):
+                # the partial stays, and raises in the plan, naming its step.
+                compiled = None
     return call if compiled is None else compiled
 
 

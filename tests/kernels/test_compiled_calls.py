@@ -164,6 +164,7 @@ def _refused():
         "mixed dtypes": functools.partial(np.add, x.astype(np.float32), x, np.empty((3, 4))),
         "a scalar operand": functools.partial(np.add, x, 1.0, np.empty((3, 4))),
         "0-d arrays": functools.partial(np.add, np.ones(()), np.ones(()), np.empty(())),
+        "a 0-d operand": functools.partial(np.add, x, np.array(2.0), np.empty((3, 4))),
         "zero-size": functools.partial(
             np.matmul, np.ones((0, 3)), np.ones((3, 2)), np.empty((0, 2))
         ),
@@ -270,9 +271,12 @@ def test_a_bound_lstm_kernel_refuses_what_the_kernel_refuses(kernel):
     args = list(_lstm_args()[kernel])
     args[2 if kernel == "lstm_unit_forward" else 1] = np.ones((3, 5), np.float32)  # gates
     messages = []
+    lstm_unit = pytest.importorskip("caffe2rnn._ext.lstm_unit")
+    partial = functools.partial(getattr(CY, kernel), *args)
+    assert CY.compile_calls([partial])[0] is partial  # refused when compiled: stays
     for call in (
-        functools.partial(getattr(CY, kernel), *args),
-        lambda: CY.compile_calls([functools.partial(getattr(CY, kernel), *args)]),
+        partial,
+        functools.partial(getattr(lstm_unit, "bound_" + kernel), *args),
         functools.partial(getattr(PY, kernel), *args),
     ):
         with pytest.raises(Exception) as info:
@@ -295,3 +299,21 @@ def test_an_output_made_read_only_after_binding_is_refused(kernel):
     assert (type(bound.value), str(bound.value)) == (type(direct.value), str(direct.value))
     assert "read-only" in str(bound.value) or "writ" in str(bound.value)
     assert out.tobytes() == before.tobytes()
+
+
+def test_the_compiled_objects_are_made_by_compile_calls_only():
+    with pytest.raises(TypeError, match="compile_calls"):
+        LoopCall()()
+    with pytest.raises(TypeError, match="bound_lstm_unit"):
+        BoundLSTMUnit()()
+
+
+@pytest.mark.parametrize("kernel", ["lstm_unit_forward", "lstm_unit_backward"])
+def test_a_kernel_call_refused_when_compiled_stays_a_partial_that_raises(kernel):
+    """compile_calls never raises: a kernel call whose checks fail now (an
+    output made read-only after the plan was built) stays the partial, which
+    raises the kernel's error when the plan runs it, naming its step there."""
+    args = _lstm_args()[kernel]
+    args[-1].flags.writeable = False
+    call = functools.partial(getattr(CY, kernel), *args)
+    assert CY.compile_calls([call])[0] is call

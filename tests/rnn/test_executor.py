@@ -615,3 +615,33 @@ def test_later_runs_keep_timestep_writes_only_when_a_call_reads_a_timestep(reade
         assert list(indices) == [7, 8] and calls == plan.calls[7:]
     else:
         assert list(indices) == list(range(9)) and calls == plan.calls
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_output_made_read_only_after_the_build_fails_that_run_only(path):
+    """A state view the plan writes, made read-only between runs: the run
+    fails like the op-by-op loop (naming the timestep and the op) whether the
+    plan's calls are compiled then or already were, and once the flag is
+    restored the plan runs again."""
+    rng = np.random.default_rng(16)
+    model, _ = lstm_model(4, 2, 3, 3)
+    feeds = lstm_feeds(model, rng, 4, 2, 3, 3)
+    expected, _ = run_model(model, feeds, True, path, runs=2)
+    for compiled_before in (False, True):
+        with kernels.use(path):
+            net = create_model_net(model, feeds, True)
+            workspace.RunNet(net.name)
+            if compiled_before:
+                workspace.RunNet(net.name)
+            (forward,) = [op for op in recurrent_ops(net.name) if op.op_type == "RecurrentNetwork"]
+            plan = forward.executor.plans[path]
+            lstm = [c for c in plan.calls if "lstm_unit_forward" in getattr(c.func, "__name__", "")]
+            h_out = lstm[1].args[7]
+            h_out.flags.writeable = False
+            with pytest.raises(Exception, match=r"timestep 1.*LSTMUnit"):
+                workspace.RunNet(net.name)
+            h_out.flags.writeable = True
+            workspace.RunNet(net.name)
+            got = tensors()
+        for name in expected[-1]:
+            np.testing.assert_array_equal(got[name], expected[-1][name], err_msg=name)

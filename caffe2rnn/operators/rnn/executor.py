@@ -300,10 +300,12 @@ class StepNetExecutor:
         for call in plan.prologue:
             call()
         if plan.steady is None:
-            plan.steady, steady_calls = _steady(plan)
-            plan.steady_calls = kernels.current().compile_calls(steady_calls)
-            for i, call in zip(plan.steady, plan.steady_calls):
-                plan.calls[i] = call  # one object per call (a plan holds T x ops)
+            steady, calls = _steady(plan)
+            compiled = kernels.current().compile_calls(calls)
+            for i, call, original in zip(steady, compiled, calls):
+                if plan.calls[i] is original:  # one object per call (a plan holds T x ops)
+                    plan.calls[i] = call
+            plan.steady, plan.steady_calls = steady, compiled
         if self.num_threads > 1 and not plan.fallbacks:
             if plan.schedule is None:
                 plan.schedule = schedule.build(plan.steady_calls, self.num_threads)
