@@ -218,6 +218,14 @@ cdef bint _usable(object a, int typenum):
             and cnp.PyArray_SIZE(<cnp.ndarray>a) > 0)
 
 
+cdef int _operands_type(object a, object b, object out):
+    """The type number of three usable arrays of one float type, or -1."""
+    if not (_usable(out, cnp.NPY_FLOAT32) or _usable(out, cnp.NPY_FLOAT64)):
+        return -1
+    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>out)
+    return typenum if _usable(a, typenum) and _usable(b, typenum) else -1
+
+
 cdef bint _disjoint(cnp.ndarray a, cnp.ndarray b):
     """No byte of ``a`` is a byte of ``b`` (their spans do not meet)."""
     cdef char *a0 = <char*>cnp.PyArray_DATA(a)
@@ -254,10 +262,8 @@ cdef object _elementwise(object call):
     else (a partial overlap NumPy would copy for, a column broadcast): None.
     """
     a, b, out = call.args
-    if not (_usable(out, cnp.NPY_FLOAT32) or _usable(out, cnp.NPY_FLOAT64)):
-        return None
-    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>out)
-    if not (_usable(a, typenum) and _usable(b, typenum)):
+    cdef int typenum = _operands_type(a, b, out)
+    if typenum < 0:
         return None
     cdef cnp.ndarray o = out
     cdef int nd = cnp.PyArray_NDIM(o)
@@ -322,10 +328,8 @@ cdef object _matmul(object call):
     own code as it would.
     An output overlapping an input (NumPy would copy): None."""
     a, b, out = call.args
-    if not (_usable(out, cnp.NPY_FLOAT32) or _usable(out, cnp.NPY_FLOAT64)):
-        return None
-    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>out)
-    if not (_usable(a, typenum) and _usable(b, typenum)):
+    cdef int typenum = _operands_type(a, b, out)
+    if typenum < 0:
         return None
     cdef cnp.ndarray x = a, y = b, o = out
     if cnp.PyArray_NDIM(x) != 2 or cnp.PyArray_NDIM(y) != 2 or cnp.PyArray_NDIM(o) != 2:
