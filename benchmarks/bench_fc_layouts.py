@@ -59,15 +59,15 @@ def candidates(m, k, n):
     yt = np.empty((n, m), np.float32)
 
     def view():
-        np.dot(x, w.T, out=out["x.wT"])
+        np.matmul(x, w.T, out=out["x.wT"])
         np.add(out["x.wT"], b, out=out["x.wT"])
 
     def transposed_product():
-        np.dot(w, x.T, out=yt)
+        np.matmul(w, x.T, out=yt)
         np.add(yt.T, b, out=out["(w.xT)T"])
 
     def cached_transpose():
-        np.dot(x, wt, out=out["x.WT"])
+        np.matmul(x, wt, out=out["x.WT"])
         np.add(out["x.WT"], b, out=out["x.WT"])
 
     return {"x.wT": view, "(w.xT)T": transposed_product, "x.WT": cached_transpose}, out

@@ -150,8 +150,9 @@ class FC(FullyConnectedBase):
             y = self.outputs[0].resize(self._y_shape, x.dtype)
             self._y, self._y2 = y, y.reshape(self._y2_shape)
         y2 = self._y2
-        # np.matmul (not np.dot, a little cheaper to call): the RNN executor
-        # runs its inner loop directly, which must be the very code run() runs.
+        # np.matmul, though np.dot is a little cheaper to call: the RNN
+        # executor runs matmul's inner loop directly, and that must be the
+        # very code run() runs.
         in_loop = fc_layout.in_step_loop()
         layout = self._layouts.get(in_loop) or self._layout(in_loop)
         if layout == "(w.xT)T":
