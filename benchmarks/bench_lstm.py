@@ -23,6 +23,11 @@ round — one thread) of
   plan's independent calls on two threads (BLAS still one thread each);
 * torch.nn.LSTM (one thread, and two for the threaded comparison) and a
   per-step torch.nn.LSTMCell Python loop, if torch imports;
+* "its BLAS products alone": every ``np.matmul`` caffe2rnn's net makes in
+  one run (outside the loop and in the executor's plans, on the very same
+  arrays), with nothing between them — the part of caffe2rnn's time no
+  dispatch or kernel work can remove while the step net computes what
+  Caffe2's does (:func:`blas_products`);
 
 each also as a ratio to the floor and to torch.nn.LSTM. A second table gives
 the per-operator dispatch cost: microseconds per run of each operator inside
@@ -297,6 +302,27 @@ class Caffe2RNNLSTM:
         )
 
 
+def blas_products(model):
+    """The matrix products of one run of ``model``'s net, as zero-argument
+    calls: ``(forward, forward and backward)``.
+
+    The outer FC and FCGradient give theirs by ``bind()`` (what their last run
+    computed, on the same arrays); each recurrent op gives the ``np.matmul``
+    calls of its executor's plan (per timestep: the hidden FC forward, dW, db
+    and dX backward). Run after the net has run twice with the executor on, so
+    that the plans are built and steady.
+    """
+    forward, both = [], []
+    for i, op in enumerate(model.net.ops):
+        executor = getattr(op, "executor", None)
+        calls = executor.plan.steady_calls if executor is not None else op.bind() or []
+        products = [c for c in calls if getattr(c, "func", None) is np.matmul]
+        both += products
+        if i < model.n_forward_ops:
+            forward += products
+    return forward, both
+
+
 def with_rnn_executor(netdef, on):
     """A copy of ``netdef`` whose recurrent ops have ``enable_rnn_executor=on``
     (``on`` an int > 1: also ``rnn_executor.num_threads=on``; BATCHED: on,
@@ -491,6 +517,14 @@ def time_shape(shape, repeat, with_torch=True):
             name = "caffe2rnn executor, %d threads" % THREADS
             contenders.append((name,) + caffe2rnn(THREADS, path))
             contenders.append(("caffe2rnn executor, batched dW",) + caffe2rnn(BATCHED, path))
+    with kernels.use(paths[0] if paths else "python"):
+        model.use_executor(True).forward_backward()
+        model.forward_backward()
+        forward, both = blas_products(model)
+    run_plan = kernels.current().run_plan
+    contenders.append(
+        ("its BLAS products alone", lambda: run_plan(forward, 0, []), lambda: run_plan(both, 0, []))
+    )
     if with_torch:
         for name, (fwd, fwd_bwd, h) in torch_contenders(p).items():
             np.testing.assert_allclose(

@@ -32,6 +32,7 @@ def test_floor_matches_caffe2rnn_and_every_contender_is_timed(bench):
     rows, model = bench.time_shape((3, 2, 5, 4), repeat=1, with_torch=False)
     names = [name for name, _, _ in rows]
     assert names[0] == "NumPy floor" and "caffe2rnn executor on (python)" in names
+    assert "its BLAS products alone" in names
     if bench.kernels.cython_available():
         assert {
             "caffe2rnn executor off (cython)",
@@ -68,3 +69,16 @@ def test_stacked_layers_threaded_equal_sequential_and_are_timed(bench):
         "caffe2rnn executor, %d threads" % bench.THREADS,
     ]
     assert all(ms > 0 for _, ms in rows)
+
+
+def test_blas_products_are_every_matmul_of_one_run(bench):
+    """The "BLAS products alone" contender: the outer FC's product and one per
+    step forward; FCGradient's three outside and three per step backward."""
+    T = 3
+    model = bench.Caffe2RNNLSTM(bench.make_problem(T, 2, 5, 4)).use_executor(True)
+    model.forward_backward()
+    model.forward_backward()
+    forward, both = bench.blas_products(model)
+    assert len(forward) == 1 + T and len(both) == (1 + T) + 3 * (1 + T)
+    assert all(call.func is np.matmul for call in both)
+    assert forward == both[: len(forward)]
