@@ -20,11 +20,29 @@ A whole Caffe2 program runs the same way, from the command line::
 
     python -m caffe2rnn.compat caffe2/python/examples/char_rnn.py --train_data t.txt
 
+**A Caffe2 checkout fills the gaps.** caffe2rnn re-implements the framework
+(``core``, ``workspace``, the operators, ``rnn_cell``...), not every module
+written on top of it. Given a checkout of Caffe2's sources (``checkout=`` of
+:func:`install`; for a program, the checkout it lies in, or
+``$CAFFE2_SOURCE``), a ``caffe2.python.X`` that caffe2rnn does not have is
+Caffe2's own ``caffe2/python/X.py``, run unchanged on caffe2rnn: the seq2seq
+model code, ``data_parallel_model``, ``memonger``, the test utilities
+(:mod:`.checkout`). caffe2rnn's module always wins where it has one.
+
+2017 code also expected the libraries of 2017: NumPy's removed aliases
+(``np.float``...) and Hypothesis 3's API. :mod:`.environment2017` provides
+them for a program run here and for Caffe2's test files run with the pytest
+plugin (:mod:`.pytest_plugin`)::
+
+    python -m pytest -p caffe2rnn.compat.pytest_plugin --caffe2-source ~/caffe2 \
+        ~/caffe2/caffe2/python/operator_test/rnn_cell_test.py
+
 The seeds were Python 2; :func:`py2_namespace` gives ``exec`` a globals dict in
 which ``map`` returns a list (Caffe2's argument builder iterates a value more
 than once, so a lazy ``map`` would become an empty argument).
 """
 
+import argparse
 import builtins
 import importlib
 import importlib.abc
@@ -95,19 +113,45 @@ class _AliasLoader(importlib.abc.Loader):
 _FUTURE_UTILS = {"viewitems": viewitems, "viewkeys": viewkeys, "viewvalues": viewvalues}
 
 
+def _basestring_check():
+    """``past.builtins.basestring`` under Python 3: ``isinstance(x, basestring)``
+    is true for ``str`` and ``bytes``."""
+
+    class _BaseStringMeta(type):
+        def __instancecheck__(cls, instance):
+            return isinstance(instance, (str, bytes))
+
+    return _BaseStringMeta("basestring", (), {})
+
+
+_PAST_BUILTINS = {
+    "basestring": _basestring_check(),
+    "unicode": str,
+    "long": int,
+    "xrange": range,
+}
+
+
 class Caffe2Finder(importlib.abc.MetaPathFinder):
-    """Meta-path finder mapping ``caffe2.*`` (and ``future.utils``) names."""
+    """Meta-path finder mapping ``caffe2.*`` (and ``future.utils``) names.
+
+    ``checkout`` (a :class:`~.checkout.Checkout` or None) answers the
+    ``caffe2.*`` names caffe2rnn has no module for.
+    """
 
     #: prefix of an imported name → prefix of the caffe2rnn module it is.
     PREFIXES = (("caffe2.python.", "caffe2rnn."), ("caffe2.proto.", "caffe2rnn.proto."))
 
-    def __init__(self, provide_future):
+    def __init__(self, provide_future, provide_past=False, checkout=None):
         self.packages = {"caffe2": None, "caffe2.python": None, "caffe2.proto": "caffe2rnn.proto"}
+        self.plain_modules = {}
         if provide_future:
             self.packages["future"] = None
-            self.plain_modules = {"future.utils": _FUTURE_UTILS}
-        else:
-            self.plain_modules = {}
+            self.plain_modules["future.utils"] = _FUTURE_UTILS
+        if provide_past:
+            self.packages["past"] = None
+            self.plain_modules["past.builtins"] = _PAST_BUILTINS
+        self.checkout = checkout
 
     def provided(self, name):
         """True for module names this finder answers (whether loaded or not)."""
@@ -134,7 +178,9 @@ class Caffe2Finder(importlib.abc.MetaPathFinder):
                 except ModuleNotFoundError:
                     found = None
                 if found is None:
-                    return None  # → ModuleNotFoundError for ``fullname``
+                    # Caffe2's own module, when a checkout is known; else
+                    # ModuleNotFoundError for ``fullname``.
+                    return self.checkout.find_spec(fullname) if self.checkout else None
                 return importlib.machinery.ModuleSpec(
                     fullname,
                     _AliasLoader(real),
@@ -146,16 +192,25 @@ class Caffe2Finder(importlib.abc.MetaPathFinder):
 _finder = None
 
 
-def install():
-    """Make ``import caffe2...`` (and, if needed, ``future.utils``) resolve here.
+def install(checkout=None):
+    """Make ``import caffe2...`` (and, if needed, ``future.utils`` and
+    ``past.builtins``) resolve here.
 
-    Idempotent; returns the installed finder.
+    ``checkout``: the root of a Caffe2 source checkout (the folder holding
+    ``caffe2/python``), whose modules answer the names caffe2rnn does not
+    have. Idempotent; a later call with a checkout sets it. Returns the
+    installed finder.
     """
     global _finder
     if _finder is None:
         provide_future = importlib.util.find_spec("future") is None
-        _finder = Caffe2Finder(provide_future)
+        provide_past = importlib.util.find_spec("past") is None
+        _finder = Caffe2Finder(provide_future, provide_past)
         sys.meta_path.insert(0, _finder)
+    if checkout is not None:
+        from .checkout import Checkout
+
+        _finder.checkout = checkout if isinstance(checkout, Checkout) else Checkout(checkout)
     return _finder
 
 
@@ -170,38 +225,86 @@ def uninstall():
     _finder = None
 
 
-def run_program(path, argv=()):
+def run_program(path, argv=(), checkout=None, era=None):
     """Run the Caffe2 Python program ``path`` as ``__main__`` with ``argv``.
 
     Installs the import hook first; ``sys.argv`` is ``[path, *argv]`` while
     it runs, as if started with ``python path argv...``. The program's text
-    is not changed: what it imports from ``caffe2`` is caffe2rnn.
+    is not changed: what it imports from ``caffe2`` is caffe2rnn, and what
+    caffe2rnn lacks comes from ``checkout`` — by default the Caffe2 checkout
+    the program lies in, else ``$CAFFE2_SOURCE`` (:mod:`.checkout`). NumPy's
+    2017 aliases are provided (:mod:`.environment2017`). ``era`` (e.g.
+    ``"E6"``) builds and runs the program under that Caffe2 era
+    (:func:`caffe2rnn.eras.use`).
     """
-    install()
+    from .. import eras
+    from . import environment2017
+    from .checkout import find_checkout
+
+    install(checkout or find_checkout(path))
+    environment2017.install_numpy_aliases()
     saved = sys.argv[:]
+    saved_path = sys.path[:]
     sys.argv = [path, *argv]
+    # As ``python path``: the program's folder is first on sys.path.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
-        runpy.run_path(path, run_name="__main__")
+        if era is None:
+            runpy.run_path(path, run_name="__main__")
+        else:
+            with eras.use(era):
+                runpy.run_path(path, run_name="__main__")
     finally:
         sys.argv = saved
+        sys.path[:] = saved_path
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="python -m caffe2rnn.compat",
+        description="Run a Caffe2 Python program unchanged, its caffe2 imports answered by "
+        "caffe2rnn (and, for modules caffe2rnn does not have, by a Caffe2 checkout).",
+    )
+    parser.add_argument(
+        "--caffe2-source",
+        metavar="DIR",
+        help="a Caffe2 source checkout (the folder holding caffe2/python) for the modules "
+        "caffe2rnn does not have; default: the checkout PROGRAM lies in, else $CAFFE2_SOURCE",
+    )
+    parser.add_argument("--era", help="build and run under this Caffe2 era (E0..E6; default E5)")
+    parser.add_argument("program", metavar="PROGRAM.py")
+    parser.add_argument("arguments", nargs=argparse.REMAINDER, metavar="ARGUMENTS")
+    return parser
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m caffe2rnn.compat PROGRAM.py [ARGUMENTS...]")
-        print("Run a Caffe2 Python program unchanged, its caffe2 imports answered by caffe2rnn.")
-        return 0 if argv else 2
-    if not os.path.isfile(argv[0]):
-        print("caffe2rnn.compat: %s: no such file" % argv[0], file=sys.stderr)
+    if not argv:
+        _parser().print_usage(sys.stderr)
         return 2
-    # Under ``python -m`` this file runs as ``__main__``, a second copy of the
-    # module: use the real one, so there is one import hook.
-    from caffe2rnn import compat
+    # Options before PROGRAM are ours; everything after it is the program's.
+    options = _parser().parse_args(argv)
+    program, arguments = options.program, options.arguments
+    if not os.path.isfile(program):
+        print("caffe2rnn.compat: %s: no such file" % program, file=sys.stderr)
+        return 2
+    from .. import eras
+    from ..errors import ArgumentError
 
-    compat.run_program(argv[0], argv[1:])
+    if options.era is not None:
+        try:
+            eras.get(options.era)
+        except ArgumentError as exc:
+            print("caffe2rnn.compat: --era: %s" % exc, file=sys.stderr)
+            return 2
+    if options.caffe2_source is not None and not os.path.isdir(
+        os.path.join(options.caffe2_source, "caffe2", "python")
+    ):
+        print(
+            "caffe2rnn.compat: --caffe2-source %s: no caffe2/python folder there"
+            % options.caffe2_source,
+            file=sys.stderr,
+        )
+        return 2
+    run_program(program, arguments, checkout=options.caffe2_source, era=options.era)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

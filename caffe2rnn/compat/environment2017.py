@@ -1,0 +1,151 @@
+"""The libraries of 2017, as Caffe2's Python code expected them.
+
+Caffe2's programs and tests were written against NumPy 1.13 and Hypothesis 3.
+Today's releases removed some of what that code calls; running it unchanged
+means giving those names back — their 2017 meaning, nothing more:
+
+* **NumPy's aliases** ``np.float``, ``np.int``, ``np.object``, ``np.str``,
+  ``np.long``, ``np.unicode``, ``np.complex`` (the Python types; removed in
+  NumPy 1.24) and ``np.asscalar`` (``a.item()``; removed in 1.23).
+* **Hypothesis 3's API** (:func:`install_hypothesis3_api`): ``settings`` and
+  ``register_profile`` took keywords later removed (``min_satisfying_examples``,
+  ``timeout``, ``perform_health_check``...); Hypothesis 3 had no deadline and
+  ignored a test's return value; its ``extra.numpy.arrays`` rounded float
+  elements to the array's dtype where Hypothesis 6 refuses them. Strategies
+  that took ``average_size`` accept it again (a hint Hypothesis 3 used for
+  sizes; Hypothesis 6 chooses sizes itself).
+
+These change the process's modules, so they are installed only where 2017 code
+runs: :func:`caffe2rnn.compat.run_program` (NumPy) and the pytest plugin for
+Caffe2's test files (both).
+"""
+
+import functools
+import inspect
+
+#: NumPy names removed since 2017 → what they were.
+NUMPY_ALIASES = {
+    "float": float,
+    "int": int,
+    "object": object,
+    "str": str,
+    "long": int,
+    "unicode": str,
+    "complex": complex,
+    "asscalar": lambda a: a.item(),
+}
+
+#: ``hypothesis.settings`` keywords of Hypothesis 3 that no longer exist.
+REMOVED_SETTINGS = frozenset(
+    [
+        "min_satisfying_examples",
+        "timeout",
+        "perform_health_check",
+        "strict",
+        "max_iterations",
+        "max_shrinks",
+        "average_list_length",
+        "buffer_size",
+        "use_coverage",
+        "database_file",
+    ]
+)
+
+
+def install_numpy_aliases():
+    import numpy as np
+
+    for name, value in NUMPY_ALIASES.items():
+        if name not in np.__dict__:
+            setattr(np, name, value)
+
+
+def _settings_keywords(kwargs):
+    """Hypothesis 3 ``settings`` keywords → today's."""
+    import hypothesis
+
+    kwargs = dict(kwargs)
+    if kwargs.pop("perform_health_check", True) is False:
+        kwargs["suppress_health_check"] = list(hypothesis.HealthCheck)
+    for name in REMOVED_SETTINGS & set(kwargs):
+        del kwargs[name]
+    return kwargs
+
+
+def _dropping_average_size(strategy):
+    @functools.wraps(strategy)
+    def wrapper(*args, **kwargs):
+        kwargs.pop("average_size", None)
+        return strategy(*args, **kwargs)
+
+    return wrapper
+
+
+def install_hypothesis3_api():
+    """Make the ``hypothesis`` module accept Hypothesis 3 code. Idempotent."""
+    import hypothesis
+    import hypothesis.extra.numpy as hnp
+    import hypothesis.strategies as st
+    import numpy as np
+
+    if getattr(hypothesis, "_caffe2rnn_3_api", False):
+        return
+    settings = hypothesis.settings
+    original_init = settings.__init__
+    original_register = settings.register_profile
+
+    def __init__(self, parent=None, **kwargs):
+        kwargs = _settings_keywords(kwargs)
+        if parent is None:
+            kwargs.setdefault("deadline", None)  # Hypothesis 3 had none
+        original_init(self, parent, **kwargs)
+
+    def register_profile(name, parent=None, **kwargs):
+        kwargs = _settings_keywords(kwargs)
+        if parent is None:
+            kwargs.setdefault("deadline", None)
+        return original_register(name, parent, **kwargs)
+
+    # ``settings`` refuses attribute assignment through its metaclass.
+    type.__setattr__(settings, "__init__", __init__)
+    type.__setattr__(settings, "register_profile", staticmethod(register_profile))
+    settings.register_profile("caffe2rnn-2017", deadline=None)
+    settings.load_profile("caffe2rnn-2017")
+
+    original_given = hypothesis.given
+
+    @functools.wraps(original_given)
+    def given(*strategies, **kw_strategies):
+        decorate = original_given(*strategies, **kw_strategies)
+
+        def decorator(test):
+            @functools.wraps(test)
+            def ignoring_return_value(*args, **kwargs):
+                test(*args, **kwargs)
+
+            ignoring_return_value.__signature__ = inspect.signature(test)
+            return decorate(ignoring_return_value)
+
+        return decorator
+
+    hypothesis.given = given
+
+    original_arrays = hnp.arrays
+
+    @functools.wraps(original_arrays)
+    def arrays(dtype, shape, elements=None, **kwargs):
+        kind = np.dtype(dtype) if not isinstance(dtype, st.SearchStrategy) else None
+        if elements is not None and kind is not None and kind.kind in "fc":
+            elements = elements.map(kind.type)  # rounded, as Hypothesis 3 did
+        return original_arrays(dtype, shape, elements=elements, **kwargs)
+
+    hnp.arrays = arrays
+    for name in ("lists", "text", "sets", "frozensets", "dictionaries", "binary"):
+        setattr(st, name, _dropping_average_size(getattr(st, name)))
+    hypothesis._caffe2rnn_3_api = True
+
+
+def install():
+    """Both: NumPy's aliases and Hypothesis 3's API."""
+    install_numpy_aliases()
+    install_hypothesis3_api()
