@@ -28,9 +28,9 @@ import numpy as np
 
 from . import eras
 from .errors import DTypeError, EnforceNotMet, WorkspaceError, WrongTypeError
-from .operators import registry as _registry
 from .proto import caffe2_pb2
 from .runtime import Workspace as _RuntimeWorkspace
+from .runtime import registry as _registry
 from .runtime.bindings import (  # noqa: F401  (Blob, TensorCPU: C's names)
     Blob,
     TensorCPU,

@@ -224,6 +224,6 @@ class GraphvizNotFoundError(Caffe2RNNError, RuntimeError):
 
 
 class TextError(Caffe2RNNError, ValueError):
-    """A text that :mod:`caffe2rnn.char_rnn` cannot learn from or sample with:
+    """A text that :mod:`caffe2rnn.demo.char_rnn` cannot learn from or sample with:
     a missing, empty, binary or too short file, a character outside the
     vocabulary, or a non-positive size."""

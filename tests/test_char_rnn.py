@@ -1,4 +1,4 @@
-"""caffe2rnn.char_rnn: the in-repo char-RNN learns a text (CI always runs this).
+"""caffe2rnn.demo.char_rnn: the in-repo char-RNN learns a text (CI always runs this).
 
 The text is made here from a seeded generator: sentences of a small set of
 words, so it has structure an LSTM can use (spelling, spaces, capitals after
@@ -12,7 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from caffe2rnn import char_rnn, workspace
+from caffe2rnn import workspace
+from caffe2rnn.demo import char_rnn
 from caffe2rnn.errors import TextError
 
 WORDS = (

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from caffe2rnn import datasets
 from caffe2rnn.__main__ import main
+from caffe2rnn.demo import datasets
 from caffe2rnn.viz.gallery import VIEWS
 
 

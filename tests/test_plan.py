@@ -9,8 +9,8 @@ import pytest
 
 from caffe2rnn import compat, core, errors, workspace
 from caffe2rnn.operators.base import Operator
-from caffe2rnn.operators.registry import is_registered, register
 from caffe2rnn.proto import caffe2_pb2
+from caffe2rnn.runtime.registry import is_registered, register
 
 if not is_registered("PlanTestReached"):
 

@@ -1,4 +1,4 @@
-"""caffe2rnn.report (HTML + Markdown), caffe2rnn.viz.plots and caffe2rnn.progress."""
+"""caffe2rnn.demo.report (HTML + Markdown), caffe2rnn.viz.plots and caffe2rnn.demo.progress."""
 
 import base64
 import io
@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from caffe2rnn.progress import Progress
-from caffe2rnn.report import Report
+from caffe2rnn.demo.progress import Progress
+from caffe2rnn.demo.report import Report
 from caffe2rnn.viz import plots
 
 PNG = base64.b64decode(

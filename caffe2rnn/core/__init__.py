@@ -11,8 +11,8 @@ see immediate mode in :mod:`caffe2rnn.workspace`). A :class:`Net` collects
 from .. import scope  # noqa: F401
 from .. import workspace as _workspace
 from ..errors import WrongTypeError
-from ..operators import registry as _registry
 from ..proto import caffe2_pb2  # noqa: F401
+from ..runtime import registry as _registry
 from ..scope import CurrentNameScope, DeviceScope, NameScope  # noqa: F401
 from .blob import BlobReference, GradientSlice, ScopedBlobReference, ScopedName  # noqa: F401
 from .devices import InferBlobDevices  # noqa: F401

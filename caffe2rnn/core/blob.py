@@ -9,7 +9,7 @@ import collections
 from typing import Any, Union
 
 from .. import scope as _scope
-from ..operators import registry as _registry
+from ..runtime import registry as _registry
 
 GradientSlice = collections.namedtuple("GradientSlice", ["indices", "values"])
 

@@ -29,8 +29,8 @@ from .. import eras
 from .. import scope as _scope
 from .. import workspace as _workspace
 from ..errors import BuildError, EnforceNotMet, UnknownOperatorError, WorkspaceError
-from ..operators import registry as _registry
 from ..proto import caffe2_pb2
+from ..runtime import registry as _registry
 from . import tracebacks
 from .blob import BlobName, BlobReference, ScopedBlobReference
 from .gradients import GradientRegistry

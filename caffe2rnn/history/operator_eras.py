@@ -35,13 +35,13 @@ import numpy as np
 from .. import eras
 from ..errors import DTypeError, EnforceNotMet
 from ..operators.base import Operator
-from ..operators.registry import register
 from ..operators.rnn.blob_fetcher import RecurrentNetworkBlobFetcherOp
 from ..operators.rnn.gradient import RecurrentNetworkGradientOp
 from ..operators.rnn.links import RNNApplyLinkOp, add_apply_link_ops, read_timestep
 from ..operators.rnn.param_gradients import Param
 from ..operators.rnn.recurrent_network import RecurrentNetworkOp
 from ..operators.rnn.step_workspaces import CycleWhenForwardOnly
+from ..runtime.registry import register
 
 
 @register("rnn_history_accumulate_param_gradient", inputs=3, outputs=1, enforce_inplace=[(2, 0)])

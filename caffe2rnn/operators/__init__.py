@@ -21,7 +21,6 @@ from . import (  # noqa: F401
     matmul,
     queue,
     reduction,
-    registry,  # noqa: F401
     rnn,
     sequence_mask,
     sgd,

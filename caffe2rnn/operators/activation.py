@@ -15,9 +15,9 @@ write dX over dY (in place ``{1 → 0}``). float32 or float64 only.
 import numpy as np
 
 from ..errors import DTypeError
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 
 @register("Tanh", inputs=1, outputs=1, inplace=[(0, 0)])

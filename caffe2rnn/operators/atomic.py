@@ -16,9 +16,9 @@ Caffe2: caffe2/operators/atomic_ops.cc (CreateMutex), caffe2/sgd/iter_op.h
 import threading
 
 from ..errors import DTypeError
+from ..runtime.registry import register, register_gradient
 from .base import Operator, describe_content
 from .gradient_maker import ShouldNotDoGradient
-from .registry import register, register_gradient
 
 
 class Mutex:

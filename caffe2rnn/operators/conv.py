@@ -37,9 +37,9 @@ import itertools
 import numpy as np
 
 from ..errors import ArgumentError
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 NOTSET, VALID, SAME = 0, 1, 2
 

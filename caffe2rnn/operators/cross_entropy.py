@@ -22,9 +22,9 @@ Caffe2: caffe2/operators/cross_entropy_op.{h,cc}.
 import numpy as np
 
 from ..errors import DTypeError, ShapeError
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 #: Probabilities are floored here before ``log`` (Caffe2's kLOG_THRESHOLD).
 LOG_THRESHOLD = 1e-20

@@ -19,9 +19,9 @@ The demos train a recurrent net by feeding the squared distance to
 import numpy as np
 
 from ..errors import DTypeError
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 
 def _rows(op):

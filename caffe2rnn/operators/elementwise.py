@@ -28,9 +28,9 @@ from typing import Optional
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, EnforceNotMet
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 #: Types the Add/Sub/Mul/Negative kernels were instantiated for.
 NUMERIC_TYPES = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.float32, np.float64))

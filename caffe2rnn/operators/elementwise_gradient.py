@@ -24,9 +24,9 @@ place cannot be differentiated: its gradient needs both original inputs.
 from .. import eras
 from ..errors import GradientError
 from ..proto import caffe2_pb2
+from ..runtime.registry import register_gradient
 from ..utils import MakeArgument
 from .gradient_maker import GradientMaker
-from .registry import register_gradient
 
 #: Defaults Caffe2 filled in for broadcast arguments the forward op lacked.
 _DEFAULTS = {"broadcast": 0, "axis": -1, "axis_str": "", "order": "NCHW"}

@@ -26,10 +26,10 @@ import numpy as np
 
 from .. import eras
 from ..errors import ArgumentError, DTypeError, ShapeError
+from ..runtime.registry import register, register_gradient
 from . import fc_layout
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 #: Never held by a blob (unlike None, an empty blob's value): forces a refresh.
 _STALE = object()

@@ -25,10 +25,10 @@ import numpy as np
 
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..proto import caffe2_pb2
+from ..runtime.registry import register, register_gradient
 from . import rng
 from .base import Operator
 from .gradient_maker import NoGradient
-from .registry import register, register_gradient
 
 seed = rng.seed  # ``fill.seed(0)``: reproducible random fillers
 

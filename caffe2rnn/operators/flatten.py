@@ -16,9 +16,9 @@ Caffe2: caffe2/operators/utility_ops.{h,cc}.
 
 import math
 
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker, ShouldNotDoGradient
-from .registry import register, register_gradient
 
 
 def _copy_reshaped(op, x, shape):

@@ -17,8 +17,8 @@ arguments).
 
 from ..errors import GradientError
 from ..proto import caffe2_pb2
+from ..runtime import registry
 from ..utils import MakeArgument
-from . import registry
 
 
 class GradientMaker:

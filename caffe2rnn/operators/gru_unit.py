@@ -23,9 +23,9 @@ Caffe2: caffe2/operators/gru_unit_op.{h,cc}.
 import numpy as np
 
 from ..errors import DTypeError
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 
 def _sigmoid(x):

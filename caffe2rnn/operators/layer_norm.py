@@ -23,9 +23,9 @@ import math
 
 import numpy as np
 
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 
 class _LayerNormBase(Operator):

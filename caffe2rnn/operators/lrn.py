@@ -27,9 +27,9 @@ Caffe2: caffe2/operators/local_response_normalization_op.{h,cc}.
 import numpy as np
 
 from ..errors import ArgumentError
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 
 class LRNBase(Operator):

@@ -38,9 +38,9 @@ from .. import kernels
 from ..errors import DTypeError, EnforceNotMet
 from ..kernels import checked
 from ..kernels.checked import lstm_unit_backward, lstm_unit_forward  # noqa: F401
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 
 class _LSTMUnitBase(Operator):

@@ -11,9 +11,9 @@ Caffe2: caffe2/operators/batch_matmul_op.{h,cc} (at 0cdd09da6).
 
 import numpy as np
 
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 
 @register("BatchMatMul", inputs=2, outputs=1)

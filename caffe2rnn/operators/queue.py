@@ -49,9 +49,9 @@ from ..errors import (
     QueueTimeoutError,
     ShapeError,
 )
+from ..runtime.registry import register, register_gradient
 from .base import Operator, describe_content
 from .gradient_maker import NoGradient
-from .registry import register, register_gradient
 
 #: How often a waiting op re-checks whether another thread is still running.
 _POLL_SECONDS = 0.05

@@ -13,9 +13,9 @@
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 
 class ReduceSumBase(Operator):

@@ -34,9 +34,9 @@ Caffe2: caffe2/sgd/momentum_sgd_op.{h,cc}, adagrad_op.{h,cc}, adam_op.{h,cc}.
 
 import numpy as np
 
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import ShouldNotDoGradient
-from .registry import register, register_gradient
 from .training import index_input
 
 

@@ -18,9 +18,9 @@ import math
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 _ORDER_AXIS = {"NCHW": 1, "NHWC": 3}
 

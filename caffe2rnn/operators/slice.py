@@ -12,9 +12,9 @@ Caffe2: caffe2/operators/slice_op.{h,cc}.
 """
 
 from ..errors import ArgumentError
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 
 class _SliceBase(Operator):

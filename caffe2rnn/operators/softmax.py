@@ -14,9 +14,9 @@ import math
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, ShapeError
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .registry import register, register_gradient
 
 #: Probabilities are clamped here before ``log`` so a zero never gives inf.
 _LOG_FLOOR = 1e-20

@@ -20,11 +20,11 @@ dropout_op.{h,cc}. The optimizers that emit these ops are in
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
+from ..runtime.registry import register, register_gradient
 from . import rng
 from .atomic import mutex_input
 from .base import Operator
 from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
-from .registry import register, register_gradient
 
 _INT64_MAX = np.iinfo(np.int64).max
 

@@ -15,9 +15,9 @@ import numpy as np
 
 from ..errors import DTypeError, EnforceNotMet, FileAccessError
 from ..runtime import settings
+from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
-from .registry import register, register_gradient
 
 _SUM_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32))
 

@@ -16,7 +16,7 @@ import contextlib
 import contextvars
 
 from ..errors import EnforceNotMet, WorkspaceError, in_family, op_context
-from ..operators import registry
+from . import registry
 
 SEQUENTIAL_NET_TYPES = frozenset(
     ["", "simple", "dag", "async_simple", "async_dag", "rnn", "prof_dag", "async_scheduling"]

@@ -11,7 +11,7 @@ pass-through examples need (Relu, Softmax, Add, Sub, DotProduct, Mul).
 from caffe2rnn import core
 from caffe2rnn.operators.base import Operator
 from caffe2rnn.operators.gradient_maker import GradientMaker, NoGradient
-from caffe2rnn.operators.registry import register, register_gradient
+from caffe2rnn.runtime.registry import register, register_gradient
 
 
 class SumOfInputs(Operator):

@@ -12,7 +12,7 @@ from caffe2rnn.core import CreateOperator, GradientRegistry, GradientSlice
 from caffe2rnn.core.gradients import IR, GetIndexFromGradientList
 from caffe2rnn.errors import GradientError
 from caffe2rnn.operators.gradient_maker import GradientMaker
-from caffe2rnn.operators.registry import register_gradient
+from caffe2rnn.runtime.registry import register_gradient
 
 CUDA1 = core.DeviceOption(1, 1)
 

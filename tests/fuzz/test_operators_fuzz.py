@@ -24,13 +24,13 @@ from fuzz_harness import FUZZ, changes, examples, fuzz_settings, in_family, run_
 from hypothesis import given
 from hypothesis import strategies as st
 
+import caffe2rnn.operators
 from caffe2rnn import core
 from caffe2rnn.errors import Caffe2RNNError
-from caffe2rnn.operators import registry
-from caffe2rnn.runtime import Workspace, settings
+from caffe2rnn.runtime import Workspace, registry, settings
 from caffe2rnn.runtime.net import create_operator
 
-OPS_DIR = os.path.join(os.path.dirname(registry.__file__))
+OPS_DIR = os.path.dirname(caffe2rnn.operators.__file__)
 KERNEL_OPS = {
     "LSTMUnit",
     "LSTMUnitGradient",

@@ -7,9 +7,8 @@ from ops_testing import random, run_op
 
 from caffe2rnn import core
 from caffe2rnn.errors import DTypeError, EnforceNotMet, GradientError, ShapeError
-from caffe2rnn.operators import registry
 from caffe2rnn.operators.gradient_maker import get_gradient_for_op
-from caffe2rnn.runtime import Workspace
+from caffe2rnn.runtime import Workspace, registry
 
 
 def lr(value):

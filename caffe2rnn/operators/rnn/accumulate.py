@@ -23,9 +23,9 @@ from ... import kernels
 from ...errors import ArgumentError, ShapeError
 from ...kernels import checked
 from ...proto import caffe2_pb2
+from ...runtime.registry import register
 from ...utils import MakeArgument
 from ..base import Operator
-from ..registry import register
 from .links import read_timestep
 from .step_net import prepend_ops
 

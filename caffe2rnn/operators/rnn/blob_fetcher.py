@@ -15,9 +15,9 @@ Caffe2's string tensors (:mod:`caffe2rnn.history.operator_eras`).
 import numpy as np
 
 from ...errors import DTypeError, EnforceNotMet
+from ...runtime.registry import register, register_gradient
 from ..base import Operator
 from ..gradient_maker import NoGradient
-from ..registry import register, register_gradient
 from .step_workspaces import ScratchWorkspaces
 
 

@@ -34,10 +34,10 @@ from typing import Any
 
 from ... import eras
 from ...errors import ArgumentError, EnforceNotMet, GradientError, ShapeError
+from ...runtime.registry import register, register_gradient
 from ..base import Operator
 from ..fc_layout import step_loop
 from ..gradient_maker import GradientMaker
-from ..registry import register, register_gradient
 from . import executor
 from .accumulate import AccumulateOpsAndLast, RecurrentGradient
 from .arguments import read_recurrent_arguments

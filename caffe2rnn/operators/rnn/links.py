@@ -29,9 +29,9 @@ import numpy as np
 from ...errors import ArgumentError, DTypeError
 from ...kernels import checked
 from ...proto import caffe2_pb2
+from ...runtime.registry import register
 from ...utils import MakeArgument
 from ..base import Operator
-from ..registry import register
 from .step_net import prepend_ops
 
 

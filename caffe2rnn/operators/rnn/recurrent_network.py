@@ -38,9 +38,9 @@ import functools
 from typing import Any
 
 from ...errors import ShapeError
+from ...runtime.registry import register
 from ..base import Operator
 from ..fc_layout import step_loop
-from ..registry import register
 from . import executor
 from .aliases import apply_offset_alias
 from .arguments import read_recurrent_arguments

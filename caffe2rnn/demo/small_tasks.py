@@ -9,7 +9,7 @@
   finite differences, in float64, on a copy of the trained weights.
 
 ``make demo`` runs both (see :mod:`caffe2rnn.demo`); the data come from
-:mod:`caffe2rnn.datasets`.
+:mod:`caffe2rnn.demo.datasets`.
 """
 
 import logging
@@ -18,11 +18,12 @@ import time
 
 import numpy as np
 
-from . import brew, core, datasets, workspace
-from .cnn import CNNModelHelper
-from .gradient_checker import numeric_gradient
+from .. import brew, core, workspace
+from ..cnn import CNNModelHelper
+from ..gradient_checker import numeric_gradient
+from ..recurrent import LSTM, LSTMWithAttention
+from . import datasets
 from .progress import Progress
-from .recurrent import LSTM, LSTMWithAttention
 
 
 def sgd_net(model, learning_rate):

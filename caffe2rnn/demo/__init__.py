@@ -2,11 +2,11 @@
 
 ``make demo`` (``python -m caffe2rnn demo --out demo-out``):
 
-1. **Char-RNN on Python's own source.** :func:`caffe2rnn.char_rnn.train` on
+1. **Char-RNN on Python's own source.** :func:`caffe2rnn.demo.char_rnn.train` on
    300,000 characters of the standard library's ``.py`` files
-   (:func:`caffe2rnn.datasets.stdlib_source`), with a progress bar and a
+   (:func:`caffe2rnn.demo.datasets.stdlib_source`), with a progress bar and a
    generated sample every few hundred steps.
-2. **Small tasks and gradient checks** (:mod:`caffe2rnn.small_tasks`): an
+2. **Small tasks and gradient checks** (:mod:`caffe2rnn.demo.small_tasks`): an
    LSTM learns a running mean, an attention decoder learns to reverse a
    sequence, and both models' gradients match finite differences.
 3. **Files** in the output directory: ``report.html`` (self-contained: plots
@@ -27,10 +27,11 @@ import sys
 
 import numpy as np
 
-from . import __version__, char_rnn, datasets, kernels, small_tasks
-from .errors import GraphvizNotFoundError, TextError
+from .. import __version__, kernels
+from ..errors import GraphvizNotFoundError, TextError
+from ..viz import plots
+from . import char_rnn, datasets, small_tasks
 from .report import Report
-from .viz import plots
 
 #: The char-RNN of ``make demo``: about 30 s of CPU time (25 ms a step).
 DEMO_CHAR_RNN = dict(steps=1200, seq_len=32, hidden=128, batch=32)
@@ -156,7 +157,7 @@ def write_diagrams(model, out_dir, T=4):
 
     SVG when Graphviz's ``dot`` is installed, DOT text otherwise.
     """
-    from .viz import gallery, render
+    from ..viz import gallery, render
 
     op = [o for o in model.net.Proto().op if o.type == "RecurrentNetwork"][0]
     directory = os.path.join(out_dir, "diagrams")
@@ -174,8 +175,8 @@ def write_diagrams(model, out_dir, T=4):
 
 def run(out_dir="demo-out", steps=None, small_steps=400, seed=0, stream=None):
     """The whole demo; returns ``(paths of report.html and report.md, ok)``."""
-    from .operators import rng as op_rng
-    from .viz.gallery import VIEWS
+    from ..operators import rng as op_rng
+    from ..viz.gallery import VIEWS
 
     stream = stream or sys.stdout
     os.makedirs(out_dir, exist_ok=True)

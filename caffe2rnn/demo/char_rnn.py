@@ -45,13 +45,13 @@ import time
 
 import numpy as np
 
-from . import brew, core, workspace
+from .. import brew, core, workspace
+from ..errors import TextError
+from ..model_helper import ModelHelper
+from ..optimizer import build_adam
+from ..rnn_cell import LSTM
 from .datasets import one_hot
-from .errors import TextError
-from .model_helper import ModelHelper
-from .optimizer import build_adam
 from .progress import Progress
-from .rnn_cell import LSTM
 
 
 class Vocabulary:
@@ -285,7 +285,7 @@ def train(
     samples every ``sample_every`` steps (default: five times a run) and at
     the end. The same ``seed`` gives the same weights, losses and samples.
     """
-    from .operators import rng as op_rng
+    from ..operators import rng as op_rng
 
     config = dict(steps=steps, seq_len=seq_len, hidden=hidden, batch=batch)
     config.update(learning_rate=learning_rate, seed=seed, temperature=temperature, prime=prime)
