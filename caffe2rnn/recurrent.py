@@ -36,6 +36,17 @@ from .recurrent_stages import (
     scoper,
 )
 
+#: era name → the ``recurrent_net`` Caffe2 shipped in that era, where it is
+#: not this module's text; filled by :func:`register_era_text`.
+_ERA_TEXTS: dict = {}
+
+
+def register_era_text(function, era_names):
+    """Make ``function`` (a ``recurrent_net`` of the same signature) what
+    :func:`recurrent_net` runs while one of ``era_names`` is in force."""
+    for name in era_names:
+        _ERA_TEXTS[eras.get(name).name] = function
+
 
 def recurrent_net(
     net: "core.Net",
@@ -74,17 +85,17 @@ def recurrent_net(
     ``(out0_all, out0_last, out1_all, out1_last, ...)`` in
     ``initial_cell_inputs`` order.
 
-    This is Caffe2's ``recurrent_net`` of 0cdd09da6 (era E5, the default). Under
-    era E6 (``eras.use("E6")``) it is the one Caffe2 shipped from 042e8ede4
-    (:func:`caffe2rnn.history.newest.recurrent_net`: step nets passed as NetDef,
-    ``enable_rnn_executor=1``), so code built under E6 — ``rnn_cell``, or Caffe2
-    code importing ``caffe2.python.recurrent`` through :mod:`caffe2rnn.compat` —
-    gets the op that era built. The era is read at each call.
+    This is Caffe2's ``recurrent_net`` of 0cdd09da6 (era E5, the default). An
+    era whose Caffe2 shipped another text has it registered here
+    (:func:`register_era_text`; :mod:`caffe2rnn.history` registers the
+    042e8ede4 text for E6: step nets passed as NetDef, ``enable_rnn_executor=1``),
+    so code built under that era — ``rnn_cell``, or Caffe2 code importing
+    ``caffe2.python.recurrent`` through :mod:`caffe2rnn.compat` — gets the op
+    that era built. The era is read at each call.
     """
-    if eras.current().version == "newest":
-        from .history import newest
-
-        return newest.recurrent_net(
+    era_text = _ERA_TEXTS.get(eras.current().name)
+    if era_text is not None:
+        return era_text(
             net,
             cell_net,
             inputs,
