@@ -20,8 +20,8 @@ from .attention import (  # noqa: F401 - Caffe2 code imported these from here
     AttentionType,
     apply_recurrent_attention,
     apply_regular_attention,
-    april_attention,
     attention_type_name,
+    v_vector_attention,
 )
 from .cnn import CNNModelHelper
 from .errors import ArgumentError
@@ -30,10 +30,34 @@ from .recurrent_stages import (
     build_backward_cell,
     check_scoping,
     find_references,
+    in_call_order,
     op_arguments,
-    ordered,
     plan_links,
     scoper,
+)
+
+#: The arguments :func:`recurrent_net` passes to ``net.RecurrentNetwork``, in
+#: its call's order — which becomes the OperatorDef's (0cdd09da6: the
+#: backward-only ones last; see :func:`caffe2rnn.recurrent_stages.in_call_order`).
+CALL_ORDER = (
+    "alias_src",
+    "alias_dst",
+    "alias_offset",
+    "recurrent_states",
+    "initial_recurrent_state_ids",
+    "link_internal",
+    "link_external",
+    "link_offset",
+    "step_net",
+    "timestep",
+    "param",
+    "backward_link_internal",
+    "backward_link_external",
+    "backward_link_offset",
+    "backward_step_net",
+    "outputs_with_grads",
+    "recompute_blobs_on_backward",
+    "param_grads",
 )
 
 #: era name → the ``recurrent_net`` Caffe2 shipped in that era, where it is
@@ -138,7 +162,7 @@ def recurrent_net(
         outputs_with_grads,
     )
     results = net.RecurrentNetwork(
-        all_inputs, plan.outputs + [s("step_workspaces")], **ordered(arguments, "v3")
+        all_inputs, plan.outputs + [s("step_workspaces")], **in_call_order(arguments, CALL_ORDER)
     )
     cell_net.Proto().type = "simple"
     # The last output holds the step workspaces, needed only by the gradient.
@@ -472,7 +496,7 @@ def LSTMWithAttention(
         decoder_hidden_state_dim=decoder_state_dim,
         scope=scope,
     )
-    context_t, _, attention_blobs = april_attention(
+    context_t, _, attention_blobs = v_vector_attention(
         attention_type,
         attention_weighted_encoder_context_t_prev=attention_weighted_encoder_context_t_prev,
         **attention,
