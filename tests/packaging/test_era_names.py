@@ -49,9 +49,13 @@ def era_tests(source, filename="<source>"):
             k is not None and _is_era_name(k) for k in node.keys
         ):
             found.append((node.lineno, "keys a table by era name"))
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "get":
-            if node.args and _is_era_name(node.args[0]):
-                found.append((node.lineno, "looks up %r in a table" % node.args[0].value))
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", None) == "get"
+            and node.args
+            and _is_era_name(node.args[0])
+        ):
+            found.append((node.lineno, "looks up %r in a table" % node.args[0].value))
     return found
 
 
