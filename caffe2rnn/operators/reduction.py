@@ -8,6 +8,9 @@
   pass that small int64 tensor to the gradient op.
 * ``SumElements`` sums every element into a 0-d tensor (``average=1``: the
   mean); ``AveragedLoss`` is the mean, the usual last op of a training net.
+* ``SumSqrElements`` sums the squares (``average=1``: their mean): the
+  squared norm E6's optimizers clip gradients with. No gradient (Caffe2
+  registered none, reduction_ops.cc at 0cdd09da6 and 042e8ede4).
 """
 
 import numpy as np
@@ -123,9 +126,12 @@ class SumAll(Operator):
     def run(self):
         x = self.float_input(0)
         y = self.output(0, (), x.dtype)
-        np.add.reduce(x.reshape(-1), out=y)
+        np.add.reduce(self.terms(x).reshape(-1), out=y)
         if self.average:
             y /= x.size
+
+    def terms(self, x):
+        return x
 
 
 class SumAllGradient(Operator):
@@ -151,6 +157,14 @@ class SumAllGradient(Operator):
 @register("SumElements", inputs=1, outputs=1)
 class SumElements(SumAll):
     """0-d sum of all elements; ``average=1`` divides by the element count."""
+
+
+@register("SumSqrElements", inputs=1, outputs=1)
+class SumSqrElements(SumAll):
+    """0-d sum of the squared elements; ``average=1`` divides by the count."""
+
+    def terms(self, x):
+        return x * x
 
 
 @register("SumElementsGradient", inputs=2, outputs=1)
