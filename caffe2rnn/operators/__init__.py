@@ -33,6 +33,7 @@ from . import (  # noqa: F401
     reduction,
     rnn,
     segment_range,
+    segment_reduction,
     sequence,
     sequence_mask,
     sgd,

@@ -31,7 +31,7 @@ from .base import Operator
 from .gradient_maker import GradientMaker
 
 
-def _segment_runs(op, ids_index, rows, count=None):
+def sorted_runs(op, ids_index, rows, count=None):
     """``(starts, counts)`` of the runs of equal ids; Caffe2's checks
     ("SEGMENT_IDS must be a vector", "Indices must be sorted and not have
     gaps")."""
@@ -88,14 +88,14 @@ def _forward(name, x, starts, counts):
 
 
 def _backward(name, x, y, dy, starts, counts):
-    """dDATA from the run-wise ``y`` and ``dy``."""
-    shape = (-1,) + (1,) * (x.ndim - 1)
+    """dDATA from the run-wise ``y`` and ``dy`` (Sum reads neither x nor y)."""
+    shape = (-1,) + (1,) * (dy.ndim - 1)
     dy_rows = np.repeat(dy, counts, axis=0)
-    per_row = np.repeat(counts, counts).astype(x.dtype).reshape(shape)
+    per_row = np.repeat(counts, counts).astype(dy.dtype).reshape(shape)
     if name == "Sum":
         return dy_rows
     if name == "Mean":
-        return dy_rows * (1.0 / per_row).astype(x.dtype)
+        return dy_rows * (1.0 / per_row).astype(dy.dtype)
     if name == "Max":
         hit = (x == np.repeat(y, counts, axis=0)).reshape(x.shape[0], -1)
         first = np.zeros_like(hit)
@@ -118,7 +118,7 @@ class _SortedSegmentRange(Operator):
         x = self.float_input(0)
         if x.ndim < 1:
             raise self.shape_error(0, "at least 1 dimension")
-        starts, counts = _segment_runs(self, 1, x.shape[0])
+        starts, counts = sorted_runs(self, 1, x.shape[0])
         out = self.output(0, (starts.size,) + x.shape[1:], x.dtype)
         if starts.size:
             with np.errstate(all="ignore"):
@@ -133,7 +133,7 @@ class _SortedSegmentRangeGradient(Operator):
         if dy.ndim < 1:
             raise self.shape_error(2, "at least 1 dimension")
         n = self.input(3).shape[0] if self.input(3).ndim == 1 else -1
-        starts, counts = _segment_runs(self, 3, n, count=dy.shape[0] if n > 0 else None)
+        starts, counts = sorted_runs(self, 3, n, count=dy.shape[0] if n > 0 else None)
         row = dy.shape[1:]
         x = y = None
         if self.reducer != "Sum":  # Sum's kernel read neither
