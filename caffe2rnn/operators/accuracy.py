@@ -16,7 +16,7 @@ at 0cdd09da6.
 
 import numpy as np
 
-from ..errors import DTypeError, ShapeError
+from ..errors import ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import ShouldNotDoGradient
@@ -30,20 +30,10 @@ class Accuracy(Operator):
         self.top_k = self.args.single("top_k", 1, int)
 
     def run(self):
-        x = self.input(0)
-        if x.dtype != np.float32:
-            raise DTypeError(
-                "input 0 ('%s') has type %s; expected float32 scores"
-                % (self.input_name(0), x.dtype)
-            )
+        x = self.typed_input(0, (np.float32,), "float32 scores")
         if x.ndim != 2:
             raise self.shape_error(0, "2-D (batch × classes)")
-        labels = self.input(1)
-        if labels.dtype != np.int32:
-            raise DTypeError(
-                "input 1 ('%s') has type %s; expected int32 labels"
-                % (self.input_name(1), labels.dtype)
-            )
+        labels = self.typed_input(1, (np.int32,), "int32 labels")
         n, d = x.shape
         if labels.shape != (n,):
             raise self.shape_error(1, "(%d,): one label per row of input 0" % n)

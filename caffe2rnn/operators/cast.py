@@ -19,7 +19,7 @@ Caffe2 sources: caffe2/operators/cast_op.{h,cc} and caffe2/utils/cast.h at
 import numpy as np
 
 from .. import eras
-from ..errors import ArgumentError, DTypeError, GradientError
+from ..errors import ArgumentError, GradientError
 from ..proto import caffe2_pb2
 from ..runtime.arguments import ArgumentHelper
 from ..runtime.registry import register, register_gradient
@@ -92,12 +92,7 @@ class Cast(Operator):
         self.target = TARGETS[to]
 
     def run(self):
-        x = self.input(0)
-        if x.dtype not in SOURCES:
-            raise DTypeError(
-                "input 0 ('%s') has type %s; Cast reads float32, float64, bool and "
-                "integer tensors" % (self.input_name(0), x.dtype)
-            )
+        x = self.typed_input(0, SOURCES, "float32, float64, bool or an integer type")
         out = self.output(0, x.shape, self.target)
         with np.errstate(invalid="ignore", over="ignore"):  # out of range: undefined in C++
             np.copyto(out, x, casting="unsafe")

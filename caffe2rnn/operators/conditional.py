@@ -25,13 +25,9 @@ class Conditional(Operator):
     """``out[i] = data_t[i] if condition[i] else data_f[i]``."""
 
     def run(self):
-        condition = self.input(0)
+        condition = self.typed_input(0, (np.bool_,), "bool")
         if condition.ndim != 1:
             raise self.shape_error(0, "a 1-D condition")
-        if condition.dtype != np.bool_:
-            raise DTypeError(
-                "input 0 ('%s') has type %s; expected bool" % (self.input_name(0), condition.dtype)
-            )
         data_t, data_f = self.input(1), self.input(2)
         if data_t.ndim < 1 or data_t.shape[0] != condition.size:
             raise self.shape_error(1, "(%d, ...): one row per condition" % condition.size)

@@ -19,7 +19,7 @@ Caffe2 sources at 0cdd09da6: caffe2/python/core.py
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError
+from ..errors import ArgumentError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientSlice, ShouldNotDoGradient
@@ -30,13 +30,8 @@ class Unique(Operator):
     """Distinct int32/int64 indices of a 1-D tensor (+ the int32 remapping)."""
 
     def run(self):
-        x = self.input(0)
-        if x.dtype not in (np.int32, np.int64):
-            # LOG(FATAL) in Caffe2: the process aborted.
-            raise DTypeError(
-                "input 0 ('%s') has type %s; Unsupported type of input in Unique "
-                "(expected int32 or int64)" % (self.input_name(0), x.dtype)
-            )
+        # Another type: LOG(FATAL) in Caffe2, the process aborted.
+        x = self.typed_input(0, (np.int32, np.int64), "int32 or int64 (Unique's types)")
         if x.ndim != 1:
             raise self.shape_error(0, "1-D (Input should be a vector)")
         unique, remapping = np.unique(x, return_inverse=True)

@@ -25,7 +25,7 @@ Caffe2 sources, 0cdd09da6: caffe2/operators/utility_ops.{h,cc} (``GatherOp``,
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError, ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
@@ -91,22 +91,13 @@ class SparseToDense(Operator):
             )
 
     def run(self):
-        indices = self.input(0)
-        if indices.dtype not in _INDEX_TYPES:
-            raise DTypeError(
-                "input 0 ('%s') has type %s; expected int32 or int64 indices"
-                % (self.input_name(0), indices.dtype)
-            )
+        indices = self.typed_input(0, _INDEX_TYPES, "int32 or int64 indices")
         if indices.ndim != 1:
             raise self.shape_error(0, "a 1-D tensor of indices")
         values = self.input(1)
         if values.ndim < 1 or values.shape[0] != indices.size:
             raise self.shape_error(1, "(%d, ...): one row per index" % indices.size)
-        if values.dtype not in _SUMMABLE:
-            raise DTypeError(
-                "input 1 ('%s') has type %s; SparseToDense adds float32, float64, "
-                "int32 or int64 values" % (self.input_name(1), values.dtype)
-            )
+        self.typed_input(1, _SUMMABLE, "float32, float64, int32 or int64 values to add")
         first = self._first_dim(indices)
         flat = index_input(self, 0, first)
         out = self.output(0, (first,) + values.shape[1:], values.dtype)

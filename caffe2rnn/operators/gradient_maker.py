@@ -99,19 +99,19 @@ class GradientMaker:
         self.g_input[i] = name
         return name
 
-    def GI_I(self, i):
+    def _GI_half(self, i, half):
+        """Name input i's ``_grad_<half>`` blob and record it in its slice."""
         self._not_dense(i)
-        name = self.I(i) + "_grad_indices"
-        values = self.g_input[i].values if self.g_input[i] is not None else ""
-        self.g_input[i] = GradientSlice(name, values)
+        name = self.I(i) + "_grad_" + half
+        current = self.g_input[i] or GradientSlice("", "")
+        self.g_input[i] = current._replace(**{half: name})
         return name
 
+    def GI_I(self, i):
+        return self._GI_half(i, "indices")
+
     def GI_V(self, i):
-        self._not_dense(i)
-        name = self.I(i) + "_grad_values"
-        indices = self.g_input[i].indices if self.g_input[i] is not None else ""
-        self.g_input[i] = GradientSlice(indices, name)
-        return name
+        return self._GI_half(i, "values")
 
     def SetDense(self, i, name):
         self._not_sparse(i)

@@ -20,25 +20,14 @@ Caffe2 sources: caffe2/operators/one_hot_ops.{h,cc} at 0cdd09da6.
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError, ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import NoGradient
 
 
-def typed_input(op, i, dtype, what):
-    """Input i, which must have exactly ``dtype`` (Caffe2's ``data<T>()``)."""
-    x = op.input(i)
-    if x.dtype != dtype:
-        raise DTypeError(
-            "input %d ('%s') has type %s; expected %s %s"
-            % (i, op.input_name(i), x.dtype, np.dtype(dtype), what)
-        )
-    return x
-
-
 def index_size_input(op, i):
-    size = typed_input(op, i, np.int64, "(the index size)")
+    size = op.typed_input(i, (np.int64,), "int64 (the index size)")
     if size.size != 1:
         raise op.shape_error(i, "a single value (the index size)")
     value = int(size.reshape(-1)[0])
@@ -63,9 +52,7 @@ class OneHot(Operator):
     """``one_hots[i, indices[i]] = 1.0`` in a ``len(indices) × index_size`` float matrix."""
 
     def run(self):
-        indices = typed_input(self, 0, np.int64, "indices")
-        if indices.ndim != 1:
-            raise self.shape_error(0, "a 1-D tensor of indices")
+        indices = self.typed_input(0, (np.int64,), "int64 indices", ndim=1)
         size = index_size_input(self, 1)
         check_hot_indices(self, 0, indices, size)
         out = self.output(0, (indices.size, size), np.float32)
@@ -78,12 +65,8 @@ class SegmentOneHot(Operator):
     """Row i has 1.0 at each of the ``lengths[i]`` indices of segment i."""
 
     def run(self):
-        lengths = typed_input(self, 0, np.int32, "lengths")
-        if lengths.ndim != 1:
-            raise self.shape_error(0, "a 1-D tensor of lengths")
-        indices = typed_input(self, 1, np.int64, "indices")
-        if indices.ndim != 1:
-            raise self.shape_error(1, "a 1-D tensor of indices")
+        lengths = self.typed_input(0, (np.int32,), "int32 lengths", ndim=1)
+        indices = self.typed_input(1, (np.int64,), "int64 indices", ndim=1)
         size = index_size_input(self, 2)
         if size <= 0:
             raise ArgumentError(
@@ -105,22 +88,17 @@ class BatchOneHot(Operator):
     """Each column of X expanded to its values' one-hot columns (module doc)."""
 
     def run(self):
-        x = self.input(0)
-        if x.dtype not in (np.int32, np.int64):
-            raise DTypeError(
-                "input 0 ('%s') has type %s; expected int32 or int64"
-                % (self.input_name(0), x.dtype)
-            )
+        x = self.typed_input(0, (np.int32, np.int64), "int32 or int64")
         if x.ndim < 1:
             raise self.shape_error(0, "at least 1 dimension")
         n = x.shape[0]
         columns = x.reshape(n, -1) if n else x.reshape(0, int(np.prod(x.shape[1:])))
-        lengths = typed_input(self, 1, np.int32, "lengths")
+        lengths = self.typed_input(1, (np.int32,), "int32 lengths")
         if lengths.size != columns.shape[1]:
             raise self.shape_error(1, "%d lengths (one per column of input 0)" % columns.shape[1])
         if lengths.size and lengths.min() < 0:
             raise ArgumentError("input 1 ('%s') holds a negative length" % self.input_name(1))
-        values = typed_input(self, 2, x.dtype, "values (the type of input 0)")
+        values = self.typed_input(2, (x.dtype,), "%s values (the type of input 0)" % x.dtype)
         total = int(lengths.astype(np.int64).sum())
         if values.size != total:
             raise self.shape_error(2, "%d values (the sum of the lengths)" % total)

@@ -29,7 +29,7 @@ Caffe2 sources: caffe2/operators/sequence_ops.{h,cc} at 0cdd09da6.
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError, GradientError, ShapeError
+from ..errors import ArgumentError, GradientError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
@@ -47,6 +47,16 @@ class _Padding(Operator):
         end = self.args.single("end_padding_width", -1, int)
         self.end = self.start if end < 0 else end
 
+    def run(self):
+        """AddPadding and RemovePadding: copy through, or :meth:`pad`."""
+        if self.start == 0 and self.end == 0:
+            return self.copy_through()
+        x = self.data()
+        self.pad(x, self.lengths(x.shape[0]))
+
+    def pad(self, x, lengths):
+        raise NotImplementedError
+
     def copy_through(self):
         """p = q = 0: outputs are copies of the inputs (any type)."""
         if len(self.outputs) == 2 and len(self.inputs) < 2:
@@ -57,12 +67,7 @@ class _Padding(Operator):
             self.copy_to_output(i, self.input(i))
 
     def data(self):
-        x = self.input(0)
-        if x.dtype not in _PADDABLE:
-            raise DTypeError(
-                "input 0 ('%s') has type %s; expected float32, float64, int32, int64 or bool"
-                % (self.input_name(0), x.dtype)
-            )
+        x = self.typed_input(0, _PADDABLE, "float32, float64, int32, int64 or bool")
         if x.ndim < 1:
             raise self.shape_error(0, "at least 1 dimension")
         return x
@@ -71,13 +76,7 @@ class _Padding(Operator):
         """The int32 lengths (or ``[n]``), checked to fit in n rows."""
         if len(self.inputs) < 2:
             return np.array([n], dtype=np.int32)
-        lengths = self.input(1)
-        if lengths.dtype != np.int32:
-            raise DTypeError(
-                "input 1 ('%s') has type %s; expected int32 lengths"
-                % (self.input_name(1), lengths.dtype)
-            )
-        lengths = lengths.reshape(-1)
+        lengths = self.typed_input(1, (np.int32,), "int32 lengths").reshape(-1)
         if not allow_negative and lengths.size and lengths.min() < 0:
             raise ArgumentError("input 1 ('%s') holds a negative length" % self.input_name(1))
         # Caffe2 checked the running total after each range.
@@ -105,11 +104,7 @@ class _Padding(Operator):
 class AddPadding(_Padding):
     """p rows before and q rows after each range (module doc)."""
 
-    def run(self):
-        if self.start == 0 and self.end == 0:
-            return self.copy_through()
-        x = self.data()
-        lengths = self.lengths(x.shape[0])
+    def pad(self, x, lengths):
         row = x.shape[1:]
         pads = []
         for i in (2, 3):
@@ -139,11 +134,7 @@ class AddPadding(_Padding):
 class RemovePadding(_Padding):
     """The first p and last q rows of each range dropped (module doc)."""
 
-    def run(self):
-        if self.start == 0 and self.end == 0:
-            return self.copy_through()
-        x = self.data()
-        lengths = self.lengths(x.shape[0])
+    def pad(self, x, lengths):
         self.check_long_enough(lengths)
         width = self.start + self.end
         out = self.output(0, (x.shape[0] - width * lengths.size,) + x.shape[1:], x.dtype)

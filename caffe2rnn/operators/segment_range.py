@@ -25,7 +25,7 @@ ids; float64 data is accepted too.
 
 import numpy as np
 
-from ..errors import DTypeError, ShapeError
+from ..errors import ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
@@ -35,14 +35,9 @@ def sorted_runs(op, ids_index, rows, count=None):
     """``(starts, counts)`` of the runs of equal ids; Caffe2's checks
     ("SEGMENT_IDS must be a vector", "Indices must be sorted and not have
     gaps")."""
-    ids = op.input(ids_index)
-    if ids.dtype != np.int32:
-        raise DTypeError(
-            "input %d ('%s') has type %s; expected int32 segment ids"
-            % (ids_index, op.input_name(ids_index), ids.dtype)
-        )
-    if ids.ndim != 1:
-        raise op.shape_error(ids_index, "1-D: SEGMENT_IDS must be a vector")
+    ids = op.typed_input(
+        ids_index, (np.int32,), "int32 segment ids (SEGMENT_IDS must be a vector)", ndim=1
+    )
     if ids.size != rows:
         raise op.shape_error(
             ids_index,
@@ -111,13 +106,19 @@ def _backward(name, x, y, dy, starts, counts):
     return grad / per_row if name == "LogMeanExp" else grad
 
 
+def float_rows(op, i):
+    """Input i: a float tensor of at least one dimension (rows to reduce)."""
+    x = op.float_input(i)
+    if x.ndim < 1:
+        raise op.shape_error(i, "at least 1 dimension")
+    return x
+
+
 class _SortedSegmentRange(Operator):
     reducer = ""
 
     def run(self):
-        x = self.float_input(0)
-        if x.ndim < 1:
-            raise self.shape_error(0, "at least 1 dimension")
+        x = float_rows(self, 0)
         starts, counts = sorted_runs(self, 1, x.shape[0])
         out = self.output(0, (starts.size,) + x.shape[1:], x.dtype)
         if starts.size:
@@ -129,9 +130,7 @@ class _SortedSegmentRangeGradient(Operator):
     reducer = ""
 
     def run(self):
-        dy = self.float_input(2)
-        if dy.ndim < 1:
-            raise self.shape_error(2, "at least 1 dimension")
+        dy = float_rows(self, 2)
         n = self.input(3).shape[0] if self.input(3).ndim == 1 else -1
         starts, counts = sorted_runs(self, 3, n, count=dy.shape[0] if n > 0 else None)
         row = dy.shape[1:]

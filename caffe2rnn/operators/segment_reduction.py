@@ -29,23 +29,15 @@ Caffe2 sources at 0cdd09da6: caffe2/operators/segment_reduction_op.{h,cc}
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError, ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-from .segment_range import sorted_runs
+from .segment_range import float_rows, sorted_runs
 
 
 def int32_ids(op, i, what):
-    ids = op.input(i)
-    if ids.dtype != np.int32:
-        raise DTypeError(
-            "input %d ('%s') has type %s; expected int32 %s"
-            % (i, op.input_name(i), ids.dtype, what)
-        )
-    if ids.ndim != 1:
-        raise op.shape_error(i, "1-D: %s must be a vector" % what.upper().replace(" ", "_"))
-    return ids
+    return op.typed_input(i, (np.int32,), "int32 %s (it must be a vector)" % what, ndim=1)
 
 
 def check_segment_range(op, i, ids, count):
@@ -71,19 +63,12 @@ class _SegmentReduction(Operator):
 
     def rows(self):
         """DATA's rows to reduce (gathered by INDICES for the sparse ops)."""
-        x = self.float_input(0)
-        if x.ndim < 1:
-            raise self.shape_error(0, "at least 1 dimension")
+        x = float_rows(self, 0)
         if not self.sparse:
             return x
-        indices = self.input(1)
-        if indices.dtype != np.int64:
-            raise DTypeError(
-                "input 1 ('%s') has type %s; expected int64 indices"
-                % (self.input_name(1), indices.dtype)
-            )
-        if indices.ndim != 1:
-            raise self.shape_error(1, "1-D: INDICES must be a vector")
+        indices = self.typed_input(
+            1, (np.int64,), "int64 indices (INDICES must be a vector)", ndim=1
+        )
         if indices.size and (indices.min() < 0 or indices.max() >= x.shape[0]):
             raise ShapeError(
                 "input 1 ('%s'): Index out of bounds: %d, range 0 to %d"
@@ -135,9 +120,7 @@ class _SegmentReductionGradient(Operator):
     mean = False
 
     def run(self):
-        dy = self.float_input(0)
-        if dy.ndim < 1:
-            raise self.shape_error(0, "at least 1 dimension")
+        dy = float_rows(self, 0)
         count = dy.shape[0]
         if self.layout == "lengths":
             lengths = np.maximum(int32_ids(self, 1, "lengths").astype(np.int64), 0)

@@ -18,7 +18,7 @@ reverse_packed_segs_op.{h,cc}.
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError, ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
@@ -26,14 +26,7 @@ from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
 
 def int32_vector(op, i, what="lengths"):
     """Input i: a 1-D int32 tensor (Caffe2 read it with ``data<int32_t>()``)."""
-    x = op.input(i)
-    if x.dtype != np.int32:
-        raise DTypeError(
-            "input %d ('%s') has type %s; expected int32 %s" % (i, op.input_name(i), x.dtype, what)
-        )
-    if x.ndim != 1:
-        raise op.shape_error(i, "a 1-D tensor of %s (Input must be a vector.)" % what)
-    return x
+    return op.typed_input(i, (np.int32,), "int32 %s (Input must be a vector.)" % what, ndim=1)
 
 
 @register("LengthsRangeFill", inputs=1, outputs=1)
@@ -90,22 +83,12 @@ class ReversePackedSegs(Operator):
     """
 
     def run(self):
-        data = self.input(0)
-        if data.dtype not in _REVERSIBLE:
-            raise DTypeError(
-                "input 0 ('%s') has type %s; expected float32, float64, int32, int64 or bool"
-                % (self.input_name(0), data.dtype)
-            )
+        data = self.typed_input(0, _REVERSIBLE, "float32, float64, int32, int64 or bool")
         if data.ndim != 3:
             raise self.shape_error(0, "a 3-D tensor <lengths, segments, embeddings>")
-        lengths = self.input(1)
-        if lengths.dtype not in (np.int32, np.int64):
-            raise DTypeError(
-                "input 1 ('%s') has type %s; expected int32 or int64 lengths"
-                % (self.input_name(1), lengths.dtype)
-            )
-        if lengths.ndim != 1:
-            raise self.shape_error(1, "1-D (LENGTH should be 1-D)")
+        lengths = self.typed_input(
+            1, (np.int32, np.int64), "int32 or int64 lengths (LENGTH should be 1-D)", ndim=1
+        )
         steps, batch = data.shape[:2]
         if lengths.size != batch:
             raise self.shape_error(1, "(%d,): lengths size should be equal to batch size" % batch)

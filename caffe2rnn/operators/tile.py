@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import ArgumentError, DTypeError
 from ..runtime.registry import register, register_gradient
-from .base import FLOAT_TYPES, Operator
+from .base import Operator
 from .gradient_maker import GradientMaker
 
 
@@ -103,12 +103,7 @@ class TileGradient(_TileParameters):
     """
 
     def run(self):
-        dy = self.input(0)
-        if dy.dtype not in FLOAT_TYPES:
-            raise DTypeError(
-                "input 0 ('%s') has type %s; TileGradient adds float32 (or float64) "
-                "gradients" % (self.input_name(0), dy.dtype)
-            )
+        dy = self.float_input(0)
         tiles, axis = self.parameters()
         axis = self.canonical_axis(dy, axis)
         if tiles <= 0:

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError, ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
@@ -71,13 +71,8 @@ class TopKGradient(Operator):
 
     def run(self):
         dv = self.float_input(0)
-        indices = self.input(1)
+        indices = self.typed_input(1, (np.int32, np.int64), "int64 (or int32) indices")
         original = self.input(2)
-        if indices.dtype not in (np.int32, np.int64):
-            raise DTypeError(
-                "input 1 ('%s') has type %s; expected int64 (or int32) indices"
-                % (self.input_name(1), indices.dtype)
-            )
         if dv.ndim == 0:
             raise self.shape_error(0, "at least 1 dimension")
         if indices.shape != dv.shape:

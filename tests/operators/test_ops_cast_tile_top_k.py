@@ -4,21 +4,11 @@ argument."""
 
 import numpy as np
 import pytest
-from ops_testing import gradient_of, random, run1, run_op
+from ops_testing import gradient_of, random, run1, run_fails, run_op
 
 from caffe2rnn import core, eras
 from caffe2rnn.errors import ArgumentError, ArgumentTypeError, DTypeError, GradientError, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
-from caffe2rnn.runtime import Workspace
-
-
-def _fails(op_type, inputs, outputs, error, match, **args):
-    ws = Workspace()
-    for name, value in inputs.items():
-        ws.feed(name, value)
-    with pytest.raises(error, match=match):
-        ws.run_operator_once(core.CreateOperator(op_type, list(inputs), outputs, **args))
-    return ws
 
 
 # --- Cast ---------------------------------------------------------------------------
@@ -69,11 +59,11 @@ def test_cast_without_to_is_float():
     ],
 )
 def test_cast_refuses_the_targets_caffe2_refused(to, error, match):
-    _fails("Cast", {"x": np.zeros(2, np.float32)}, ["y"], error, match, to=to)
+    run_fails("Cast", {"x": np.zeros(2, np.float32)}, error, match, outputs=["y"], to=to)
 
 
 def test_cast_refuses_a_string_tensor():
-    _fails("Cast", {"x": np.array(["a"], object)}, ["y"], DTypeError, "'x'", to="int32")
+    run_fails("Cast", {"x": np.array(["a"], object)}, DTypeError, "'x'", outputs=["y"], to="int32")
 
 
 def test_cast_gradient_e5_swaps_the_type_names():
@@ -150,7 +140,7 @@ def test_tile_reads_an_int64_tiles_input_as_caffe2_copied_it():
     ],
 )
 def test_tile_refusals(inputs, args, error, match):
-    _fails("Tile", inputs, ["y"], error, match, **args)
+    run_fails("Tile", inputs, error, match, outputs=["y"], **args)
 
 
 def test_tile_gradient_maker_and_gradient():
@@ -198,7 +188,7 @@ def test_top_k_of_a_3d_tensor_against_a_sort():
     ],
 )
 def test_top_k_refusals(x, k, error, match):
-    _fails("TopK", {"x": x}, ["v", "i"], error, match, k=k)
+    run_fails("TopK", {"x": x}, error, match, outputs=["v", "i"], k=k)
 
 
 def test_top_k_gradient_maker_and_gradient():
@@ -210,10 +200,10 @@ def test_top_k_gradient_maker_and_gradient():
 
 
 def test_top_k_gradient_refuses_indices_outside_the_row():
-    _fails(
+    run_fails(
         "TopKGradient",
         {"dv": random((1, 2)), "i": np.array([[0, 3]], np.int64), "x": random((1, 3))},
-        ["dx"],
         ShapeError,
         "'i'",
+        outputs=["dx"],
     )

@@ -4,22 +4,12 @@ differences, refusals naming the blob."""
 
 import numpy as np
 import pytest
-from ops_testing import check_gradients, gradient_of, random, run1, run_op
+from ops_testing import check_gradients, gradient_of, random, run1, run_fails, run_op
 
 from caffe2rnn import core
 from caffe2rnn.errors import DTypeError, EnforceNotMet, GradientError, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
 from caffe2rnn.runtime import Workspace
-
-
-def _fails(op_type, inputs, error, match, **args):
-    ws = Workspace()
-    for name, value in inputs.items():
-        ws.feed(name, value)
-    ws.feed("out", np.zeros(1, np.float32))
-    with pytest.raises(error, match=match):
-        ws.run_operator_once(core.CreateOperator(op_type, list(inputs), ["out"], **args))
-    np.testing.assert_array_equal(ws.fetch("out"), np.zeros(1, np.float32))
 
 
 # --- Div ------------------------------------------------------------------------------
@@ -61,7 +51,7 @@ def test_div_float_by_zero_is_ieee():
     ],
 )
 def test_div_refusals(inputs, error, match):
-    _fails("Div", inputs, error, match)
+    run_fails("Div", inputs, error, match)
 
 
 def test_div_gradient_maker_and_gradient():
@@ -94,7 +84,7 @@ def test_eq_takes_integers_only():
     a, b = np.array([1, 2, 3], np.int64), np.array([1, 0, 3], np.int64)
     np.testing.assert_array_equal(run1("EQ", {"a": a, "b": b}), [True, False, True])
     # Caffe2's EQ kernel list was IntTypes
-    _fails(
+    run_fails(
         "EQ",
         {"a": np.zeros(2, np.float32), "b": np.zeros(2, np.float32)},
         DTypeError,
@@ -109,7 +99,7 @@ def test_logical_ops(op_type, fn):
     a = np.array([True, True, False, False])
     b = np.array([True, False, True, False])
     np.testing.assert_array_equal(run1(op_type, {"a": a, "b": b}), fn(a, b))
-    _fails(
+    run_fails(
         op_type,
         {"a": np.zeros(2, np.int32), "b": np.zeros(2, np.int32)},
         DTypeError,
@@ -119,7 +109,7 @@ def test_logical_ops(op_type, fn):
 
 def test_not():
     np.testing.assert_array_equal(run1("Not", {"a": np.array([True, False])}), [False, True])
-    _fails("Not", {"a": np.zeros(2, np.float32)}, DTypeError, "'a'.*bool")
+    run_fails("Not", {"a": np.zeros(2, np.float32)}, DTypeError, "'a'.*bool")
 
 
 @pytest.mark.parametrize("op_type", ["LT", "EQ", "And", "Not"])
@@ -145,7 +135,9 @@ def test_max_in_place_and_refusals():
     ws.run_operator_once(core.CreateOperator("Max", ["a", "b"], ["a"]))
     np.testing.assert_array_equal(ws.fetch("a"), [3, 5])
     # CAFFE_ENFORCE_EQ(output->dims(), Input(i).dims())
-    _fails("Max", {"a": np.zeros(2, np.float32), "b": np.zeros(3, np.float32)}, ShapeError, "'b'")
+    run_fails(
+        "Max", {"a": np.zeros(2, np.float32), "b": np.zeros(3, np.float32)}, ShapeError, "'b'"
+    )
 
 
 def test_max_gradient_maker_ties_and_finite_differences():
@@ -182,7 +174,7 @@ def test_log_sqr_pow_forward():
 
 @pytest.mark.parametrize("op_type", ["Log", "Sqr", "Pow"])
 def test_unary_math_refuses_integers(op_type):
-    _fails(op_type, {"x": np.ones(2, np.int32)}, DTypeError, "'x'.*float32 or float64")
+    run_fails(op_type, {"x": np.ones(2, np.int32)}, DTypeError, "'x'.*float32 or float64")
 
 
 def test_log_gradient_is_a_div():

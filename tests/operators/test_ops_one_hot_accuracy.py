@@ -3,19 +3,9 @@ loops written here, refusals naming the blob."""
 
 import numpy as np
 import pytest
-from ops_testing import gradient_of, random, run1
+from ops_testing import gradient_of, random, run1, run_fails
 
-from caffe2rnn import core
 from caffe2rnn.errors import ArgumentError, DTypeError, GradientError, ShapeError
-from caffe2rnn.runtime import Workspace
-
-
-def _fails(op_type, inputs, error, match, **args):
-    ws = Workspace()
-    for name, value in inputs.items():
-        ws.feed(name, value)
-    with pytest.raises(error, match=match):
-        ws.run_operator_once(core.CreateOperator(op_type, list(inputs), ["o"], **args))
 
 
 def test_one_hot():
@@ -44,7 +34,7 @@ def test_one_hot():
     ],
 )
 def test_one_hot_refusals(inputs, error, match):
-    _fails("OneHot", inputs, error, match)
+    run_fails("OneHot", inputs, error, match)
 
 
 def test_segment_one_hot():
@@ -52,7 +42,7 @@ def test_segment_one_hot():
     indices = np.array([1, 3, 0], np.int64)
     out = run1("SegmentOneHot", {"l": lengths, "i": indices, "n": np.array([4], np.int64)})
     np.testing.assert_array_equal(out, [[0, 1, 0, 1], [0, 0, 0, 0], [1, 0, 0, 0]])
-    _fails(
+    run_fails(
         "SegmentOneHot",
         {"l": np.array([3], np.int32), "i": indices[:2], "n": np.array([4], np.int64)},
         ShapeError,
@@ -67,7 +57,7 @@ def test_batch_one_hot():
     out = run1("BatchOneHot", {"x": x, "l": lengths, "v": values})
     np.testing.assert_array_equal(out, [[1, 0, 0, 1, 0], [0, 1, 1, 0, 0], [1, 0, 0, 0, 1]])
     assert out.dtype == np.int32
-    _fails("BatchOneHot", {"x": x, "l": lengths, "v": values[:4]}, ShapeError, "'v'")
+    run_fails("BatchOneHot", {"x": x, "l": lengths, "v": values[:4]}, ShapeError, "'v'")
 
 
 def test_one_hots_have_no_gradient():
@@ -102,7 +92,7 @@ def test_accuracy_counts_labels_in_the_top_k(top_k):
     ],
 )
 def test_accuracy_refusals(inputs, error, match):
-    _fails("Accuracy", inputs, error, match)
+    run_fails("Accuracy", inputs, error, match)
 
 
 def test_accuracy_should_not_be_differentiated():
@@ -141,4 +131,4 @@ def test_conditional_copies_bytes_of_a_same_sized_type():
     ],
 )
 def test_conditional_refusals(inputs, error, match):
-    _fails("Conditional", inputs, error, match)
+    run_fails("Conditional", inputs, error, match)

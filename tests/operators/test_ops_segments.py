@@ -5,7 +5,7 @@ refusals naming the blob."""
 
 import numpy as np
 import pytest
-from ops_testing import gradient_of, random, run1, run_op
+from ops_testing import gradient_of, random, run1, run_fails, run_op
 
 from caffe2rnn import core
 from caffe2rnn.errors import ArgumentError, DTypeError, ShapeError
@@ -13,14 +13,6 @@ from caffe2rnn.gradient_checker import assert_gradient_close
 from caffe2rnn.runtime import Workspace
 
 IDS = np.array([0, 0, 1, 2, 2, 2], np.int32)
-
-
-def _fails(op_type, inputs, error, match, **args):
-    ws = Workspace()
-    for name, value in inputs.items():
-        ws.feed(name, value)
-    with pytest.raises(error, match=match):
-        ws.run_operator_once(core.CreateOperator(op_type, list(inputs), ["o"], **args))
 
 
 def _per_segment(x, ids, count, reduce):
@@ -94,7 +86,7 @@ def test_sorted_segment_range_max_gradient_goes_to_the_first_tied_row():
     ],
 )
 def test_sorted_segment_range_refusals(ids, error, match):
-    _fails("SortedSegmentRangeLogSumExp", {"x": random((3, 2)), "ids": ids}, error, match)
+    run_fails("SortedSegmentRangeLogSumExp", {"x": random((3, 2)), "ids": ids}, error, match)
 
 
 # --- Sorted / Unsorted / Lengths Sum and Mean -------------------------------------------------
@@ -143,24 +135,26 @@ def test_unsorted_segment_num_segments_and_range_check():
     out = run1("UnsortedSegmentSum", {"x": x, "s": np.array([0, 0, 1], np.int32)}, num_segments=4)
     assert out.shape == (4, 2) and not out[2:].any()
     # CAFFE_ENFORCE(0 <= s_id && s_id < K, "Segment id out of range")
-    _fails(
+    run_fails(
         "UnsortedSegmentSum",
         {"x": x, "s": np.array([0, 0, 3], np.int32)},
         ShapeError,
         "'s'.*out of range: 3",
         num_segments=2,
     )
-    _fails("UnsortedSegmentSum", {"x": x, "s": np.array([0, -1, 0], np.int32)}, ShapeError, "'s'")
+    run_fails(
+        "UnsortedSegmentSum", {"x": x, "s": np.array([0, -1, 0], np.int32)}, ShapeError, "'s'"
+    )
 
 
 def test_lengths_must_cover_the_rows():
-    _fails(
+    run_fails(
         "LengthsSum",
         {"x": random((3, 2)), "l": np.array([1, 1], np.int32)},
         ShapeError,
         "'l'.*add up to 2",
     )
-    _fails(
+    run_fails(
         "SparseLengthsSum",
         {"x": random((3, 2)), "i": np.array([0, 3], np.int64), "l": np.array([2], np.int32)},
         ShapeError,
@@ -175,8 +169,8 @@ def test_unique_and_remapping():
     u, r = ws.fetch("u"), ws.fetch("r")
     assert sorted(set(x.tolist())) == u.tolist() and r.dtype == np.int32
     np.testing.assert_array_equal(u[r], x)
-    _fails("Unique", {"x": np.array([1.0])}, DTypeError, "'x'")
-    _fails("Unique", {"x": np.array([[1]], np.int32)}, ShapeError, "'x'")
+    run_fails("Unique", {"x": np.array([1.0])}, DTypeError, "'x'")
+    run_fails("Unique", {"x": np.array([[1]], np.int32)}, ShapeError, "'x'")
 
 
 @pytest.mark.parametrize("aggregator", ["sum", "mean"])

@@ -4,20 +4,11 @@ makers and finite differences, refusals naming the blob."""
 
 import numpy as np
 import pytest
-from ops_testing import gradient_of, random, run1, run_op
+from ops_testing import gradient_of, random, run1, run_fails, run_op
 
 from caffe2rnn import core
 from caffe2rnn.errors import ArgumentError, DTypeError, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
-from caffe2rnn.runtime import Workspace
-
-
-def _fails(op_type, inputs, outputs, error, match, **args):
-    ws = Workspace()
-    for name, value in inputs.items():
-        ws.feed(name, value)
-    with pytest.raises(error, match=match):
-        ws.run_operator_once(core.CreateOperator(op_type, list(inputs), outputs, **args))
 
 
 # --- LengthsRangeFill, LengthsToShape ----------------------------------------------------
@@ -37,13 +28,19 @@ def test_lengths_range_fill():
     ],
 )
 def test_lengths_range_fill_refusals(lengths, error, match):
-    _fails("LengthsRangeFill", {"l": lengths}, ["o"], error, match)
+    run_fails("LengthsRangeFill", {"l": lengths}, error, match, outputs=["o"])
 
 
 def test_lengths_to_shape():
     assert run1("LengthsToShape", {"l": np.array([4, 4, 4], np.int32)}).tolist() == [3, 4]
-    _fails("LengthsToShape", {"l": np.array([4, 3], np.int32)}, ["o"], ShapeError, "must be same")
-    _fails("LengthsToShape", {"l": np.zeros(0, np.int32)}, ["o"], ShapeError, "'l'")
+    run_fails(
+        "LengthsToShape",
+        {"l": np.array([4, 3], np.int32)},
+        ShapeError,
+        "must be same",
+        outputs=["o"],
+    )
+    run_fails("LengthsToShape", {"l": np.zeros(0, np.int32)}, ShapeError, "'l'", outputs=["o"])
 
 
 # --- ReversePackedSegs --------------------------------------------------------------------
@@ -73,7 +70,7 @@ def test_reverse_packed_segs(lengths_dtype):
     ],
 )
 def test_reverse_packed_segs_refusals(inputs, error, match):
-    _fails("ReversePackedSegs", inputs, ["o"], error, match)
+    run_fails("ReversePackedSegs", inputs, error, match, outputs=["o"])
 
 
 def test_reverse_packed_segs_gradient():
@@ -191,7 +188,7 @@ def test_gather_padding_sums_the_padding_rows():
 )
 def test_padding_refusals(op_type, inputs, args, error, match):
     outputs = ["o", "ol"] if args.get("padding_width") == 0 else ["o"]
-    _fails(op_type, inputs, outputs, error, match, **args)
+    run_fails(op_type, inputs, error, match, outputs=outputs, **args)
 
 
 def test_padding_gradient_makers():
