@@ -1,4 +1,4 @@
-"""Log, Sqr, Pow: float element-wise functions, and their gradient recipes.
+"""Log, Sqr, Pow, Clip: float element-wise functions, and their gradient recipes.
 
 Each maps a float tensor to one of its shape and type, and may run in place:
 
@@ -12,6 +12,8 @@ Each maps a float tensor to one of its shape and type, and may run in place:
   ``Pow(X, exponent - 1) → dX``, ``Mul([dX, dY]) → dX``,
   ``Scale(dX, scale=exponent) → dX``, with no other forward argument.
   A negative X to a non-integer power gives NaN, as ``powf`` did.
+* ``Clip``: ``Y = min(max(X, min), max)``; gradient
+  ``ClipGradient([Y, dY])``: dY where Y lies strictly inside the bounds.
 
 Caffe2 registered them for float32 (``TensorTypes<float>``); float64 is
 kept as float64 here. Sources at 0cdd09da6: caffe2/operators/log_op.cc,
@@ -96,3 +98,48 @@ class GetPowGradient(GradientMaker):
             self.op_def("Mul", [self.GI(0), self.GO(0)], [self.GI(0)]),
             self.op_def("Scale", [self.GI(0)], [self.GI(0)], scale=exponent),
         ]
+
+
+@register("Clip", inputs=1, outputs=1, inplace=[(0, 0)])
+class Clip(_UnaryFloat):
+    """Y = X limited to ``[min, max]`` (arguments; default: the type's whole range).
+
+    Caffe2: caffe2/operators/clip_op.{h,cc} at 0cdd09da6.
+    """
+
+    def setup(self):
+        self.low = self.args.single("min", None, float) if self.args.has("min") else None
+        self.high = self.args.single("max", None, float) if self.args.has("max") else None
+
+    def compute(self, x, out):
+        info = np.finfo(x.dtype)
+        low = info.min if self.low is None else x.dtype.type(self.low)
+        high = info.max if self.high is None else x.dtype.type(self.high)
+        np.minimum(np.maximum(x, low), high, out=out)
+
+
+@register("ClipGradient", inputs=2, outputs=1, inplace=[(1, 0)])
+class ClipGradient(Clip):
+    """Inputs Y, dY → dX = dY where ``min < Y < max`` (strictly), else 0."""
+
+    def run(self):
+        y = self.float_input(0)
+        dy = self.float_input(1)
+        if dy.size != y.size:
+            raise self.shape_error(
+                1, "%d elements like input 0 ('%s')" % (y.size, self.input_name(0))
+            )
+        self.same_dtype(0, 1)
+        info = np.finfo(y.dtype)
+        low = info.min if self.low is None else y.dtype.type(self.low)
+        high = info.max if self.high is None else y.dtype.type(self.high)
+        inside = (y > low) & (y < high)
+        np.multiply(dy.reshape(y.shape), inside, out=self.output(0, y.shape, y.dtype))
+
+
+@register_gradient("Clip")
+class GetClipGradient(GradientMaker):
+    """``ClipGradient([O0, GO0] → GI0)``, arguments copied."""
+
+    def get_gradient_defs(self):
+        return [self.op_def("ClipGradient", [self.O(0), self.GO(0)], [self.GI(0)])]

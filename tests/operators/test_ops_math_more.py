@@ -213,3 +213,35 @@ def test_sum_sqr_elements():
     # Caffe2 registered no gradient for it
     with pytest.raises(GradientError, match="not implemented"):
         gradient_of("SumSqrElements", ["x"], ["s"])
+
+
+# --- Clip ------------------------------------------------------------------------------
+def test_clip_forward_gradient_maker_and_gradient():
+    x = random((3, 4), 1)
+    np.testing.assert_array_equal(
+        run1("Clip", {"x": x}, min=-0.5, max=0.25), np.clip(x, -0.5, 0.25)
+    )
+    np.testing.assert_array_equal(run1("Clip", {"x": x}), x)  # the whole float range
+    np.testing.assert_array_equal(run1("Clip", {"x": x}, max=0.0), np.minimum(x, 0))
+    ops, _ = gradient_of("Clip", ["x"], ["y"], min=-0.5)
+    assert ops == [("ClipGradient", "", ["y", "y_grad"], ["x_grad"], [("min", -0.5)], True)]
+    # values away from the bounds: the gradient is smooth there
+    x64 = np.array([[-0.9, -0.2, 0.1, 0.8]], np.float64)
+    check_gradients("Clip", {"x": x64}, ["y"], min=-0.5, max=0.5)
+
+
+def test_clip_gradient_is_zero_at_and_beyond_the_bounds():
+    ws = run_op(
+        "ClipGradient",
+        {"y": np.array([-0.5, 0.0, 0.5], np.float32), "dy": np.ones(3, np.float32)},
+        ["dx"],
+        min=-0.5,
+        max=0.5,
+    )
+    np.testing.assert_array_equal(ws.fetch("dx"), [0, 1, 0])
+    run_fails(
+        "ClipGradient",
+        {"y": np.zeros(3, np.float32), "dy": np.zeros(2, np.float32)},
+        ShapeError,
+        "'dy'",
+    )
