@@ -13,7 +13,7 @@ the forward op ``def``:
   ``GO_I(i)`` / ``GO_V(i)`` read output i's, ``GI_I(i)`` / ``GI_V(i)`` name
   input i's ``<input>_grad_indices`` / ``_grad_values``, ``SetSparse(i,
   indices, values)`` passes existing blobs through (``Gather``). An input's
-  gradient is dense or sparse, never both (Caffe2's ``CAFFE_ENFORCE``s in
+  gradient is dense or sparse, never both (Caffe2's ``CAFFE_ENFORCE`` checks in
   caffe2/core/operator_gradient.h at 0cdd09da6).
 
 A maker returns the gradient ``OperatorDef``s; :func:`get_gradient_for_op`
