@@ -245,3 +245,15 @@ def test_clip_gradient_is_zero_at_and_beyond_the_bounds():
         ShapeError,
         "'dy'",
     )
+
+
+# --- RowwiseMax / ColwiseMax -----------------------------------------------------------
+@pytest.mark.parametrize("op_type, axis", [("RowwiseMax", 2), ("ColwiseMax", 1)])
+def test_rowwise_and_colwise_max(op_type, axis):
+    x = random((2, 3, 4), 1)
+    np.testing.assert_array_equal(run1(op_type, {"x": x}), x.max(axis=axis))
+    run_fails(op_type, {"x": random((3, 4))}, ShapeError, "'x'.*3-D")
+    ops, _ = gradient_of(op_type, ["x"], ["y"])
+    assert ops == [(op_type + "Gradient", "", ["x", "y", "y_grad"], ["x_grad"], [], True)]
+    x64 = np.random.RandomState(3).permutation(24).reshape(2, 3, 4).astype(np.float64)  # no ties
+    check_gradients(op_type, {"x": x64}, ["y"])
