@@ -1,4 +1,4 @@
-"""Gather (rows of a tensor by index) and SparseToDense, its adjoint.
+"""Gather (rows of a tensor by index), SparseToDense (its adjoint), LengthsGather.
 
 ``Gather([DATA, INDICES])`` picks rows of DATA's first dimension::
 
@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import ArgumentError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
-from .gradient_maker import GradientMaker
+from .gradient_maker import GradientMaker, ShouldNotDoGradient
 from .training import index_input
 
 _INDEX_TYPES = (np.int32, np.int64)
@@ -124,3 +124,40 @@ class GetSparseToDenseGradient(GradientMaker):
 
     def get_gradient_defs(self):
         return [self.op_def("Gather", [self.GO(0), self.I(0)], [self.GI(1)])]
+
+
+@register("LengthsGather", inputs=3, outputs=1)
+class LengthsGather(Operator):
+    """``[ITEMS, LENGTHS, INDICES]``: the ranges ``INDICES`` picks out of ITEMS,
+    cut into consecutive ranges of ``LENGTHS`` rows, concatenated.
+
+    Caffe2's checks (``LengthsGatherOp``): ITEMS at least 1-D, LENGTHS (int32)
+    and INDICES (int32/int64) 1-D, each index below ``len(LENGTHS)``, the
+    lengths adding up to ITEMS' rows. A negative index or length would have
+    copied from outside ITEMS; they are refused. No gradient.
+    """
+
+    def run(self):
+        items = self.input(0)
+        if items.ndim < 1:
+            raise self.shape_error(0, "at least 1 dimension (ITEMS should be at least 1-D)")
+        lengths = self.typed_input(1, (np.int32,), "int32 lengths", ndim=1)
+        self.typed_input(2, _INDEX_TYPES, "int32 or int64 indices", ndim=1)
+        if lengths.size and lengths.min() < 0:
+            raise ShapeError("input 1 ('%s') holds a negative length" % self.input_name(1))
+        if int(lengths.sum(dtype=np.int64)) != items.shape[0]:
+            raise ShapeError(
+                "input 1 ('%s'): LENGTHS must match the first dimension of ITEMS ('%s', %d rows)"
+                % (self.input_name(1), self.input_name(0), items.shape[0])
+            )
+        picked = index_input(self, 2, lengths.size)
+        starts = np.cumsum(lengths, dtype=np.int64) - lengths
+        rows = np.concatenate(
+            [np.arange(starts[k], starts[k] + lengths[k]) for k in picked]
+            or [np.zeros(0, np.int64)]
+        ).astype(np.int64)
+        out = self.output(0, (rows.size,) + items.shape[1:], items.dtype)
+        np.copyto(out, items[rows])
+
+
+register_gradient("LengthsGather")(ShouldNotDoGradient)

@@ -4,7 +4,7 @@ through the backward builder and the optimizers, refusals naming the blob."""
 
 import numpy as np
 import pytest
-from ops_testing import gradient_of, random, run1, run_op
+from ops_testing import gradient_of, random, run1, run_fails, run_op
 
 from caffe2rnn import core, optimizer, workspace
 from caffe2rnn.errors import ArgumentError, DTypeError, GradientError, ShapeError
@@ -251,3 +251,25 @@ def test_sgd_updates_only_the_gathered_rows():
     expected[1] -= 0.5
     expected[4] -= 2 * 0.5
     np.testing.assert_allclose(after, expected, rtol=1e-6)
+
+
+# --- LengthsGather -------------------------------------------------------------------------
+def test_lengths_gather_concatenates_the_picked_ranges():
+    items = np.arange(12, dtype=np.float32).reshape(6, 2)
+    lengths = np.array([1, 3, 2], np.int32)
+    out = run1(
+        "LengthsGather", {"items": items, "l": lengths, "ind": np.array([2, 0, 2], np.int64)}
+    )
+    np.testing.assert_array_equal(out, items[[4, 5, 0, 4, 5]])
+    run_fails(
+        "LengthsGather",
+        {"items": items, "l": lengths, "ind": np.array([3], np.int32)},
+        ShapeError,
+        "'ind'",
+    )
+    run_fails(
+        "LengthsGather",
+        {"items": items, "l": np.array([1, 1], np.int32), "ind": np.array([0], np.int32)},
+        ShapeError,
+        "LENGTHS must match",
+    )
