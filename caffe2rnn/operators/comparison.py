@@ -1,4 +1,4 @@
-"""Comparisons (LT, LE, GT, GE, EQ) and logic (And, Or, Xor, Not), element-wise.
+"""Comparisons (LT, LE, GT, GE, EQ), logic (And, Or, Xor, Not), Where, IsMemberOf.
 
 The binary ones share Add's template (:mod:`.elementwise`): same-typed A and
 B, ``broadcast=1`` for a scalar B or a block of A's dims; the result is a
@@ -19,7 +19,7 @@ elementwise_op_schema.cc at 0cdd09da6 (the same at 042e8ede4).
 
 import numpy as np
 
-from ..errors import DTypeError
+from ..errors import ArgumentError, DTypeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .elementwise import NUMERIC_TYPES, BinaryElementwise
@@ -76,3 +76,87 @@ class Not(Operator):
 
 
 register_gradient("Not")(ShouldNotDoGradient)
+
+
+_WHERE_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
+
+
+@register("Where", inputs=3, outputs=1)
+class Where(Operator):
+    """``[select, left, right]`` → ``left`` where ``select``, else ``right``.
+
+    ``select`` is bool and shaped like ``left`` and ``right``; with
+    ``broadcast_on_rows=1`` it is 1-D and picks whole rows. Types of Caffe2's
+    kernel: float32, float64, int32, int64 and strings. Source:
+    caffe2/operators/elementwise_logical_ops.{h,cc} at 0cdd09da6.
+    """
+
+    def setup(self):
+        self.on_rows = self.args.single("broadcast_on_rows", False, bool)
+
+    def run(self):
+        select = self.typed_input(0, (np.bool_,), "bool")
+        left, right = self.input(1), self.input(2)
+        if left.dtype != object:
+            self.typed_input(1, _WHERE_TYPES, "float32, float64, int32, int64 or strings")
+        self.same_dtype(1, 2)
+        if right.shape != left.shape:
+            raise self.shape_error(2, "%s like input 1 ('%s')" % (left.shape, self.input_name(1)))
+        if self.on_rows:
+            if select.ndim != 1 or left.ndim < 1 or select.shape[0] != left.shape[0]:
+                raise self.shape_error(
+                    0, "(%d,): one flag per row of input 1" % (left.shape[:1] or (0,))
+                )
+            select = select.reshape((-1,) + (1,) * (left.ndim - 1))
+        elif select.shape != left.shape:
+            raise self.shape_error(0, "%s like input 1 ('%s')" % (left.shape, self.input_name(1)))
+        np.copyto(self.output(0, left.shape, left.dtype), np.where(select, left, right))
+
+
+register_gradient("Where")(ShouldNotDoGradient)
+
+
+@register("IsMemberOf", inputs=1, outputs=1)
+class IsMemberOf(Operator):
+    """``Y[i] = X[i] in value`` (a bool tensor shaped like X); X int32, int64,
+    bool or strings. ``dtype`` (a DataType) fixes the type of the ``value``
+    list; without it the list is read as the type of the first input seen.
+    Source: caffe2/operators/elementwise_logical_ops.{h,cc} at 0cdd09da6."""
+
+    def setup(self):
+        from .cast import _DataType
+
+        dtype = self.args.single("dtype", _DataType.Value("UNDEFINED"), int)
+        kinds = {
+            _DataType.Value("INT32"): int,
+            _DataType.Value("INT64"): int,
+            _DataType.Value("BOOL"): bool,
+            _DataType.Value("STRING"): str,
+        }
+        if dtype != _DataType.Value("UNDEFINED") and dtype not in kinds:
+            raise ArgumentError("Unexpected 'dtype' argument value: %d" % dtype)
+        self.values = None
+        if dtype in kinds:
+            self.values = self._read(kinds[dtype])
+
+    def _read(self, kind):
+        if kind is str:
+            return set(self.args.repeated("value", kind=str))
+        values = self.args.repeated("value", kind=int)
+        return set(bool(v) for v in values) if kind is bool else set(values)
+
+    def run(self):
+        x = self.input(0)
+        if x.dtype != object:
+            self.typed_input(0, (np.int32, np.int64, np.bool_), "int32, int64, bool or strings")
+        if self.values is None:  # fixed by the first run, as Caffe2's op kept it
+            kind = str if x.dtype == object else bool if x.dtype == np.bool_ else int
+            self.values = self._read(kind)
+        flat = x.reshape(-1).tolist()
+        if x.dtype == object:
+            flat = [v.decode() if isinstance(v, bytes) else v for v in flat]
+        out = self.output(0, x.shape, np.bool_)
+        out.reshape(-1)[:] = [v in self.values for v in flat]
+
+
+register_gradient("IsMemberOf")(ShouldNotDoGradient)

@@ -257,3 +257,29 @@ def test_rowwise_and_colwise_max(op_type, axis):
     assert ops == [(op_type + "Gradient", "", ["x", "y", "y_grad"], ["x_grad"], [], True)]
     x64 = np.random.RandomState(3).permutation(24).reshape(2, 3, 4).astype(np.float64)  # no ties
     check_gradients(op_type, {"x": x64}, ["y"])
+
+
+# --- Where, IsMemberOf -------------------------------------------------------------------
+def test_where_elementwise_and_on_rows():
+    select = np.array([[True, False], [False, True]])
+    left, right = random((2, 2), 1), random((2, 2), 2)
+    np.testing.assert_array_equal(
+        run1("Where", {"s": select, "l": left, "r": right}), np.where(select, left, right)
+    )
+    rows = np.array([False, True])
+    out = run1("Where", {"s": rows, "l": left, "r": right}, broadcast_on_rows=1)
+    np.testing.assert_array_equal(out, np.where(rows[:, None], left, right))
+    run_fails("Where", {"s": rows, "l": left, "r": right}, ShapeError, "'s'")
+    run_fails("Where", {"s": select, "l": left, "r": right.astype(np.float64)}, DTypeError, "'r'")
+
+
+def test_is_member_of():
+    x = np.array([[1, 5], [3, 1]], np.int64)
+    np.testing.assert_array_equal(
+        run1("IsMemberOf", {"x": x}, value=[1, 3]), [[True, False], [True, True]]
+    )
+    words = np.array(["a", "b"], object)
+    np.testing.assert_array_equal(
+        run1("IsMemberOf", {"x": words}, value=["b"], dtype=core.DataType.STRING), [False, True]
+    )
+    run_fails("IsMemberOf", {"x": np.zeros(2, np.float32)}, DTypeError, "'x'", value=[0])
