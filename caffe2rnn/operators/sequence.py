@@ -10,6 +10,8 @@
   a bidirectional encoder reads its input this way
   (``seq2seq_util.rnn_bidirectional_encoder``), and the gradient is the
   same reversal of the output gradient.
+* ``RemoveDataBlocks``, ``FindDuplicateElements``: rows removed by index,
+  and the positions of repeated elements.
 
 Caffe2 sources at 0cdd09da6: caffe2/operators/filler_op.{h,cc}
 (LengthsRangeFill), utility_ops.{h,cc} (LengthsToShape),
@@ -110,3 +112,56 @@ class GetReversePackedSegsGradient(GradientMaker):
 
     def get_gradient_defs(self):
         return [self.op_def("ReversePackedSegs", [self.GO(0), self.I(1)], [self.GI(0)])]
+
+
+@register("RemoveDataBlocks", inputs=2, outputs=1)
+class RemoveDataBlocks(Operator):
+    """``[DATA, INDICES]``: DATA without the rows INDICES names (int32/int64,
+    1-D, repeats allowed, each in ``[0, rows)`` as Caffe2 enforced).
+    Source: caffe2/operators/remove_data_blocks_op.{h,cc} at 0cdd09da6."""
+
+    def run(self):
+        data = self.input(0)
+        indices = self.input(1)
+        if indices.ndim != 1:
+            raise self.shape_error(1, "1-D (INDICES should be 1-D)")
+        if indices.size == 0:
+            self.copy_to_output(0, data)
+            return
+        self.typed_input(1, (np.int32, np.int64), "int32 or int64 indices")
+        if data.ndim < 1:
+            raise self.shape_error(0, "at least 1 dimension (DATA should be at leat 1-D)")
+        if indices.min() < 0 or indices.max() >= data.shape[0]:
+            raise ShapeError(
+                "input 1 ('%s') holds indices from %d to %d; expected them in [0, %d)"
+                % (self.input_name(1), indices.min(), indices.max(), data.shape[0])
+            )
+        self.copy_to_output(0, np.delete(data, np.unique(indices), axis=0))
+
+
+register_gradient("RemoveDataBlocks")(ShouldNotDoGradient)
+
+
+@register("FindDuplicateElements", inputs=1, outputs=1)
+class FindDuplicateElements(Operator):
+    """The positions (int64) of the elements of a 1-D tensor that equal an
+    earlier one. Source: caffe2/operators/find_duplicate_elements_op.{h,cc}
+    at 0cdd09da6."""
+
+    def run(self):
+        data = self.input(0)
+        if data.dtype != object:
+            self.typed_input(
+                0, _REVERSIBLE - {np.dtype(np.bool_)}, "float32, float64, int32, int64 or strings"
+            )
+        if data.ndim != 1:
+            raise self.shape_error(0, "1-D (data should be 1-D.)")
+        seen, duplicates = set(), []
+        for position, value in enumerate(data.tolist()):
+            if value in seen:
+                duplicates.append(position)
+            seen.add(value)
+        np.copyto(self.output(0, (len(duplicates),), np.int64), np.array(duplicates, np.int64))
+
+
+register_gradient("FindDuplicateElements")(ShouldNotDoGradient)

@@ -219,3 +219,22 @@ def test_add_padding_gradients_match_finite_differences(index):
 def test_remove_padding_gradient_matches_finite_differences():
     op = core.CreateOperator("RemovePadding", ["d", "l"], ["o", "ol"], padding_width=1)
     assert_gradient_close(op, [random((7, 2), 1, np.float64), np.array([4, 3], np.int32)], 0)
+
+
+# --- RemoveDataBlocks, FindDuplicateElements ---------------------------------------------
+def test_remove_data_blocks():
+    data = np.arange(10, dtype=np.float32).reshape(5, 2)
+    out = run1("RemoveDataBlocks", {"d": data, "i": np.array([3, 0, 3], np.int64)})
+    np.testing.assert_array_equal(out, data[[1, 2, 4]])
+    np.testing.assert_array_equal(
+        run1("RemoveDataBlocks", {"d": data, "i": np.zeros(0, np.int32)}), data
+    )
+    # CAFFE_ENFORCE(ind_vec[indices_size - 1] < outer_size)
+    run_fails("RemoveDataBlocks", {"d": data, "i": np.array([5], np.int32)}, ShapeError, "'i'")
+
+
+def test_find_duplicate_elements():
+    data = np.array([3, 1, 3, 2, 1, 3], np.int64)
+    out = run1("FindDuplicateElements", {"d": data})
+    assert out.dtype == np.int64 and out.tolist() == [2, 4, 5]
+    assert run1("FindDuplicateElements", {"d": np.array(["a", "b"], object)}).tolist() == []
