@@ -39,6 +39,12 @@ from .runtime.bindings import (  # noqa: F401  (Blob, TensorCPU: C's names)
     message,
     tensor_copy,
 )
+from .runtime.engine_prefs import (  # noqa: F401  (C's names, runtime/engine_prefs.py)
+    set_engine_pref,
+    set_global_engine_pref,
+    set_op_engine_pref,
+    set_per_op_engine_pref,
+)
 from .runtime.workspace import fetch_value
 
 has_gpu_support = False

@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     fc,
     fill,
     flatten,
+    ftrl,
     gru_unit,
     layer_norm,
     lrn,
@@ -21,6 +22,7 @@ from . import (  # noqa: F401
     matmul,
     queue,
     reduction,
+    rmsprop,
     rnn,
     sequence_mask,
     sgd,
@@ -29,4 +31,5 @@ from . import (  # noqa: F401
     softmax,
     training,
     utility,
+    yellowfin,
 )
