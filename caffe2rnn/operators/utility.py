@@ -118,6 +118,19 @@ class CopyOnDeviceLike(Operator):
         self.copy_to_output(0, self.input(0))
 
 
+@register("EnsureCPUOutput", inputs=1, outputs=1)
+class EnsureCPUOutput(Copy):
+    """A copy that is always a CPU tensor (Caffe2 042e8ede4, utility_ops.cc;
+    the optimizer's gradient clipping moves norms to the CPU with it). On the
+    CPU it is ``Copy``. No gradient, as in Caffe2."""
+
+
+@register("CopyFromCPUInput", inputs=1, outputs=1)
+class CopyFromCPUInput(Copy):
+    """A CPU tensor copied to the op's device (Caffe2 042e8ede4, utility_ops.cc;
+    the optimizer's learning-rate multiplier). On the CPU it is ``Copy``."""
+
+
 @register("Alias", inputs=1, outputs=1)
 class Alias(Operator):
     """The output *is* the input's storage: writes through either name show in both.
