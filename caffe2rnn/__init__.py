@@ -9,4 +9,7 @@ Caffe2's names: :mod:`caffe2rnn.core`, :mod:`caffe2rnn.workspace`, ...
 
 __version__ = "0.1.0"
 
-from . import operators  # noqa: F401  (registers every operator)
+from . import (
+    history,  # noqa: F401, E402  (registers the operators of older eras)
+    operators,  # noqa: F401  (registers every operator)
+)

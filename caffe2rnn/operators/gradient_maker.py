@@ -15,6 +15,7 @@ then applies the post-processing every C++ maker went through (mark
 arguments).
 """
 
+from .. import eras
 from ..errors import GradientError
 from ..proto import caffe2_pb2
 from ..runtime import registry
@@ -130,10 +131,12 @@ def get_gradient_for_op(op, g_output):
     """The C++ ``GetGradientForOp``: ``(gradient ops, g_input)`` for ``op``.
 
     ``g_output`` has one entry per output of ``op``: a gradient name, a
-    ``GradientSlice`` or ``None``. Raises :class:`GradientError` when no maker
-    is registered, the op fails its schema, or the maker refuses.
+    ``GradientSlice`` or ``None``. The maker is the one registered for the
+    era code is built under (:func:`caffe2rnn.eras.current`). Raises
+    :class:`GradientError` when no maker is registered, the op fails its
+    schema, or the maker refuses.
     """
-    maker_cls = registry.gradient_maker(op.type)
+    maker_cls = registry.gradient_maker(op.type, eras.current())
     schema = registry.schema(op.type)
     if schema is not None:
         problem = schema.verify(op)

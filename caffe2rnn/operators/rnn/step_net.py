@@ -15,7 +15,6 @@ helpers for those edits live here too.
 
 from google.protobuf import text_format
 
-from ... import eras
 from ...errors import ArgumentError, ProtoParseError
 from ...proto import caffe2_pb2
 from ...runtime.net import with_context
@@ -100,48 +99,3 @@ def run_step(ws, netdef, t, era=None):
         get_or_create_net(ws, netdef, era).run()
     except Exception as exc:
         raise with_context(exc, "timestep %d" % t) from exc
-
-
-def prepared_backward_step_net(op_def, era=None):
-    """The backward step net exactly as ``RecurrentNetworkGradient`` will run it.
-
-    ``op_def`` is a ``RecurrentNetwork`` (its gradient op is made by the
-    registered gradient maker, for the outputs in ``outputs_with_grads``) or a
-    ``RecurrentNetworkGradient``. The gradient op is set up in a scratch
-    workspace — as the operator of ``era`` if given, else of the era of an
-    enclosing ``eras.use(...)`` block, else today's — and its edited copy
-    returned: ``rnn_internal_apply_link`` ops for every link, the
-    ``rnn_internal_accumulate_gradient_input`` ops of the ``_all`` output
-    gradients, the ``<grad>_tmpstep`` renames and per-parameter ``Sum`` ops
-    (or an older era's accumulate-and-swap ops). Nothing runs. For drawings
-    and teaching (``docs/concepts/recurrent-gradient.md``).
-    """
-    # Imported here: the gradient op imports this module for its net edits.
-    from ...runtime import Workspace
-    from ..gradient_maker import get_gradient_for_op
-    from .gradient import RecurrentNetworkGradientOp
-
-    grad_def = op_def
-    if op_def.type == "RecurrentNetwork":
-        if not has_net_argument(op_def, "backward_step_net"):
-            raise ArgumentError(
-                "%s: argument 'backward_step_net' is absent (a forward-only op): "
-                "there is no backward step net" % op_def.type
-            )
-        with_grads = {
-            arg.name: list(arg.ints) for arg in op_def.arg if arg.name == "outputs_with_grads"
-        }.get("outputs_with_grads", [])
-        g_output = [
-            name + "_grad" if j in with_grads else None for j, name in enumerate(op_def.output)
-        ]
-        grad_def = get_gradient_for_op(op_def, g_output)[0][0]
-    scratch = Workspace(name="prepared_backward_step_net")
-    for name in grad_def.input:
-        scratch.create_blob(name)
-    cls = RecurrentNetworkGradientOp
-    era = era if era is not None else eras.named()
-    if era is not None:
-        from ...history.operator_eras import operator_class
-
-        cls = operator_class(cls, era)
-    return copy_net(cls(grad_def, scratch).step_net)
