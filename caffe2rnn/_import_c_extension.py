@@ -28,6 +28,10 @@ import numpy as np
 
 from . import eras
 from .errors import DTypeError, EnforceNotMet, WorkspaceError, WrongTypeError
+from .operators.python_op import (  # noqa: F401  (C's names, operators/python_op.py)
+    register_python_gradient_op,
+    register_python_op,
+)
 from .proto import caffe2_pb2
 from .runtime import Workspace as _RuntimeWorkspace
 from .runtime import registry as _registry

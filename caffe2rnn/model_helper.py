@@ -326,6 +326,16 @@ class ModelHelper:
 
     # -- operators ---------------------------------------------------------------
 
+    def CreateDB(self, blob_out, db, db_type, **kwargs):
+        """A DBReader on ``db``, opened by ``param_init_net`` (operators/db_input.py)."""
+        return self.param_init_net.CreateDB([], blob_out, db=db, db_type=db_type, **kwargs)
+
+    def TensorProtosDBInput(self, unused_blob_in, blob_out, batch_size, db, db_type, **kwargs):
+        """Batches of ``db``'s TensorProtos records: a ``dbreader_<db>`` made by
+        ``param_init_net``, read by ``net`` (Caffe2 ignored ``blob_in`` and ``kwargs``)."""
+        reader = self.param_init_net.CreateDB([], "dbreader_" + db, db=db, db_type=db_type)
+        return self.net.TensorProtosDBInput(reader, blob_out, batch_size=batch_size)
+
     def __getattr__(self, op_type):
         """``model.Tanh(...)`` = ``model.net.Tanh(...)``, warning on unusual ops."""
         if op_type.startswith("__"):

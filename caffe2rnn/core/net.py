@@ -317,6 +317,27 @@ class Net:
             raise unknown_operator_error(op_type)
         return lambda *args, **kwargs: self._CreateAndAddToSelf(op_type, *args, **kwargs)
 
+    def Python(self, f, grad_f=None, python_func_type=None, pass_workspace=False,
+               grad_output_indices=None, grad_input_indices=None):  # fmt: skip
+        """``net.Python(f)(inputs, outputs)``: an op running a Python function
+        (:mod:`caffe2rnn.core.python_op`)."""
+        from .python_op import net_python  # it imports the operators
+
+        return net_python(self, f, grad_f, python_func_type, pass_workspace,
+                          grad_output_indices, grad_input_indices)  # fmt: skip
+
+    # -- observers of the created net (runtime/observers.py; Caffe2 042e8ede4) --------
+    def AddObserver(self, observer_type):
+        """Attach a ``"TimeObserver"`` or ``"RunCountObserver"`` to this net as
+        created in the current workspace; the observer."""
+        return _workspace.C.add_observer_to_net(self._net.name, observer_type)
+
+    def RemoveObserver(self, observer):
+        _workspace.C.remove_observer_from_net(self._net.name, observer)
+
+    def NumObservers(self):
+        return _workspace.C.num_observers_on_net(self._net.name)
+
     def _CreateAndAddToSelf(self, op_type, inputs, outputs=None, **kwargs):
         """Append one operator; see the class docs for the naming rules.
 

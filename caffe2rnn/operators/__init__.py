@@ -22,6 +22,7 @@ from . import (  # noqa: F401
     lrn,
     lstm_unit,
     matmul,
+    python_op,
     queue,
     reduction,
     rmsprop,

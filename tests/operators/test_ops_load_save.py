@@ -337,3 +337,27 @@ def test_save_refuses_a_blob_without_serializer_before_writing(tmp_path):
     with pytest.raises(EnforceNotMet, match="No known serializer for blob 'm'"):
         ws.run_operator_once(op)
     assert not os.path.exists(tmp_path / "db")
+
+
+def test_model_helper_tensor_protos_db_input(tmp_path):
+    """Caffe2's examples/lmdb_create_example.py flow, on a minidb."""
+    from caffe2rnn import workspace
+    from caffe2rnn.model_helper import ModelHelper
+
+    path = str(tmp_path / "train.minidb")
+    rows = [(np.full((3,), i, np.float32), np.array(i % 2, np.int32)) for i in range(4)]
+    write_minidb(path, [("%08d" % i, tensor_protos(*row)) for i, row in enumerate(rows)])
+    model = ModelHelper(name="reader")
+    data, label = model.TensorProtosDBInput(
+        [], ["data", "label"], batch_size=2, db=path, db_type="minidb"
+    )
+    assert [op.type for op in model.param_init_net.Proto().op] == ["CreateDB"]
+    assert model.param_init_net.Proto().op[0].output[0] == "dbreader_" + path
+    workspace.ResetWorkspace()
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.CreateNet(model.net)
+    workspace.RunNet(model.net.Proto().name)
+    workspace.RunNet(model.net.Proto().name)
+    np.testing.assert_array_equal(workspace.FetchBlob("data"), [[2, 2, 2], [3, 3, 3]])
+    np.testing.assert_array_equal(workspace.FetchBlob("label"), [0, 1])
+    workspace.ResetWorkspace()
