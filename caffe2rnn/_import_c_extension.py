@@ -34,6 +34,7 @@ from .operators.python_op import (  # noqa: F401  (C's names, operators/python_o
 )
 from .proto import caffe2_pb2
 from .runtime import Workspace as _RuntimeWorkspace
+from .runtime import observers as _observers
 from .runtime import registry as _registry
 from .runtime.bindings import (  # noqa: F401  (Blob, TensorCPU: C's names)
     Blob,
@@ -180,6 +181,28 @@ def global_init(args):
                     "--caffe2_max_keep_on_shrink_memory takes a byte count, got %r" % value
                 ) from None
     return None
+
+
+# -- net observers (runtime/observers.py; Caffe2 042e8ede4) ----------------------------
+
+
+def _created_net(name):
+    net = _current.get_net(blob_name(name))
+    if net is None:
+        raise WorkspaceError("Can't find net %s" % name)
+    return net
+
+
+def add_observer_to_net(net_name, observer_type):
+    return _observers.add_observer(_created_net(net_name), observer_type)
+
+
+def remove_observer_from_net(net_name, observer):
+    _observers.remove_observer(_created_net(net_name), observer)
+
+
+def num_observers_on_net(net_name):
+    return len(_created_net(net_name).observers)
 
 
 def serialize_blob(name):
