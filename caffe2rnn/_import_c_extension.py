@@ -27,6 +27,10 @@ import time
 import numpy as np
 
 from . import eras
+from .blob_recycling import (
+    memonger_compute_blob_recycling_for_dag,  # noqa: F401
+    memonger_optimize_inference_net,  # noqa: F401
+)
 from .errors import DTypeError, EnforceNotMet, WorkspaceError, WrongTypeError
 from .operators.python_op import (  # noqa: F401  (C's names, operators/python_op.py)
     register_python_gradient_op,
