@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     activation,
     atomic,
     conv,
+    counter,
     cross_entropy,
     db_input,
     distance,

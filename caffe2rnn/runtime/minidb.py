@@ -24,8 +24,11 @@ Writing goes to a temporary file in the same folder, renamed over the target
 when complete (Caffe2 wrote in place): an interrupted ``Save`` leaves the
 previous checkpoint intact.
 
-Caffe2's other backends (``leveldb``, ``lmdb``, ``rocksdb``...) needed their
-libraries; asking for one is an error that says so.
+Caffe2's other key-value backends (``leveldb``, ``lmdb``, ``rocksdb``)
+needed their libraries. A Caffe2 program that asks for one of them gets the
+same records, kept in this layout: it reads back what it wrote, and only a
+database written by Caffe2 itself with such a library cannot be read here (an
+error names the file). Any other ``db_type`` is an error.
 """
 
 import contextlib
@@ -36,23 +39,25 @@ import tempfile
 from ..errors import DatabaseError
 
 MINIDB = "minidb"
+#: The db types stored in the minidb layout (see the module docstring).
+DB_TYPES = frozenset([MINIDB, "leveldb", "lmdb", "rocksdb"])
 _HEADER = struct.Struct("<ii")
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)  # read once: new files get 0666 & ~umask, as fopen gave them
 
 
 def check_db_type(db_type, db_name):
-    """Refuse a backend other than minidb (Caffe2: ``Cannot open db``)."""
-    if db_type != MINIDB:
+    """Refuse a backend not in :data:`DB_TYPES` (Caffe2: ``Cannot open db``)."""
+    if db_type not in DB_TYPES:
         raise DatabaseError(
-            "Cannot open db: %s (db_type '%s' is not available; caffe2rnn has "
-            "'minidb')" % (db_name, db_type)
+            "Cannot open db: %s (db_type '%s' is not available; caffe2rnn has %s)"
+            % (db_name, db_type, ", ".join(sorted(DB_TYPES)))
         )
 
 
 def exists(db_type, path):
     """True if ``path`` is a readable database of ``db_type`` (``DBExists``)."""
-    return db_type == MINIDB and os.path.isfile(path) and os.access(path, os.R_OK)
+    return db_type in DB_TYPES and os.path.isfile(path) and os.access(path, os.R_OK)
 
 
 class Cursor:

@@ -33,8 +33,23 @@ TENSOR_TYPE = "Tensor"
 STRING_TYPE = "std::string"
 
 
+#: blob value class -> (BlobProto type name, serialize(value, name) -> BlobProto),
+#: and type name -> deserialize(BlobProto) -> value: the other blob types
+#: Caffe2 serialized (counters, :mod:`caffe2rnn.operators.counter`).
+_SERIALIZERS = {}
+_DESERIALIZERS = {}
+
+
+def register_blob_type(cls, type_name, serialize, deserialize):
+    """Let ``Save``/``Load`` handle blobs holding ``cls`` objects."""
+    _SERIALIZERS[cls] = (type_name, serialize)
+    _DESERIALIZERS[type_name] = deserialize
+
+
 def check_serializable(value, name):
     """Refuse a blob no serializer knew (Caffe2: ``No known serializer for``)."""
+    if type(value) in _SERIALIZERS:
+        return
     if isinstance(value, np.ndarray):
         tensors.tensor_data_type(value.dtype)  # DTypeError for a type TensorProto lacks
         return
@@ -52,6 +67,9 @@ def records(value, name, chunk_size=None):
     ``chunk_size`` defaults to :data:`CHUNK_SIZE`."""
     check_serializable(value, name)
     chunk_size = chunk_size or CHUNK_SIZE
+    if type(value) in _SERIALIZERS:
+        yield name, _SERIALIZERS[type(value)][1](value, name).SerializeToString()
+        return
     if not isinstance(value, np.ndarray):
         proto = caffe2_pb2.BlobProto(name=name, type=STRING_TYPE)
         proto.content = value if isinstance(value, bytes) else value.encode("utf-8")
@@ -111,11 +129,18 @@ class Assembler:
         except (DecodeError, RecursionError, ValueError) as exc:
             raise self._fail(name, "Couldn't parse Proto (%s)" % exc) from None
         if proto.type != TENSOR_TYPE:
-            if proto.type != STRING_TYPE:
+            deserialize = _DESERIALIZERS.get(proto.type)
+            if proto.type != STRING_TYPE and deserialize is None:
                 raise self._fail(name, "No registered deserializer for type '%s'" % proto.type)
             if name in self.states:
                 raise self._fail(name, "Blob duplicated")
-            self.states[name] = bytes(proto.content)
+            if deserialize is None:
+                self.states[name] = bytes(proto.content)
+            else:
+                try:
+                    self.states[name] = deserialize(proto)
+                except (ShapeError, ValueError, TypeError) as exc:
+                    raise self._fail(name, str(exc)) from None
             self.loaded += 1
             return
         self._add_chunk(name, proto.tensor)

@@ -48,10 +48,10 @@ def save(ws, names, path, **args):
     )
 
 
-def load(ws, outputs, path, **args):
+def load(ws, outputs, path, db_type="minidb", **args):
     ws.run_operator_once(
         core.CreateOperator(
-            "Load", [], outputs, db=str(path), db_type="minidb", absolute_path=1, **args
+            "Load", [], outputs, db=str(path), db_type=db_type, absolute_path=1, **args
         )
     )
 
@@ -243,14 +243,23 @@ def test_argument_errors(op_type, outputs, args, match):
         ws.run_operator_once(core.CreateOperator(op_type, inputs, outputs, **args))
 
 
-def test_other_db_types_are_refused_by_name(tmp_path):
+def test_key_value_db_types_use_the_minidb_layout_and_others_are_refused(tmp_path):
     ws = Workspace()
     ws.feed("a", np.ones(1, np.float32))
+    for db_type in ("leveldb", "lmdb"):
+        path = str(tmp_path / db_type)
+        ws.run_operator_once(
+            core.CreateOperator("Save", ["a"], [], db=path, db_type=db_type, absolute_path=1)
+        )
+        assert [k for k, _ in read_minidb(path)] == ["a#%0"]
     op = core.CreateOperator(
-        "Save", ["a"], [], db=str(tmp_path / "x"), db_type="leveldb", absolute_path=1
+        "Save", ["a"], [], db=str(tmp_path / "x"), db_type="zmqdb", absolute_path=1
     )
-    with pytest.raises(DatabaseError, match="db_type 'leveldb' is not available"):
+    with pytest.raises(DatabaseError, match="db_type 'zmqdb' is not available"):
         ws.run_operator_once(op)
+    (tmp_path / "real_leveldb").mkdir()  # what Caffe2's leveldb wrote: a folder
+    with pytest.raises(DatabaseError, match="Cannot open file: .*real_leveldb"):
+        load(ws, ["a"], tmp_path / "real_leveldb", db_type="leveldb")
 
 
 def test_checkpoint_saves_every_n_iterations(tmp_path):
