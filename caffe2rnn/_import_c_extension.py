@@ -48,12 +48,6 @@ from .runtime.bindings import (  # noqa: F401  (Blob, TensorCPU: C's names)
     message,
     tensor_copy,
 )
-from .runtime.engine_prefs import (  # noqa: F401  (C's names, runtime/engine_prefs.py)
-    set_engine_pref,
-    set_global_engine_pref,
-    set_op_engine_pref,
-    set_per_op_engine_pref,
-)
 from .runtime.tracebacks import call_with_exception_intercept
 from .runtime.workspace import fetch_value
 

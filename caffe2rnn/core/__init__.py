@@ -41,13 +41,6 @@ def IsOperatorWithEngine(op_type, engine):
     return _registry.is_registered(op_type + "_ENGINE_" + engine)
 
 
-#: Caffe2 042e8ede4's engine preferences (:mod:`caffe2rnn.runtime.engine_prefs`).
-SetPerOpEnginePref = _workspace.C.set_per_op_engine_pref
-SetGlobalEnginePref = _workspace.C.set_global_engine_pref
-SetEnginePref = _workspace.C.set_engine_pref
-SetOpEnginePref = _workspace.C.set_op_engine_pref
-
-
 def RefreshRegisteredOperators():
     """Caffe2 re-read the C++ registry here; ours is always current."""
     return _registry.registered_operators()
