@@ -370,3 +370,36 @@ def test_model_helper_tensor_protos_db_input(tmp_path):
     np.testing.assert_array_equal(workspace.FetchBlob("data"), [[2, 2, 2], [3, 3, 3]])
     np.testing.assert_array_equal(workspace.FetchBlob("label"), [0, 1])
     workspace.ResetWorkspace()
+
+
+def test_seq2seq_translate_loads_a_train_checkpoint(tmp_path):
+    """The calls of Caffe2's models/seq2seq: train.py saves GetAllParams(),
+    translate.py reads them through a DBReader with load_all, add_prefix and
+    strip_prefix (a 'gpu_0/' that is absent leaves the name as it is)."""
+    train = Workspace()
+    params = {
+        "encoder/w": np.arange(4, dtype=np.float32),
+        "gpu_0/decoder/b": np.ones(2, np.float32),
+    }
+    for name, value in params.items():
+        train.feed(name, value)
+    path = str(tmp_path / "model-0")
+    train.run_operator_once(
+        core.CreateOperator("Save", list(params), [], absolute_path=True, db=path, db_type="minidb")
+    )
+    translate = Workspace()
+    translate.run_operator_once(
+        core.CreateOperator("CreateDB", [], ["reader"], db=path, db_type="minidb")
+    )
+    translate.run_operator_once(
+        core.CreateOperator(
+            "Load",
+            ["reader"],
+            ["model0/encoder/w"],
+            load_all=1,
+            add_prefix="model0/",
+            strip_prefix="gpu_0/",
+        )
+    )
+    np.testing.assert_array_equal(translate.fetch("model0/encoder/w"), params["encoder/w"])
+    np.testing.assert_array_equal(translate.fetch("model0/decoder/b"), params["gpu_0/decoder/b"])
