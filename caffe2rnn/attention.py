@@ -42,6 +42,7 @@ masked to −∞ (``SequenceMask``) before the softmax.
 
 from . import brew, eras
 from .errors import ArgumentError
+from .recurrent_stages import scoped_name
 
 
 class _AttentionTypeMeta(type):
@@ -85,10 +86,8 @@ def attention_type_name(attention_type):
     return names[attention_type]
 
 
-def s(scope, name):
-    """Internal names are ``<scope>/<name>``, scoped by hand: the step net's
-    blobs are referred to from outside it (links, references)."""
-    return f"{str(scope)}/{str(name)}"
+#: ``s(scope, name)`` → ``<scope>/<name>`` (Caffe2's name in this module).
+s = scoped_name
 
 
 def _calc_weighted_context(
