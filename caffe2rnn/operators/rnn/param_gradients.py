@@ -44,7 +44,7 @@ class Param:
 
 
 class TmpstepSum:
-    """Seed 004: ``_tmpstep`` rename plus an appended in-place ``Sum`` per param."""
+    """Today's (042e8ede4): ``_tmpstep`` rename plus an appended in-place ``Sum`` per param."""
 
     def param(self, param, grad, cell_grad_blob, step_net):
         tmp = cell_grad_blob + "_tmpstep"
