@@ -22,15 +22,15 @@ cell itself lives with the others, in :mod:`caffe2rnn.cells.gru`.
 import functools
 
 from . import eras
-from .cells.gru import GRUCell
+from .cells.gru import GRUCell as _GRUCell
 from .cells.layers import _LSTM
 
-_GRU = functools.partial(_LSTM, GRUCell)
+_GRU = functools.partial(_LSTM, _GRUCell)
 _GRU.__doc__ = """``GRU(model, input_blob, seq_lengths, initial_states, dim_in, dim_out,
 scope, ...)``: GRU layers with the options of ``rnn_cell.LSTM``; outputs
 ``(hidden_all, hidden_last)`` (per layer unless ``return_last_layer_only``)."""
 
-_ERA_NAMES = {"GRUCell": GRUCell, "GRU": _GRU}
+_ERA_NAMES = {"GRUCell": _GRUCell, "GRU": _GRU}
 
 
 def __getattr__(name):

@@ -76,14 +76,7 @@ class GRUCell(RNNCell):
         return (hidden_t,)
 
     def prepare_input(self, model, input_blob):
-        return brew.fc(
-            model,
-            input_blob,
-            self.scope("i2h"),
-            dim_in=self.input_size,
-            dim_out=3 * self.hidden_size,
-            axis=2,
-        )
+        return self.gates_fc(model, input_blob, "i2h", self.input_size, 3)
 
     def get_state_names(self):
         return (self.scope("hidden_t"),)
