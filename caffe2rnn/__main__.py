@@ -33,7 +33,7 @@ VERSIONS = dict(
     current=(
         "caffe2rnn.recurrent.recurrent_net: v3 (2017-06-29) "
         "with the forward_only fix of 2017-08-17",
-        examples.CELLS,
+        examples.OPS,
     ),
     **catalog.versions(),
 )
@@ -267,7 +267,7 @@ def _char_rnn_arguments(parser):
 def _history_cells():
     from .history import cells
 
-    return sorted(cells.CELLS)
+    return sorted(cells.HISTORICAL)
 
 
 def _history_names():

@@ -361,7 +361,8 @@ class Net:
         self._net = instance
 
     def run(self):
-        self._net.run()
+        """Run once; a failure leaves the workspace as it was (as ``RunNet``)."""
+        self._net.ws.run_created(self._net)
 
     def __repr__(self):
         return "<C.Net %r>" % self._net.name
