@@ -32,13 +32,10 @@ from .blob_recycling import (
     memonger_optimize_inference_net,  # noqa: F401
 )
 from .errors import DTypeError, EnforceNotMet, WorkspaceError, WrongTypeError
-from .operators.python_op import (  # noqa: F401  (C's names, operators/python_op.py)
-    register_python_gradient_op,
-    register_python_op,
-)
 from .proto import caffe2_pb2
 from .runtime import Workspace as _RuntimeWorkspace
 from .runtime import observers as _observers
+from .runtime import python_functions as _python_functions
 from .runtime import registry as _registry
 from .runtime.bindings import (  # noqa: F401  (Blob, TensorCPU: C's names)
     Blob,
@@ -48,6 +45,7 @@ from .runtime.bindings import (  # noqa: F401  (Blob, TensorCPU: C's names)
     message,
     tensor_copy,
 )
+from .runtime.python_functions import register_python_gradient_op, register_python_op  # noqa: F401
 from .runtime.tracebacks import call_with_exception_intercept
 from .runtime.workspace import fetch_value
 
@@ -345,6 +343,10 @@ class Workspace(metaclass=_WorkspaceType):
 
     def __repr__(self):
         return "<C.Workspace %r, %d blobs>" % (self._ws.name, len(self._ws.blobs()))
+
+
+# A Python op with ``pass_workspace`` gets its workspace as a C.Workspace.
+_python_functions.set_workspace_view(Workspace._wrap)
 
 
 def _copy(netdef):

@@ -16,9 +16,8 @@ caffe2/python/core.py (0cdd09da6):
   writes.
 """
 
-from .. import _import_c_extension as C
 from ..errors import BuildError
-from ..operators import python_op
+from ..runtime import python_functions
 from .operator import CreateOperator
 
 
@@ -32,9 +31,9 @@ def _register(f, grad_f=None, python_func_type=None, pass_workspace=False):
             f = f[0](*f[1], **f[2])
         if isinstance(grad_f, tuple):
             grad_f = grad_f[0](*grad_f[1], **grad_f[2])
-    token = C.register_python_op(f, pass_workspace, "")
+    token = python_functions.register_python_op(f, pass_workspace, "")
     if grad_f:
-        C.register_python_gradient_op(token, grad_f)
+        python_functions.register_python_gradient_op(token, grad_f)
     return token
 
 
@@ -51,7 +50,7 @@ def _builder_token(t):
         return ""
     if len(t) != 3:
         raise BuildError("Expected builder tuple (func, args, kwargs), got %d items" % len(t))
-    return python_op.register_builder(t)
+    return python_functions.register_builder(t)
 
 
 def net_python(

@@ -17,12 +17,10 @@ With ``pass_workspace=True`` the function also gets the op's workspace (a
 first, as Caffe2's ``Output(i)`` made it.
 
 How the function reaches the op (Caffe2 caffe2/python/pybind_state.cc,
-0cdd09da6): ``C.register_python_op(f, pass_workspace, name)`` keeps it in a
-process-wide table and returns a *token* (``f.__name__``, made unique with
-``:1``, ``:2``...), stored in the op's ``token`` argument;
-``C.register_python_gradient_op(token, grad_f)`` adds ``<token>_gradient``.
-The op looks its function up when it runs; a token nobody registered in this
-process is an error saying so. The table keeps every function alive.
+0cdd09da6): ``C.register_python_op(f, pass_workspace, name)`` keeps it in the
+process's table (:mod:`caffe2rnn.runtime.python_functions`) and returns a
+*token*, stored in the op's ``token`` argument. The op looks its function up
+when it runs; a token nobody registered in this process is an error saying so.
 
 A *builder* ``(func, args, kwargs)`` instead of ``f`` is called each time an
 op is created, and its result is that op's function (state per op). Caffe2
@@ -40,54 +38,14 @@ the function is an :class:`~caffe2rnn.errors.EnforceNotMet` (a
 ``RuntimeError``) carrying its message and traceback.
 """
 
-import itertools
-import threading
 import traceback
 
 from ..errors import ArgumentError, EnforceNotMet, KeyNotFoundError
+from ..runtime import python_functions
 from ..runtime.bindings import Blob, TensorCPU
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
-
-_lock = threading.Lock()
-_functions = {}  # token -> (function, pass_workspace)
-_builders = {}  # builder token -> (func, args, kwargs)
-_builder_ids = itertools.count()
-
-
-def register_python_op(func, pass_workspace=False, name=""):
-    """``C.register_python_op``: keep ``func``; its token."""
-    if func is None:
-        raise ArgumentError("register_python_op: the function is None")
-    base = (name + ":" if name else "") + getattr(func, "__name__", type(func).__name__)
-    with _lock:
-        token = base
-        for i in itertools.count(1):
-            if token not in _functions:
-                break
-            token = "%s:%d" % (base, i)
-        _functions[token] = (func, bool(pass_workspace))
-    return token
-
-
-def register_python_gradient_op(token, func):
-    """``C.register_python_gradient_op``: ``func`` is ``token``'s gradient."""
-    if func is None:
-        raise ArgumentError("register_python_gradient_op: the function is None")
-    with _lock:
-        if token not in _functions:
-            raise KeyNotFoundError("register_python_gradient_op: no Python op has token %r" % token)
-        _functions[token + "_gradient"] = (func, False)  # gradients never get the workspace
-
-
-def register_builder(builder):
-    """Keep a ``(func, args, kwargs)`` builder for the ops ``Net.Python`` makes; its token."""
-    func, args, kwargs = builder
-    token = "builder:%s:%d" % (getattr(func, "__name__", "builder"), next(_builder_ids))
-    with _lock:
-        _builders[token] = (func, tuple(args), dict(kwargs))
-    return token
 
 
 class _PythonOpBase(Operator):
@@ -109,8 +67,7 @@ class _PythonOpBase(Operator):
             raise ArgumentError("PythonOp requires either pickled_builder or token arg.")
         self.built = None
         if builder_token:
-            with _lock:
-                builder = _builders.get(builder_token)
+            builder = python_functions.builder(builder_token)
             if builder is None:
                 raise KeyNotFoundError(
                     "Python operator builder %s is not available in this process" % builder_token
@@ -129,8 +86,7 @@ class _PythonOpBase(Operator):
         if self.built is not None:
             return self.built
         key = self.token + self.suffix
-        with _lock:
-            found = _functions.get(key)
+        found = python_functions.function(key)
         if found is None:
             raise KeyNotFoundError(
                 "Python operator for %s is not available. If you use distributed training it "
@@ -147,9 +103,7 @@ class _PythonOpBase(Operator):
         outputs = [Blob(blob).tensor() for blob in self.outputs]
         try:
             if pass_workspace:
-                from .. import _import_c_extension as C  # the C.Workspace view of ours
-
-                func(inputs, outputs, C.Workspace._wrap(self.ws))
+                func(inputs, outputs, python_functions.workspace_view(self.ws))
             else:
                 func(inputs, outputs)
         except Exception as exc:
