@@ -21,19 +21,19 @@ of an optimizer instance: :mod:`caffe2rnn.optimizers.base`). The optimizer
 ops run as part of ``model.net``: one ``RunNet`` is one forward pass, one
 backward pass and one update.
 
-=====================================  ============================================
-``build_sgd`` / ``SgdOptimizer``       ``WeightedSum``, ``MomentumSGDUpdate``,
-                                       sparse: ``ScatterWeightedSum``,
-                                       ``SparseMomentumSGDUpdate`` (E6)
-``build_multi_precision_sgd``          float32 master copies of float16 parameters
-``build_adagrad`` / ``AdagradOptimizer``  ``Adagrad``, ``SparseAdagrad``,
-                                       ``RowWiseSparseAdagrad`` (E6 ``rowWise``)
-``build_adam`` / ``AdamOptimizer``     ``Adam``, ``SparseAdam``
-``build_rms_prop`` (E6)                ``RmsProp`` + ``MomentumSGDUpdate``
-``build_ftrl`` / ``FtrlOptimizer``     ``Ftrl``, ``SparseFtrl``
-``build_yellowfin`` (E6)               ``YellowFin``
-``add_weight_decay``                   ``grad += weight_decay · w`` (weights only)
-=====================================  ============================================
+==========================================  ==========================================
+``build_sgd`` / ``SgdOptimizer``            ``WeightedSum``, ``MomentumSGDUpdate``;
+                                            sparse: ``ScatterWeightedSum``,
+                                            ``SparseMomentumSGDUpdate`` (E6)
+``build_multi_precision_sgd``               float32 master copies of float16 parameters
+``build_adagrad`` / ``AdagradOptimizer``    ``Adagrad``, ``SparseAdagrad``,
+                                            ``RowWiseSparseAdagrad`` (E6 ``rowWise``)
+``build_adam`` / ``AdamOptimizer``          ``Adam``, ``SparseAdam``
+``build_rms_prop`` (E6)                     ``RmsProp`` + ``MomentumSGDUpdate``
+``build_ftrl`` / ``FtrlOptimizer``          ``Ftrl``, ``SparseFtrl``
+``build_yellowfin`` (E6)                    ``YellowFin``
+``add_weight_decay``                        ``grad += weight_decay · w`` (weights only)
+==========================================  ==========================================
 
 E6's ``max_gradient_norm`` (clipping by the global norm) and
 ``allow_lr_injection`` (:func:`set_lr_injection`) are in

@@ -38,7 +38,8 @@ builds (``#ifndef NDEBUG``) and otherwise read and wrote outside the tensor.
 Caffe2: caffe2/sgd/momentum_sgd_op.{h,cc}, adagrad_op.{h,cc}, adam_op.{h,cc}
 (0cdd09da6; the sparse momentum and row-wise Adagrad ops and Adagrad's
 ``decay`` at 042e8ede4). RmsProp, Ftrl and YellowFin have modules of their
-own (:mod:`.rmsprop`, :mod:`.ftrl`, :mod:`.yellowfin`).
+own (:mod:`caffe2rnn.operators.rmsprop`, :mod:`caffe2rnn.operators.ftrl`,
+:mod:`caffe2rnn.operators.yellowfin`).
 """
 
 import numpy as np

@@ -17,7 +17,7 @@ optimizer instance makes one rate per device and shares it between its
 parameters, named ``<Class>_<instance>_lr_cpu`` (``..._gpu<id>`` on a GPU) —
 the era policy ``late_2017_optimizers`` (:mod:`caffe2rnn.eras`) picks.
 With a learning-rate multiplier (E6: gradient clipping, ``lr_injection``,
-:mod:`.building`) the rate is multiplied by it (``CopyFromCPUInput`` + ``Mul``).
+:mod:`caffe2rnn.optimizers.building`) the rate is multiplied by it (``CopyFromCPUInput`` + ``Mul``).
 
 Caffe2: caffe2/python/optimizer.py (``Optimizer``) at 0cdd09da6 and 042e8ede4.
 """
