@@ -26,6 +26,8 @@ from .base import Optimizer, one_blob
 class AdagradOptimizer(Optimizer):
     """Adagrad: per-element rates shrinking with the squared-gradient history."""
 
+    rate_name = "alpha"
+
     def __init__(
         self,
         alpha=0.01,
@@ -38,27 +40,13 @@ class AdagradOptimizer(Optimizer):
         **kwargs,
     ):
         super().__init__()
-        self.alpha = alpha
-        self.epsilon = epsilon
-        self.decay = decay
-        self.policy = policy
-        self.sparse_dedup_aggregator = sparse_dedup_aggregator
-        self.rowWise = rowWise
-        self.engine = engine
-        self.init_kwargs = kwargs
+        self.keep_settings(locals())
 
     def _run(self, net, param_init_net, param_info):
         param, grad = param_info.blob, param_info.grad
         if self.alpha <= 0:
             return
-        lr, _ = self.build_lr(
-            net,
-            param_init_net,
-            base_learning_rate=self.alpha,
-            learning_rate_blob=self.lr_blob_name(param),
-            policy=self.policy,
-            **self.init_kwargs,
-        )
+        lr, _ = self.param_lr(net, param_init_net, param, self.alpha)
         if self.rowWise:
             squared_sum = self._row_history(param_init_net, param)
         else:
@@ -103,12 +91,11 @@ class AdagradOptimizer(Optimizer):
             num_rows, str(param) + "_avg_squared_sum", input_as_shape=1, value=0.0
         )
 
-    def scale_learning_rate(self, scale):
-        self.alpha *= scale
-
 
 class AdamOptimizer(Optimizer):
     """Adam: bias-corrected moving averages of the gradient and its square."""
+
+    rate_name = "alpha"
 
     def __init__(
         self,
@@ -122,27 +109,13 @@ class AdamOptimizer(Optimizer):
         **kwargs,
     ):
         super().__init__()
-        self.alpha = alpha
-        self.beta1 = beta1
-        self.beta2 = beta2
-        self.epsilon = epsilon
-        self.policy = policy
-        self.sparse_dedup_aggregator = sparse_dedup_aggregator
-        self.engine = engine
-        self.init_kwargs = kwargs
+        self.keep_settings(locals())
 
     def _run(self, net, param_init_net, param_info):
         param, grad = param_info.blob, param_info.grad
         if self.alpha <= 0:
             return
-        lr, iteration = self.build_lr(
-            net,
-            param_init_net,
-            base_learning_rate=self.alpha,
-            learning_rate_blob=self.lr_blob_name(param),
-            policy=self.policy,
-            **self.init_kwargs,
-        )
+        lr, iteration = self.param_lr(net, param_init_net, param, self.alpha)
         m1 = param_init_net.ConstantFill([param], param + "_first_moment", value=0.0)
         m2 = param_init_net.ConstantFill([param], param + "_second_moment", value=0.0)
         self._aux_params.shared.append(iteration)
@@ -159,12 +132,11 @@ class AdamOptimizer(Optimizer):
         else:
             net.Adam([param, m1, m2, grad, lr, iteration], [param, m1, m2], **betas)
 
-    def scale_learning_rate(self, scale):
-        self.alpha *= scale
-
 
 class RmsPropOptimizer(Optimizer):
     """RMSProp (E6): scale the gradient by its running RMS, then step."""
+
+    rate_name = "alpha"
 
     def __init__(
         self,
@@ -177,13 +149,7 @@ class RmsPropOptimizer(Optimizer):
         **kwargs,
     ):
         super().__init__()
-        self.alpha = alpha
-        self.decay = decay
-        self.momentum = momentum
-        self.epsilon = epsilon
-        self.policy = policy
-        self.engine = engine
-        self.init_kwargs = kwargs
+        self.keep_settings(locals())
 
     def _run(self, net, param_init_net, param_info):
         param, grad = param_info.blob, param_info.grad
@@ -215,23 +181,17 @@ class RmsPropOptimizer(Optimizer):
         )
         net.MomentumSGDUpdate([grad_o, mom, lr, param], [grad_o, mom, param])
 
-    def scale_learning_rate(self, scale):
-        self.alpha *= scale
-
 
 class FtrlOptimizer(Optimizer):
     """FTRL-Proximal; ``alpha`` is the op's argument (no LearningRate op)."""
+
+    rate_name = "alpha"
 
     def __init__(
         self, alpha=0.01, beta=1e-4, lambda1=0, lambda2=0, sparse_dedup_aggregator=None, engine=""
     ):
         super().__init__()
-        self.alpha = alpha
-        self.beta = beta
-        self.lambda1 = lambda1
-        self.lambda2 = lambda2
-        self.sparse_dedup_aggregator = sparse_dedup_aggregator
-        self.engine = engine
+        self.keep_settings(locals())
 
     def _run(self, net, param_init_net, param_info):
         param, grad = param_info.blob, param_info.grad
@@ -253,6 +213,3 @@ class FtrlOptimizer(Optimizer):
             net.SparseFtrl([param, nz, grad.indices, grad.values], [param, nz], **args)
         else:
             net.Ftrl([param, nz, grad], [param, nz], **args)
-
-    def scale_learning_rate(self, scale):
-        self.alpha *= scale

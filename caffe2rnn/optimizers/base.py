@@ -81,6 +81,9 @@ class Optimizer:
     param_init_net, param_info)`` or ``optimizer(net, param_init_net, param,
     grad)``. Subclasses implement :meth:`_run`."""
 
+    #: the attribute holding the base rate, scaled by :meth:`scale_learning_rate`
+    rate_name = None
+
     def __init__(self):
         self._aux_params = AuxOptimizerParams(local=[], shared=[])
         self._instance_num = optimizer_instance_count[type(self).__name__]
@@ -99,6 +102,16 @@ class Optimizer:
                 param = core.BlobReference(param)
             param = ParameterInfo(param_id=None, param=param, grad=grad)
         self._run(net, param_init_net, param)
+
+    def keep_settings(self, settings):
+        """Keep a constructor's arguments (its ``locals()``) as attributes of the
+        same names, ``**kwargs`` as ``init_kwargs`` (the learning-rate policy's
+        arguments), as Caffe2's optimizers did one assignment at a time."""
+        settings = dict(settings)
+        self.init_kwargs = settings.pop("kwargs", {})
+        for name, value in settings.items():
+            if name not in ("self", "__class__"):
+                setattr(self, name, value)
 
     def _run(self, net, param_init_net, param_info):
         raise NotImplementedError("%s does not implement _run" % type(self).__name__)
@@ -164,6 +177,18 @@ class Optimizer:
             lr = net.Mul([lr, multiplier], self.make_unique_blob_name("scaled_lr"), broadcast=1)
         return lr, iteration
 
+    def param_lr(self, net, param_init_net, param, base_learning_rate):
+        """``(lr, iteration)`` for ``param``: :meth:`build_lr` with this
+        optimizer's ``policy`` and extra arguments, under :meth:`lr_blob_name`."""
+        return self.build_lr(
+            net,
+            param_init_net,
+            base_learning_rate=base_learning_rate,
+            learning_rate_blob=self.lr_blob_name(param),
+            policy=self.policy,
+            **self.init_kwargs,
+        )
+
     def lr_blob_name(self, param):
         """Where :meth:`build_lr` puts the rate for ``param``: ``<param>_lr``
         in E5, this optimizer's shared name (None) from E6 on."""
@@ -189,5 +214,8 @@ class Optimizer:
         counter). Checkpoints need them to resume training."""
         return self._aux_params
 
-    def scale_learning_rate(self, *args, **kwargs):
-        raise NotImplementedError("Optimizer Need to Implement `scale_learning_rate` method.")
+    def scale_learning_rate(self, scale):
+        """Multiply the base rate by ``scale`` (e.g. for a transferred parameter)."""
+        if self.rate_name is None:
+            raise NotImplementedError("Optimizer Need to Implement `scale_learning_rate` method.")
+        setattr(self, self.rate_name, getattr(self, self.rate_name) * scale)

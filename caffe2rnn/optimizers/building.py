@@ -135,6 +135,13 @@ def _build(
     return optimizer
 
 
+def _build_with_options(model, optimizer, max_gradient_norm, allow_lr_injection):
+    """``_build`` with E6's two rate multipliers (module docstring)."""
+    return _build(
+        model, optimizer, max_gradient_norm=max_gradient_norm, allow_lr_injection=allow_lr_injection
+    )
+
+
 def add_weight_decay(model, weight_decay):
     """``grad += weight_decay · w`` for every weight (not biases): L2 regularisation.
 
@@ -152,11 +159,8 @@ def build_sgd(
     model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False, **kwargs
 ):
     """SGD on every parameter of ``model``; returns the :class:`SgdOptimizer`."""
-    return _build(
-        model,
-        SgdOptimizer(base_learning_rate, **kwargs),
-        max_gradient_norm=max_gradient_norm,
-        allow_lr_injection=allow_lr_injection,
+    return _build_with_options(
+        model, SgdOptimizer(base_learning_rate, **kwargs), max_gradient_norm, allow_lr_injection
     )
 
 
@@ -164,11 +168,11 @@ def build_multi_precision_sgd(
     model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False, **kwargs
 ):
     """SGD that updates float32 master copies of float16 parameters."""
-    return _build(
+    return _build_with_options(
         model,
         MultiPrecisionSgdOptimizer(base_learning_rate, **kwargs),
-        max_gradient_norm=max_gradient_norm,
-        allow_lr_injection=allow_lr_injection,
+        max_gradient_norm,
+        allow_lr_injection,
     )
 
 
@@ -195,11 +199,11 @@ def build_adagrad(
     **kwargs,
 ):
     """Adagrad with rate ``base_learning_rate`` (``parameters`` is ignored, as in Caffe2)."""
-    return _build(
+    return _build_with_options(
         model,
         AdagradOptimizer(alpha=base_learning_rate, **kwargs),
-        max_gradient_norm=max_gradient_norm,
-        allow_lr_injection=allow_lr_injection,
+        max_gradient_norm,
+        allow_lr_injection,
     )
 
 
@@ -207,11 +211,11 @@ def build_adam(
     model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False, **kwargs
 ):
     """Adam with rate ``base_learning_rate``; returns the :class:`AdamOptimizer`."""
-    return _build(
+    return _build_with_options(
         model,
         AdamOptimizer(alpha=base_learning_rate, **kwargs),
-        max_gradient_norm=max_gradient_norm,
-        allow_lr_injection=allow_lr_injection,
+        max_gradient_norm,
+        allow_lr_injection,
     )
 
 
@@ -224,9 +228,9 @@ def build_rms_prop(
     model, base_learning_rate, max_gradient_norm=None, allow_lr_injection=False, **kwargs
 ):
     """RMSProp (E6) with rate ``base_learning_rate``."""
-    return _build(
+    return _build_with_options(
         model,
         RmsPropOptimizer(alpha=base_learning_rate, **kwargs),
-        max_gradient_norm=max_gradient_norm,
-        allow_lr_injection=allow_lr_injection,
+        max_gradient_norm,
+        allow_lr_injection,
     )

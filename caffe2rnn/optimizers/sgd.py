@@ -35,6 +35,8 @@ logger = logging.getLogger(__name__)
 class SgdOptimizer(Optimizer):
     """Plain SGD (``WeightedSum``) or momentum SGD (``MomentumSGDUpdate``)."""
 
+    rate_name = "base_learning_rate"
+
     def __init__(
         self,
         base_learning_rate=0.01,
@@ -45,12 +47,7 @@ class SgdOptimizer(Optimizer):
         **kwargs,
     ):
         super().__init__()
-        self.base_learning_rate = base_learning_rate
-        self.policy = policy
-        self.momentum = momentum
-        self.nesterov = nesterov
-        self.sparse_dedup_aggregator = sparse_dedup_aggregator
-        self.init_kwargs = kwargs
+        self.keep_settings(locals())
 
     def _run(self, net, param_init_net, param_info):
         param, grad = param_info.blob, param_info.grad
@@ -60,14 +57,7 @@ class SgdOptimizer(Optimizer):
             return
         # MomentumSGDUpdate subtracts its step, WeightedSum adds: opposite signs.
         lr_sign = -1 if self.momentum else 1
-        lr, _ = self.build_lr(
-            net,
-            param_init_net,
-            base_learning_rate=self.base_learning_rate * lr_sign,
-            learning_rate_blob=self.lr_blob_name(param),
-            policy=self.policy,
-            **self.init_kwargs,
-        )
+        lr, _ = self.param_lr(net, param_init_net, param, self.base_learning_rate * lr_sign)
         one = one_blob(param_init_net)  # one per device, named after it
         self._aux_params.shared.append(one)
         momentum_data = None
@@ -100,9 +90,6 @@ class SgdOptimizer(Optimizer):
         else:
             net.WeightedSum([param, one, grad, lr], param)
 
-    def scale_learning_rate(self, scale):
-        self.base_learning_rate *= scale
-
 
 class MultiPrecisionSgdOptimizer(SgdOptimizer):
     """SGD on a float32 master copy of a float16 parameter (module docstring)."""
@@ -121,14 +108,7 @@ class MultiPrecisionSgdOptimizer(SgdOptimizer):
             raise ModelError(
                 "MultiPrecisionSgdOptimizer doesn't support sparse gradients (%s)" % param
             )
-        lr, _ = self.build_lr(
-            net,
-            param_init_net,
-            base_learning_rate=-self.base_learning_rate,
-            learning_rate_blob=self.lr_blob_name(param),
-            policy=self.policy,
-            **self.init_kwargs,
-        )
+        lr, _ = self.param_lr(net, param_init_net, param, -self.base_learning_rate)
         momentum_data = param_init_net.ConstantFill(param_fp32, str(param) + "_momentum", value=0.0)
         self._aux_params.local.append(momentum_data)
         grad_fp32 = net.HalfToFloat(grad, str(grad) + "_fp32")
@@ -147,7 +127,7 @@ class WeightDecayBuilder(Optimizer):
 
     def __init__(self, weight_decay):
         super().__init__()
-        self.weight_decay = weight_decay
+        self.keep_settings(locals())
 
     def _run(self, net, param_init_net, param_info):
         suffix = device_suffix(with_node_name=False)

@@ -22,6 +22,8 @@ class YellowFinOptimizer(Optimizer):
     (https://arxiv.org/abs/1706.03471), with its own rate and momentum per
     parameter."""
 
+    rate_name = "alpha"
+
     def __init__(
         self,
         alpha=0.1,
@@ -35,15 +37,7 @@ class YellowFinOptimizer(Optimizer):
         **kwargs,
     ):
         super().__init__()
-        self.alpha = alpha
-        self.mu = mu
-        self.beta = beta
-        self.curv_win_width = curv_win_width
-        self.zero_debias = zero_debias
-        self.epsilon = epsilon
-        self.policy = policy
-        self.sparse_dedup_aggregator = sparse_dedup_aggregator
-        self.init_kwargs = kwargs
+        self.keep_settings(locals())
 
     def _run(self, net, param_init_net, param_info):
         param, grad = param_info.blob, param_info.grad
@@ -77,6 +71,3 @@ class YellowFinOptimizer(Optimizer):
             curv_win_width=self.curv_win_width,
             zero_debias=self.zero_debias,
         )
-
-    def scale_learning_rate(self, scale):
-        self.alpha *= scale

@@ -99,15 +99,18 @@ class Observer:
         raise EnforceNotMet("Observer does not implement this function.")
 
 
-class _OpTimer:
-    def __init__(self, op):
+class _Timer:
+    """Milliseconds summed over start/stop pairs (an operator's observer, and
+    the clock of a net's TimeObserver)."""
+
+    def __init__(self, op=None):
         self.op = op
         self.total_ms = 0.0
         self.iterations = 0
         self._start = 0.0
 
     def clone(self, op):
-        return _OpTimer(op)
+        return _Timer(op)
 
     def start(self):
         self._start = time.perf_counter()
@@ -117,6 +120,7 @@ class _OpTimer:
         self.total_ms += (time.perf_counter() - self._start) * 1000.0
 
     def average_time(self):
+        """Mean milliseconds per run (NaN before a run, as 0/0 in C++)."""
         return self.total_ms / self.iterations if self.iterations else float("nan")
 
 
@@ -125,23 +129,20 @@ class TimeObserver(Observer):
 
     def __init__(self, net):
         super().__init__(net)
-        self.total_ms = 0.0
-        self.iterations = 0
-        self._start = 0.0
+        self._clock = _Timer()
 
     def make_op_observer(self, op):
-        return _OpTimer(op)
+        return _Timer(op)
 
     def start(self):
-        self._start = time.perf_counter()
-        self.iterations += 1
+        self._clock.start()
 
     def stop(self):
-        self.total_ms += (time.perf_counter() - self._start) * 1000.0
+        self._clock.stop()
 
     def average_time(self):
         """Mean milliseconds per run of the net (NaN before a run, as 0/0 in C++)."""
-        return self.total_ms / self.iterations if self.iterations else float("nan")
+        return self._clock.average_time()
 
     def average_time_children(self):
         """Mean, over the net's operators, of each one's mean milliseconds per run."""

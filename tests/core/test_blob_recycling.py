@@ -13,6 +13,14 @@ def blobs_of(netdef):
     return {b for op in netdef.op for b in list(op.input) + list(op.output)}
 
 
+def last_output(netdef, x):
+    """Run ``netdef`` on ``x`` in a fresh workspace; the last op's output."""
+    workspace.ResetWorkspace()
+    workspace.FeedBlob("x", x)
+    workspace.RunNetOnce(netdef)
+    return workspace.FetchBlob(netdef.op[-1].output[0])
+
+
 def chain():
     net = core.Net("chain")
     net.Relu("x", "a")
@@ -33,10 +41,7 @@ def test_inference_chain_reuses_released_blobs():
         (["__m1_shared"], ["__m0_shared"]),
         (["__m0_shared"], ["__m1_shared"]),
     ]
-    workspace.ResetWorkspace()
-    workspace.FeedBlob("x", np.array([-1.0, 2.0], np.float32))
-    workspace.RunNetOnce(optimized)
-    np.testing.assert_array_equal(workspace.FetchBlob(optimized.op[-1].output[0]), [0.0, 2.0])
+    np.testing.assert_array_equal(last_output(optimized, np.array([-1.0, 2.0], np.float32)), [0, 2])
 
 
 def test_inference_leaves_memongered_recurrent_and_dag_nets_alone():
@@ -69,15 +74,8 @@ def test_dag_recycling_keeps_parallel_branches_apart_and_computes_the_same():
     by_op = [list(op.output) for op in optimized.op]
     # the two branches may run in parallel: b1/c1 never share with b2/c2
     assert not {by_op[1][0], by_op[2][0]} & {by_op[3][0], by_op[4][0]}
-    workspace.ResetWorkspace()
     x = np.array([-1.0, 0.5, 2.0], np.float32)
-    workspace.FeedBlob("x", x)
-    workspace.RunNetOnce(proto)
-    expected = workspace.FetchBlob("y")
-    workspace.ResetWorkspace()
-    workspace.FeedBlob("x", x)
-    workspace.RunNetOnce(optimized)
-    np.testing.assert_allclose(workspace.FetchBlob(optimized.op[-1].output[0]), expected)
+    np.testing.assert_allclose(last_output(optimized, x), last_output(proto, x))
 
 
 def test_dag_recycling_of_gradients_with_a_namescope():

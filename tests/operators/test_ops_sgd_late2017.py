@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from ops_testing import random, run_op
+from test_ops_sgd import run_in_place
 
 from caffe2rnn import core
 from caffe2rnn.errors import OutOfRangeError, ShapeError
@@ -14,12 +15,8 @@ from caffe2rnn.runtime import Workspace
 
 
 def run_keeping(op_type, feeds, inputs, outputs, **args):
-    ws = Workspace()
-    for name, value in feeds.items():
-        ws.feed(name, value)
-    memory = {name: ws.blob(name).value for name in outputs if name in feeds}
-    ws.run_operator_once(core.CreateOperator(op_type, inputs, outputs, **args))
-    assert all(ws.blob(n).value is a for n, a in memory.items()), "in-place memory replaced"
+    ws, kept = run_in_place(op_type, feeds, inputs, outputs, **args)
+    assert kept, "in-place memory replaced"
     return ws
 
 
