@@ -23,6 +23,7 @@ Caffe2: caffe2/python/optimizer.py (``Optimizer``) at 0cdd09da6 and 042e8ede4.
 """
 
 import collections
+from typing import Optional
 
 from .. import core, eras, scope
 from ..errors import ModelError
@@ -82,7 +83,7 @@ class Optimizer:
     grad)``. Subclasses implement :meth:`_run`."""
 
     #: the attribute holding the base rate, scaled by :meth:`scale_learning_rate`
-    rate_name = None
+    rate_name: Optional[str] = None
 
     def __init__(self):
         self._aux_params = AuxOptimizerParams(local=[], shared=[])
