@@ -2,6 +2,8 @@
 RmsProp, YellowFin, Ftrl, per-instance learning rates, learning-rate
 injection, the ops of gradient clipping; and the E5 names they replaced."""
 
+import os
+
 import numpy as np
 import pytest
 from test_optimizer import PERFECT, dense_model, train
@@ -162,3 +164,40 @@ def test_adagrad_row_wise_needs_a_sparse_gradient():
         model, _, _ = dense_model()
         with pytest.raises(ModelError, match="rowWise=True, gradient must be a gradientslice"):
             build_adagrad(model, 0.1, rowWise=True)
+
+
+CAFFE2_SOURCE = os.environ.get("CAFFE2_SOURCE", "")
+
+
+@pytest.mark.skipif(
+    not os.path.isfile(os.path.join(CAFFE2_SOURCE, "caffe2/python/optimizer_context.py")),
+    reason="set $CAFFE2_SOURCE to a checkout of facebookarchive/caffe2 (E6) for optimizer_context",
+)
+def test_use_optimizer_gives_parameters_their_own_optimizer():
+    """Caffe2 042e8ede4's optimizer_context (its own module, from the checkout)."""
+    from caffe2rnn import brew, compat
+    from caffe2rnn.compat.checkout import Checkout
+    from caffe2rnn.model_helper import ModelHelper
+
+    compat.install(Checkout(CAFFE2_SOURCE))
+    try:
+        from caffe2.python.optimizer_context import UseOptimizer
+
+        with eras.use("E6"):
+            model = ModelHelper(name="ctx")
+            conv_optim, weight_optim = SgdOptimizer(0.15), SgdOptimizer(0.2)
+            with UseOptimizer(conv_optim):
+                brew.fc(model, "data", "a", 4, 3)
+            with UseOptimizer({"WEIGHT": weight_optim}):
+                brew.fc(model, "a", "b", 3, 2)
+            model.AddGradientOperators([model.AveragedLoss("b", "loss")])
+            default = build_sgd(model, 0.11)
+    finally:
+        compat.uninstall()
+    rates = learning_rates(model.net)
+    expected = {
+        "SgdOptimizer_%d_lr_cpu" % conv_optim._instance_num: -0.15,  # a_w, a_b
+        "SgdOptimizer_%d_lr_cpu" % weight_optim._instance_num: -0.2,  # b_w
+        "SgdOptimizer_%d_lr_cpu" % default._instance_num: -0.11,  # b_b: no optimizer of its own
+    }
+    assert rates == pytest.approx(expected)
