@@ -259,24 +259,23 @@ def backward_timeline(op, T=3, highlight=None, width=None):
                 graph=part,
                 kind="gradient",
             )
-            for go, grad, row, label in go_nodes:
-                if grad != tensor:
-                    continue
-                # On a page the edge's label goes into the node (it would widen the part).
-                text = canvas.wrap(go) + ("\n" + label if page else "")
-                canvas.blob(("io/", go), text, ["external_input", "gradient"], part)
-                canvas.edge(
-                    ("io/", go),
-                    ("grad/", grad),
-                    "accumulate",
-                    None if page else label,
-                    head_port="a%d:e" % row,
-                )
+            if page:  # the output gradients added into this table, in its part
+                for go, grad, row, label in go_nodes:
+                    if grad == tensor:
+                        text = canvas.wrap(go) + "\n" + label  # the label would widen the part
+                        canvas.blob(("io/", go), text, ["external_input", "gradient"], part)
+                        canvas.edge(
+                            ("io/", go), ("grad/", grad), "accumulate", head_port="a%d:e" % row
+                        )
+    if not page:
         # Row-level edges (5 per step for an LSTM) would hide the tables; each
         # step box and each table row names its rows instead. Invisible edges
         # keep the tables under the steps that use them.
-        if not page:
+        for tensor in lengths:
             canvas.invisible("bstep%d" % order[len(order) // 2], ("grad/", tensor))
+        for go, grad, row, label in go_nodes:
+            canvas.blob(("io/", go), canvas.wrap(go), ["external_input", "gradient"])
+            canvas.edge(("io/", go), ("grad/", grad), "accumulate", label, head_port="a%d:e" % row)
     params = steps[0]["params"]
     if params:
         with canvas.part("params") as part:

@@ -32,7 +32,7 @@ def net(
     minimal_dependency=False,
     params=None,
     append_output=False,
-    rankdir="LR",
+    rankdir=None,
     nested="auto",
     shapes=None,
     width=None,
@@ -48,14 +48,16 @@ def net(
     they hold at most :data:`AUTO_EXPAND_OPS` ops in all). ``shapes`` (a
     workspace after a run, or a dict of arrays) adds each blob's shape and dtype
     to its label and its first values to its tooltip. ``width="page"`` lays it
-    out for a text column (:mod:`~caffe2rnn.viz.sizing`).
+    out for a text column (:mod:`~caffe2rnn.viz.sizing`); ``rankdir``
+    defaults to ``"LR"`` (net_drawer's), top to bottom on a page.
     """
     if nested not in NESTED:
         raise DrawingError("nested=%r: expected one of %s" % (nested, ", ".join(NESTED)))
     netdef = sources.as_netdef(net_like)
     name = netdef.name or "unnamed"
     title = "net '%s'%s" % (name, " (ops only)" if minimal else "")
-    canvas = Canvas(("minimal_" if minimal else "net_") + name, title, rankdir, width)
+    direction = rankdir or ("TB" if sizing.check(width) == "page" else "LR")
+    canvas = Canvas(("minimal_" if minimal else "net_") + name, title, direction, width)
     if minimal:
         _draw_minimal(canvas, netdef, minimal_dependency)
     else:

@@ -232,15 +232,10 @@ def backward(op, rankdir="TB", width=None):
         for state in rnn.states:
             tensors[state] = state_node(canvas, state, graph)
             tensors[state + "_grad"] = state_node(canvas, state + "_grad", graph, True)
-    for state in rnn.states:
-        if nodes.has(state + "_grad"):
-            canvas.edge(
-                nodes.last(state + "_grad"),
-                tensors[state + "_grad"],
-                "inplace",
-                "same tensor",
-                constraint="false",
-            )
+            if not canvas.page:
+                _same_tensor(canvas, nodes, state, tensors)
+    for state in rnn.states if canvas.page else ():  # outside the row's box
+        _same_tensor(canvas, nodes, state, tensors)
     drawn = set()
     for link in rnn.backward_links:
         if link.external not in tensors:
@@ -266,3 +261,15 @@ def backward(op, rankdir="TB", width=None):
     if canvas.page:
         sizing.with_full_size(graph, lambda: backward(op, rankdir))
     return graph
+
+
+def _same_tensor(canvas, nodes, state, tensors):
+    """The accumulate op writes ``<state>_grad`` itself: the tensor, in place."""
+    if nodes.has(state + "_grad"):
+        canvas.edge(
+            nodes.last(state + "_grad"),
+            tensors[state + "_grad"],
+            "inplace",
+            "same tensor",
+            constraint="false",
+        )

@@ -177,14 +177,16 @@ def timeline(op, T=3, steps=None, rankdir="LR", highlight=None, width=None):
                 canvas.edge(("io/", initial), table, label="copied to row 0", head_port="r0:w")
             for j, alias in enumerate(aliases):
                 rows = _alias_rows(alias, n_rows)
-                canvas.blob(
-                    ("io/", alias.dst),
-                    "%s\n= rows %d..%d" % (canvas.wrap(alias.dst), rows.start, n_rows - 1),
-                    ["external_output"],
-                    part,
-                )
+                text = "%s\n= rows %d..%d" % (canvas.wrap(alias.dst), rows.start, n_rows - 1)
+                if page:  # the edge's label in the node: beside the table it would widen it
+                    text += " (alias %+d)" % alias.offset
+                canvas.blob(("io/", alias.dst), text, ["external_output"], part)
                 canvas.edge(
-                    table, ("io/", alias.dst), "alias", alias_label(alias), tail_port="a%d:e" % j
+                    table,
+                    ("io/", alias.dst),
+                    "alias",
+                    None if page else alias_label(alias),
+                    tail_port="a%d:e" % j,
                 )
 
     if page:  # each table a part of the page's column; no step boxes (their rows say it)

@@ -156,8 +156,8 @@ def _gate_steps(canvas, columns, shown):
             canvas.invisible(node, _gate(t, "out"))
         # A straight, heavy spine of gates keeps the steps on one line.
         canvas.invisible(_gate(t, "in"), _gate(t, "out"), weight="50")
-    for t, after in zip(shown, shown[1:]):
-        canvas.invisible(_gate(t, "out"), _gate(after, "in"), weight="50")
+        if t:
+            canvas.invisible(_gate(t - 1, "out"), _gate(t, "in"), weight="50")
 
 
 def _stack_steps(canvas, rnn, columns, shown, gaps):
