@@ -33,14 +33,14 @@ from ..errors import DrawingError, op_context
 from . import sizing
 from .canvas import Canvas
 from .rnn_op import ACCUMULATE_OP, RecurrentOp
-from .style import BLOB_KINDS, html_text
+from .style import BLOB_KINDS, html_text, wrap
 from .timeline import HIGHLIGHT, highlight_cell
 
 _ACCUM_FILL = "#F6C7C3"
 _READ_FILL = "#E8F0FE"
 
 
-def _step_label(t, order, T, ports, forward_reads, scratches, param_grads, now=False):
+def _step_label(t, order, T, ports, forward_reads, scratches, param_grads, now=False, sep=", "):
     """One backward step as an HTML-like table; a port on each gradient row."""
     head = "backward step t = %d" % t
     runs = "runs %s of %d" % (_ordinal(order + 1), T)
@@ -52,7 +52,7 @@ def _step_label(t, order, T, ports, forward_reads, scratches, param_grads, now=F
     for port, verb, blob, where in ports:
         rows.append(
             '<tr><td port="%s" align="left" bgcolor="%s">%s</td><td align="left">%s</td></tr>'
-            % (port, _READ_FILL if verb == "reads" else "#FFFFFF", html_text(blob), _lines(where))
+            % (port, _READ_FILL if verb == "reads" else "#FFFFFF", _lines(blob), _lines(where))
         )
     if forward_reads:
         left = '<br align="left"/>'
@@ -63,12 +63,12 @@ def _step_label(t, order, T, ports, forward_reads, scratches, param_grads, now=F
     if scratches:
         rows.append(
             '<tr><td colspan="2" align="left"><font point-size="9">'
-            "step workspace %d keeps: %s</font></td></tr>" % (t, html_text(", ".join(scratches)))
+            "step workspace %d keeps: %s</font></td></tr>" % (t, _lines(sep.join(scratches)))
         )
     if param_grads:
         rows.append(
             '<tr><td port="params" colspan="2" align="left" bgcolor="%s"><font point-size="9">'
-            "+= into: %s</font></td></tr>" % (_ACCUM_FILL, html_text(", ".join(param_grads)))
+            "+= into: %s</font></td></tr>" % (_ACCUM_FILL, _lines(sep.join(param_grads)))
         )
     return '<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>' % "".join(
         rows
@@ -92,7 +92,7 @@ def _grad_table(title, n_rows, writers, readers, added, final, now=None, index=0
     )
     rows = [
         '<tr><td colspan="4" bgcolor="%s"><b>%s</b></td></tr><tr>%s</tr>'
-        % (fill, html_text(title), head)
+        % (fill, _lines(title, "<br/>"), head)
     ]
     now = now or {}
     for r in range(n_rows):
@@ -187,12 +187,20 @@ def backward_timeline(op, T=3, highlight=None, width=None):
         width,
     )
     gap = "\n" if page else " "  # where a page breaks a long cell
+
+    def name(text):  # and how it breaks a long name
+        return wrap(text, 22, "/_") if page else text
+
     writers, readers = {}, {}
     for t, step in steps.items():
         for tensor, row, blob in step["writes"]:
-            writers.setdefault(tensor, {}).setdefault(row, []).append("step %d: %s" % (t, blob))
+            writers.setdefault(tensor, {}).setdefault(row, []).append(
+                "step %d: %s" % (t, name(blob))
+            )
         for tensor, row, blob in step["reads"]:
-            readers.setdefault(tensor, {}).setdefault(row, []).append("step %d: %s" % (t, blob))
+            readers.setdefault(tensor, {}).setdefault(row, []).append(
+                "step %d: %s" % (t, name(blob))
+            )
 
     # Output gradients (GO) added into state-gradient rows.
     added, go_nodes = {}, []
@@ -201,12 +209,12 @@ def backward_timeline(op, T=3, highlight=None, width=None):
         go, grad = o.input[1], o.input[2]
         for t in range(T):
             added.setdefault(grad, {}).setdefault(t + 1, []).append(
-                "%s[%d]%s(before step %d)" % (go, t, gap, t)
+                "%s[%d]%s(before step %d)" % (name(go), t, gap, t)
             )
         go_nodes.append((go, grad, 1, "+= row t+1 before step t"))
     for go, grad in cpp.last_row_grads:
         added.setdefault(grad, {}).setdefault(T, []).append(
-            "%s%s(once, before the loop)" % (go, gap)
+            "%s%s(once, before the loop)" % (name(go), gap)
         )
         go_nodes.append((go, grad, T, "+= row T"))
     final = {}
@@ -229,11 +237,28 @@ def backward_timeline(op, T=3, highlight=None, width=None):
             for verb in ("reads", "writes"):
                 for tensor, row, blob in step[verb]:
                     port = "%s%d" % (verb[0], len(ports))
-                    ports.append((port, verb, blob, "%s row %d of%s%s" % (verb, row, gap, tensor)))
+                    ports.append(
+                        (
+                            port,
+                            verb,
+                            name(blob),
+                            "%s row %d of%s%s" % (verb, row, gap, name(tensor)),
+                        )
+                    )
                     step.setdefault("ports", []).append((port, verb, tensor, row))
-            forward = ["%s = row %d of%s%s" % (b, row, gap, x) for x, row, b in step["forward"]]
+            forward = [
+                "%s = row %d of%s%s" % (name(b), row, gap, name(x)) for x, row, b in step["forward"]
+            ]
             label = _step_label(
-                t, k, T, ports, forward, step["scratch"], step["params"], t == highlight
+                t,
+                k,
+                T,
+                ports,
+                forward,
+                step["scratch"],
+                step["params"],
+                t == highlight,
+                "\n" if page else ", ",
             )
             with canvas.part("step%d" % t) as part:
                 canvas.table(
@@ -247,7 +272,7 @@ def backward_timeline(op, T=3, highlight=None, width=None):
             canvas.table(
                 ("grad/", tensor),
                 _grad_table(
-                    "%s  (%d rows)" % (tensor, n_rows),
+                    "%s  (%d rows)" % (name(tensor), n_rows),
                     n_rows,
                     writers.get(tensor, {}),
                     readers.get(tensor, {}),

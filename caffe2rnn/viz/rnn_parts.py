@@ -141,6 +141,7 @@ def draw_net(canvas, graph, netdef, prefix, params, expand, linked=(), op_inputs
         canvas.blob(nodes.id(name, 0), canvas.wrap(name), kinds, graph=graph)
         nodes.drawn.add((name, 0))
         canvas.edge(nodes.id(name, 0), summary, graph=graph)
+    nodes.reads = [nodes.id(name, 0) for name in reads]
     if fold:
         canvas.fold([nodes.id(name, 0) for name in reads], fold, graph)
     for name in written:

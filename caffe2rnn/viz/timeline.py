@@ -26,7 +26,7 @@ from ..errors import DrawingError, op_context
 from . import sizing
 from .canvas import Canvas
 from .rnn_op import RecurrentOp, alias_label
-from .style import BLOB_KINDS, html_text
+from .style import BLOB_KINDS, html_text, wrap
 
 _ALIAS_FILL = "#CEEAD6"
 _INITIAL_FILL = "#E8EAED"
@@ -56,17 +56,27 @@ def _alias_rows(alias, n_rows):
     return range(start, n_rows)
 
 
-def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, index=0):
+def fitted(text, fit, br="<br/>"):
+    """``text`` escaped for an HTML-like label; ``fit`` (a page's wrap) breaks it
+    into lines."""
+    if fit is None:
+        return html_text(text)
+    return br.join(html_text(line) for line in fit(text).split("\n"))
+
+
+def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, index=0, fit=None):
     """HTML-like label: one row per tensor row, a port ``r<i>`` on each.
 
-    ``now`` maps rows to "read"/"write" for the step the stepper shows."""
+    ``now`` maps rows to "read"/"write" for the step the stepper shows; ``fit``
+    breaks long names into lines (on a page)."""
     now = now or {}
+    sep = '<br align="left"/>' if fit else "<br/>"
     fill = BLOB_KINDS["state"][0]["fillcolor"]
     head = [
         '<td bgcolor="%s"><b>row</b></td><td bgcolor="%s"><b>written by</b></td>'
         '<td bgcolor="%s"><b>read by</b></td>' % (fill, fill, fill)
     ]
-    head += ['<td bgcolor="%s"><b>%s</b></td>' % (_ALIAS_FILL, html_text(a.dst)) for a in aliases]
+    head += ['<td bgcolor="%s"><b>%s</b></td>' % (_ALIAS_FILL, fitted(a.dst, fit)) for a in aliases]
     rows = [
         '<tr><td colspan="%d" bgcolor="%s"><b>%s</b></td></tr>'
         % (3 + len(aliases), fill, html_text(title)),
@@ -86,7 +96,7 @@ def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, ind
         for texts in (written, readers.get(r, [])):
             cells.append(
                 '<td align="left"%s>%s</td>'
-                % (fill, "<br/>".join(html_text(x) for x in texts) or "&#8212;")
+                % (fill, sep.join(fitted(x, fit, sep) for x in texts) or "&#8212;")
             )
         for j, alias in enumerate(aliases):
             covered = _alias_rows(alias, n_rows)
@@ -99,6 +109,11 @@ def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, ind
     return '<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>' % "".join(
         rows
     )
+
+
+def _page_fit(text):
+    """A table cell on a page: long names broken after '/' and '_'."""
+    return wrap(text, 22, "/_")
 
 
 def timeline(op, T=3, steps=None, rankdir="LR", highlight=None, width=None):
@@ -169,6 +184,7 @@ def timeline(op, T=3, steps=None, rankdir="LR", highlight=None, width=None):
                     initial,
                     now.get(tensor),
                     index,
+                    fit=_page_fit if page else None,
                 ),
                 graph=part,
             )

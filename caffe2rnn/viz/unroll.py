@@ -21,6 +21,7 @@ from ..errors import DrawingError, op_context
 from . import sizing
 from .canvas import Canvas
 from .rnn_op import RecurrentOp, link_label
+from .rnn_parts import AUTO_EXPAND_OPS, draw_net
 from .ssa import draw_versions
 
 #: On a page, a sequence longer than this is drawn as steps 0, 1, ..., T-1.
@@ -66,10 +67,24 @@ def unroll(op, T=3, width=None, steps="auto"):
         width,
     )
     shown = _shown_steps(T, canvas.page, steps)
+    # On a page a big step net is drawn as one box per step (its ops listed):
+    # what the view shows is the recurrence between the steps.
+    collapse = canvas.page and len(rnn.step_net.op) > AUTO_EXPAND_OPS
+    if collapse:
+        canvas.note(
+            "Each step's net (%d ops) is one box listing its ops, with the blobs its links "
+            "connect; the full-size drawing draws every op." % len(rnn.step_net.op)
+        )
     params = {rnn.inputs[i] for i in rnn.params}
     columns = {}
     for t in shown:
         with canvas.cluster("t%d" % t, "step t = %d" % t, "time") as sub:
+            if collapse:
+                linked = [l.internal for l in rnn.links]
+                columns[t] = draw_net(
+                    canvas, sub, rnn.step_net, "t%d/" % t, params, False, linked, rnn.inputs
+                )
+                continue
             columns[t] = draw_versions(
                 canvas,
                 sub,
@@ -133,13 +148,16 @@ def unroll(op, T=3, width=None, steps="auto"):
             elif alias.offset == 1 and canvas.page:
                 # One edge, from the last step: an edge from every step would
                 # cross every step below it. The label says what the rest do.
-                every = "= step t's %s at [t]" % written
-                canvas.blob(out, "%s\n%s" % (canvas.wrap(alias.dst), every), ["external_output"])
+                canvas.blob(
+                    out, "%s\n[t] from step t" % canvas.wrap(alias.dst), ["external_output"]
+                )
                 canvas.edge(last, out, "alias", "[%d]" % shown[-1])
             elif alias.offset == 1:
                 canvas.blob(out, canvas.wrap(alias.dst), ["external_output"])
                 for t in shown:
                     canvas.edge(columns[t].last(written), out, "alias", "[%d]" % t)
+    if canvas.page:  # the outputs in rows, not one wide row
+        canvas.fold([("io/", alias.dst) for alias in rnn.aliases], PAGE_ROW)
     graph = canvas.finish()
     if canvas.page:
         sizing.with_full_size(graph, lambda: unroll(op, T))
