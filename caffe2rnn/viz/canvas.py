@@ -25,7 +25,7 @@ import textwrap
 
 import graphviz
 
-from . import page, sizing
+from . import legend, page, sizing
 from .style import (
     BLOB_KINDS,
     CLUSTER_STYLES,
@@ -35,7 +35,6 @@ from .style import (
     OP_FAMILIES,
     accumulates_gradient,
     dot_text,
-    html_text,
     is_gradient_op,
     op_family,
     op_label,
@@ -338,79 +337,16 @@ class Canvas:
         per_row = sizing.LEGEND_PER_ROW[self.width]
         if self.page:
             with self.part("legend"):
-                self._draw_legend(entries, per_row)
+                legend.draw(self.graph, entries, self._notes, per_row, True, self.id)
             parts = [part for part in self._parts if part.body or part.name.endswith("_title")]
             return page.PageGraph(self.name, parts, *self._attrs)
-        self._draw_legend(entries, per_row)
+        legend.draw(self.graph, entries, self._notes, per_row, False, self.id)
         return self.graph
-
-    def _draw_legend(self, entries, per_row):
-        with self.graph.subgraph(name="cluster_legend") as box:
-            box.attr(
-                label="legend",
-                style="rounded",
-                color="#9AA0A6",
-                fontsize="10",
-                fontname=FONT,
-                **{"class": "legend"},
-            )
-            firsts = []
-            for start, stop in _rows(entries, per_row, self.page):
-                with box.subgraph() as row:
-                    row.attr(rank="same")
-                    for i, (attrs, text, edge) in enumerate(entries[start:stop]):
-                        node = self.id("legend/%d" % (start + i))
-                        if edge is None:
-                            row.node(node, dot_text(text), fontsize="9", **attrs)
-                        else:  # a sample of the line: colour and dash pattern
-                            row.node(node, _edge_sample(edge, text), shape="plaintext")
-                        if i == 0:
-                            firsts.append(node)
-            for i, text in enumerate(self._notes):
-                node = self.id("legend/note%d" % i)
-                box.node(node, dot_text(_note_text(text)), shape="plaintext", fontsize="9")
-                firsts.append(node)
-            for a, b in zip(firsts, firsts[1:]):
-                box.edge(a, b, style="invis")
-
-
-def _rows(entries, per_row, page):
-    """(start, stop) of each legend row: ``per_row`` entries; on a page also at
-    most :data:`~caffe2rnn.viz.sizing.LEGEND_CHARS` characters of text a row."""
-    rows, start = [], 0
-    while start < len(entries):
-        stop, chars = start, 0
-        while stop < len(entries) and stop - start < per_row:
-            chars += len(entries[stop][1]) + 6
-            if page and stop > start and chars > sizing.LEGEND_CHARS:
-                break
-            stop += 1
-        rows.append((start, stop))
-        start = stop
-    return rows
 
 
 def _key(key):
     """Keys are tuples of strings; a string is a key of one part."""
     return key if isinstance(key, tuple) else (key,)
-
-
-def _note_text(text):
-    return textwrap.fill(text, 60)
-
-
-def _edge_sample(attrs, text):
-    """An HTML-like label drawing an edge style as text: ``- - -▶ link: ...``."""
-    line = {"dashed": "&#8211; &#8211; &#8211;", "dotted": "&#183; &#183; &#183; &#183;"}.get(
-        (attrs.get("style") or "").split(",")[0], "&#8212;&#8212;&#8212;"
-    )
-    head = "" if attrs.get("arrowhead") == "none" else "&#9654;"
-    weight = "<b>%s</b>" if float(attrs.get("penwidth", "1")) > 1 else "%s"
-    return '<<font color="%s" point-size="10">%s</font><font point-size="9">  %s</font>>' % (
-        attrs.get("color", "#5F6368"),
-        weight % (line + head),
-        html_text(text),
-    )
 
 
 class _Cluster:
