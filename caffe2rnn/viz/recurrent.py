@@ -30,7 +30,7 @@ from .rnn_op import RecurrentOp, alias_label
 from .rnn_parts import (
     AUTO_EXPAND_OPS,
     PAGE_ROW,
-    draw_net,
+    draw_step_net,
     io_node,
     link_edges,
     state_node,
@@ -95,16 +95,7 @@ def recurrent(op, rankdir="TB", nested="auto", width=None):
             with canvas.cluster(
                 "step", "step net '%s' (one timestep)" % rnn.step_net.name, "step", side
             ) as inner:
-                forward = draw_net(
-                    canvas,
-                    inner,
-                    rnn.step_net,
-                    "fwd/",
-                    params,
-                    expand(rnn.step_net),
-                    [l.internal for l in rnn.links],
-                    rnn.inputs,
-                )
+                forward = draw_step_net(canvas, inner, rnn, params, expand(rnn.step_net))
         if rnn.backward_step_net is not None:
             with canvas.cluster("backward_side", "", "side", outer) as side:
                 with (
@@ -122,15 +113,8 @@ def recurrent(op, rankdir="TB", nested="auto", width=None):
                     "backward",
                     side,
                 ) as inner:
-                    grads = draw_net(
-                        canvas,
-                        inner,
-                        rnn.backward_step_net,
-                        "bwd/",
-                        params,
-                        expand(rnn.backward_step_net),
-                        [l.internal for l in rnn.backward_links],
-                        rnn.inputs,
+                    grads = draw_step_net(
+                        canvas, inner, rnn, params, expand(rnn.backward_step_net), backward=True
                     )
     for state in rnn.states:
         canvas.edge(inputs[rnn.initial_state(state)], tensors[state], label="copied to row 0")

@@ -21,17 +21,9 @@ through edges. The tensors sit *under* the nets, so the aliases drop straight
 from their tensor to the outputs; the reads of row t go back up.
 """
 
+from . import rnn_parts as parts
 from .canvas import Canvas
 from .rnn_op import RecurrentOp, alias_label
-from .rnn_parts import (
-    AUTO_EXPAND_OPS,
-    PAGE_ROW,
-    draw_net,
-    io_node,
-    link_edges,
-    state_node,
-    tensor_row,
-)
 
 
 def recurrent_page(op, nested="auto"):
@@ -47,7 +39,7 @@ def recurrent_page(op, nested="auto"):
     params = {rnn.inputs[i] for i in rnn.params}
 
     def expand(netdef):
-        return nested == "expand" or (nested == "auto" and len(netdef.op) <= AUTO_EXPAND_OPS)
+        return nested == "expand" or (nested == "auto" and len(netdef.op) <= parts.AUTO_EXPAND_OPS)
 
     with canvas.part("forward"):
         _forward_panel(canvas, rnn, params, expand(rnn.step_net))
@@ -61,7 +53,7 @@ def _forward_panel(canvas, rnn, params, expand):
     """The op's inputs, its step net, the state tensors under it, its outputs."""
     drawn, references = set(), set(rnn.references())
     inputs = {
-        b: io_node(canvas, b, ["external_input"] + (["param"] if b in params else []), drawn)
+        b: parts.io_node(canvas, b, ["external_input"] + (["param"] if b in params else []), drawn)
         for b in rnn.inputs
         if b not in references
     }
@@ -72,26 +64,17 @@ def _forward_panel(canvas, rnn, params, expand):
             "step", "step net '%s' (one timestep)" % rnn.step_net.name, "step", outer
         ) as inner:
             before = set(canvas.drawn())
-            forward = draw_net(
-                canvas,
-                inner,
-                rnn.step_net,
-                "fwd/",
-                params,
-                expand,
-                [l.internal for l in rnn.links],
-                rnn.inputs,
-            )
+            forward = parts.draw_step_net(canvas, inner, rnn, params, expand)
             top = [k for k in canvas.drawn() if k not in before and k[-1] == "@0"]
-        with tensor_row(canvas, "states", "state tensors, (T+1) rows", outer) as row:
+        with parts.tensor_row(canvas, "states", "state tensors, (T+1) rows", outer) as row:
             for state in rnn.states:
                 initial = "row 0 = %s" % rnn.initial_state(state)
-                tensors[state] = state_node(canvas, state, row, note=initial)
+                tensors[state] = parts.state_node(canvas, state, row, note=initial)
     # On a page the labels of long edges would widen the figure: what such an
     # edge says goes into the node it ends on ("row 0 = h0", "= alias +1 ...").
     for state in rnn.states:
         canvas.edge(inputs[rnn.initial_state(state)], tensors[state], tooltip="copied to row 0")
-    link_edges(canvas, forward, rnn.links, tensors, below=True)
+    parts.link_edges(canvas, forward, rnn.links, tensors, below=True)
     if references:
         canvas.note(
             "The op's other inputs, which every step reads as they are (parameters, "
@@ -100,14 +83,14 @@ def _forward_panel(canvas, rnn, params, expand):
     outputs = []
     for alias in rnn.aliases:
         label = alias_label(alias)
-        outputs.append(io_node(canvas, alias.dst, ["external_output"], drawn, "= " + label))
+        outputs.append(parts.io_node(canvas, alias.dst, ["external_output"], drawn, "= " + label))
         canvas.edge(tensors[alias.src], outputs[-1], "alias", tooltip=label)
     for extra in rnn.op.output[len(rnn.aliases) :]:
-        outputs.append(io_node(canvas, extra, ["external_output"], drawn))
+        outputs.append(parts.io_node(canvas, extra, ["external_output"], drawn))
     inputs = list(dict.fromkeys(inputs.values()))
     _block(canvas, "inputs", inputs)
     _block(canvas, "outputs", list(dict.fromkeys(outputs)))
-    canvas.below("inputs", inputs, top[:PAGE_ROW])  # the inputs above the step net
+    canvas.below("inputs", inputs, top[: parts.PAGE_ROW])  # the inputs above the step net
 
 
 def _backward_panel(canvas, rnn, params, expand):
@@ -121,38 +104,29 @@ def _backward_panel(canvas, rnn, params, expand):
             "backward",
             outer,
         ) as inner:
-            grads = draw_net(
-                canvas,
-                inner,
-                rnn.backward_step_net,
-                "bwd/",
-                params,
-                expand,
-                [l.internal for l in rnn.backward_links],
-                rnn.inputs,
-            )
-        with tensor_row(canvas, "grads", "their gradients", outer) as row:
+            grads = parts.draw_step_net(canvas, inner, rnn, params, expand, backward=True)
+        with parts.tensor_row(canvas, "grads", "their gradients", outer) as row:
             for state in rnn.states:
-                tensors[state + "_grad"] = state_node(canvas, state + "_grad", row, True)
+                tensors[state + "_grad"] = parts.state_node(canvas, state + "_grad", row, True)
     gradients = []
     for link in rnn.backward_links:
         if link.external not in tensors:
-            tensors[link.external] = io_node(
+            tensors[link.external] = parts.io_node(
                 canvas, link.external, ["external_output", "gradient"], drawn
             )
             gradients.append(tensors[link.external])
-    link_edges(canvas, grads, rnn.backward_links, tensors, backward=True, below=True)
+    parts.link_edges(canvas, grads, rnn.backward_links, tensors, backward=True, below=True)
     if gradients:  # the input gradients under the gradient tensors
         _block(canvas, "input gradients", gradients)
         states = [tensors[state + "_grad"] for state in rnn.states]
-        canvas.below("gradients", states, gradients[:PAGE_ROW])
+        canvas.below("gradients", states, gradients[: parts.PAGE_ROW])
 
 
 def _block(canvas, name, keys):
     """``keys`` (the op's inputs, its outputs) in rows, in a borderless box."""
     if not keys:
         return
-    canvas.fold(keys, PAGE_ROW)
+    canvas.fold(keys, parts.PAGE_ROW)
     with canvas.cluster(name, "", "side") as box:
         for key in keys:
             canvas.mention(key, box)

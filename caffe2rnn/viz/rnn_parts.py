@@ -88,6 +88,17 @@ def _listed(names, width=34):
     return "\n".join(lines).rstrip(",")
 
 
+def draw_step_net(canvas, graph, rnn, params, expand, backward=False):
+    """The op's step net (``backward``: its backward step net) in ``graph``,
+    expanded or collapsed (:func:`draw_net`), with the blobs its links connect."""
+    if backward:
+        links, netdef, prefix = rnn.backward_links, rnn.backward_step_net, "bwd/"
+    else:
+        links, netdef, prefix = rnn.links, rnn.step_net, "fwd/"
+    linked = [l.internal for l in links]
+    return draw_net(canvas, graph, netdef, prefix, params, expand, linked, rnn.inputs)
+
+
 def draw_net(canvas, graph, netdef, prefix, params, expand, linked=(), op_inputs=()):
     """A step net expanded (every op and blob version) or collapsed: one box
     listing its ops (``▸ 15 ops: Concat, FC, ...``) with only the blobs that
