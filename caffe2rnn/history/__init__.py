@@ -26,8 +26,14 @@ the bugs each version fixed; :mod:`.compare` lays the versions' op arguments
 side by side.
 """
 
-from .. import eras
-from . import april, newest, scratch, v1, v2, v3
+# ``operator_eras`` and ``scratch_operator`` register the operators of older
+# eras as variants when imported (caffe2rnn/__init__.py imports this package,
+# so they always are).
+from .. import eras, recurrent
+from . import april, newest, operator_eras, scratch, scratch_operator, v1, v2, v3  # noqa: F401
+
+# Under E6, ``recurrent.recurrent_net`` is the text Caffe2 shipped then.
+recurrent.register_era_text(newest.recurrent_net, ["E6"])
 
 #: The scratch era's first text (Caffe2 3b190c4df, era E0) under its other name.
 s1 = scratch

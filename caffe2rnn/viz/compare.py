@@ -133,7 +133,7 @@ def page_tables(versions, rows, title):
 def compare(versions, cell="lstm", only_differences=False, width=None):
     """The ops ``versions`` of ``recurrent_net`` build for ``cell``, as a table.
 
-    ``cell`` is a name in :data:`caffe2rnn.history.cells.CELLS` (or a Cell);
+    ``cell`` is a name in :data:`caffe2rnn.history.cells.HISTORICAL` (or a Cell);
     rows that differ between versions are highlighted, or alone with
     ``only_differences``. ``width="page"`` draws one table per argument, one
     under the other (:func:`page_tables`), for a text column.
