@@ -54,7 +54,7 @@ TOO_WIDE = {("backward", "attention")}
     ],
 )
 def test_every_page_view_is_readable_in_the_docs_column(view, cell):
-    graph = VIEWS[view][1](examples.CELLS[cell](), 3, "page")
+    graph = VIEWS[view][1](examples.OPS[cell](), 3, "page")
     intrinsic, median, smallest = readable(pipe(graph, "svg"))
     assert median >= check_site.MEDIAN_PX and smallest >= check_site.SMALLEST_PX, (
         "%s of %s: %.0f px wide, labels %.1f / %.1f px" % (view, cell, intrinsic, median, smallest)
@@ -75,7 +75,7 @@ def _edges(dot, kind):
 
 def test_the_page_recurrent_view_draws_every_link_and_alias_of_the_full_one(parse_dot):
     for cell in ("lstm", "attention", "two_states"):
-        op = examples.CELLS[cell]()
+        op = examples.OPS[cell]()
         full, page = parse_dot(viz.recurrent(op)), parse_dot(viz.recurrent(op, width="page"))
         assert _edges(page, "link") == _edges(full, "link"), cell
         assert _edges(page, "alias") == _edges(full, "alias"), cell
