@@ -11,10 +11,11 @@ an SVG file or of an SVG data URI (notebook outputs), an inline ``<svg>`` (the
 time stepper's frames) — is measured as the theme shows it: its width on the
 page (its intrinsic width, limited to the article column of
 :data:`COLUMN_PX` pixels unless it is a full-size drawing behind a click, or
-the width the page gives it), and the size of each of its text labels at that
-width. A diagram fails when its median label is under :data:`MEDIAN_PX` or
-its smallest under :data:`SMALLEST_PX`; a raster image (PNG) in an article
-fails too, since its labels cannot be measured. The table of every diagram
+the width the page gives it; :data:`WIDE_COLUMN_PX` on a page without the
+contents sidebar), and the size of each of its text labels at that width. A
+diagram fails when its median label is under :data:`MEDIAN_PX` or its smallest
+under :data:`SMALLEST_PX`; a raster image (PNG) in an article fails too, since
+its labels cannot be measured. The table of every diagram
 is printed; the exit status is 1 on a failure.
 
 For a few pages — the index, concept pages with SVG diagrams, the time stepper,
@@ -48,9 +49,12 @@ from caffe2rnn.viz.sizing import PAGE_PX  # noqa: E402
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
-#: The article column of the docs theme at a 1280 px window, in CSS pixels
-#: (the page layouts are made for it; tests/docs checks it in a real browser).
+#: The article column of the docs theme at a 1280 px window, in CSS pixels,
+#: on a page with its contents sidebar on the right (the page layouts are made
+#: for it; tests/docs checks both widths in a real browser) ...
 COLUMN_PX = PAGE_PX
+#: ... and on a page without one (no sections: the theme drops the sidebar).
+WIDE_COLUMN_PX = 960
 #: Readable where it stands: the median label at least this many pixels...
 MEDIAN_PX = 9.0
 #: ... and the smallest at least this many.
@@ -211,19 +215,26 @@ def _inside(text, position, opening, closing):
     return depth > 0
 
 
+def column_px(page_html):
+    """The article column of a built page: narrower when the theme shows the
+    page's contents on the right."""
+    return COLUMN_PX if 'class="bd-sidebar-secondary' in page_html else WIDE_COLUMN_PX
+
+
 def page_diagrams(page_html, page_dir):
     """Every diagram of one built page: dicts with ``name``, ``svg`` (text or
     None for a raster image), ``shown`` (a rule: ``"column"``, ``"natural"``,
-    ``"stepper"`` or a width in px) and ``full`` (a full-size drawing behind a
-    click)."""
+    ``"stepper"`` or a width in px), ``column`` (the page's column, px) and
+    ``full`` (a full-size drawing behind a click)."""
     article = _article(page_html)
+    column = column_px(page_html)
     found = []
     for match in re.finditer(r"<img\b[^>]*>", article):
         tag = match.group(0)
         source = html.unescape(re.search(r'\bsrc="([^"]*)"', tag).group(1))
         full = _inside(article, match.start(), r'<details class="c2r-full"', r"</details>")
         style = re.search(r"(?<![-\w])width:\s*([\d.]+)%", tag)
-        shown = "natural" if full else (COLUMN_PX * float(style.group(1)) / 100 if style else
+        shown = "natural" if full else (column * float(style.group(1)) / 100 if style else
                                         "column")  # fmt: skip
         if source.startswith("data:image/svg+xml;base64,"):
             svg = base64.b64decode(source.split(",", 1)[1]).decode("utf-8")
@@ -236,23 +247,23 @@ def page_diagrams(page_html, page_dir):
             svg, name = None, os.path.basename(source.split("?")[0])[:40]  # a raster figure
         else:
             continue  # the theme's own icons
-        found.append({"name": name, "svg": svg, "shown": shown, "full": full})
+        found.append({"name": name, "svg": svg, "shown": shown, "full": full, "column": column})
     for match in re.finditer(r"<svg\b.*?</svg>", article, re.S):
         stepper = re.findall(r'<div class="c2r-stepper( c2r-page)?"', article[: match.start()])
         shown = "stepper" if stepper and stepper[-1] else "natural" if stepper else "column"
-        found.append({"name": "stepper frame" if stepper else "inline SVG",
-                      "svg": match.group(0), "shown": shown, "full": False})  # fmt: skip
+        found.append({"name": "stepper frame" if stepper else "inline SVG", "svg": match.group(0),
+                      "shown": shown, "full": False, "column": column})  # fmt: skip
     return found
 
 
 def measure(diagram):
     """(intrinsic px, shown px, median label px, smallest label px) of one diagram."""
     intrinsic, view_width, sizes = svg_labels(diagram["svg"])
-    rule = diagram["shown"]
+    rule, column = diagram["shown"], diagram.get("column", COLUMN_PX)
     if rule == "column":
-        shown = min(intrinsic, COLUMN_PX)
+        shown = min(intrinsic, column)
     elif rule == "stepper":
-        shown = min(intrinsic, COLUMN_PX - STEPPER_INSET_PX)
+        shown = min(intrinsic, column - STEPPER_INSET_PX)
     elif rule == "natural":
         shown = intrinsic
     else:
@@ -296,8 +307,9 @@ def diagram_report(html_dir):
 
 
 def print_report(rows, out=sys.stdout):
-    print("diagrams at a %d px column (median >= %g px, smallest >= %g px):"
-          % (COLUMN_PX, MEDIAN_PX, SMALLEST_PX), file=out)  # fmt: skip
+    print("diagrams in the article column (%d px; %d px on pages without a contents sidebar),"
+          " median label >= %g px, smallest >= %g px:"
+          % (COLUMN_PX, WIDE_COLUMN_PX, MEDIAN_PX, SMALLEST_PX), file=out)  # fmt: skip
     print("%-42s %-36s %9s %6s %7s %8s" % ("page", "diagram", "intrinsic", "shown", "median",
                                            "smallest"), file=out)  # fmt: skip
     for page, name, intrinsic, shown, median, smallest, problem in rows:
