@@ -61,6 +61,8 @@ MEDIAN_PX = 9.0
 SMALLEST_PX = 7.0
 #: A page-width time stepper sits in a box with a border and padding (docs CSS).
 STEPPER_INSET_PX = 21
+#: A notebook's output area is this much narrower than the column (MyST-NB's CSS).
+OUTPUT_INSET_PX = 16
 
 # (page, how many SVG images it must show at least, screenshot height in pixels:
 # tall enough to reach the first diagram)
@@ -221,6 +223,13 @@ def column_px(page_html):
     return COLUMN_PX if 'class="bd-sidebar-secondary' in page_html else WIDE_COLUMN_PX
 
 
+def _in_output(article, position):
+    """Whether ``position`` is in a notebook cell's output (not its input)."""
+    before = article[:position]
+    output = before.rfind('<div class="cell_output')
+    return output >= 0 and output > before.rfind('<div class="cell_input')
+
+
 def page_diagrams(page_html, page_dir):
     """Every diagram of one built page: dicts with ``name``, ``svg`` (text or
     None for a raster image), ``shown`` (a rule: ``"column"``, ``"natural"``,
@@ -231,10 +240,11 @@ def page_diagrams(page_html, page_dir):
     found = []
     for match in re.finditer(r"<img\b[^>]*>", article):
         tag = match.group(0)
+        width = column - (OUTPUT_INSET_PX if _in_output(article, match.start()) else 0)
         source = html.unescape(re.search(r'\bsrc="([^"]*)"', tag).group(1))
         full = _inside(article, match.start(), r'<details class="c2r-full"', r"</details>")
         style = re.search(r"(?<![-\w])width:\s*([\d.]+)%", tag)
-        shown = "natural" if full else (column * float(style.group(1)) / 100 if style else
+        shown = "natural" if full else (width * float(style.group(1)) / 100 if style else
                                         "column")  # fmt: skip
         if source.startswith("data:image/svg+xml;base64,"):
             svg = base64.b64decode(source.split(",", 1)[1]).decode("utf-8")
@@ -247,12 +257,13 @@ def page_diagrams(page_html, page_dir):
             svg, name = None, os.path.basename(source.split("?")[0])[:40]  # a raster figure
         else:
             continue  # the theme's own icons
-        found.append({"name": name, "svg": svg, "shown": shown, "full": full, "column": column})
+        found.append({"name": name, "svg": svg, "shown": shown, "full": full, "column": width})
     for match in re.finditer(r"<svg\b.*?</svg>", article, re.S):
         stepper = re.findall(r'<div class="c2r-stepper( c2r-page)?"', article[: match.start()])
         shown = "stepper" if stepper and stepper[-1] else "natural" if stepper else "column"
+        width = column - (OUTPUT_INSET_PX if _in_output(article, match.start()) else 0)
         found.append({"name": "stepper frame" if stepper else "inline SVG", "svg": match.group(0),
-                      "shown": shown, "full": False, "column": column})  # fmt: skip
+                      "shown": shown, "full": False, "column": width})  # fmt: skip
     return found
 
 
