@@ -42,6 +42,7 @@ masked to −∞ (``SequenceMask``) before the softmax.
 
 from . import brew, eras
 from .errors import ArgumentError
+from .recurrent_stages import scoped_name
 
 
 class _AttentionTypeMeta(type):
@@ -85,10 +86,8 @@ def attention_type_name(attention_type):
     return names[attention_type]
 
 
-def s(scope, name):
-    """Internal names are ``<scope>/<name>``, scoped by hand: the step net's
-    blobs are referred to from outside it (links, references)."""
-    return f"{str(scope)}/{str(name)}"
+#: ``s(scope, name)`` → ``<scope>/<name>`` (Caffe2's name in this module).
+s = scoped_name
 
 
 def _calc_weighted_context(
@@ -107,7 +106,7 @@ def _calc_weighted_context(
     return context
 
 
-def _attention_weights(model, logits, scope, v_vector, encoder_lengths=None):
+def _attention_weights(model, logits, scope, v_row, encoder_lengths=None):
     """``α_t``, N × S × 1: softmax over the encoder positions.
 
     With ``encoder_lengths`` (E6) the logits past each encoder sequence's
@@ -117,16 +116,16 @@ def _attention_weights(model, logits, scope, v_vector, encoder_lengths=None):
         logits = model.net.SequenceMask(
             [logits, encoder_lengths], ["masked_attention_logits"], mode="sequence"
         )
-    if v_vector:
+    if v_row:
         weights = model.Softmax(logits, s(scope, "attention_weights"), engine="CUDNN")  # N × S
         return model.net.ExpandDims(weights, s(scope, "attention_weights_3d"), dims=[2])
     return brew.softmax(model, logits, s(scope, "attention_weights_3d"), engine="CUDNN", axis=1)
 
 
-def _attention_logits(model, summed, encoder_output_dim, scope, v_vector):
+def _attention_logits(model, summed, encoder_output_dim, scope, v_row):
     """``e_tj = v · tanh(sum_j)``, transposed so the batch comes first."""
     summed = model.net.Tanh(summed, summed)  # in place: S × N × E
-    if v_vector:
+    if v_row:
         attention_v = model.param_init_net.XavierFill(
             [], s(scope, "attention_v"), shape=[1, encoder_output_dim]
         )
@@ -165,11 +164,11 @@ def _finish(
     encoder_outputs_transposed,
     encoder_output_dim,
     scope,
-    v_vector,
+    v_row,
     encoder_lengths=None,
 ):
-    logits = _attention_logits(model, summed, encoder_output_dim, scope, v_vector)
-    weights_3d = _attention_weights(model, logits, scope, v_vector, encoder_lengths)
+    logits = _attention_logits(model, summed, encoder_output_dim, scope, v_row)
+    weights_3d = _attention_weights(model, logits, scope, v_row, encoder_lengths)
     context = _calc_weighted_context(
         model, encoder_outputs_transposed, encoder_output_dim, weights_3d, scope
     )
@@ -196,7 +195,7 @@ def _recurrent(
     decoder_hidden_state_dim,
     attention_weighted_encoder_context_t_prev,
     scope,
-    v_vector,
+    v_row,
     encoder_lengths=None,
 ):
     weighted_prev_context = _apply_fc_weight_for_sum_match(
@@ -210,7 +209,7 @@ def _recurrent(
     weighted_hidden = _weighted_decoder_hidden_state(
         model, decoder_hidden_state_t, decoder_hidden_state_dim, encoder_output_dim, scope
     )
-    if v_vector:
+    if v_row:
         # the S × N × E sum first, then the previous context broadcast onto it
         summed_tmp = model.net.Add(
             [weighted_encoder_outputs, weighted_hidden],
@@ -236,13 +235,7 @@ def _recurrent(
             broadcast=1,
         )
     return _finish(
-        model,
-        summed,
-        encoder_outputs_transposed,
-        encoder_output_dim,
-        scope,
-        v_vector,
-        encoder_lengths,
+        model, summed, encoder_outputs_transposed, encoder_output_dim, scope, v_row, encoder_lengths
     )
 
 
@@ -254,7 +247,7 @@ def _regular(
     decoder_hidden_state_t,
     decoder_hidden_state_dim,
     scope,
-    v_vector,
+    v_row,
     encoder_lengths=None,
 ):
     weighted_hidden = _weighted_decoder_hidden_state(
@@ -267,13 +260,7 @@ def _regular(
         use_grad_hack=1,
     )
     return _finish(
-        model,
-        summed,
-        encoder_outputs_transposed,
-        encoder_output_dim,
-        scope,
-        v_vector,
-        encoder_lengths,
+        model, summed, encoder_outputs_transposed, encoder_output_dim, scope, v_row, encoder_lengths
     )
 
 
@@ -291,9 +278,9 @@ def v_vector_attention(attention_type, **kwargs):
             "Regular and Recurrent only; use rnn_cell.LSTMWithAttention" % name
         )
     if name == "Recurrent":
-        return _recurrent(v_vector=True, **kwargs)
+        return _recurrent(v_row=True, **kwargs)
     kwargs.pop("attention_weighted_encoder_context_t_prev", None)
-    return _regular(v_vector=True, **kwargs)
+    return _regular(v_row=True, **kwargs)
 
 
 def apply_recurrent_attention(
@@ -323,7 +310,7 @@ def apply_recurrent_attention(
             decoder_hidden_state_dim,
             attention_weighted_encoder_context_t_prev,
             scope,
-            v_vector=eras.current().attention_graph == "v_vector",
+            v_row=eras.current().attention_graph == "v_vector",
             encoder_lengths=encoder_lengths,
         )
     )
@@ -354,7 +341,7 @@ def apply_regular_attention(
             decoder_hidden_state_t,
             decoder_hidden_state_dim,
             scope,
-            v_vector=eras.current().attention_graph == "v_vector",
+            v_row=eras.current().attention_graph == "v_vector",
             encoder_lengths=encoder_lengths,
         )
     )

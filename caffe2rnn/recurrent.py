@@ -169,13 +169,6 @@ def recurrent_net(
     return results[:-1]
 
 
-def _scoped(scope):
-    def s(name):
-        return f"{str(scope)}/{str(name)}"
-
-    return s
-
-
 def _lstm_unit_args(forget_bias, drop_states):
     # Only non-default values become arguments, so default LSTMs build the
     # exact ops of the 2017-04 module (whose LSTMUnit had no arguments).
@@ -248,7 +241,7 @@ def LSTM(
     the parameter blobs when ``return_params``). ``memory_optimization``
     recomputes ``gates_t`` in the backward pass instead of storing it per step.
     """
-    s = _scoped(scope)
+    s = scoper(scope, None)
     input_blob = model.FC(input_blob, s("i2h"), dim_in=dim_in, dim_out=4 * dim_out, axis=2)
 
     step_model = CNNModelHelper(name="lstm_cell", param_model=model)
@@ -344,7 +337,7 @@ def MILSTM(
     those four vectors are created in ``param_init_net`` but not added to
     the model's params, so they reach the op as references with gradients.
     """
-    s = _scoped(scope)
+    s = scoper(scope, None)
     input_blob = model.FC(input_blob, s("i2h"), dim_in=dim_in, dim_out=4 * dim_out, axis=2)
 
     step_model = CNNModelHelper(name="milstm_cell", param_model=model)
@@ -440,7 +433,7 @@ def LSTMWithAttention(
     8be1311d9, 2017-05-05); the gradients are the same.
     """
     attention_type_name(attention_type)  # validate before building anything
-    s = _scoped(scope)
+    s = scoper(scope, None)
     decoder_inputs = model.FC(
         decoder_inputs, s("i2h"), dim_in=decoder_input_dim, dim_out=4 * decoder_state_dim, axis=2
     )

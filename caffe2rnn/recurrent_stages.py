@@ -29,6 +29,7 @@ Shapes: the input sequence is ``T × N × D``; a state tensor is
 step t).
 """
 
+import functools
 from dataclasses import astuple, dataclass, field
 
 from . import core
@@ -50,14 +51,16 @@ def check_scoping(cell_net):
             """
 
 
+def scoped_name(scope, name):
+    """``<scope>/<name>``: the internal names of a recurrent op and its cells,
+    scoped by hand because blobs inside the step net are named from outside
+    it (links, references). ``attention.s`` is this function."""
+    return f"{str(scope)}/{str(name)}"
+
+
 def scoper(op_name, scope):
     """``s(name)``: internal blob names are ``<scope or op_name>/<name>``."""
-    scope_name = op_name if scope is None else scope
-
-    def s(name):
-        return f"{str(scope_name)}/{str(name)}"
-
-    return s
+    return functools.partial(scoped_name, op_name if scope is None else scope)
 
 
 def find_references(cell_proto, inputs, initial_cell_inputs, timestep):

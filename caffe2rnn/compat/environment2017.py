@@ -19,6 +19,8 @@ means giving those names back — their 2017 meaning, nothing more:
   that took ``average_size`` accept it again (a hint Hypothesis 3 used for
   sizes; Hypothesis 6 chooses sizes itself).
 
+* **NetworkX 1.x** for ``memonger`` (:mod:`.networkx2017`).
+
 These change the process's modules, so they are installed only where 2017 code
 runs: :func:`caffe2rnn.compat.run_program` (NumPy) and the pytest plugin for
 Caffe2's test files (both).
@@ -166,6 +168,10 @@ def install_hypothesis3_api():
 
 
 def install():
-    """Both: NumPy's aliases and Hypothesis 3's API."""
+    """All: NumPy's aliases, Hypothesis 3's API, NetworkX 1.x's
+    (:mod:`.networkx2017`, for ``memonger``)."""
+    from . import networkx2017
+
     install_numpy_aliases()
     install_hypothesis3_api()
+    networkx2017.install()

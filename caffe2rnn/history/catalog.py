@@ -15,7 +15,8 @@ from .compare import built_op
 def _historical(version):
     """{cell: builder} for a historical recurrent_net, built under its own era."""
     return {
-        name: (lambda name=name: built_op(version, cells.CELLS[name]())) for name in cells.CELLS
+        name: (lambda name=name: built_op(version, cells.HISTORICAL[name]()))
+        for name in cells.HISTORICAL
     }
 
 

@@ -57,30 +57,19 @@ ARGUMENT_ORDER = {
     ),
     # 2017-06 .. 08 (v3 and caffe2rnn.recurrent): backward-only ones last
     "v3": CALL_ORDER,
-    # 2017-12 .. 2018: the executor flag; the backward net last, only if it has ops
-    "newest": (
-        "alias_src",
-        "alias_dst",
-        "alias_offset",
-        "recurrent_states",
-        "initial_recurrent_state_ids",
-        "link_internal",
-        "link_external",
-        "link_offset",
-        "enable_rnn_executor",
-        "step_net",
-        "timestep",
-        "param",
-        "backward_link_internal",
-        "backward_link_external",
-        "backward_link_offset",
-        "outputs_with_grads",
-        "recompute_blobs_on_backward",
-        "param_grads",
-        "backward_step_net",
-    ),
 }
 ARGUMENT_ORDER["v2"] = ARGUMENT_ORDER["v1"] + ("recompute_blobs_on_backward",)
+
+
+def _newest_order():
+    """2017-12 .. 2018: v3's order with the executor flag before ``step_net``
+    and ``backward_step_net`` last (passed only if the backward net has ops)."""
+    order = [name for name in CALL_ORDER if name != "backward_step_net"]
+    order.insert(order.index("step_net"), "enable_rnn_executor")
+    return tuple(order) + ("backward_step_net",)
+
+
+ARGUMENT_ORDER["newest"] = _newest_order()
 
 
 def ordered(arguments, version):

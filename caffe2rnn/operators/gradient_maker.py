@@ -28,6 +28,7 @@ from .. import eras
 from ..errors import GradientError
 from ..proto import caffe2_pb2
 from ..runtime import registry
+from ..runtime.arguments import ArgumentHelper
 from ..utils import MakeArgument
 
 #: A sparse gradient: ``values[k]`` is the gradient of row ``indices[k]`` of
@@ -134,17 +135,10 @@ class GradientMaker:
 
     def arg(self, name, default=None):
         """The forward op's argument ``name`` as a Python value (or default)."""
-        for a in self.def_.arg:
-            if a.name == name:
-                for field in ("f", "i", "s", "n"):
-                    if a.HasField(field):
-                        value = getattr(a, field)
-                        return value.decode() if field == "s" else value
-                return list(a.floats or a.ints or [s.decode() for s in a.strings])
-        return default
+        return ArgumentHelper(self.def_).value(name, default)
 
     def has_arg(self, name):
-        return any(a.name == name for a in self.def_.arg)
+        return ArgumentHelper(self.def_).has(name)
 
     # --- to override --------------------------------------------------------
     def get_gradient_defs(self):

@@ -118,6 +118,34 @@ class CopyOnDeviceLike(Operator):
         self.copy_to_output(0, self.input(0))
 
 
+@register("EnsureCPUOutput", inputs=1, outputs=1)
+class EnsureCPUOutput(Copy):
+    """A copy that is always a CPU tensor (Caffe2 042e8ede4, utility_ops.cc;
+    the optimizer's gradient clipping moves norms to the CPU with it). On the
+    CPU it is ``Copy``. No gradient, as in Caffe2."""
+
+
+@register("CopyFromCPUInput", inputs=1, outputs=1)
+class CopyFromCPUInput(Copy):
+    """A CPU tensor copied to the op's device (Caffe2 042e8ede4, utility_ops.cc;
+    the optimizer's learning-rate multiplier). On the CPU it is ``Copy``."""
+
+
+@register("GetAllBlobNames", inputs=0, outputs=1)
+class GetAllBlobNames(Operator):
+    """A 1-D string tensor of the names of the workspace's blobs (with the
+    parents' unless ``include_shared=0``). Caffe2: workspace_ops.cc."""
+
+    def setup(self):
+        self.include_shared = self.args.single("include_shared", 1, int) != 0
+
+    def run(self):
+        names = self.ws.blobs() if self.include_shared else self.ws.local_blob_names()
+        out = np.empty(len(names), dtype=object)
+        out[:] = list(names)  # str, like the other string tensors here
+        self.set_output(0, out)
+
+
 @register("Alias", inputs=1, outputs=1)
 class Alias(Operator):
     """The output *is* the input's storage: writes through either name show in both.

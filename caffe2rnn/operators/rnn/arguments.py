@@ -60,7 +60,6 @@ from ...runtime.arguments import ArgumentHelper
 from .aliases import OffsetAlias
 from .links import Link
 from .rows import RowSchedule
-from .step_net import extract_net_def, has_net_argument
 
 FORWARD = "RecurrentNetwork"
 GRADIENT = "RecurrentNetworkGradient"
@@ -216,12 +215,12 @@ def read_recurrent_arguments(op_def, where=None):
     fail = _Failer(where)
     gradient = op_def.type == GRADIENT
 
-    if not has_net_argument(op_def, "step_net"):
+    if not args.has_net("step_net"):
         fail("step_net", "is required (the step net to run at each timestep)")
-    step_net = extract_net_def(op_def, "step_net")
+    step_net = args.net("step_net")
     backward = None
-    if has_net_argument(op_def, "backward_step_net"):
-        backward = extract_net_def(op_def, "backward_step_net")
+    if args.has_net("backward_step_net"):
+        backward = args.net("backward_step_net")
     elif gradient:
         fail("backward_step_net", "is required by the gradient op")
 

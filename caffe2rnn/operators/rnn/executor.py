@@ -50,6 +50,7 @@ import threading
 
 from ... import kernels
 from ...errors import op_context
+from ...runtime import observers
 from ...runtime.net import with_context
 from . import schedule
 from .step_net import get_or_create_net
@@ -281,7 +282,8 @@ class StepNetExecutor:
         ``scratch.step(index(t))``; ``index`` is ``(callable, key)``, the key
         standing for the mapping in the plan's identity."""
         index_of, index_key = index
-        if self.disabled_reason is not None:
+        if self.disabled_reason is not None or observers.inherited():
+            # an observed recurrent op: its observers watch each step op run
             return self._run_op_by_op(scratch, order, index_of, 0)
         path = kernels.active()
         key = (order, index_key)
@@ -505,7 +507,7 @@ class StepNetExecutor:
     def _run_ops(net, t, ws, first):
         for j in range(first, len(net.ops)):
             try:
-                net.ops[j].run()
+                observers.run_op(net.ops[j])  # op.run(), under any inherited observers
             except Exception as exc:
                 raise _fail(exc, t, net.proto, j, ws) from exc
 

@@ -35,6 +35,7 @@ from typing import Any
 from ... import eras
 from ...errors import ArgumentError, EnforceNotMet, GradientError, ShapeError
 from ...runtime import Workspace, registry
+from ...runtime.arguments import ArgumentHelper
 from ...runtime.registry import register, register_gradient
 from ..base import Operator
 from ..fc_layout import step_loop
@@ -46,7 +47,7 @@ from .initial_states import ShareOrStripe, initial_rows
 from .links import Link, add_apply_link_ops
 from .param_gradients import BatchedOverTime, TmpstepSum
 from .recurrent_network import sequence_shape
-from .step_net import copy_net, has_net_argument, run_step
+from .step_net import copy_net, run_step
 from .step_workspaces import ScratchWorkspaces
 
 
@@ -258,7 +259,7 @@ def prepared_backward_step_net(op_def, era=None):
     """
     grad_def = op_def
     if op_def.type == "RecurrentNetwork":
-        if not has_net_argument(op_def, "backward_step_net"):
+        if not ArgumentHelper(op_def).has_net("backward_step_net"):
             raise ArgumentError(
                 "%s: argument 'backward_step_net' is absent (a forward-only op): "
                 "there is no backward step net" % op_def.type

@@ -5,7 +5,7 @@
 arguments: until 2017-08 as the protobuf *text* of the
 NetDef in ``Argument.s`` (``str(net.Proto())``), later as a NetDef in
 ``Argument.n``. Caffe2's ``detail::extractNetDef`` accepted either; so does
-:func:`extract_net_def`.
+:meth:`caffe2rnn.runtime.arguments.ArgumentHelper.net`.
 
 The ops then edit their private copy before instantiating it: ops are
 prepended (links, gradient accumulation), appended (parameter-gradient
@@ -13,40 +13,8 @@ prepended (links, gradient accumulation), appended (parameter-gradient
 helpers for those edits live here too.
 """
 
-from google.protobuf import text_format
-
-from ...errors import ArgumentError, ProtoParseError
 from ...proto import caffe2_pb2
 from ...runtime.net import with_context
-
-
-def extract_net_def(op_def, arg_name):
-    """The NetDef in argument ``arg_name`` of ``op_def`` (NetDef in ``n`` or text in ``s``).
-
-    A missing argument gives an empty NetDef, as in Caffe2 (where an empty
-    ``backward_step_net`` means "forward only"). Text that does not parse is a
-    :class:`~caffe2rnn.errors.ProtoParseError` naming the op and argument.
-    """
-    net = caffe2_pb2.NetDef()
-    for arg in op_def.arg:
-        if arg.name != arg_name:
-            continue
-        if arg.HasField("n"):
-            net.CopyFrom(arg.n)
-        elif arg.HasField("s"):
-            try:
-                text_format.Parse(arg.s.decode("utf-8"), net)
-            except (text_format.ParseError, UnicodeDecodeError) as exc:
-                raise ProtoParseError(
-                    "%s: argument '%s' is not a valid NetDef (text format): %s"
-                    % (op_def.type, arg_name, exc)
-                ) from None
-        else:
-            raise ArgumentError(
-                "%s: argument '%s' must hold a NetDef (in n) or its "
-                "text (in s)" % (op_def.type, arg_name)
-            )
-    return net
 
 
 def copy_net(netdef):
@@ -54,15 +22,6 @@ def copy_net(netdef):
     net = caffe2_pb2.NetDef()
     net.CopyFrom(netdef)
     return net
-
-
-def has_net_argument(op_def, arg_name):
-    """True if ``arg_name`` holds a NetDef or a non-empty string (Caffe2's test
-    for "this op has a backward pass")."""
-    for arg in op_def.arg:
-        if arg.name == arg_name:
-            return arg.HasField("n") or (arg.HasField("s") and arg.s != b"")
-    return False
 
 
 def prepend_ops(ops, netdef):
