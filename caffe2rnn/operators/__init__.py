@@ -27,6 +27,7 @@ from . import (  # noqa: F401
     gather,
     gru_unit,
     layer_norm,
+    lengths,
     load_save,
     lrn,
     lstm_unit,
