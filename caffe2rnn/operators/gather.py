@@ -137,9 +137,7 @@ class EnsureDense(Operator):
         x = self.input(0)
         if x.ndim < 1:
             raise self.shape_error(0, "at least a vector")
-        out = self.output(0, x.shape, x.dtype)
-        if out is not x:
-            np.copyto(out, x)
+        self.copy_to_output(0, x)
 
 
 @register_gradient("EnsureDense")

@@ -310,9 +310,7 @@ class NanCheck(Operator):
             raise EnforceNotMet(
                 "Tensor contained NaN or inf: [%s]; %s" % (self.input_name(0), "; ".join(where))
             )
-        out = self.output(0, x.shape, x.dtype)
-        if out is not x:
-            np.copyto(out, x)
+        self.copy_to_output(0, x)
 
 
 @register_gradient("NanCheck")
