@@ -15,7 +15,9 @@ means giving those names back — their 2017 meaning, nothing more:
   ``register_profile`` took keywords later removed (``min_satisfying_examples``,
   ``timeout``, ``perform_health_check``...); Hypothesis 3 had no deadline and
   ignored a test's return value; its ``extra.numpy.arrays`` rounded float
-  elements to the array's dtype where Hypothesis 6 refuses them. Strategies
+  elements to the array's dtype where Hypothesis 6 refuses them, and stored
+  other elements in integer and bool arrays with C casts (``0.5`` → ``0``,
+  ``2**32 - 2`` → ``-2`` in int32) where NumPy 2 refuses them. Strategies
   that took ``average_size`` accept it again (a hint Hypothesis 3 used for
   sizes; Hypothesis 6 chooses sizes itself).
 
@@ -103,6 +105,15 @@ def _dropping_average_size(strategy):
     return wrapper
 
 
+def _stored_as(dtype, value):
+    """``value`` as NumPy 1.13 stored it in an array of ``dtype`` (C casts: a
+    float truncated, an integer wrapped around), which Hypothesis 3's arrays
+    did with every element it drew."""
+    import numpy as np
+
+    return np.array(value).astype(dtype, casting="unsafe")[()]
+
+
 def install_hypothesis3_api():
     """Make the ``hypothesis`` module accept Hypothesis 3 code. Idempotent."""
     import hypothesis
@@ -159,6 +170,8 @@ def install_hypothesis3_api():
         kind = np.dtype(dtype) if not isinstance(dtype, st.SearchStrategy) else None
         if elements is not None and kind is not None and kind.kind in "fc":
             elements = elements.map(kind.type)  # rounded, as Hypothesis 3 did
+        elif elements is not None and kind is not None and kind.kind in "iub":
+            elements = elements.map(functools.partial(_stored_as, kind))
         return original_arrays(dtype, shape, elements=elements, **kwargs)
 
     hnp.arrays = arrays

@@ -20,7 +20,6 @@ import contextlib
 import threading
 
 _lock = threading.Lock()
-_parked = 0
 _waiters = set()
 
 
@@ -33,19 +32,6 @@ class _Waiter:
     def __init__(self, ready, bounded):
         self.ready = ready
         self.bounded = bounded
-
-
-@contextlib.contextmanager
-def parked():
-    """The calling thread waits for other threads to finish."""
-    global _parked
-    with _lock:
-        _parked += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _parked -= 1
 
 
 @contextlib.contextmanager
@@ -62,12 +48,20 @@ def waiting(ready, bounded=False):
             _waiters.discard(waiter)
 
 
+def parked(threads):
+    """The calling thread waits for ``threads`` to finish (it is ready to go on
+    once none of them is alive, even before its ``join`` has returned)."""
+    threads = list(threads)
+    return waiting(lambda: not any(thread.is_alive() for thread in threads))
+
+
 def nobody_can_help(waiter):
-    """True when ``waiter`` can never be woken: every live thread is parked
-    or waiting, and no *other* waiter is ready to go on or has a timeout that
-    will wake it (a notified thread that has not run yet is ready)."""
+    """True when ``waiter`` can never be woken: every live thread is waiting or
+    parked, and no *other* one is ready to go on (a notified thread that has
+    not run yet, a join whose threads have all ended) or has a timeout that
+    will wake it."""
     with _lock:
         others = [w for w in _waiters if w is not waiter]
         if any(w.bounded or w.ready() for w in others):
             return False
-        return _parked + len(_waiters) >= threading.active_count()
+        return len(_waiters) >= threading.active_count()

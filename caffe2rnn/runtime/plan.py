@@ -277,7 +277,7 @@ class _CompiledStep:
         ]
         for thread in threads:
             thread.start()
-        with blocking.parked():
+        with blocking.parked(threads):
             for thread in threads:
                 thread.join()
         if errors:
