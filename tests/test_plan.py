@@ -177,27 +177,30 @@ def test_num_concurrent_instances_runs_each_substep_that_many_times():
     assert (count("ca"), count("cb")) == (6, 6)
 
 
-def _queue_plan(consumers=1, produce=5):
-    """A producer step (``produce`` records, then close) and ``consumers``
-    steps that dequeue until the queue is closed, counting, all concurrent."""
+def _queue_plan(consumers=1, producers=1, produce=5):
+    """``producers`` concurrent steps of ``produce`` records each, then a close;
+    ``consumers`` steps that dequeue until the queue is closed, counting; the
+    producing and consuming sides themselves concurrent (the layout of
+    hypothesis_test.py::test_safe_blobs_queue)."""
     init = core.Net("qinit")
     queue = init.CreateBlobsQueue([], "q", capacity=1, num_blobs=1)
     one = init.ConstantFill([], "one", shape=[1], value=1.0)
-    producer = core.Net("producer")
-    blob = producer.ConstantFill([], "record", shape=[1], value=1.0)
-    producer.EnqueueBlobs([queue, blob], [blob])
+    makers = []
+    for i in range(producers):
+        producer = core.Net("producer%d" % i)
+        blob = producer.ConstantFill([], "record%d" % i, shape=[1], value=1.0)
+        producer.EnqueueBlobs([queue, blob], [blob])
+        makers.append(core.execution_step("p%d" % i, producer, num_iter=produce))
     closer = core.Net("closer")
     closer.CloseBlobsQueue([queue], 0)
-    steps = [
-        core.execution_step(
-            "produce",
-            [
-                core.execution_step("p", producer, num_iter=produce),
-                core.execution_step("c", closer),
-            ],
-        )
-    ]
-    counters = []
+    producing = core.execution_step(
+        "produce",
+        [
+            core.execution_step("producers", makers, concurrent_substeps=True),
+            core.execution_step("close", closer),
+        ],
+    )
+    takers, counters = [], []
     for i in range(consumers):
         take = core.Net("take%d" % i)
         _, status = take.SafeDequeueBlobs([queue], ["got%d" % i, "status%d" % i])
@@ -205,21 +208,23 @@ def _queue_plan(consumers=1, produce=5):
         counter = init.ConstantFill([], "n%d" % i, shape=[1], value=0.0)
         add.Add([counter, one], counter)
         counters.append(str(counter))
-        steps.append(core.execution_step("consume%d" % i, [take, add], should_stop_blob=status))
+        takers.append(core.execution_step("consume%d" % i, [take, add], should_stop_blob=status))
+    consuming = core.execution_step("consume", takers, concurrent_substeps=True)
     plan = core.Plan("queues")
     plan.AddStep(core.execution_step("init", init))
-    plan.AddStep(core.execution_step("work", steps, concurrent_substeps=True))
+    plan.AddStep(core.execution_step("work", [consuming, producing], concurrent_substeps=True))
     return plan, counters
 
 
-@pytest.mark.parametrize("consumers", [1, 3])
-def test_concurrent_substeps_run_at_the_same_time(consumers):
-    # A producer and consumers of a queue of capacity 1: run one after the
-    # other, the producer would wait forever for room (Caffe2 ran them on
-    # threads: hypothesis_test.py::test_safe_blobs_queue).
-    plan, counters = _queue_plan(consumers)
+@pytest.mark.parametrize("consumers, producers", [(1, 1), (3, 1), (1, 2), (2, 3)] * 3)
+def test_concurrent_substeps_run_at_the_same_time(consumers, producers):
+    # Producers and consumers of a queue of capacity 1: run one after the
+    # other, a producer would wait forever for room (Caffe2 ran them on
+    # threads). Repeated: a thread ending while another joins it must not
+    # look like a hang.
+    plan, counters = _queue_plan(consumers, producers)
     workspace.RunPlan(plan)
-    assert sum(float(workspace.FetchBlob(c)[0]) for c in counters) == 5
+    assert sum(float(workspace.FetchBlob(c)[0]) for c in counters) == 5 * producers
 
 
 def test_a_wait_no_concurrent_substep_can_end_fails_instead_of_hanging():

@@ -52,7 +52,15 @@ def parked(threads):
     """The calling thread waits for ``threads`` to finish (it is ready to go on
     once none of them is alive, even before its ``join`` has returned)."""
     threads = list(threads)
-    return waiting(lambda: not any(thread.is_alive() for thread in threads))
+
+    def all_ended():
+        # Not is_alive(): a finishing thread leaves threading.enumerate() (and
+        # active_count()) a moment before is_alive() turns False; the count
+        # this is compared with must see it the same way.
+        running = set(threading.enumerate())
+        return not any(thread in running for thread in threads)
+
+    return waiting(all_ended)
 
 
 def nobody_can_help(waiter):
