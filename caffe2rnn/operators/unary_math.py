@@ -1,4 +1,4 @@
-"""Log, Sqr, Pow, Clip: float element-wise functions, and their gradient recipes.
+"""Log, Sqr, Pow, Clip, Logit, Softsign, ReplaceNaN: float element-wise functions.
 
 Each maps a float tensor to one of its shape and type, and may run in place:
 
@@ -14,17 +14,21 @@ Each maps a float tensor to one of its shape and type, and may run in place:
   A negative X to a non-integer power gives NaN, as ``powf`` did.
 * ``Clip``: ``Y = min(max(X, min), max)``; gradient
   ``ClipGradient([Y, dY])``: dY where Y lies strictly inside the bounds.
+* ``Logit`` (``ln(x / (1 - x))`` of X clamped to ``[eps, 1 - eps]``; no
+  gradient), ``Softsign`` (``X / (1 + |X|)``), ``ReplaceNaN``.
 
-Caffe2 registered them for float32 (``TensorTypes<float>``); float64 is
-kept as float64 here. Sources at 0cdd09da6: caffe2/operators/log_op.cc,
-math_ops.{h,cc}.
+Caffe2 registered them for float32 (``TensorTypes<float>``; ReplaceNaN also
+double); float64 is kept as float64 here. Sources at 0cdd09da6:
+caffe2/operators/log_op.cc, math_ops.{h,cc}, clip_op.cc, logit_op.cc,
+softsign_op.cc, replace_nan_op.{h,cc}.
 """
 
 import numpy as np
 
+from ..errors import ArgumentError, GradientError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
-from .gradient_maker import GradientMaker
+from .gradient_maker import GradientMaker, GradientNotImplementedYet, ShouldNotDoGradient
 
 
 class _UnaryFloat(Operator):
@@ -143,3 +147,70 @@ class GetClipGradient(GradientMaker):
 
     def get_gradient_defs(self):
         return [self.op_def("ClipGradient", [self.O(0), self.GO(0)], [self.GI(0)])]
+
+
+@register("Logit", inputs=1, outputs=1, inplace=[(0, 0)])
+class Logit(_UnaryFloat):
+    """Y = ln(x / (1 - x)) of X clamped to ``[eps, 1 - eps]`` (``eps``, default
+    1e-6, ``CAFFE_ENFORCE``d in (0, 0.5)). No gradient yet in Caffe2
+    (``GRADIENT_NOT_IMPLEMENTED_YET``). Source: caffe2/operators/logit_op.cc."""
+
+    def setup(self):
+        self.eps = self.args.single("eps", 1e-6, float)
+        if not 0.0 < self.eps < 0.5:
+            raise ArgumentError("eps=%g; expected 0 < eps < 0.5" % self.eps)
+
+    def compute(self, x, out):
+        eps = x.dtype.type(self.eps)
+        clamped = np.maximum(np.minimum(x, 1 - eps), eps)
+        np.log(clamped / (1 - clamped), out=out)
+
+
+register_gradient("Logit")(GradientNotImplementedYet)
+
+
+@register("Softsign", inputs=1, outputs=1, inplace=[(0, 0)])
+class Softsign(_UnaryFloat):
+    """Y = X / (1 + |X|). Source: caffe2/operators/softsign_op.cc."""
+
+    def compute(self, x, out):
+        np.divide(x, 1 + np.abs(x), out=out)
+
+
+@register("SoftsignGradient", inputs=2, outputs=1, inplace=[(1, 0)])
+class SoftsignGradient(Operator):
+    """Inputs X, dY (one shape) → dX = dY / (1 + |X|)²."""
+
+    def run(self):
+        x, dy = self.float_input(0), self.float_input(1)
+        if dy.shape != x.shape:
+            raise self.shape_error(1, "%s like input 0 ('%s')" % (x.shape, self.input_name(0)))
+        self.same_dtype(0, 1)
+        np.divide(dy, np.square(1 + np.abs(x)), out=self.output(0, x.shape, x.dtype))
+
+
+@register_gradient("Softsign")
+class GetSoftsignGradient(GradientMaker):
+    """``SoftsignGradient([I0, GO0] → GI0)``; refused for an in-place Softsign."""
+
+    def get_gradient_defs(self):
+        if self.I(0) == self.O(0):
+            raise GradientError(
+                "Cannot compute softsign gradient if you choose to do an in-place calculation."
+            )
+        return [self.op_def("SoftsignGradient", [self.I(0), self.GO(0)], [self.GI(0)])]
+
+
+@register("ReplaceNaN", inputs=1, outputs=1, inplace=[(0, 0)])
+class ReplaceNaN(_UnaryFloat):
+    """Y = X with every NaN replaced by ``value`` (default 0).
+    Source: caffe2/operators/replace_nan_op.{h,cc}."""
+
+    def setup(self):
+        self.value = self.args.single("value", 0.0, float)
+
+    def compute(self, x, out):
+        np.copyto(out, np.where(np.isnan(x), x.dtype.type(self.value), x))
+
+
+register_gradient("ReplaceNaN")(ShouldNotDoGradient)

@@ -7,7 +7,7 @@ import pytest
 from ops_testing import check_gradients, gradient_of, random, run1, run_fails, run_op
 
 from caffe2rnn import core
-from caffe2rnn.errors import DTypeError, EnforceNotMet, GradientError, ShapeError
+from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, GradientError, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
 from caffe2rnn.runtime import Workspace
 
@@ -283,3 +283,19 @@ def test_is_member_of():
         run1("IsMemberOf", {"x": words}, value=["b"], dtype=core.DataType.STRING), [False, True]
     )
     run_fails("IsMemberOf", {"x": np.zeros(2, np.float32)}, DTypeError, "'x'", value=[0])
+
+
+# --- Logit, Softsign, ReplaceNaN -----------------------------------------------------------
+def test_logit_softsign_replace_nan():
+    x = np.array([-0.5, 0.0, 0.25, 0.5, 1.0, 2.0], np.float32)
+    clamped = np.clip(x, 0.01, 0.99)
+    np.testing.assert_allclose(
+        run1("Logit", {"x": x}, eps=0.01), np.log(clamped / (1 - clamped)), rtol=1e-6
+    )
+    run_fails("Logit", {"x": x}, ArgumentError, "eps=0.5", eps=0.5)
+    np.testing.assert_allclose(run1("Softsign", {"x": x}), x / (1 + np.abs(x)), rtol=1e-6)
+    check_gradients("Softsign", {"x": np.array([-1.5, -0.2, 0.3, 2.0])}, ["y"])
+    with pytest.raises(GradientError, match="in-place"):
+        gradient_of("Softsign", ["x"], ["x"])
+    y = np.array([1.0, np.nan, -2.0], np.float64)
+    np.testing.assert_array_equal(run1("ReplaceNaN", {"y": y}, value=7.0), [1.0, 7.0, -2.0])
