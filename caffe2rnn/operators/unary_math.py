@@ -171,7 +171,7 @@ register_gradient("Logit")(GradientNotImplementedYet)
 
 @register("Softsign", inputs=1, outputs=1, inplace=[(0, 0)])
 class Softsign(_UnaryFloat):
-    """Y = X / (1 + |X|). Source: caffe2/operators/softsign_op.cc."""
+    """``Y = X / (1 + abs(X))``. Source: caffe2/operators/softsign_op.cc."""
 
     def compute(self, x, out):
         np.divide(x, 1 + np.abs(x), out=out)
@@ -179,7 +179,7 @@ class Softsign(_UnaryFloat):
 
 @register("SoftsignGradient", inputs=2, outputs=1, inplace=[(1, 0)])
 class SoftsignGradient(Operator):
-    """Inputs X, dY (one shape) → dX = dY / (1 + |X|)²."""
+    """Inputs X, dY (one shape) → ``dX = dY / (1 + abs(X))²``."""
 
     def run(self):
         x, dy = self.float_input(0), self.float_input(1)
