@@ -6,13 +6,17 @@
   a bidirectional encoder reads its input this way
   (``seq2seq_util.rnn_bidirectional_encoder``), and the gradient is the
   same reversal of the output gradient.
+* ``PackSegments`` / ``UnpackSegments``: consecutive runs of rows (their
+  lengths given) into a padded ``batch × max_length × ...`` tensor and back;
+  each is the other's gradient.
 * ``RemoveDataBlocks``, ``FindDuplicateElements``: rows removed by index,
   and the positions of repeated elements.
 
 (Lengths turned into positions, ids, ranges or shapes: :mod:`.lengths`.)
 
 Caffe2 sources at 0cdd09da6: caffe2/operators/reverse_packed_segs_op.{h,cc},
-remove_data_blocks_op.{h,cc}, find_duplicate_elements_op.{h,cc}.
+pack_segments.{h,cc}, remove_data_blocks_op.{h,cc},
+find_duplicate_elements_op.{h,cc}.
 """
 
 import numpy as np
@@ -116,3 +120,83 @@ class FindDuplicateElements(Operator):
 
 
 register_gradient("FindDuplicateElements")(ShouldNotDoGradient)
+
+
+def _segment_lengths(op):
+    """Input 0: int32/int64 lengths (1-D), none negative (Caffe2 would have
+    copied a negative count)."""
+    lengths = op.typed_input(0, (np.int32, np.int64), "int32 or int64 lengths", ndim=1)
+    if lengths.size and lengths.min() < 0:
+        raise ShapeError("input 0 ('%s') holds a negative length" % op.input_name(0))
+    return lengths.astype(np.int64)
+
+
+@register("PackSegments", inputs=2, outputs=1)
+class PackSegments(Operator):
+    """``[lengths, data]`` → ``len(lengths) × max(lengths) × ...``: consecutive
+    runs of ``lengths[i]`` rows of data, one per output row, padded with 0
+    (``pad_minf=1``: -inf; float32 data only, as in Caffe2; other types 0).
+    Rows of data after the last run are left out. Source:
+    caffe2/operators/pack_segments.{h,cc} at 0cdd09da6."""
+
+    def setup(self):
+        self.pad_minf = self.args.single("pad_minf", False, bool)
+
+    def run(self):
+        lengths = _segment_lengths(self)
+        data = self.input(1)
+        if data.ndim < 1:
+            raise self.shape_error(1, "at least 1 dimension (DATA should be at least 1-D)")
+        if int(lengths.sum()) > data.shape[0]:
+            raise self.shape_error(1, "at least %d rows (the sum of the lengths)" % lengths.sum())
+        longest = int(lengths.max()) if lengths.size else 0
+        out = self.output(0, (lengths.size, longest) + data.shape[1:], data.dtype)
+        out.fill(-np.inf if self.pad_minf and data.dtype == np.float32 else 0)
+        starts = np.cumsum(lengths) - lengths
+        for i, (start, n) in enumerate(zip(starts.tolist(), lengths.tolist())):
+            out[i, :n] = data[start : start + n]
+
+
+@register("UnpackSegments", inputs=2, outputs=1)
+class UnpackSegments(Operator):
+    """``[lengths, packed]`` → the first ``lengths[i]`` rows of each ``packed[i]``,
+    concatenated: PackSegments undone. As in Caffe2 a length above
+    ``packed.shape[1]`` reads on into the next packed row; past the end of
+    ``packed`` it is refused."""
+
+    def run(self):
+        lengths = _segment_lengths(self)
+        data = self.input(1)
+        if data.ndim < 2:
+            raise self.shape_error(1, "at least 2 dimensions (DATA should be at least 2-D)")
+        if data.shape[0] != lengths.size:
+            raise self.shape_error(
+                1, "(%d, ...): LENGTH should match DATA in dimension 0" % lengths.size
+            )
+        width = data.shape[1]
+        rows = data.reshape((data.shape[0] * width,) + data.shape[2:])
+        picked = np.concatenate(
+            [np.arange(i * width, i * width + n) for i, n in enumerate(lengths.tolist())]
+            or [np.zeros(0, np.int64)]
+        ).astype(np.int64)
+        if picked.size and picked.max() >= rows.shape[0]:
+            raise self.shape_error(
+                0, "lengths that stay inside input 1 ('%s')" % self.input_name(1), lengths.shape
+            )
+        self.copy_to_output(0, rows[picked])
+
+
+@register_gradient("PackSegments")
+class GetPackSegmentsGradient(GradientMaker):
+    """``UnpackSegments([lengths, dY] → d data)``."""
+
+    def get_gradient_defs(self):
+        return [self.op_def("UnpackSegments", [self.I(0), self.GO(0)], [self.GI(1)])]
+
+
+@register_gradient("UnpackSegments")
+class GetUnpackSegmentsGradient(GradientMaker):
+    """``PackSegments([lengths, dY] → d packed)``."""
+
+    def get_gradient_defs(self):
+        return [self.op_def("PackSegments", [self.I(0), self.GO(0)], [self.GI(1)])]

@@ -206,3 +206,28 @@ def test_find_duplicate_elements():
     out = run1("FindDuplicateElements", {"d": data})
     assert out.dtype == np.int64 and out.tolist() == [2, 4, 5]
     assert run1("FindDuplicateElements", {"d": np.array(["a", "b"], object)}).tolist() == []
+
+
+# --- PackSegments, UnpackSegments -----------------------------------------------------------
+def test_pack_and_unpack_segments():
+    data = np.arange(12, dtype=np.float32).reshape(6, 2)
+    lengths = np.array([2, 0, 3], np.int64)
+    packed = run1("PackSegments", {"l": lengths, "d": data})
+    expected = np.zeros((3, 3, 2), np.float32)
+    expected[0, :2] = data[0:2]
+    expected[2, :3] = data[2:5]
+    np.testing.assert_array_equal(packed, expected)
+    minf = run1("PackSegments", {"l": lengths, "d": data}, pad_minf=1)
+    assert np.isneginf(minf[1]).all() and np.isneginf(minf[0, 2]).all()
+    np.testing.assert_array_equal(run1("UnpackSegments", {"l": lengths, "p": packed}), data[:5])
+    run_fails("PackSegments", {"l": np.array([4, 3], np.int32), "d": data}, ShapeError, "'d'")
+    run_fails("UnpackSegments", {"l": lengths[:2], "p": packed}, ShapeError, "'p'")
+
+
+def test_pack_segments_gradient():
+    ops, g_input = gradient_of("PackSegments", ["l", "d"], ["p"])
+    assert ops == [("UnpackSegments", "", ["l", "p_grad"], ["d_grad"], [], True)]
+    op = core.CreateOperator("PackSegments", ["l", "d"], ["p"])
+    assert_gradient_close(op, [np.array([2, 1], np.int32), random((3, 2), 1, np.float64)], 1)
+    op = core.CreateOperator("UnpackSegments", ["l", "p"], ["d"])
+    assert_gradient_close(op, [np.array([2, 1], np.int32), random((2, 2, 3), 2, np.float64)], 1)
