@@ -317,6 +317,19 @@ def _indexing_recipes():
         "Unique": lambda rng: ([np.array([3, 1, 3], np.int64)], ["out0", "out1"]),
         "LengthsRangeFill": lambda rng: ([ids(2, 0, 3)], ["out0"]),
         "LengthsToShape": lambda rng: ([ids(2, 2)], ["out0"]),
+        "LengthsToSegmentIds": lambda rng: ([ids(2, 0, 1)], ["out0"]),
+        "LengthsToRanges": lambda rng: ([ids(2, 0, 1)], ["out0"]),
+        "LengthsToWeights": lambda rng: ([ids(2, 0, 1)], ["out0"]),
+        "SegmentIdsToLengths": lambda rng: ([ids(0, 0, 2)], ["out0"]),
+        "SegmentIdsToRanges": lambda rng: ([ids(0, 0, 2)], ["out0"]),
+        "LengthsGather": lambda rng: ([_f(rng, 4, 2), ids(1, 3), ids(1, 0)], ["out0"]),
+        "PackSegments": lambda rng: ([ids(1, 3), _f(rng, 4, 2)], ["out0"]),
+        "UnpackSegments": lambda rng: ([ids(1, 3), _f(rng, 2, 3, 2)], ["out0"]),
+        "RemoveDataBlocks": lambda rng: ([_f(rng, 4, 2), ids(3, 0)], ["out0"]),
+        "Where": lambda rng: (
+            [rng.integers(0, 2, (2, 3)).astype(bool), _f(rng, 2, 3), _f(rng, 2, 3)],
+            ["out0"],
+        ),
     }
     for op in ("And", "Or", "Xor"):
         recipes[op] = logic
