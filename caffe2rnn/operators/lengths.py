@@ -9,6 +9,7 @@ For ``lengths = [2, 0, 3]``:
 * ``LengthsToWeights`` → ``1 / length^power`` per element (``power``,
   default 0.5), float32.
 * ``LengthsToShape`` → ``[len(lengths), l]`` when every length is ``l``.
+* ``LengthsTile([data, lengths])`` repeats row k of data ``lengths[k]`` times.
 * ``SegmentIdsToLengths`` and ``SegmentIdsToRanges`` go back from sorted
   ids (int32 or int64; a second input's first dimension may ask for more,
   empty, segments).
@@ -24,7 +25,7 @@ import numpy as np
 from ..errors import ArgumentError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
-from .gradient_maker import NoGradient, ShouldNotDoGradient
+from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
 
 
 def int32_vector(op, i, what="lengths"):
@@ -182,3 +183,25 @@ class SegmentIdsToRanges(_FromSegmentIds):
 
 for _op_type in ("SegmentIdsToLengths", "SegmentIdsToRanges"):
     register_gradient(_op_type)(ShouldNotDoGradient)
+
+
+@register("LengthsTile", inputs=2, outputs=1)
+class LengthsTile(Operator):
+    """``[DATA, LENGTHS]``: row i of DATA repeated ``LENGTHS[i]`` times (one
+    length per row, ``CAFFE_ENFORCE``d ≥ 0); gradient ``LengthsSum([dY,
+    LENGTHS])``. Source: caffe2/operators/lengths_tile_op.{h,cc} at 0cdd09da6."""
+
+    def run(self):
+        data = self.input(0)
+        lengths = nonnegative_lengths(self, 1)
+        if data.ndim < 1 or data.shape[0] != lengths.size:
+            raise self.shape_error(0, "(%d, ...): one row per length" % lengths.size)
+        self.copy_to_output(0, np.repeat(data, lengths, axis=0))
+
+
+@register_gradient("LengthsTile")
+class GetLengthsTileGradient(GradientMaker):
+    """``LengthsSum([dY, LENGTHS] → dDATA)``."""
+
+    def get_gradient_defs(self):
+        return [self.op_def("LengthsSum", [self.GO(0), self.I(1)], [self.GI(0)])]

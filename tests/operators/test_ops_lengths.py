@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from ops_testing import gradient_of, run1, run_fails
 
+from caffe2rnn import core
 from caffe2rnn.errors import ArgumentError, DTypeError, GradientError, ShapeError
+from caffe2rnn.gradient_checker import assert_gradient_close
 
 LENGTHS = np.array([2, 0, 3, 1], np.int32)
 
@@ -78,3 +80,15 @@ def test_segment_ids_to_lengths_and_ranges():
 def test_lengths_conversions_should_not_be_differentiated(op_type):
     with pytest.raises(GradientError):
         gradient_of(op_type, ["l"], ["o"])
+
+
+def test_lengths_tile_and_its_gradient():
+    data = np.arange(8, dtype=np.float32).reshape(4, 2)
+    np.testing.assert_array_equal(
+        run1("LengthsTile", {"d": data, "l": LENGTHS}), np.repeat(data, LENGTHS, axis=0)
+    )
+    ops, _ = gradient_of("LengthsTile", ["d", "l"], ["o"])
+    assert ops == [("LengthsSum", "", ["o_grad", "l"], ["d_grad"], [], True)]
+    op = core.CreateOperator("LengthsTile", ["d", "l"], ["o"])
+    assert_gradient_close(op, [data.astype(np.float64), LENGTHS], 0)
+    run_fails("LengthsTile", {"d": data[:3], "l": LENGTHS}, ShapeError, "'d'")
