@@ -7,6 +7,7 @@ means giving those names back — their 2017 meaning, nothing more:
 * **NumPy's aliases** ``np.float``, ``np.int``, ``np.object``, ``np.str``,
   ``np.long``, ``np.unicode``, ``np.complex`` (the Python types; removed in
   NumPy 1.24) and ``np.asscalar`` (``a.item()``; removed in 1.23).
+* ``scipy.misc.logsumexp`` (SciPy's old home of ``special.logsumexp``).
 * ``np.delete`` with a non-integer index array: NumPy 1.13 cast it to
   integers (with a DeprecationWarning; an error since 1.19), so
   ``np.delete(x, np.array([]), axis=0)`` — an empty list made an array —
@@ -180,11 +181,25 @@ def install_hypothesis3_api():
     hypothesis._caffe2rnn_3_api = True
 
 
+def install_scipy_misc_logsumexp():
+    """``scipy.misc.logsumexp`` (moved to ``scipy.special`` in SciPy 0.19,
+    removed from ``misc`` in 1.3), which ``crf_test.py`` imports. Nothing
+    without SciPy."""
+    try:
+        import scipy.misc
+        import scipy.special
+    except ImportError:
+        return
+    if not hasattr(scipy.misc, "logsumexp"):
+        scipy.misc.logsumexp = scipy.special.logsumexp
+
+
 def install():
     """All: NumPy's aliases, Hypothesis 3's API, NetworkX 1.x's
-    (:mod:`.networkx2017`, for ``memonger``)."""
+    (:mod:`.networkx2017`, for ``memonger``), SciPy's ``misc.logsumexp``."""
     from . import networkx2017
 
     install_numpy_aliases()
     install_hypothesis3_api()
     networkx2017.install()
+    install_scipy_misc_logsumexp()

@@ -1,4 +1,4 @@
-"""NumPy 1.13 behaviour for Caffe2's 2017 test files: list indices read as
+"""The 2017 libraries for Caffe2's test files: NumPy 1.13's list indices read as
 tuples (compat.numpy_indexing) and np.delete casting a non-integer index
 array (compat.environment2017)."""
 
@@ -60,3 +60,10 @@ def test_np_delete_casts_a_non_integer_index_array_as_numpy_113_did():
     np.testing.assert_array_equal(delete(x, np.array([1.0]), axis=0), x[[0, 2]])
     with pytest.raises(IndexError):
         np.delete(x, np.array([1.0]), axis=0)  # today's NumPy refuses it
+
+
+def test_scipy_misc_logsumexp_is_special_logsumexp():
+    scipy_misc = pytest.importorskip("scipy.misc")
+    scipy_special = pytest.importorskip("scipy.special")
+    environment2017.install_scipy_misc_logsumexp()
+    assert scipy_misc.logsumexp is scipy_special.logsumexp
