@@ -1,6 +1,6 @@
 """The 2017 libraries for Caffe2's test files: NumPy 1.13's list indices read as
 tuples (compat.numpy_indexing) and np.delete casting a non-integer index
-array (compat.environment2017)."""
+array, scipy.misc.logsumexp (compat.environment2017)."""
 
 import importlib
 import sys
