@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import ArgumentError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
-from .gradient_maker import GradientMaker, ShouldNotDoGradient
+from .gradient_maker import GradientMaker, ShouldNotDoGradient, single_op_gradient
 from .training import index_input
 
 _INDEX_TYPES = (np.int32, np.int64)
@@ -118,12 +118,7 @@ class SparseToDense(Operator):
         return int(indices.max()) + 1 if indices.size else 0
 
 
-@register_gradient("SparseToDense")
-class GetSparseToDenseGradient(GradientMaker):
-    """d values = ``Gather([d output, indices])``."""
-
-    def get_gradient_defs(self):
-        return [self.op_def("Gather", [self.GO(0), self.I(0)], [self.GI(1)])]
+single_op_gradient("SparseToDense", "Gather", ["GO0", "I0"], grad_input=1)
 
 
 @register("EnsureDense", inputs=1, outputs=1, inplace=[(0, 0)])

@@ -148,6 +148,27 @@ class GradientMaker:
         return self.get_gradient_defs(), self.g_input
 
 
+def single_op_gradient(op_type, gradient_type, inputs, grad_input=0):
+    """Register the maker Caffe2 wrote as one ``SingleGradientDef``: a
+    ``gradient_type`` op reading ``inputs`` — forward blobs named in the
+    vocabulary above, ``"I0"``, ``"O1"``, ``"GO0"`` — and writing
+    ``GI(grad_input)``; forward arguments copied. Returns the maker class."""
+    specs = [(spec.rstrip("0123456789"), int(spec.lstrip("GIO"))) for spec in inputs]
+
+    class SingleOpGradient(GradientMaker):
+        def get_gradient_defs(self):
+            names = [getattr(self, kind)(index) for kind, index in specs]
+            return [self.op_def(gradient_type, names, [self.GI(grad_input)])]
+
+    SingleOpGradient.__name__ = SingleOpGradient.__qualname__ = "Get%sGradient" % op_type
+    SingleOpGradient.__doc__ = "``%s([%s] → GI%d)``." % (
+        gradient_type,
+        ", ".join(inputs),
+        grad_input,
+    )
+    return registry.register_gradient(op_type)(SingleOpGradient)
+
+
 class NoGradient(GradientMaker):
     """``NO_GRADIENT``: the op has no gradient (fillers, StopGradient...)."""
 

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import ArgumentError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
-from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
+from .gradient_maker import NoGradient, ShouldNotDoGradient, single_op_gradient
 
 
 def int32_vector(op, i, what="lengths"):
@@ -199,9 +199,4 @@ class LengthsTile(Operator):
         self.copy_to_output(0, np.repeat(data, lengths, axis=0))
 
 
-@register_gradient("LengthsTile")
-class GetLengthsTileGradient(GradientMaker):
-    """``LengthsSum([dY, LENGTHS] → dDATA)``."""
-
-    def get_gradient_defs(self):
-        return [self.op_def("LengthsSum", [self.GO(0), self.I(1)], [self.GI(0)])]
+single_op_gradient("LengthsTile", "LengthsSum", ["GO0", "I1"])

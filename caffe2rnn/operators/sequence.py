@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
-from .gradient_maker import GradientMaker, ShouldNotDoGradient
+from .gradient_maker import ShouldNotDoGradient, single_op_gradient
 
 _REVERSIBLE = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64, np.bool_))
 
@@ -61,12 +61,7 @@ class ReversePackedSegs(Operator):
         np.copyto(out, data[source, np.arange(batch)[None, :]])
 
 
-@register_gradient("ReversePackedSegs")
-class GetReversePackedSegsGradient(GradientMaker):
-    """``ReversePackedSegs([dY, lengths] → dX)``: the reversal is its own inverse."""
-
-    def get_gradient_defs(self):
-        return [self.op_def("ReversePackedSegs", [self.GO(0), self.I(1)], [self.GI(0)])]
+single_op_gradient("ReversePackedSegs", "ReversePackedSegs", ["GO0", "I1"])
 
 
 @register("RemoveDataBlocks", inputs=2, outputs=1)
@@ -186,17 +181,7 @@ class UnpackSegments(Operator):
         self.copy_to_output(0, rows[picked])
 
 
-@register_gradient("PackSegments")
-class GetPackSegmentsGradient(GradientMaker):
-    """``UnpackSegments([lengths, dY] → d data)``."""
-
-    def get_gradient_defs(self):
-        return [self.op_def("UnpackSegments", [self.I(0), self.GO(0)], [self.GI(1)])]
+single_op_gradient("PackSegments", "UnpackSegments", ["I0", "GO0"], grad_input=1)
 
 
-@register_gradient("UnpackSegments")
-class GetUnpackSegmentsGradient(GradientMaker):
-    """``PackSegments([lengths, dY] → d packed)``."""
-
-    def get_gradient_defs(self):
-        return [self.op_def("PackSegments", [self.I(0), self.GO(0)], [self.GI(1)])]
+single_op_gradient("UnpackSegments", "PackSegments", ["I0", "GO0"], grad_input=1)

@@ -22,9 +22,9 @@ import math
 import numpy as np
 
 from ..errors import ArgumentError, ShapeError
-from ..runtime.registry import register, register_gradient
+from ..runtime.registry import register
 from .base import Operator
-from .gradient_maker import GradientMaker
+from .gradient_maker import single_op_gradient
 
 
 @register("TopK", inputs=1, outputs=(2, 3))
@@ -102,9 +102,4 @@ class TopKGradient(Operator):
             np.put_along_axis(grid, indices.reshape(rows, -1), dv.reshape(rows, -1), axis=1)
 
 
-@register_gradient("TopK")
-class GetTopKGradient(GradientMaker):
-    """``TopKGradient([dValues, Indices, X] → dX)``."""
-
-    def get_gradient_defs(self):
-        return [self.op_def("TopKGradient", [self.GO(0), self.O(1), self.I(0)], [self.GI(0)])]
+single_op_gradient("TopK", "TopKGradient", ["GO0", "O1", "I0"])

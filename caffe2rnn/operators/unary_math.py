@@ -28,7 +28,12 @@ import numpy as np
 from ..errors import ArgumentError, GradientError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
-from .gradient_maker import GradientMaker, GradientNotImplementedYet, ShouldNotDoGradient
+from .gradient_maker import (
+    GradientMaker,
+    GradientNotImplementedYet,
+    ShouldNotDoGradient,
+    single_op_gradient,
+)
 
 
 class _UnaryFloat(Operator):
@@ -51,12 +56,7 @@ class Log(_UnaryFloat):
         np.log(x, out=out)
 
 
-@register_gradient("Log")
-class GetLogGradient(GradientMaker):
-    """dX = dY / X: ``Div([GO0, I0] → GI0)``."""
-
-    def get_gradient_defs(self):
-        return [self.op_def("Div", [self.GO(0), self.I(0)], [self.GI(0)])]
+single_op_gradient("Log", "Div", ["GO0", "I0"])
 
 
 @register("Sqr", inputs=1, outputs=1, inplace=[(0, 0)])
@@ -141,12 +141,7 @@ class ClipGradient(Clip):
         np.multiply(dy.reshape(y.shape), inside, out=self.output(0, y.shape, y.dtype))
 
 
-@register_gradient("Clip")
-class GetClipGradient(GradientMaker):
-    """``ClipGradient([O0, GO0] → GI0)``, arguments copied."""
-
-    def get_gradient_defs(self):
-        return [self.op_def("ClipGradient", [self.O(0), self.GO(0)], [self.GI(0)])]
+single_op_gradient("Clip", "ClipGradient", ["O0", "GO0"])
 
 
 @register("Logit", inputs=1, outputs=1, inplace=[(0, 0)])

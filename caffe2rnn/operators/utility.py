@@ -17,7 +17,7 @@ from ..errors import DTypeError, EnforceNotMet, FileAccessError
 from ..runtime import settings
 from ..runtime.registry import register, register_gradient
 from .base import Operator
-from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
+from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient, single_op_gradient
 
 _SUM_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32))
 
@@ -313,12 +313,7 @@ class NanCheck(Operator):
         self.copy_to_output(0, x)
 
 
-@register_gradient("NanCheck")
-class GetNanCheckGradient(GradientMaker):
-    """``NanCheck([GO0] → GI0)``."""
-
-    def get_gradient_defs(self):
-        return [self.op_def("NanCheck", [self.GO(0)], [self.GI(0)])]
+single_op_gradient("NanCheck", "NanCheck", ["GO0"])
 
 
 @register("Free", inputs=(1, None), outputs=(1, None), inplace="any")
