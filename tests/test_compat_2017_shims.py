@@ -54,12 +54,13 @@ def test_the_finder_loads_test_files_under_the_root_transformed(tmp_path, monkey
 
 
 def test_np_delete_casts_a_non_integer_index_array_as_numpy_113_did():
-    delete = environment2017._delete_casting_indices(np.delete)
+    original = getattr(np.delete, "__wrapped__", np.delete)  # another test may have installed it
+    delete = environment2017._delete_casting_indices(original)
     x = np.arange(6).reshape(3, 2)
     np.testing.assert_array_equal(delete(x, np.array([]), axis=0), x)
     np.testing.assert_array_equal(delete(x, np.array([1.0]), axis=0), x[[0, 2]])
     with pytest.raises(IndexError):
-        np.delete(x, np.array([1.0]), axis=0)  # today's NumPy refuses it
+        original(x, np.array([1.0]), axis=0)  # today's NumPy refuses it
 
 
 def test_scipy_misc_logsumexp_is_special_logsumexp():
