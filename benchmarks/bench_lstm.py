@@ -521,9 +521,13 @@ def time_shape(shape, repeat, with_torch=True):
         model.use_executor(True).forward_backward()
         model.forward_backward()
         forward, both = blas_products(model)
-        run_plan = kernels.current().run_plan  # the loop of the path that built them
+        run_step_plan = kernels.current().run_step_plan  # the loop of the path that built them
     contenders.append(
-        ("its BLAS products alone", lambda: run_plan(forward, 0, []), lambda: run_plan(both, 0, []))
+        (
+            "its BLAS products alone",
+            lambda: run_step_plan(forward, 0, []),
+            lambda: run_step_plan(both, 0, []),
+        )
     )
     if with_torch:
         for name, (fwd, fwd_bwd, h) in torch_contenders(p).items():

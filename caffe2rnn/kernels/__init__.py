@@ -66,7 +66,7 @@ KERNELS = {
     "inplace_add": "inplace_add",
     "lstm_unit_forward": "lstm_unit",
     "lstm_unit_backward": "lstm_unit",
-    "run_plan": "rnn_executor",
+    "run_step_plan": "rnn_executor",
     "first_stale_guard": "rnn_executor",
     "assign_values": "rnn_executor",
     "run_lane": "rnn_executor",
@@ -86,7 +86,11 @@ def implementation(path):
         package = "caffe2rnn.kernels." if path == "python" else "caffe2rnn._ext."
         modules = {m: importlib.import_module(package + m) for m in set(KERNELS.values())}
         _loaded[path] = types.SimpleNamespace(
-            path=path, **{name: getattr(modules[m], name) for name, m in KERNELS.items()}
+            path=path,
+            # The compiled kernels release Python's lock while they compute;
+            # the twins are NumPy calls that hold it around small loops.
+            releases_gil=path == "cython",
+            **{name: getattr(modules[m], name) for name, m in KERNELS.items()},
         )
     return _loaded[path]
 

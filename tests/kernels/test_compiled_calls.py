@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from caffe2rnn import kernels
+from caffe2rnn.operators.bound_call import BoundCall
 
 PY = kernels.implementation("python")
 CY = pytest.importorskip("caffe2rnn._ext.rnn_executor") and kernels.implementation("cython")
@@ -138,10 +139,11 @@ def test_an_output_that_is_an_input_is_computed_in_place(case):
     assert out.tobytes() == expected.tobytes()
 
 
-def test_a_loop_call_looks_like_its_partial():
+def test_a_loop_call_keeps_the_bound_call_it_replaces():
     a, b, out = np.ones((2, 3)), np.ones((3, 4)), np.empty((2, 4))
-    (call,) = CY.compile_calls([functools.partial(np.matmul, a, b, out)])
-    assert call.func is np.matmul and call.args == (a, b, out) and call.keywords == {}
+    bound = BoundCall.product(a, b, out)
+    (call,) = CY.compile_calls([bound])
+    assert call.bound is bound and call.func is np.matmul and call.args == (a, b, out)
 
 
 def _refused():

@@ -16,6 +16,7 @@ from caffe2rnn import kernels, workspace
 from caffe2rnn.attention import AttentionType
 from caffe2rnn.cnn import CNNModelHelper
 from caffe2rnn.operators import fc_layout
+from caffe2rnn.operators.bound_call import BoundCall
 from caffe2rnn.operators.rnn import executor, schedule
 from caffe2rnn.operators.rnn.step_net import get_or_create_net
 from caffe2rnn.recurrent import LSTM, MILSTM, LSTMWithAttention
@@ -400,13 +401,13 @@ def test_every_fc_layout_inside_the_loop(monkeypatch, layout):
 @pytest.mark.kernels
 @pytest.mark.parametrize("path", PATHS)
 def test_the_loop_kernels_on_both_paths(path):
-    """run_plan calls in order from ``start`` and reports the failing index;
+    """run_step_plan calls in order from ``start`` and reports the failing index;
     first_stale_guard finds the first blob whose array changed; assign_values
     sets each blob's value."""
     impl = kernels.implementation(path)
     seen = []
     calls = [lambda i=i: seen.append(i) for i in range(5)]
-    impl.run_plan(calls, 2, [])
+    impl.run_step_plan(calls, 2, [])
     assert seen == [2, 3, 4]
 
     def boom():
@@ -414,7 +415,7 @@ def test_the_loop_kernels_on_both_paths(path):
 
     failed = []
     with pytest.raises(KeyError, match="boom"):
-        impl.run_plan(calls[:3] + [boom] + calls[3:], 0, failed)
+        impl.run_step_plan(calls[:3] + [boom] + calls[3:], 0, failed)
     assert failed == [3] and seen == [2, 3, 4, 0, 1, 2]
 
     blobs = [Blob("a%d" % i, np.zeros(2)) for i in range(3)]
@@ -558,10 +559,10 @@ def test_later_runs_set_link_views_and_timesteps_only_where_needed(path, kind):
             assert list(plan.steady) == list(range(len(plan)))
             continue
         skipped = set(range(len(plan))) - set(plan.steady)
-        assert skipped and all(executor._targets(plan.calls[i]) for i in skipped)
+        assert skipped and all(plan.calls[i].sets for i in skipped)
         assert "(first run only" in plan.describe()
         if kind == "lstm" and op.op_type == "RecurrentNetwork":
-            assert not any(executor._targets(call) for call in plan.steady_calls)
+            assert not any(call.sets for call in plan.steady_bound)
 
 
 @pytest.mark.skipif("cython" not in PATHS, reason="the compiled kernels are not built")
@@ -585,8 +586,8 @@ def test_the_compiled_path_runs_every_numpy_call_of_an_lstm_through_its_loop(mon
         kinds = {type(call).__name__ for call in plan.steady_calls}
         assert {LoopCall.__name__, BoundLSTMUnit.__name__} <= kinds
         left = [c for c in plan.steady_calls if type(c) not in (LoopCall, BoundLSTMUnit)]
-        allowed = ("accumulate_input_gradient", "assign_values", "__setitem__")
-        assert all(c.func.__name__ in allowed for c in left), [c.func for c in left]
+        allowed = ("accumulate_input_gradient", "assign", "timestep")
+        assert all(c.name in allowed for c in left), [c.name for c in left]
         assert "matmul(" in plan.describe() and "dot(" not in plan.describe()
     _, ops = run_model(model, lstm_feeds(model, rng, 5, 3, 4, 6), True, "python")
     for op in ops:
@@ -601,15 +602,13 @@ def test_later_runs_keep_timestep_writes_only_when_a_call_reads_a_timestep(reade
     bound call reads the memory of one of them (then every call stays): for
     each array a call reads, a binary search over the sorted timestep
     addresses (T of them) finds whether one lies inside it."""
-    import functools
-
     timesteps = [np.zeros(1, np.int32) for _ in range(7)]
     other = np.zeros(4, np.int32)
-    plan = executor.Plan(key=None, workspaces=[])
-    plan.calls = [functools.partial(ts.__setitem__, 0, t) for t, ts in enumerate(timesteps)]
+    plan = executor.StepPlan(key=None, workspaces=[])
+    plan.calls = [BoundCall.timestep(ts, t) for t, ts in enumerate(timesteps)]
     read = other if reader is None else timesteps[reader]
-    plan.calls.append(functools.partial(np.add, read, read, np.zeros_like(read)))
-    plan.calls.append(functools.partial(np.add, other[1:], other[1:], np.zeros(3, np.int32)))
+    plan.calls.append(BoundCall.elementwise(np.add, read, read, np.zeros_like(read)))
+    plan.calls.append(BoundCall.elementwise(np.add, other[1:], other[1:], np.zeros(3, np.int32)))
     indices, calls = executor._steady(plan)
     if reader is None:
         assert list(indices) == [7, 8] and calls == plan.calls[7:]
@@ -635,7 +634,7 @@ def test_an_output_made_read_only_after_the_build_fails_that_run_only(path):
                 workspace.RunNet(net.name)
             (forward,) = [op for op in recurrent_ops(net.name) if op.op_type == "RecurrentNetwork"]
             plan = forward.executor.plans[path]
-            lstm = [c for c in plan.calls if "lstm_unit_forward" in getattr(c.func, "__name__", "")]
+            lstm = [c for c in plan.calls if c.name == "lstm_unit_forward"]
             h_out = lstm[1].args[7]
             h_out.flags.writeable = False
             with pytest.raises(Exception, match=r"timestep 1.*LSTMUnit"):
