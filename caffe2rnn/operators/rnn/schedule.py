@@ -21,10 +21,11 @@ The calls are then dealt to ``num_threads`` *lanes* ahead of time (a list
 schedule): each call goes to the lane where it would finish first by a rough
 cost model (each call's declared ``cost``: BLAS products by their
 multiply-adds, element-wise work by size), paying a fixed :data:`HANDOFF_US`
-when it waits for a call on another lane. So small steps, where a handoff between threads costs more than
-the work it would overlap, stay on one lane and the threaded run is the
-sequential one; big products of independent steps spread out. The cost model
-only decides *where* a call runs, never what it computes.
+when it waits for a call on another lane. So small steps, where a handoff
+between threads costs more than the work it would overlap, stay on one lane
+and the threaded run is the sequential one; big products of independent
+steps spread out. The cost model only decides *where* a call runs, never
+what it computes.
 
 A lane runs its calls in plan order; where a call depends on another lane it
 first waits until that lane has finished the call it needs
