@@ -81,6 +81,10 @@ class BoundCall:
         # (:mod:`caffe2rnn.operators.rnn.fusion`); None otherwise.
         self.parts = parts
 
+    #: Bound calls pass every argument by position (what the compiled executor
+    #: expects of a call it may run through NumPy's inner loops).
+    keywords = None
+
     def __call__(self):
         return self.func(*self.args)
 

@@ -644,3 +644,18 @@ def test_an_output_made_read_only_after_the_build_fails_that_run_only(path):
             got = tensors()
         for name in expected[-1]:
             np.testing.assert_array_equal(got[name], expected[-1][name], err_msg=name)
+
+
+def test_preparing_a_built_plan_takes_no_byte_range_search_per_array(monkeypatch):
+    """The run after the build works out which calls later runs make
+    (_steady): whether a call reads a timestep is a set lookup per array for
+    timesteps that own their memory, not a byte-range search (at T = 10,000
+    that search took seconds; benchmarks/bench_executor_build.py times it)."""
+    searched = []
+    byte_range = schedule.byte_range
+    monkeypatch.setattr(schedule, "byte_range", lambda a: searched.append(a) or byte_range(a))
+    rng = np.random.default_rng(17)
+    model, _ = lstm_model(6, 2, 3, 3)
+    _, ops = run_model(model, lstm_feeds(model, rng, 6, 2, 3, 3), True, kernels.active(), runs=2)
+    assert all(op.executor.plan.steady is not None for op in ops)
+    assert searched == []

@@ -51,13 +51,14 @@ import array
 import bisect
 import collections
 import concurrent.futures
+import contextlib
 import gc
 import threading
 
 from ... import kernels
 from ...errors import op_context
 from ...runtime.net import with_context
-from ..bound_call import ASSIGN, BoundCall
+from ..bound_call import ASSIGN, TIMESTEP, BoundCall
 from . import fusion, schedule
 from .step_net import get_or_create_net
 from .step_workspaces import update_timestep_blob
@@ -112,19 +113,8 @@ def _steady(plan):
         for x in t or ():
             last_setter[x] = i
             setters[x] += 1
-    # The timesteps' addresses, sorted: whether a call reads one is a binary
-    # search per array it reads (there are T of them, and T x ops calls).
-    memory = sorted({x[1] for x in setters if x[0] == "memory"})
-    for i, call in enumerate(plan.calls):
-        if targets[i] is not None or not memory:
-            continue
-        eff = schedule.effects(call)
-        if eff is None:
-            return everything  # a call we cannot see into might read the timestep
-        for low, high in filter(None, map(schedule.byte_range, eff[0])):
-            first = bisect.bisect_left(memory, low)
-            if first < len(memory) and memory[first] < high:
-                return everything
+    if _reads_a_timestep(plan.calls, targets):
+        return everything
     indices, calls = array.array("l"), []  # compact: a plan has T x ops of them
     for i, (call, t) in enumerate(zip(plan.calls, targets)):
         if t is None:
@@ -141,6 +131,55 @@ def _steady(plan):
         indices.append(i)
         calls.append(call)
     return indices, calls
+
+
+def _reads_a_timestep(calls, targets):
+    """Whether a computing call reads the memory of a timestep blob.
+
+    Each timestep blob's array is a view of a buffer of its own (the blob's
+    storage), so an array reading it is that buffer or a view of it, whose
+    ``.base`` NumPy keeps pointing at the buffer: a set lookup per array read.
+    When a timestep's buffer is itself a view (something fed into the blob),
+    the timesteps' byte ranges, sorted, and a binary search per array read.
+    There are T timesteps and T x ops calls: nothing here may be quadratic.
+    """
+    stamps = [c.writes[0] for c in calls if c.name == TIMESTEP]
+    if not stamps:
+        return False
+    computing = [c for c, t in zip(calls, targets) if t is None]
+    if any(c.reads is None for c in computing):
+        return True  # a call we cannot see into might read the timestep
+    buffers = [a if a.base is None else a.base for a in stamps]
+    if all(getattr(b, "base", None) is None for b in buffers):
+        owners = set(map(id, buffers))
+        return any(
+            id(r) in owners or id(getattr(r, "base", None)) in owners
+            for c in computing
+            for r in c.reads
+        )
+    memory = sorted(schedule.byte_range(a)[0] for a in stamps)
+    for call in computing:
+        arrays = [r for r in call.reads if not isinstance(r, tuple)]  # not blob tokens
+        for low, high in filter(None, map(schedule.byte_range, arrays)):
+            first = bisect.bisect_left(memory, low)
+            if first < len(memory) and memory[first] < high:
+                return True
+    return False
+
+
+@contextlib.contextmanager
+def _no_collections():
+    """Building and compiling a plan make T x ops small objects at once:
+    without the garbage collector's passes over them (nothing here is
+    cyclic) that costs a third less at T >= 1000, and a collection of the
+    oldest generation no longer lands in the middle of it."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _second(pair):
@@ -295,9 +334,10 @@ class StepNetExecutor:
         for call in plan.prologue:
             call()
         if plan.steady is None:
-            steady, calls = _steady(plan)
-            plan.steady, plan.steady_bound = steady, calls
-            plan.steady_calls = kernels.current().compile_calls(calls)
+            with _no_collections():
+                steady, calls = _steady(plan)
+                plan.steady, plan.steady_bound = steady, calls
+                plan.steady_calls = kernels.current().compile_calls(calls)
         if self.num_threads > 1 and not plan.fallbacks:
             if plan.schedule is None:
                 plan.schedule = schedule.build(plan.steady_bound, self.num_threads)
@@ -364,11 +404,7 @@ class StepNetExecutor:
         read_by_calls = set()  # ids of blobs some bound call reads or writes
         fallbacks = []
         prologue = {}
-        # Building makes T x ops small objects at once: without collections in
-        # between it costs a third less at T >= 1000 (nothing here is cyclic).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with _no_collections():
             for s, (t, ws) in enumerate(plan_steps):
                 if self.timestep is not None:
                     update_timestep_blob(ws, self.timestep, t)
@@ -409,9 +445,6 @@ class StepNetExecutor:
                     plan.calls.append(call)
                     plan.where_step.append(s)
                     plan.where_op.append(j)
-        finally:
-            if collecting:
-                gc.enable()
         for entry in fallbacks:  # check only what bound calls depend on
             kept = [(b, a) for b, a in zip(entry.blobs, entry.arrays) if id(b) in read_by_calls]
             entry.blobs = [b for b, _ in kept]
