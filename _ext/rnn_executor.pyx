@@ -82,7 +82,7 @@ def run_lane(list calls, list waits, list signals, Py_ssize_t lane, list progres
 # NumPy's by construction. What NumPy checks on every call is checked here
 # too: the output must still be writeable, and the floating-point errors the
 # loop raised are handled as np.errstate says, in NumPy's words
-# (_give_fp_errors).
+# (give_fp_errors).
 cimport numpy as cnp
 from _loops cimport Loop, loop_of, operands_type, disjoint, matmul_loop
 
@@ -111,7 +111,7 @@ _FP_ERRORS = ((1, "divide", "divide by zero"), (2, "over", "overflow"),
               (4, "under", "underflow"), (8, "invalid", "invalid value"))
 
 
-def _give_fp_errors(str name, int flags):
+def give_fp_errors(str name, int flags):
     """What NumPy does after a ufunc loop that raised ``flags``: for each, in
     its order, ignore, warn, raise, call, print or log as np.geterr() says."""
     how = np.geterr()
@@ -167,7 +167,7 @@ cdef class LoopCall:
         else:
             errors = self._loop()
         if errors:
-            _give_fp_errors(self.name, errors)
+            give_fp_errors(self.name, errors)
         return 0
 
     cdef int _loop(self) noexcept nogil:
@@ -271,10 +271,12 @@ cdef dict _binders():
     """Compiled kernel -> its binder (checks once, returns a bound call)."""
     global _binders_cache
     if _binders_cache is None:
-        from caffe2rnn._ext import lstm_unit
+        from caffe2rnn._ext import lstm_step, lstm_unit
         _binders_cache = {
             lstm_unit.lstm_unit_forward: lstm_unit.bound_lstm_unit_forward,
             lstm_unit.lstm_unit_backward: lstm_unit.bound_lstm_unit_backward,
+            lstm_step.lstm_step_forward: lstm_step.bound_lstm_step_forward,
+            lstm_step.lstm_step_backward: lstm_step.bound_lstm_step_backward,
         }
     return _binders_cache
 

@@ -15,6 +15,10 @@ twin (this package)               compiled (``_ext/``)               kernels
 ``inplace_add.py``                ``inplace_add.pyx``                ``inplace_add``
 ``lstm_unit.py``                  ``lstm_unit.pyx``                  ``lstm_unit_forward``,
                                                                      ``lstm_unit_backward``
+``lstm_step.py``                  ``lstm_step.pyx``                  ``lstm_step_forward``,
+                                                                     ``lstm_step_backward``
+``rnn_executor.py``               ``rnn_executor.pyx``               ``run_step_plan``,
+                                                                     ``run_lane``, ...
 ``contract.py``                   ``_contract.pxd``                  the checks every kernel runs
 ================================  =================================  =============================
 
@@ -66,6 +70,8 @@ KERNELS = {
     "inplace_add": "inplace_add",
     "lstm_unit_forward": "lstm_unit",
     "lstm_unit_backward": "lstm_unit",
+    "lstm_step_forward": "lstm_step",
+    "lstm_step_backward": "lstm_step",
     "run_step_plan": "rnn_executor",
     "first_stale_guard": "rnn_executor",
     "assign_values": "rnn_executor",

@@ -103,6 +103,9 @@ class BoundCall:
         if self.name == ASSIGN:
             blobs, values = self.args
             return ["%s = view %s" % (b.name, v.shape) for b, v in zip(blobs, values)]
+        if self.parts:  # a fused call: what it computes, part by part
+            first, *rest = (part.describe() for part, _ in self.parts)
+            return ["%s: %s" % (self.name, first)] + ["  then %s" % text for text in rest]
         return [self.describe()]
 
     # --- the kinds of bound call ------------------------------------------

@@ -475,8 +475,11 @@ def test_stacked_rnn_cell_lstms_in_one_step_net():
 
 
 def step_op_types(op):
+    """The types of the step net's ops the plan stands for (fused calls: each part's)."""
     plan = op.executor.plan
-    return [plan.netdef.op[j].type for j in set(plan.where_op) if j >= 0]
+    ops = {k for call in plan.calls for _, k in call.parts or ()}
+    ops |= {j for j in plan.where_op if j >= 0}
+    return [plan.netdef.op[j].type for j in ops]
 
 
 def test_threaded_plans_really_use_several_lanes():
@@ -568,13 +571,12 @@ def test_later_runs_set_link_views_and_timesteps_only_where_needed(path, kind):
 @pytest.mark.skipif("cython" not in PATHS, reason="the compiled kernels are not built")
 @pytest.mark.parametrize("layout", ["x.wT", "(w.xT)T", "x.WT"])
 def test_the_compiled_path_runs_every_numpy_call_of_an_lstm_through_its_loop(monkeypatch, layout):
-    """On the compiled path a plan's NumPy calls become LoopCalls and the LSTM
-    kernels are bound once (compile_calls); for an LSTM every call of both
+    """On the compiled path a plan's NumPy calls become LoopCalls and the fused
+    LSTM steps are bound once (compile_calls); for an LSTM every call of both
     plans is one of them (or a link assignment, the timestep, the accumulate
-    kernel), in
-    every FC layout, and the numbers stay the loop's
+    kernel), in every FC layout, and the numbers stay the loop's
     (test_every_fc_layout_inside_the_loop compares them)."""
-    from caffe2rnn._ext.lstm_unit import BoundLSTMUnit
+    from caffe2rnn._ext.lstm_step import BoundLSTMStep
     from caffe2rnn._ext.rnn_executor import LoopCall
 
     monkeypatch.setattr(fc_layout, "layout", lambda m, k, n: layout)
@@ -584,15 +586,15 @@ def test_the_compiled_path_runs_every_numpy_call_of_an_lstm_through_its_loop(mon
     for op in ops:
         plan = op.executor.plans["cython"]
         kinds = {type(call).__name__ for call in plan.steady_calls}
-        assert {LoopCall.__name__, BoundLSTMUnit.__name__} <= kinds
-        left = [c for c in plan.steady_calls if type(c) not in (LoopCall, BoundLSTMUnit)]
+        assert BoundLSTMStep.__name__ in kinds
+        left = [c for c in plan.steady_calls if type(c) not in (LoopCall, BoundLSTMStep)]
         allowed = ("accumulate_input_gradient", "assign", "timestep")
         assert all(c.name in allowed for c in left), [c.name for c in left]
         assert "matmul(" in plan.describe() and "dot(" not in plan.describe()
     _, ops = run_model(model, lstm_feeds(model, rng, 5, 3, 4, 6), True, "python")
     for op in ops:
         assert not any(
-            type(c) in (LoopCall, BoundLSTMUnit) for c in op.executor.plans["python"].steady_calls
+            type(c) in (LoopCall, BoundLSTMStep) for c in op.executor.plans["python"].steady_calls
         )
 
 
@@ -634,8 +636,8 @@ def test_an_output_made_read_only_after_the_build_fails_that_run_only(path):
                 workspace.RunNet(net.name)
             (forward,) = [op for op in recurrent_ops(net.name) if op.op_type == "RecurrentNetwork"]
             plan = forward.executor.plans[path]
-            lstm = [c for c in plan.calls if c.name == "lstm_unit_forward"]
-            h_out = lstm[1].args[7]
+            lstm = [c for c in plan.calls if c.name == "lstm_step_forward"]  # fused
+            h_out = lstm[1].args[13]
             h_out.flags.writeable = False
             with pytest.raises(Exception, match=r"timestep 1.*LSTMUnit"):
                 workspace.RunNet(net.name)

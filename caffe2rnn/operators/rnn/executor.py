@@ -182,10 +182,6 @@ def _no_collections():
             gc.enable()
 
 
-def _second(pair):
-    return pair[1]
-
-
 def _coalesce(step, calls):
     """Fold a link's assignment into the call before it when that assigns the
     same step's links too: one call and two lists per step instead of a call
@@ -198,6 +194,23 @@ def _coalesce(step, calls):
     last.writes += calls[0].writes
     last.sets = last.writes
     return True
+
+
+def _failure(plan, i, exc):
+    """The error the op-by-op loop raises when call ``i`` of ``plan`` raised
+    ``exc``. A fused call checks everything before it writes anything, so
+    when it raised, its parts (the calls it stands for) run one by one now:
+    the first that fails names its op, and the parts before it have done
+    what their ops would have done (fusion.py)."""
+    call, s, j = plan.calls[i], plan.where_step[i], plan.where_op[i]
+    t, ws = plan.steps[s]
+    for part, k in call.parts or ():
+        try:
+            part()
+        except Exception as inner:
+            inner.__cause__ = exc
+            return _fail(inner, t, plan.netdef, k, ws)
+    return _fail(exc, t, plan.netdef, None if j < 0 else j, ws)
 
 
 def _fail(exc, t, netdef, j, ws):
@@ -272,15 +285,12 @@ class StepPlan:
                 break
             t, _ = self.steps[s]
             op = "(timestep blob)" if j < 0 else "#%d %s" % (j, self.netdef.op[j].type)
-            texts = call.lines()  # one call for the step's links: a line each
+            texts = call.lines()  # a line per link assigned, per part of a fused call
             n = len(texts)
-            if n > 1:
+            if call.parts:  # a fused call: the ops it stands for
+                op = "#%d-#%d fused" % (j, call.parts[-1][1])
+            elif n > 1:
                 op = "#%d-#%d %s" % (j, j + n - 1, self.netdef.op[j].type)
-            elif call.parts:  # a fused call: the ops it stands for
-                ops = sorted(
-                    {self.netdef.op[k].type: k for _, k in call.parts}.items(), key=_second
-                )
-                op = "#%d-#%d %s" % (j, call.parts[-1][1], "+".join(name for name, _ in ops))
             for k, text in enumerate(texts):
                 lines.append(line(i, t, op if k == 0 else "", text, k == 0, n))
         return "\n".join(lines)
@@ -349,10 +359,7 @@ class StepNetExecutor:
         except _PlanStale:
             self._finish_stale(scratch, order, index_of, plan, plan.steady[failed[0]])
         except Exception as exc:
-            i = plan.steady[failed[0]]
-            s, j = plan.where_step[i], plan.where_op[i]
-            t, ws = plan.steps[s]
-            raise _fail(exc, t, plan.netdef, None if j < 0 else j, ws) from exc
+            raise _failure(plan, plan.steady[failed[0]], exc) from exc
 
     def _run_threaded(self, plan):
         """Run the plan's lanes (:mod:`.schedule`) at once: lane 0 here, the
@@ -388,10 +395,7 @@ class StepNetExecutor:
             future.result()
         if failed:  # the error of the first failing call in plan order
             lane, p, exc = min(failed, key=lambda f: sched.lanes[f[0]][f[1]])
-            i = plan.steady[sched.lanes[lane][p]]
-            s, j = plan.where_step[i], plan.where_op[i]
-            t, ws = plan.steps[s]
-            raise _fail(exc, t, plan.netdef, None if j < 0 else j, ws) from exc
+            raise _failure(plan, plan.steady[sched.lanes[lane][p]], exc) from exc
 
     # --- building -------------------------------------------------------------
     def _build(self, scratch, order, index_of, key):
