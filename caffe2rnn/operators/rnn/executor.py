@@ -288,7 +288,8 @@ class StepPlan:
             texts = call.lines()  # a line per link assigned, per part of a fused call
             n = len(texts)
             if call.parts:  # a fused call: the ops it stands for
-                op = "#%d-#%d fused" % (j, call.parts[-1][1])
+                types = dict.fromkeys(self.netdef.op[k].type for _, k in call.parts)
+                op = "#%d-#%d %s" % (j, call.parts[-1][1], "+".join(types))
             elif n > 1:
                 op = "#%d-#%d %s" % (j, j + n - 1, self.netdef.op[j].type)
             for k, text in enumerate(texts):
