@@ -446,7 +446,7 @@ class StepNetExecutor:
                         read_by_calls.update(id(b) for b in op.outputs)
                     if not _coalesce(step, calls):
                         step.extend((call, j) for call in calls)
-                for call, j in fusion.fuse(step):
+                for call, j in fusion.fuse(step, backward=self.num_threads == 1):
                     plan.calls.append(call)
                     plan.where_step.append(s)
                     plan.where_op.append(j)

@@ -32,12 +32,16 @@ from ...kernels import lstm_step
 from ..bound_call import BoundCall
 
 
-def fuse(step):
+def fuse(step, backward=True):
     """The ``(call, op index)`` pairs of one step, with each fusable run of
-    calls replaced by one fused call (whose op index is its first part's)."""
+    calls replaced by one fused call (whose op index is its first part's).
+
+    ``backward=False`` leaves the backward step's calls apart: on several
+    threads the executor overlaps the step's weight-gradient product with the
+    recurrence (:mod:`.schedule`), which one fused call would not allow."""
     out, i = [], 0
     while i < len(step):
-        fused, used = _forward(step, i) or _backward(step, i) or (None, 0)
+        fused, used = _forward(step, i) or (backward and _backward(step, i)) or (None, 0)
         if fused is None:
             out.append(step[i])
             i += 1
