@@ -12,7 +12,7 @@ rebuilds it).
 import numpy as np
 import pytest
 
-from caffe2rnn import kernels, workspace
+from caffe2rnn import errors, kernels, workspace
 from caffe2rnn.attention import AttentionType
 from caffe2rnn.cnn import CNNModelHelper
 from caffe2rnn.operators import fc_layout
@@ -661,3 +661,72 @@ def test_preparing_a_built_plan_takes_no_byte_range_search_per_array(monkeypatch
     _, ops = run_model(model, lstm_feeds(model, rng, 6, 2, 3, 3), True, kernels.active(), runs=2)
     assert all(op.executor.plan.steady is not None for op in ops)
     assert searched == []
+
+
+def fused_names(op, path):
+    return [call.name for call in op.executor.plans[path].calls if call.parts]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_lstm_step_runs_as_one_fused_call_each_way(path):
+    """Each step of an LSTM's plan is one lstm_step_forward call forward and
+    one lstm_step_backward call backward, whose parts are the calls of the
+    step's FC, Sum, LSTMUnit (LSTMUnitGradient, FCGradient, Sums); what the
+    fused call declares to read and write covers every part's."""
+    rng = np.random.default_rng(18)
+    model, _ = lstm_model(4, 2, 3, 3)
+    _, ops = run_model(model, lstm_feeds(model, rng, 4, 2, 3, 3), True, path, runs=2)
+    forward, backward = ops
+    assert fused_names(forward, path) == ["lstm_step_forward"] * 4
+    assert fused_names(backward, path) == ["lstm_step_backward"] * 4
+    for op in ops:
+        plan = op.executor.plans[path]
+        for call in (c for c in plan.calls if c.parts):
+            spans = [schedule.byte_range(a) for a in call.writes]
+            for part, j in call.parts:
+                for low, high in map(schedule.byte_range, part.writes):
+                    assert any(lo <= low and high <= hi for lo, hi in spans)
+                assert plan.netdef.op[j].type in (
+                    "FC",
+                    "Sum",
+                    "LSTMUnit",
+                    "LSTMUnitGradient",
+                    "FCGradient",
+                )
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_forward_only_nets_run_the_fused_forward(path):
+    rng = np.random.default_rng(19)
+    model, _ = lstm_model(5, 2, 3, 3, forward_only=True)
+    _, (op,) = run_model(model, lstm_feeds(model, rng, 5, 2, 3, 3, lengths=[5, 2]), True, path)
+    assert fused_names(op, path) == ["lstm_step_forward"] * 5
+
+
+def test_on_several_threads_the_backward_step_stays_apart_to_overlap():
+    """One fused backward call would leave the lanes nothing to overlap (the
+    step's dW product beside the recurrence): threaded plans fuse forward only."""
+    rng = np.random.default_rng(20)
+    model, _ = lstm_model(4, 3, 3, 5)
+    _, ops = run_model(model, lstm_feeds(model, rng, 4, 3, 3, 5), True, kernels.active(), threads=2)
+    forward, backward = ops
+    assert fused_names(forward, kernels.active()) == ["lstm_step_forward"] * 4
+    assert fused_names(backward, kernels.active()) == []
+
+
+def test_arrays_the_fused_kernel_refuses_keep_their_calls(monkeypatch):
+    """A run the fused kernel would refuse is not fused: its calls stay, and
+    the numbers are the loop's (assert_executor_exact)."""
+    from caffe2rnn.kernels import lstm_step
+    from caffe2rnn.operators.rnn import fusion
+
+    def refuse(*args):
+        raise errors.MemoryLayoutError("refused")
+
+    monkeypatch.setattr(lstm_step, "check_forward", refuse)
+    monkeypatch.setattr(fusion.lstm_step, "check_forward", refuse)
+    rng = np.random.default_rng(21)
+    model, _ = lstm_model(3, 2, 3, 3)
+    ops = assert_executor_exact(model, lstm_feeds(model, rng, 3, 2, 3, 3))
+    assert fused_names(ops[0], kernels.active()) == []
+    assert fused_names(ops[1], kernels.active()) == ["lstm_step_backward"] * 3
