@@ -264,6 +264,26 @@ cdef object _matmul(object call):
     return c
 
 
+cdef class Parts:
+    """A fused call the fused kernel refused when compiled (fusion.py): its
+    parts, compiled, run one after the other. A part that raises leaves the
+    number of parts done on the exception (``fused_parts_done``), so that the
+    executor names that part's op without running the others again."""
+
+    cdef readonly list calls
+    cdef readonly object bound
+
+    def __call__(self):
+        cdef Py_ssize_t k = 0
+        try:
+            while k < len(self.calls):
+                self.calls[k]()
+                k += 1
+        except BaseException as exc:
+            exc.fused_parts_done = k
+            raise
+
+
 cdef dict _binders_cache = None
 
 
@@ -299,9 +319,20 @@ cdef object _compiled(object call):
                 compiled = binder(*call.args)
             except Exception:
                 # Refused now (an output made read-only since the build...):
-                # the bound call stays, and raises in the plan, naming its step.
-                compiled = None
+                # the bound call stays, and raises in the plan, naming its
+                # step; a fused call runs as its parts instead.
+                compiled = _parts(call)
     return call if compiled is None else compiled
+
+
+cdef object _parts(object call):
+    """A refused fused call as its compiled parts, or None (not fused)."""
+    if not getattr(call, "parts", None):
+        return None
+    cdef Parts parts = Parts.__new__(Parts)
+    parts.calls = [_compiled(part) for part, _ in call.parts]
+    parts.bound = call
+    return parts
 
 
 def compile_calls(list calls):

@@ -319,3 +319,51 @@ def test_a_kernel_call_refused_when_compiled_stays_a_partial_that_raises(kernel)
     args[-1].flags.writeable = False
     call = functools.partial(getattr(CY, kernel), *args)
     assert CY.compile_calls([call])[0] is call
+
+
+def _fused_forward(refused):
+    """A fused forward BoundCall over a small step and its parts (FC's product
+    and bias, the Sum, LSTMUnit); ``refused``: x (the input projection) is the
+    gates themselves, which the fused kernel refuses and the parts compute."""
+    rng = np.random.RandomState(7)
+    n, d = 2, 3
+    f = np.float32
+    h, w_t = rng.standard_normal((n, d)).astype(f), rng.standard_normal((d, 4 * d)).astype(f)
+    gates = np.zeros((n, 4 * d), f)
+    bias = rng.standard_normal(4 * d).astype(f)
+    x = gates if refused else rng.standard_normal((n, 4 * d)).astype(f)
+    unit = (h, rng.standard_normal((n, d)).astype(f), gates, np.array([5, 5], np.int32))
+    unit += (0, 0.0, False, np.zeros((n, d), f), np.zeros((n, d), f))
+    parts = [
+        BoundCall.product(h, w_t, gates),
+        BoundCall.elementwise(np.add, gates, bias, gates),
+        BoundCall.elementwise(np.add, gates, x, gates),
+        BoundCall.kernel(CY.lstm_unit_forward, "lstm_unit_forward", unit, (), unit[7:], True, 6),
+    ]
+    args = (h, w_t, gates, False, bias, x) + unit
+    fused = BoundCall.kernel(CY.lstm_step_forward, "lstm_step_forward", args, (), (), True, 6)
+    fused.parts = tuple((part, j) for j, part in enumerate(parts))
+    return fused, unit
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_a_fused_call_the_kernel_refuses_runs_as_its_parts(refused):
+    fused, unit = _fused_forward(refused)
+    (call,) = CY.compile_calls([fused])
+    assert type(call).__name__ == ("Parts" if refused else "BoundLSTMStep")
+    call()
+    expected, expected_unit = _fused_forward(refused)
+    for part, _ in expected.parts:
+        part()
+    for got, want in zip(unit, expected_unit):
+        if isinstance(got, np.ndarray):
+            assert got.tobytes() == want.tobytes()
+
+
+def test_a_part_that_fails_says_how_many_parts_ran():
+    fused, unit = _fused_forward(True)
+    (call,) = CY.compile_calls([fused])
+    unit[7].flags.writeable = False  # h_out: the LSTMUnit part (the 4th) fails
+    with pytest.raises(Exception) as info:
+        call()
+    assert info.value.fused_parts_done == 3

@@ -201,10 +201,12 @@ def _failure(plan, i, exc):
     ``exc``. A fused call checks everything before it writes anything, so
     when it raised, its parts (the calls it stands for) run one by one now:
     the first that fails names its op, and the parts before it have done
-    what their ops would have done (fusion.py)."""
+    what their ops would have done (fusion.py). A fused call that was
+    already running as its parts resumes at the part that failed."""
     call, s, j = plan.calls[i], plan.where_step[i], plan.where_op[i]
     t, ws = plan.steps[s]
-    for part, k in call.parts or ():
+    done = getattr(exc, "fused_parts_done", 0)  # a fused call run as its parts
+    for part, k in (call.parts or ())[done:]:
         try:
             part()
         except Exception as inner:

@@ -15,8 +15,8 @@ executor's plan, by what the calls declare (their routine and their arrays,
 call of :func:`~caffe2rnn.kernels.lstm_step.lstm_step_forward` or
 ``lstm_step_backward``: the same routines in the same order on the same
 arrays, in one compiled call (docs/concepts/rnn-executor.md, "The fused LSTM
-step"). A run is fused only when the fused kernel accepts its arrays (its
-checks run here, once per step); otherwise the calls stay as they are. The
+step"). A run the fused kernel refuses (its checks: :func:`_accepted`)
+runs as the calls it stands for. The
 fused call keeps its parts and their ops: an error in a fused call is raised
 again by running the parts one by one, so it names the op that failed, as
 the op-by-op loop would.
@@ -103,7 +103,7 @@ def _forward(step, i):
     if input_add.func is not np.add or not all(_same_elements(gates, z) for z in (y, g, g_out)):
         return None
     args = (a, b, p, transposed, bias, x) + unit.args
-    if not _accepted(lstm_step.check_forward, a, b, p, transposed, bias, x, unit.args):
+    if not _accepted(impl, lstm_step.check_forward, a, b, p, transposed, bias, x, unit.args):
         return None
     parts = tuple(step[i : i + 4])
     reads = (a, b, bias, x) + tuple(r for r in unit.reads if r is not gates)
@@ -143,7 +143,7 @@ def _backward(step, i):
         k += 1
     if not products:
         return None
-    if not _accepted(lstm_step.check_backward, unit.args, tuple(products), tuple(sums)):
+    if not _accepted(impl, lstm_step.check_backward, unit.args, tuple(products), tuple(sums)):
         return None
     parts = tuple(step[i:k])
     args = unit.args + (tuple(products), tuple(sums))
@@ -159,8 +159,16 @@ def _backward(step, i):
     return call, k - i
 
 
-def _accepted(check, *args):
-    """Whether the fused kernel's checks accept these arrays."""
+def _accepted(impl, check, *args):
+    """Whether the fused kernel's checks accept these arrays.
+
+    On the compiled path they run when the plan's calls are compiled (in C,
+    once: ``compile_calls`` binds the fused kernel, and a fused call it
+    refuses runs as its parts); the twin checks on every call, so there
+    they run here, and a refused run is not fused.
+    """
+    if impl.path != "python":
+        return True
     try:
         check(*args)
     except Exception:
