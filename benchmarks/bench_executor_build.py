@@ -14,6 +14,10 @@ builds it), in a fresh workspace per mode, seconds per run:
   the *build*), the second run (works out which calls later runs make,
   compiles them, runs them: the *preparation*) and a later run.
 
+Times are this process's CPU seconds (``time.process_time``; BLAS runs on
+this one thread): on a machine shared with other jobs, wall time also
+counts the time the process waited for a core.
+
 "plan building" is what the executor adds to the runs it replaces: the first
 run's extra over the op-by-op first run, plus the second run's extra over a
 later one.
@@ -39,9 +43,9 @@ def runs(T, on, later=3):
     model = Caffe2RNNLSTM(make_problem(T, 8, 64, 64)).use_executor(on)
     times = []
     for _ in range(2 + later):
-        start = time.perf_counter()
+        start = time.process_time()
         model.forward_backward()
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return times[0], times[1], sorted(times[2:])[later // 2]
 
 
