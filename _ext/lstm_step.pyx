@@ -104,12 +104,12 @@ cdef struct Forward:
 
 
 cdef int _check_step_forward(tuple args, Forward* f) except -1:
-    (a, b, product, transposed, bias, x, h_prev, c_prev, gates, seq_lengths, t,
-     forget_bias, drop_states, h_out, c_out) = args
+    a, b, product, transposed, bias, x, unit = args
+    unit = tuple(unit)
+    h_prev, c_prev, gates, seq_lengths, _, _, _, h_out, c_out = unit
     cdef str k = "lstm_step_forward"
     # the twin's checks, in its order (kernels/lstm_step.py, check_forward)
-    _check_forward((h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states,
-                    h_out, c_out), &f.unit, k)
+    _check_forward(unit, &f.unit, k)
     cdef cnp.ndarray cp = <cnp.ndarray>c_prev
     cdef cnp.ndarray g = array_arg(gates, k, "gates", "float", True)
     _product(k, ("a", "b", "product"), a, b, product, &f.mm)
@@ -162,13 +162,10 @@ cdef int _run_step_forward(Forward* f) except -1:
 
 
 def lstm_step_forward(object a, object b, object product, object transposed, object bias,
-                      object x, object h_prev, object c_prev, object gates, object seq_lengths,
-                      object t, object forget_bias, object drop_states, object h_out,
-                      object c_out):
+                      object x, object unit):
     """One forward LSTM step from the recurrent product on (see the Python twin)."""
     cdef Forward f
-    _check_step_forward((a, b, product, transposed, bias, x, h_prev, c_prev, gates,
-                         seq_lengths, t, forget_bias, drop_states, h_out, c_out), &f)
+    _check_step_forward((a, b, product, transposed, bias, x, unit), &f)
     _run_step_forward(&f)
 
 
@@ -183,15 +180,14 @@ cdef struct Backward:
 
 
 cdef int _check_step_backward(tuple args, Backward* w) except -1:
-    (c_prev, gates, seq_lengths, t, c, dh, dc, forget_bias, drop_states, dh_prev_out,
-     dc_prev_out, dgates_out, products, sums) = args
+    unit, products, sums = args
+    unit, products, sums = tuple(unit), tuple(products), tuple(sums)
+    c_prev, gates, dgates_out = unit[0], unit[1], unit[11]
     cdef str k = "lstm_step_backward"
-    products, sums = tuple(products), tuple(sums)
     if len(products) > MAX_PARTS or len(sums) > MAX_PARTS:
         refuse("parts", (k, products, sums))
     # the twin's checks, in its order (kernels/lstm_step.py, check_backward)
-    _check_backward((c_prev, gates, seq_lengths, t, c, dh, dc, forget_bias, drop_states,
-                     dh_prev_out, dc_prev_out, dgates_out), &w.unit, k)
+    _check_backward(unit, &w.unit, k)
     cdef cnp.ndarray cp = <cnp.ndarray>c_prev
     cdef int i
     cdef tuple names
@@ -236,14 +232,10 @@ cdef int _run_step_backward(Backward* w) except -1:
     return 0
 
 
-def lstm_step_backward(object c_prev, object gates, object seq_lengths, object t, object c,
-                       object dh, object dc, object forget_bias, object drop_states,
-                       object dh_prev_out, object dc_prev_out, object dgates_out,
-                       object products, object sums):
+def lstm_step_backward(object unit, object products, object sums):
     """One backward LSTM step (see the Python twin)."""
     cdef Backward w
-    _check_step_backward((c_prev, gates, seq_lengths, t, c, dh, dc, forget_bias, drop_states,
-                          dh_prev_out, dc_prev_out, dgates_out, products, sums), &w)
+    _check_step_backward((unit, products, sums), &w)
     _run_step_backward(&w)
 
 
@@ -279,7 +271,8 @@ def bound_lstm_step_forward(*args):
     cdef BoundLSTMStep bound = BoundLSTMStep.__new__(BoundLSTMStep)
     _check_step_forward(args, &bound.f)
     bound.backward, bound.func, bound.args = False, lstm_step_forward, args
-    bound.written = (args[2], args[8], args[13], args[14])
+    unit = args[6]
+    bound.written = (args[2], unit[2], unit[7], unit[8])
     return bound
 
 
@@ -288,7 +281,7 @@ def bound_lstm_step_backward(*args):
     cdef BoundLSTMStep bound = BoundLSTMStep.__new__(BoundLSTMStep)
     _check_step_backward(args, &bound.w)
     bound.backward, bound.func, bound.args = True, lstm_step_backward, args
-    written = [a for a in args[9:12] if a is not None]
-    written += [out for _, _, out in args[12]] + [dst for dst, _ in args[13]]
+    written = [a for a in args[0][9:12] if a is not None]
+    written += [out for _, _, out in args[1]] + [dst for dst, _ in args[2]]
     bound.written = tuple(written)
     return bound

@@ -74,38 +74,24 @@ def check_forward(a, b, product, transposed, bias, x, unit):
     return n, d4
 
 
-def lstm_step_forward(
-    a,
-    b,
-    product,
-    transposed,
-    bias,
-    x,
-    h_prev,
-    c_prev,
-    gates,
-    seq_lengths,
-    t,
-    forget_bias,
-    drop_states,
-    h_out,
-    c_out,
-):
+def lstm_step_forward(a, b, product, transposed, bias, x, unit):
     """One forward LSTM step from the recurrent product on::
 
-        product = a · b                   FC's product (np.matmul)
-        gates   = product + bias          FC's bias (product read transposed
-                                          when ``transposed``: FC's (W·Xᵀ)ᵀ)
-        gates   = gates + x               the step net's Sum with input_t
-        h_out, c_out = LSTMUnit(h_prev, c_prev, gates, seq_lengths, t)
+        product = a · b                  FC's product (np.matmul)
+        gates = product + bias           FC's bias (product read transposed
+                                         when ``transposed``: FC's (W·Xᵀ)ᵀ)
+        gates = gates + x                the step net's Sum with input_t
+        lstm_unit_forward(*unit)         LSTMUnit → h_out, c_out
 
-    ``gates`` (N x 4D), ``bias`` (4D, or N x 4D rows) and ``x`` (N·4D
-    elements) are contiguous; ``a`` and ``b`` are matrices of any strides.
+    ``unit`` is lstm_unit_forward's arguments ``(h_prev, c_prev, gates,
+    seq_lengths, t, forget_bias, drop_states, h_out, c_out)``. ``gates``
+    (N x 4D), ``bias`` (4D, or N x 4D rows) and ``x`` (N·4D elements) are
+    contiguous; ``a`` and ``b`` are matrices of any strides.
     """
-    unit = (h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states, h_out, c_out)
+    unit = tuple(unit)
     n, d4 = check_forward(a, b, product, transposed, bias, x, unit)
     np.matmul(a, b, out=product)
-    g = gates.reshape(n, d4)
+    g = unit[2].reshape(n, d4)
     np.add(product.T if transposed else product.reshape(n, d4), bias.reshape(-1, d4), out=g)
     np.add(g, x.reshape(n, d4), out=g)
     lstm_unit_forward(*unit)
@@ -140,34 +126,23 @@ def check_backward(unit, products, sums):
     contract.no_overlap(BACKWARD, written, read)
 
 
-def lstm_step_backward(
-    c_prev,
-    gates,
-    seq_lengths,
-    t,
-    c,
-    dh,
-    dc,
-    forget_bias,
-    drop_states,
-    dh_prev_out,
-    dc_prev_out,
-    dgates_out,
-    products,
-    sums,
-):
+def lstm_step_backward(unit, products, sums):
     """One backward LSTM step::
 
-    LSTMUnitGradient(...) → dh_prev_out, dc_prev_out, dgates_out
-    out = a · b          for each (a, b, out) of ``products`` (FCGradient's
-                         dW, db and dX, in its order)
-    dst = dst + src      for each (dst, src) of ``sums`` (the Sums that
-                         follow: dX into hidden_t_prev's gradient, the
-                         step's dW and db into the parameters' gradients)
+        lstm_unit_backward(*unit)        LSTMUnitGradient → dh_prev_out,
+                                         dc_prev_out, dgates_out
+        out = a · b                      for each (a, b, out) of ``products``
+                                         (FCGradient's dW, db and dX)
+        dst = dst + src                  for each (dst, src) of ``sums`` (the
+                                         Sums after it: dX into hidden_t_prev's
+                                         gradient, dW and db into the
+                                         parameters' gradients)
+
+    ``unit`` is lstm_unit_backward's arguments ``(c_prev, gates,
+    seq_lengths, t, c, dh, dc, forget_bias, drop_states, dh_prev_out,
+    dc_prev_out, dgates_out)``.
     """
-    unit = (c_prev, gates, seq_lengths, t, c, dh, dc, forget_bias, drop_states)
-    unit += (dh_prev_out, dc_prev_out, dgates_out)
-    products, sums = tuple(products), tuple(sums)
+    unit, products, sums = tuple(unit), tuple(products), tuple(sums)
     check_backward(unit, products, sums)
     lstm_unit_backward(*unit)
     for a, b, out in products:

@@ -340,7 +340,7 @@ def _fused_forward(refused):
         BoundCall.elementwise(np.add, gates, x, gates),
         BoundCall.kernel(CY.lstm_unit_forward, "lstm_unit_forward", unit, (), unit[7:], True, 6),
     ]
-    args = (h, w_t, gates, False, bias, x) + unit
+    args = (h, w_t, gates, False, bias, x, unit)
     fused = BoundCall.kernel(CY.lstm_step_forward, "lstm_step_forward", args, (), (), True, 6)
     fused.parts = tuple((part, j) for j, part in enumerate(parts))
     return fused, unit

@@ -39,7 +39,7 @@ def forward_case(rng, dtype, layout, n=3, d=4, k=5, h_prev=True, fb=0.5, drop=Fa
     seq = np.resize(np.array([9, 2, 9], np.int32), n)
     unit = (a(n, d) if h_prev else None, a(n, d), g2, seq, 2, fb, drop)
     unit += (np.full((n, d), np.nan, dtype), np.full((n, d), np.nan, dtype))
-    args = (mm_a, mm_b, product, transposed, bias, x_in) + unit
+    args = (mm_a, mm_b, product, transposed, bias, x_in, unit)
 
     def parts(impl):
         np.matmul(mm_a, mm_b, out=product)
@@ -67,7 +67,7 @@ def backward_case(rng, dtype, n=3, d=4, h_prev=True, fb=0.5, drop=False):
     sums = ((dw, dw_t), (db, db_t))
     if h_prev:
         sums = ((dhp, part),) + sums
-    args = unit + (products, sums)
+    args = (unit, products, sums)
 
     def parts(impl):
         impl.lstm_unit_backward(*unit)
@@ -180,25 +180,39 @@ def _forward_corruptions():
     }
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("name", sorted(_forward_corruptions()))
-def test_forward_refuses_alike_before_writing(name, layout):
+def assert_refused_alike(kernel, flat, pack, change):
+    """``change`` applied to the flat arguments ``flat``: both paths and the
+    bound kernel refuse with one class and message, naming the kernel, and
+    write nothing."""
     outcomes = []
     for impl in (PY, CY, "bound"):
-        args, _ = forward_case(np.random.RandomState(3), np.float32, layout)
-        args = list(args)
-        _forward_corruptions()[name](args)
+        args = list(flat())
+        change(args)
+        args = pack(args)
         before = snapshot(args)
         with pytest.raises(Exception) as info:
             if impl == "bound":
-                lstm_step_ext.bound_lstm_step_forward(*args)()
+                getattr(lstm_step_ext, "bound_" + kernel)(*args)()
             else:
-                impl.lstm_step_forward(*args)
+                getattr(impl, kernel)(*args)
         outcomes.append((type(info.value), str(info.value)))
         assert snapshot(args) == before, impl
     assert outcomes[0] == outcomes[1] == outcomes[2]
     assert issubclass(outcomes[0][0], errors.Caffe2RNNError), outcomes[0]
-    assert outcomes[0][1].startswith("lstm_step_forward: "), outcomes[0]
+    assert outcomes[0][1].startswith(kernel + ": "), outcomes[0]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", sorted(_forward_corruptions()))
+def test_forward_refuses_alike_before_writing(name, layout):
+    def flat():  # a, b, product, transposed, bias, x, then the LSTM unit's arguments
+        args, _ = forward_case(np.random.RandomState(3), np.float32, layout)
+        return args[:6] + args[6]
+
+    def pack(flat):
+        return tuple(flat[:6]) + (tuple(flat[6:]),)
+
+    assert_refused_alike("lstm_step_forward", flat, pack, _forward_corruptions()[name])
 
 
 def _backward_corruptions():
@@ -235,27 +249,20 @@ def _backward_corruptions():
 
 @pytest.mark.parametrize("name", sorted(_backward_corruptions()))
 def test_backward_refuses_alike_before_writing(name):
-    outcomes = []
-    for impl in (PY, CY, "bound"):
+    def flat():  # the LSTM unit gradient's arguments, then products, sums
         args, _ = backward_case(np.random.RandomState(4), np.float32)
-        args = list(args)
-        _backward_corruptions()[name](args)
-        before = snapshot(args)
-        with pytest.raises(Exception) as info:
-            if impl == "bound":
-                lstm_step_ext.bound_lstm_step_backward(*args)()
-            else:
-                impl.lstm_step_backward(*args)
-        outcomes.append((type(info.value), str(info.value)))
-        assert snapshot(args) == before, impl
-    assert outcomes[0] == outcomes[1] == outcomes[2]
-    assert outcomes[0][1].startswith("lstm_step_backward: "), outcomes[0]
+        return args[0] + args[1:]
+
+    def pack(flat):
+        return (tuple(flat[:12]), flat[12], flat[13])
+
+    assert_refused_alike("lstm_step_backward", flat, pack, _backward_corruptions()[name])
 
 
 def test_an_output_made_read_only_after_binding_is_refused_by_the_full_checks():
     args, _ = forward_case(np.random.RandomState(5), np.float32, "x.WT")
     bound = lstm_step_ext.bound_lstm_step_forward(*args)
-    args[13].flags.writeable = False  # h_out
+    args[6][7].flags.writeable = False  # h_out
     with pytest.raises(errors.MemoryLayoutError, match="lstm_step_forward: h_out is read-only"):
         bound()
     with pytest.raises(TypeError, match="bound_lstm_step"):

@@ -637,7 +637,7 @@ def test_an_output_made_read_only_after_the_build_fails_that_run_only(path):
             (forward,) = [op for op in recurrent_ops(net.name) if op.op_type == "RecurrentNetwork"]
             plan = forward.executor.plans[path]
             lstm = [c for c in plan.calls if c.name == "lstm_step_forward"]  # fused
-            h_out = lstm[1].args[13]
+            h_out = lstm[1].args[6][7]  # the LSTM unit's h_out
             h_out.flags.writeable = False
             with pytest.raises(Exception, match=r"timestep 1.*LSTMUnit"):
                 workspace.RunNet(net.name)

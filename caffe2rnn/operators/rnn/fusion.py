@@ -102,7 +102,7 @@ def _forward(step, i):
     gates = unit.args[2]
     if input_add.func is not np.add or not all(_same_elements(gates, z) for z in (y, g, g_out)):
         return None
-    args = (a, b, p, transposed, bias, x) + unit.args
+    args = (a, b, p, transposed, bias, x, unit.args)
     if not _accepted(impl, lstm_step.check_forward, a, b, p, transposed, bias, x, unit.args):
         return None
     parts = tuple(step[i : i + 4])
@@ -146,7 +146,7 @@ def _backward(step, i):
     if not _accepted(impl, lstm_step.check_backward, unit.args, tuple(products), tuple(sums)):
         return None
     parts = tuple(step[i:k])
-    args = unit.args + (tuple(products), tuple(sums))
+    args = (unit.args, tuple(products), tuple(sums))
     reads = unit.reads + tuple(x for a, b, _ in products for x in (a, b))
     reads += tuple(src for _, src in sums) + tuple(dst for dst, _ in sums)
     writes = unit.writes + tuple(out for _, _, out in products) + tuple(d for d, _ in sums)
