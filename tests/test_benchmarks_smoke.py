@@ -55,3 +55,10 @@ def test_one_real_plan_building_measurement():
     bench = load("bench_executor_build")
     first, second, later = bench.runs(20, True, later=1)
     assert min(first, second, later) > 0
+
+
+def test_the_fusion_benchmark_compares_equal_plans(capsys):
+    bench = load("bench_fusion")
+    bench.main(["--quick"])
+    out = capsys.readouterr().out
+    assert "fwd unfused" in out and "reproduce:" in out
