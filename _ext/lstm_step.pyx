@@ -242,13 +242,11 @@ def lstm_step_backward(object unit, object products, object sums):
 # --- bound: the executor's plan (checked once) -------------------------------
 cdef class BoundLSTMStep:
     """``func(*args)`` with ``func`` lstm_step_forward or lstm_step_backward,
-    its arguments checked when it was made (the RNN executor's compile_calls).
+    its arguments checked when it was made (the RNN executor's compile_calls;
+    one subclass per direction, each holding only its own checked struct).
     What can still change is an output's writeable flag, checked on every
     call: then the full checks run (and refuse)."""
 
-    cdef Forward f
-    cdef Backward w
-    cdef bint backward
     cdef tuple written
     cdef readonly object func
     cdef readonly tuple args
@@ -260,17 +258,31 @@ cdef class BoundLSTMStep:
         for a in self.written:
             if not cnp.PyArray_ISWRITEABLE(a):
                 return self.func(*self.args)
-        if self.backward:
-            _run_step_backward(&self.w)
-        else:
-            _run_step_forward(&self.f)
+        self.run()
+
+    cdef int run(self) except -1:
+        return 0
+
+
+cdef class _BoundForward(BoundLSTMStep):
+    cdef Forward f
+
+    cdef int run(self) except -1:
+        return _run_step_forward(&self.f)
+
+
+cdef class _BoundBackward(BoundLSTMStep):
+    cdef Backward w
+
+    cdef int run(self) except -1:
+        return _run_step_backward(&self.w)
 
 
 def bound_lstm_step_forward(*args):
     """lstm_step_forward's arguments checked now; the call runs only the step."""
-    cdef BoundLSTMStep bound = BoundLSTMStep.__new__(BoundLSTMStep)
+    cdef _BoundForward bound = _BoundForward.__new__(_BoundForward)
     _check_step_forward(args, &bound.f)
-    bound.backward, bound.func, bound.args = False, lstm_step_forward, args
+    bound.func, bound.args = lstm_step_forward, args
     unit = args[6]
     bound.written = (args[2], unit[2], unit[7], unit[8])
     return bound
@@ -278,9 +290,9 @@ def bound_lstm_step_forward(*args):
 
 def bound_lstm_step_backward(*args):
     """lstm_step_backward's arguments checked now; the call runs only the step."""
-    cdef BoundLSTMStep bound = BoundLSTMStep.__new__(BoundLSTMStep)
+    cdef _BoundBackward bound = _BoundBackward.__new__(_BoundBackward)
     _check_step_backward(args, &bound.w)
-    bound.backward, bound.func, bound.args = True, lstm_step_backward, args
+    bound.func, bound.args = lstm_step_backward, args
     written = [a for a in args[0][9:12] if a is not None]
     written += [out for _, _, out in args[1]] + [dst for dst, _ in args[2]]
     bound.written = tuple(written)

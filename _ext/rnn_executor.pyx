@@ -327,10 +327,11 @@ cdef object _compiled(object call):
 
 cdef object _parts(object call):
     """A refused fused call as its compiled parts, or None (not fused)."""
-    if not getattr(call, "parts", None):
+    split = getattr(call, "parts", None)
+    if not split:
         return None
     cdef Parts parts = Parts.__new__(Parts)
-    parts.calls = [_compiled(part) for part, _ in call.parts]
+    parts.calls = [_compiled(part) for part, _ in split]
     parts.bound = call
     return parts
 

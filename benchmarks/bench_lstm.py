@@ -269,7 +269,7 @@ class Caffe2RNNLSTM:
         for name, value in feeds.items():
             workspace.FeedBlob(name, value)
         self.scope = scope
-        self.inference = self._inference_net(p, model.net.Proto().name + "_inference")
+        self.problem, self.inference = p, None  # the forward-only net, made on first use
         # Three instances of the net on the same blobs: the recurrent ops with
         # the executor off, on, and on with THREADS threads.
         self.nets = {}
@@ -306,6 +306,8 @@ class Caffe2RNNLSTM:
 
     def run_inference(self):
         """The forward-only net, ``workspace.RunNet``."""
+        if self.inference is None:
+            self.inference = self._inference_net(self.problem, "bench_lstm_inference")
         workspace.RunNet(self.inference)
 
     def use_executor(self, on):

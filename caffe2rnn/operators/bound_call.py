@@ -16,8 +16,9 @@ the very arrays one run of an operator used — together with what it
 * ``sets``: for a call that only *sets* something (a link's view into a
   blob, the timestep), what it sets; the executor skips such a call on later
   runs when the first run already left it in place.
-* ``parts``: for a fused call, the calls it computes at once, each with its
-  op's index in the step net (errors and descriptions name those ops).
+* ``part_ops``: for a fused call, the step net's ops whose calls it computes
+  at once (their indices); :attr:`parts` gives those calls back, rebuilt
+  from the fused call's arguments (errors and descriptions name them).
 * ``name``: the routine, as the binder names it (``"matmul"``, ``"add"``,
   ``"lstm_unit_forward"``...): what :meth:`describe` prints and what the
   executor's fusion (:mod:`caffe2rnn.operators.rnn.fusion`) matches on.
@@ -50,13 +51,13 @@ class BoundCall:
         "func",
         "args",
         "name",
-        "reads",
-        "writes",
+        "_reads",
+        "_writes",
         "releases_gil",
         "cost",
-        "sets",
-        "label",
-        "parts",
+        "_sets",
+        "_label",
+        "part_ops",
     )
 
     def __init__(
@@ -70,16 +71,16 @@ class BoundCall:
         cost=0.5,
         sets=None,
         label=None,
-        parts=None,
     ):
         self.func, self.args, self.name = func, tuple(args), name
-        self.reads = None if reads is None else tuple(reads)
-        self.writes = None if writes is None else tuple(writes)
+        self._reads = reads if reads is None or reads is _ARGS else tuple(reads)
+        self._writes = writes if writes is None or writes is _ARGS else tuple(writes)
         self.releases_gil, self.cost = releases_gil, cost
-        self.sets, self.label = sets, label
-        # A fused call: the ``(call, op index)`` pairs it computes at once
-        # (:mod:`caffe2rnn.operators.rnn.fusion`); None otherwise.
-        self.parts = parts
+        self._sets, self._label = sets, label
+        # A fused call: the indices of the ops it stands for, one per part
+        # (:mod:`caffe2rnn.operators.rnn.fusion`); None otherwise. One tuple
+        # shared by every step (a plan holds T fused calls).
+        self.part_ops = None
 
     #: Bound calls pass every argument by position (what the compiled executor
     #: expects of a call it may run through NumPy's inner loops).
@@ -87,6 +88,60 @@ class BoundCall:
 
     def __call__(self):
         return self.func(*self.args)
+
+    # A NumPy call of (a, b, out) reads a and b and writes out: its
+    # declaration is read off its arguments rather than kept twice (a plan
+    # holds T x ops calls).
+    @property
+    def reads(self):
+        """The arrays (or blob tokens) this call reads; None: it cannot say."""
+        if self._reads is _ARGS:
+            return tuple(a for a in self.args[:-1] if isinstance(a, np.ndarray))
+        return self._reads
+
+    @reads.setter
+    def reads(self, value):
+        self._reads = value
+
+    @property
+    def sets(self):
+        """For a call that only sets something: what it sets (blob tokens,
+        the timestep's memory); None for a call that computes."""
+        if self._sets is _ARGS:
+            if self.name == ASSIGN:
+                return [("blob", id(blob)) for blob in self.args[0]]
+            return [("memory", self.args[2].__array_interface__["data"][0])]  # timestep
+        return self._sets
+
+    @property
+    def label(self):
+        """What :meth:`describe` says instead of the routine and shapes, or None."""
+        if self.name == TIMESTEP:
+            return "timestep[0] = %d" % self.args[1]
+        return self._label
+
+    @property
+    def writes(self):
+        """The arrays (or blob tokens) this call writes; None: it cannot say."""
+        if self._writes is _ARGS:
+            if self.name == ASSIGN:
+                return tuple(("blob", id(blob)) for blob in self.args[0])
+            return self.args[-1:]
+        return self._writes
+
+    @writes.setter
+    def writes(self, value):
+        self._writes = value
+
+    @property
+    def parts(self):
+        """A fused call's parts: ``[(call, op index), ...]``, the calls it
+        computes at once, rebuilt from its arguments by the splitter its
+        fused kernel registered (:data:`SPLITTERS`); None for other calls.
+        Rebuilt, not kept: a plan holds T fused calls."""
+        if not self.part_ops:
+            return None
+        return list(zip(SPLITTERS[self.name](self), self.part_ops))
 
     def __repr__(self):
         return "<BoundCall %s>" % self.describe()
@@ -115,21 +170,21 @@ class BoundCall:
         m = a.shape[0] if a.ndim > 1 else 1
         k, n = a.shape[-1], b.shape[-1] if b.ndim > 1 else 1
         cost = 1.0 + m * k * n * _PER_MULTIPLY_ADD
-        return cls(np.matmul, (a, b, out), "matmul", (a, b), (out,), True, cost)
+        return cls(np.matmul, (a, b, out), "matmul", _ARGS, _ARGS, True, cost)
 
     @classmethod
     def elementwise(cls, ufunc, a, b, out):
         """``ufunc(a, b, out)`` (``np.add``, ``np.subtract``, ``np.multiply``)."""
         nogil = out.size >= UFUNC_NOGIL_SIZE
         cost = 0.5 + out.size * _PER_ELEMENT
-        reads = [x for x in (a, b) if isinstance(x, np.ndarray)]
-        return cls(ufunc, (a, b, out), ufunc.__name__, reads, (out,), nogil, cost)
+        return cls(ufunc, (a, b, out), ufunc.__name__, _ARGS, _ARGS, nogil, cost)
 
     @classmethod
     def copy(cls, dst, src):
         """``np.copyto(dst, src)``."""
         nogil = dst.size >= UFUNC_NOGIL_SIZE
-        return cls(np.copyto, (dst, src), "copyto", (src,), (dst,), nogil, 0.5 + dst.size * 1e-3)
+        cost = 0.5 + dst.size * _PER_ELEMENT
+        return cls(np.copyto, (dst, src), "copyto", (src,), (dst,), nogil, cost)
 
     @classmethod
     def kernel(cls, func, name, args, reads, writes, releases_gil, size):
@@ -141,15 +196,13 @@ class BoundCall:
     def assignment(cls, assign, blobs, values):
         """``assign(blobs, values)``: each blob's value set to a view made once
         (the link ops of a step; ``assign`` is the kernel path's ``assign_values``)."""
-        tokens = [("blob", id(blob)) for blob in blobs]
-        return cls(assign, (blobs, values), ASSIGN, (), tokens, sets=tokens)
+        return cls(assign, (blobs, values), ASSIGN, (), _ARGS, sets=_ARGS)
 
     @classmethod
     def timestep(cls, array, t):
-        """``array[0] = t``: the step's timestep blob."""
-        target = ("memory", array.__array_interface__["data"][0])
-        label = "timestep[0] = %d" % t
-        return cls(array.__setitem__, (0, t), TIMESTEP, (), (array,), sets=[target], label=label)
+        """``array[0] = t``: the step's timestep blob (args ``(0, t, array)``:
+        its memory and its label are read off them when asked)."""
+        return cls(_set_first, (0, t, array), TIMESTEP, (), _ARGS, sets=_ARGS)
 
     @classmethod
     def loop_copy(cls, copy):
@@ -159,6 +212,21 @@ class BoundCall:
         reads = () if source is None else (source,)
         return cls(copy.refresh, (), "refresh", reads, (copy.value,), label=copy.what)
 
+
+#: ``reads``/``writes`` of a NumPy call ``f(a, b, out)``, what an assignment or
+#: a timestep sets: read off the call's arguments when asked (a plan holds T x
+#: ops calls; keeping them too would cost a kilobyte per step).
+_ARGS = object()
+
+
+def _set_first(index, value, array):
+    """``array[index] = value`` (the timestep's call)."""
+    array[index] = value
+
+
+#: Fused kernel name -> a function of a fused call returning the BoundCalls
+#: it computes at once, in order (registered by the module that fuses them).
+SPLITTERS = {}
 
 #: The names of the calls that set rather than compute.
 ASSIGN = "assign"

@@ -143,7 +143,7 @@ def _reads_a_timestep(calls, targets):
     the timesteps' byte ranges, sorted, and a binary search per array read.
     There are T timesteps and T x ops calls: nothing here may be quadratic.
     """
-    stamps = [c.writes[0] for c in calls if c.name == TIMESTEP]
+    stamps = [c.args[2] for c in calls if c.name == TIMESTEP]
     if not stamps:
         return False
     computing = [c for c, t in zip(calls, targets) if t is None]
@@ -191,8 +191,6 @@ def _coalesce(step, calls):
     last, (blobs, values) = step[-1][0], calls[0].args
     last.args[0].extend(blobs)
     last.args[1].extend(values)
-    last.writes += calls[0].writes
-    last.sets = last.writes
     return True
 
 
@@ -206,7 +204,7 @@ def _failure(plan, i, exc):
     call, s, j = plan.calls[i], plan.where_step[i], plan.where_op[i]
     t, ws = plan.steps[s]
     done = getattr(exc, "fused_parts_done", 0)  # a fused call run as its parts
-    for part, k in (call.parts or ())[done:]:
+    for part, k in (call.parts or [])[done:]:
         try:
             part()
         except Exception as inner:
@@ -289,9 +287,9 @@ class StepPlan:
             op = "(timestep blob)" if j < 0 else "#%d %s" % (j, self.netdef.op[j].type)
             texts = call.lines()  # a line per link assigned, per part of a fused call
             n = len(texts)
-            if call.parts:  # a fused call: the ops it stands for
-                types = dict.fromkeys(self.netdef.op[k].type for _, k in call.parts)
-                op = "#%d-#%d %s" % (j, call.parts[-1][1], "+".join(types))
+            if call.part_ops:  # a fused call: the ops it stands for
+                types = dict.fromkeys(self.netdef.op[k].type for k in call.part_ops)
+                op = "#%d-#%d %s" % (j, call.part_ops[-1], "+".join(types))
             elif n > 1:
                 op = "#%d-#%d %s" % (j, j + n - 1, self.netdef.op[j].type)
             for k, text in enumerate(texts):

@@ -17,9 +17,11 @@ call of :func:`~caffe2rnn.kernels.lstm_step.lstm_step_forward` or
 arrays, in one compiled call (docs/concepts/rnn-executor.md, "The fused LSTM
 step"). A run the fused kernel refuses (its checks: :func:`_accepted`)
 runs as the calls it stands for. The
-fused call keeps its parts and their ops: an error in a fused call is raised
-again by running the parts one by one, so it names the op that failed, as
-the op-by-op loop would.
+fused call keeps the indices of the ops it stands for and gives its parts
+back on demand (:func:`split_forward`, :func:`split_backward`, rebuilt from
+its arguments: a plan holds T fused calls): an error in a fused call is
+raised again by running the parts one by one, so it names the op that
+failed, as the op-by-op loop would.
 
 Forward-only nets (``forward_only=True``, inference) go through the same
 plans, so they run the fused forward step too.
@@ -29,7 +31,14 @@ import numpy as np
 
 from ... import kernels
 from ...kernels import lstm_step
-from ..bound_call import BoundCall
+from ..bound_call import SPLITTERS, BoundCall
+
+_OPS = {}  # one tuple of op indices per kind of fused step, shared by every step
+
+
+def _ops(parts):
+    ops = tuple(j for _, j in parts)
+    return _OPS.setdefault(ops, ops)
 
 
 def fuse(step, backward=True):
@@ -63,6 +72,8 @@ def _address(a):
 
 def _same(u, v):
     """``u`` and ``v`` are views of the same memory in the same layout."""
+    if u is v:
+        return True
     return (
         isinstance(u, np.ndarray)
         and isinstance(v, np.ndarray)
@@ -74,6 +85,8 @@ def _same(u, v):
 
 def _same_elements(u, v):
     """``u`` and ``v`` are the same contiguous elements (in any shape)."""
+    if u is v:
+        return True
     return (
         u.flags.c_contiguous
         and v.flags.c_contiguous
@@ -113,7 +126,7 @@ def _forward(step, i):
         impl.lstm_step_forward, "lstm_step_forward", args, reads, writes, impl.releases_gil, size
     )
     call.cost = sum(part.cost for part, _ in parts)
-    call.parts = parts
+    call.part_ops = _ops(parts)
     return call, 4
 
 
@@ -155,7 +168,7 @@ def _backward(step, i):
         impl.lstm_step_backward, "lstm_step_backward", args, reads, writes, impl.releases_gil, size
     )
     call.cost = sum(part.cost for part, _ in parts)
-    call.parts = parts
+    call.part_ops = _ops(parts)
     return call, k - i
 
 
@@ -174,3 +187,61 @@ def _accepted(impl, check, *args):
     except Exception:
         return False
     return True
+
+
+def _implementation(fused):
+    """The kernel path whose fused kernel ``fused`` calls."""
+    for path in kernels.PATHS:
+        if path == "python" or kernels.cython_available():
+            impl = kernels.implementation(path)
+            if fused in (impl.lstm_step_forward, impl.lstm_step_backward):
+                return impl
+    raise ValueError("not a fused LSTM step kernel: %r" % (fused,))
+
+
+def split_forward(call):
+    """The calls a fused forward step computes: FC's product and bias add,
+    the Sum with input_t, LSTMUnit (on 2-D views of the same memory: the
+    same element-wise sums)."""
+    a, b, p, transposed, bias, x, unit = call.args
+    impl = _implementation(call.func)
+    gates = unit[2]
+    n, d4 = gates.shape
+    product = p.T if transposed else p.reshape(n, d4)
+    reads = [r for r in unit[:4] if r is not None]
+    row_or_rows = bias if bias.shape in ((d4,), (n, d4)) else bias.reshape(-1, d4)
+    return [
+        BoundCall.product(a, b, p),
+        BoundCall.elementwise(np.add, product, row_or_rows, gates),
+        BoundCall.elementwise(np.add, gates, x.reshape(n, d4), gates),
+        BoundCall.kernel(
+            impl.lstm_unit_forward, "lstm_unit_forward", unit, reads, unit[7:], impl.releases_gil, n
+        ),
+    ]
+
+
+def split_backward(call):
+    """The calls a fused backward step computes: LSTMUnitGradient, each
+    product, each sum (``dst + src`` into dst)."""
+    unit, products, sums = call.args
+    impl = _implementation(call.func)
+    written = [w for w in unit[9:] if w is not None]
+    reads = unit[:3] + unit[4:7]
+    parts = [
+        BoundCall.kernel(
+            impl.lstm_unit_backward,
+            "lstm_unit_backward",
+            unit,
+            reads,
+            written,
+            impl.releases_gil,
+            1,
+        )
+    ]
+    parts += [BoundCall.product(a, b, out) for a, b, out in products]
+    parts += [BoundCall.elementwise(np.add, dst, src, dst) for dst, src in sums]
+    return parts
+
+
+SPLITTERS["lstm_step_forward"] = split_forward
+SPLITTERS["lstm_step_backward"] = split_backward
