@@ -15,7 +15,8 @@ folder) and times, at each (N, H) of ``benchmarks/bench_lstm.py``, the four
 products of an LSTM step as caffe2rnn forms them: the recurrent product
 ``h · Wᵀ`` (N x H by H x 4H, in each FC layout), and backward dW, dX (and,
 for sgemm, dW accumulated in place with beta = 1). Interleaved rounds, one
-thread, median µs per product.
+thread, median CPU µs per product (``time.process_time``: robust on a shared
+machine).
 """
 
 import os
@@ -59,13 +60,13 @@ def time_matmul_loop(cnp.ndarray x, cnp.ndarray y, cnp.ndarray o, int reps):
     steps[3], steps[4], steps[5] = x.strides[0], x.strides[1], y.strides[0]
     steps[6], steps[7], steps[8] = y.strides[1], o.strides[0], o.strides[1]
     cdef int r
-    start = time.perf_counter()
+    start = time.process_time()
     for r in range(reps):
         args[0] = <char*>cnp.PyArray_DATA(x)
         args[1] = <char*>cnp.PyArray_DATA(y)
         args[2] = <char*>cnp.PyArray_DATA(o)
         fn(args, dims, steps, data)
-    return (time.perf_counter() - start) / reps * 1e6
+    return (time.process_time() - start) / reps * 1e6
 """
 
 SGEMM = r"""
@@ -79,11 +80,11 @@ def time_sgemm(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, str ta, str tb, int 
     cdef float* A = <float*>cnp.PyArray_DATA(a)
     cdef float* B = <float*>cnp.PyArray_DATA(b)
     cdef float* C = <float*>cnp.PyArray_DATA(c)
-    start = time.perf_counter()
+    start = time.process_time()
     with nogil:
         for r in range(reps):
             sgemm(&cta, &ctb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc)
-    return (time.perf_counter() - start) / reps * 1e6
+    return (time.process_time() - start) / reps * 1e6
 """
 
 
@@ -164,7 +165,9 @@ def main(argv=None):
     m = build(with_scipy)
     shapes = [(8, 64), (16, 128)] if args.quick else [(8, 64), (16, 128), (32, 256), (64, 512)]
     rounds = 3 if args.quick else 9
-    print("BLAS for the fused LSTM step: us per product, median of %d interleaved rounds" % rounds)
+    print(
+        "BLAS for the fused LSTM step: CPU us per product, median of %d interleaved rounds" % rounds
+    )
     if not with_scipy:
         print("(scipy not installed: NumPy's loop only)")
     for N, H in shapes:
