@@ -99,17 +99,13 @@ class BoundCall:
             return tuple(a for a in self.args[:-1] if isinstance(a, np.ndarray))
         return self._reads
 
-    @reads.setter
-    def reads(self, value):
-        self._reads = value
-
     @property
     def sets(self):
         """For a call that only sets something: what it sets (blob tokens,
         the timestep's memory); None for a call that computes."""
         if self._sets is _ARGS:
             if self.name == ASSIGN:
-                return [("blob", id(blob)) for blob in self.args[0]]
+                return list(self.writes)
             return [("memory", self.args[2].__array_interface__["data"][0])]  # timestep
         return self._sets
 
@@ -128,10 +124,6 @@ class BoundCall:
                 return tuple(("blob", id(blob)) for blob in self.args[0])
             return self.args[-1:]
         return self._writes
-
-    @writes.setter
-    def writes(self, value):
-        self._writes = value
 
     @property
     def parts(self):

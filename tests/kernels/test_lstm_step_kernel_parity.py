@@ -216,21 +216,21 @@ def test_forward_refuses_alike_before_writing(name, layout):
 
 
 def _backward_corruptions():
-    def products(change):
+    def entries(index, change):
+        """A change to the products (index 12) or the sums (13), as lists."""
+
         def apply(args):
-            parts = list(map(list, args[12]))
+            parts = list(map(list, args[index]))
             change(parts)
-            args[12] = tuple(map(tuple, parts))
+            args[index] = tuple(map(tuple, parts))
 
         return apply
+
+    def products(change):
+        return entries(12, change)
 
     def sums(change):
-        def apply(args):
-            parts = list(map(list, args[13]))
-            change(parts)
-            args[13] = tuple(map(tuple, parts))
-
-        return apply
+        return entries(13, change)
 
     return {
         "a product of another shape": products(
