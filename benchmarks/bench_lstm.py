@@ -351,17 +351,16 @@ def blas_products(model):
     backward), inside the fused LSTM steps too. Run after the net has run
     twice with the executor on, so that the plans are built and steady.
     """
-    forward, both = [], []
-    for i, op in enumerate(model.net.ops):
+    both, n_forward = [], 0
+    for i, op in enumerate(model.net.ops):  # the forward ops come first
         executor = getattr(op, "executor", None)
         calls = executor.plan.steady_bound if executor is not None else op.bind() or []
         parts = [p for c in calls for p in ([q for q, _ in c.parts] if c.parts else [c])]
-        products = [c for c in parts if c.name == "matmul"]
-        both += products
+        both += [c for c in parts if c.name == "matmul"]
         if i < model.n_forward_ops:
-            forward += products
-    compile_calls = kernels.current().compile_calls
-    return compile_calls(forward), compile_calls(both)
+            n_forward = len(both)
+    both = kernels.current().compile_calls(both)
+    return both[:n_forward], both
 
 
 def with_rnn_executor(netdef, on):
