@@ -8,7 +8,6 @@ gradients of a blob read by several ops, always *in place* on input 0) and
 matches, so a step net can write straight into a row of a states tensor.
 """
 
-import functools
 import os
 
 import numpy as np
@@ -17,6 +16,7 @@ from ..errors import DTypeError, EnforceNotMet, FileAccessError
 from ..runtime import settings
 from ..runtime.registry import register, register_gradient
 from .base import Operator
+from .bound_call import BoundCall
 from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient, single_op_gradient
 
 _SUM_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32))
@@ -61,9 +61,9 @@ class Sum(Operator):
         """The adds of :meth:`run` on this run's arrays (for the RNN executor)."""
         x0, out = self.inputs[0].value, self.outputs[0].value
         if not self.others:
-            return [] if out is x0 else [functools.partial(np.copyto, out, x0)]
-        calls = [functools.partial(np.add, x0, self.others[0].value, out)]
-        calls += [functools.partial(np.add, out, blob.value, out) for blob in self.others[1:]]
+            return [] if out is x0 else [BoundCall.copy(out, x0)]
+        calls = [BoundCall.elementwise(np.add, x0, self.others[0].value, out)]
+        calls += [BoundCall.elementwise(np.add, out, b.value, out) for b in self.others[1:]]
         return calls
 
     def bad_first_input(self):
