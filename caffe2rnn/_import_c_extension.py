@@ -41,6 +41,12 @@ from .runtime.bindings import (  # noqa: F401  (Blob, TensorCPU: C's names)
 )
 from .runtime.workspace import fetch_value
 
+# Engine preferences (caffe2/python/pybind_state.cc, 042e8ede4: set_engine_pref...).
+set_per_op_engine_pref = _registry.set_per_op_engine_pref
+set_global_engine_pref = _registry.set_global_engine_pref
+set_engine_pref = _registry.set_engine_pref
+set_op_engine_pref = _registry.set_op_engine_pref
+
 has_gpu_support = False
 has_mkldnn = False
 is_asan = False
