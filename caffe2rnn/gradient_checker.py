@@ -213,9 +213,7 @@ class GradientChecker:
             if grad_ops is None:
                 grad_ops = registry_ops
             for name, array in zip(op.input, inputs):
-                workspace.FeedBlob(
-                    name, array, input_device_options.get(name, self._device_option)
-                )
+                workspace.FeedBlob(name, array, input_device_options.get(name, self._device_option))
             x = inputs[input_to_check]
             input_name, grad_name = op.input[input_to_check], g_input[input_to_check]
 

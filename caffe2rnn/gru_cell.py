@@ -21,7 +21,7 @@ per layer and needs explicit ``initial_states`` (one blob per layer).
 import functools
 
 from . import brew, eras
-from .cells.base import RNNCell, check_dim
+from .cells.base import RNNCell
 from .cells.layers import _LSTM
 
 
@@ -32,8 +32,8 @@ class _GRUCell(RNNCell):
         self, input_size, hidden_size, forget_bias, memory_optimization, drop_states=False, **kwargs
     ):
         super().__init__(**kwargs)
-        self.input_size = check_dim(input_size, "input_size (dim_in)")
-        self.hidden_size = check_dim(hidden_size, "hidden_size (dim_out)")
+        self.input_size = input_size
+        self.hidden_size = hidden_size
         self.forget_bias = float(forget_bias)  # unused, as in Caffe2
         self.memory_optimization = memory_optimization
         self.drop_states = drop_states
@@ -49,7 +49,7 @@ class _GRUCell(RNNCell):
         )
 
     def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
-        (hidden_t_prev,) = states
+        hidden_t_prev = states[0]  # as Caffe2: further states are not read
         if extra_inputs:
             raise NotImplementedError("GRUCell takes no extra_inputs")
         input_t_reset, input_t_update, input_t_output = model.net.Split(
