@@ -94,10 +94,19 @@ class RNNCell:
         the cell has no initializer) raised in Caffe2 (``zip`` of None;
         "Either initial states or initializer have to be set").
         """
+        names = list(map(str, self.get_state_names()))
         if initial_states is None:
             raise ArgumentError(
                 "initial_states: %s needs one blob per recurrent state (%s), got None"
-                % (type(self).__name__, ", ".join(map(str, self.get_state_names())))
+                % (type(self).__name__, ", ".join(names))
+            )
+        # The output is read from the output state's outputs, which exist only
+        # for a state given an initial blob (Caffe2: an IndexError there).
+        output = self.get_output_state_index()
+        if output >= len(initial_states):
+            raise ArgumentError(
+                "initial_states: %d given for the states %s; the output state '%s' "
+                "(state %d) has none" % (len(initial_states), ", ".join(names), names[output], output)
             )
 
     def collected_recompute_blobs(self):

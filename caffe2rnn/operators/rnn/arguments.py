@@ -380,10 +380,10 @@ def _check_indices(a, op_def, gradient, fail):
                 )
     if a.param_grads and len(a.param_grads) != len(a.params):
         fail("param_grads", "has %d names for %d params" % (len(a.param_grads), len(a.params)))
-    # Caffe2's constructRecurrentGradients: an alias of a recurrent state that
-    # takes a gradient must cover all steps (1) or the last one (-1).
-    # Indices naming no alias of a state take no gradient, as in Caffe2.
-    if a.backward_step_net is not None:
+    # Caffe2's gradient op (constructRecurrentGradients): an alias of a
+    # recurrent state that takes a gradient must cover all steps (1) or the
+    # last one (-1). Indices naming no alias of a state take no gradient.
+    if gradient:
         for j in a.outputs_with_grads:
             if not 0 <= j < len(a.aliases):
                 continue
