@@ -81,7 +81,8 @@ def recurrent_net(
     code importing ``caffe2.python.recurrent`` through :mod:`caffe2rnn.compat` —
     gets the op that era built. The era is read at each call.
     """
-    if eras.current().version == "newest":
+    version = eras.current().version
+    if version == "newest":
         from .history import newest
 
         return newest.recurrent_net(
@@ -95,6 +96,25 @@ def recurrent_net(
             outputs_with_grads=outputs_with_grads,
             recompute_blobs_on_backward=recompute_blobs_on_backward,
             forward_only=forward_only,
+        )
+    if version == "v2" and not forward_only:
+        # E4: that era's text, for that era's operator. (This one names each
+        # parameter's per-step gradient in ``param_grads``, which the operator
+        # before 8e01e4c8b did not read: a parameter consumed by a pass-through
+        # op, such as the attention's weighted_encoder_outputs, would get a
+        # gradient nothing wrote. The E4 text had no forward_only.)
+        from .history import v2
+
+        return v2.recurrent_net(
+            net,
+            cell_net,
+            inputs,
+            initial_cell_inputs,
+            links,
+            timestep=timestep,
+            scope=scope,
+            outputs_with_grads=outputs_with_grads,
+            recompute_blobs_on_backward=recompute_blobs_on_backward,
         )
     assert len(inputs) == 1, "Only one input blob is supported so far"
     check_scoping(cell_net)
