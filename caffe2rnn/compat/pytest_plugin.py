@@ -20,7 +20,7 @@ seeded with N; add pytest's ``--hypothesis-seed N`` for the examples
 Hypothesis draws. Without it the numbers differ between runs, as they did in
 Caffe2 (whose fillers were seeded from the clock).
 
-How to run Caffe2's own tests on caffe2rnn: docs/guides/caffe2-tests.md.
+How to run Caffe2's own tests on caffe2rnn: docs/caffe2-tests.md.
 """
 
 import contextlib

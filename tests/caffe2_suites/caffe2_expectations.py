@@ -76,7 +76,19 @@ SUITES = [
     # -- E6 (042e8ede4) ---------------------------------------------------------------
     Suite("E6", "hypothesis_test.py", select="test_elman_recurrent_network"),
     Suite("E6", "operator_test/recurrent_network_test.py"),
-    Suite("E6", "operator_test/rnn_cell_test.py"),
+    Suite(
+        "E6",
+        "operator_test/rnn_cell_test.py",
+        outcomes={
+            "RNNCellTest::test_lstm_main": (
+                "flaky",
+                "LayerNormLSTM's gradient check: where a row of the normalised gates is nearly "
+                "constant, the check's step (0.005) is wider than the bend of sqrt(var + 1e-5); "
+                "the gradient is exact and Caffe2's failed alike "
+                "(tests/operators/test_ops_layer_norm_check.py)",
+            )
+        },
+    ),
     Suite("E6", "operator_test/gru_test.py"),
     Suite("E6", "operator_test/recurrent_net_executor_test.py"),
     # -- E4 (23bd132c1) ---------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Caffe2's own test files, run unchanged on caffe2rnn, checked against a table.
 
 Each file of :data:`caffe2_expectations.SUITES` runs in a subprocess exactly as
-a user would run it (docs/concepts/caffe2-tests.md)::
+a user would run it (docs/caffe2-tests.md)::
 
     python -m pytest -p caffe2rnn.compat.pytest_plugin --caffe2-source SRC \\
         --caffe2-era E5 SRC/caffe2/python/operator_test/rnn_cell_test.py
