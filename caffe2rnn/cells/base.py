@@ -106,7 +106,8 @@ class RNNCell:
         if output >= len(initial_states):
             raise ArgumentError(
                 "initial_states: %d given for the states %s; the output state '%s' "
-                "(state %d) has none" % (len(initial_states), ", ".join(names), names[output], output)
+                "(state %d) has none"
+                % (len(initial_states), ", ".join(names), names[output], output)
             )
 
     def collected_recompute_blobs(self):

@@ -116,7 +116,7 @@ def bytes_to_native_str(b, encoding="utf-8"):
     return b.decode(encoding)
 
 
-_FUTURE_UTILS = {
+_FUTURE_UTILS: dict = {
     "viewitems": viewitems,
     "viewkeys": viewkeys,
     "viewvalues": viewvalues,
