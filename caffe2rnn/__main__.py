@@ -19,39 +19,13 @@ exit status 2 -- argparse's own convention -- never a traceback.
 
 import argparse
 import os
-import re
 import sys
 from contextlib import nullcontext
 
 from . import eras, errors, viz
+from .history import catalog
 from .viz import examples, netdraw, sources
 from .viz.gallery import VIEWS
-
-
-def _historical(version):
-    """{cell: builder} for a historical recurrent_net, built under its own era."""
-    from .history import cells
-    from .history.compare import built_op
-
-    return {
-        name: (lambda name=name: built_op(version, cells.CELLS[name]())) for name in cells.CELLS
-    }
-
-
-def _history_versions():
-    from .history import VERSIONS as modules
-
-    return {
-        name: (_plain((module.__doc__ or name).strip().splitlines()[0]), _historical(name))
-        for name, module in modules.items()
-    }
-
-
-def _plain(text):
-    """A docstring's first line for the terminal: no reST quotes, no research-note ids."""
-    text = re.sub(r"\bseed \d+(?: #\d+)?,?\s*", "", text.replace("``", ""))
-    return re.sub(r"\s+([,.])", r"\1", text).strip()
-
 
 # version -> (description, {cell name: builder}). 'current' is caffe2rnn's own
 # recurrent_net (v3 with the forward_only fix); the others are caffe2rnn.history.
@@ -59,9 +33,9 @@ VERSIONS = dict(
     current=(
         "caffe2rnn.recurrent.recurrent_net: v3 (2017-06-29) "
         "with the forward_only fix of 2017-08-17",
-        examples.CELLS,
+        examples.OPS,
     ),
-    **_history_versions(),
+    **catalog.versions(),
 )
 
 # Upper bounds for numeric arguments: drawings grow with T (the unroll view
@@ -293,7 +267,7 @@ def _char_rnn_arguments(parser):
 def _history_cells():
     from .history import cells
 
-    return sorted(cells.CELLS)
+    return sorted(cells.HISTORICAL)
 
 
 def _history_names():

@@ -39,6 +39,7 @@ from .runtime.bindings import (  # noqa: F401  (Blob, TensorCPU: C's names)
     message,
     tensor_copy,
 )
+from .runtime.tracebacks import call_with_exception_intercept
 from .runtime.workspace import fetch_value
 
 # Engine preferences (caffe2/python/pybind_state.cc, 042e8ede4: set_engine_pref...).
@@ -264,12 +265,10 @@ class Workspace(metaclass=_WorkspaceType):
         The net runs with ``era`` if given, else the era a ``core.Net`` was
         marked with (:func:`caffe2rnn.eras.for_running`).
         """
-        from .workspace import CallWithExceptionIntercept
-
         era = eras.for_running(net, era)
         netdef = _copy(message(net, caffe2_pb2.NetDef))
         self._ws.last_failed_op_net_position = -1
-        created = CallWithExceptionIntercept(
+        created = call_with_exception_intercept(
             self._ws.create_net,
             self._last_failed_op_net_position,
             netdef.name,
@@ -291,8 +290,6 @@ class Workspace(metaclass=_WorkspaceType):
         blobs (:meth:`runtime.Workspace.dropping_new_empty_blobs
         <caffe2rnn.runtime.Workspace.dropping_new_empty_blobs>`).
         """
-        from .workspace import CallWithExceptionIntercept
-
         net_eras = None
         if hasattr(obj, "Nets"):  # a core.Plan: each net runs with its own era
             net_eras = {net.Name(): eras.for_running(net, era) for net in obj.Nets()}
@@ -305,7 +302,7 @@ class Workspace(metaclass=_WorkspaceType):
                 return ws.run_plan(obj, era, net_eras)
             if isinstance(obj, caffe2_pb2.NetDef):
                 ws.last_failed_op_net_position = -1
-                return CallWithExceptionIntercept(
+                return call_with_exception_intercept(
                     ws.run_net_once, self._last_failed_op_net_position, obj.name, obj, era
                 )
             if isinstance(obj, caffe2_pb2.OperatorDef):
@@ -339,7 +336,8 @@ class Net:
         self._net = instance
 
     def run(self):
-        self._net.run()
+        """Run once; a failure leaves the workspace as it was (as ``RunNet``)."""
+        self._net.ws.run_created(self._net)
 
     def __repr__(self):
         return "<C.Net %r>" % self._net.name

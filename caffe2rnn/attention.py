@@ -13,19 +13,25 @@ With encoder outputs ``s_j`` (S × N × E) and the decoder state ``h_t``
 recurrence, and enters the step net as a reference. The ``Add`` ops
 broadcast an N × E term over the S encoder positions (``broadcast=1``).
 
-Two graphs of the same formulas, chosen by the era:
+Two graphs of the same formulas, chosen by the era's policy
+``attention_graph`` (:mod:`caffe2rnn.eras`):
 
-* **2017-04-07** (89ea32b11, era E3; what :func:`caffe2rnn.recurrent.LSTMWithAttention`
-  always builds): ``v`` is the parameter ``attention_v`` (1 × E, XavierFill)
-  used as an FC weight with the bias ``attention_zeros``; ``Softmax`` over
-  N × S, then ``ExpandDims`` to ``attention_weights_3d`` (N × S × 1).
-  The functions return ``(context, attention_weights_3d)``.
-* **2017-06** (0cdd09da6, E4 onward): ``brew.fc`` to one unit with a frozen
-  bias (``attention_logits_w``/``_b``), transposed to N × S × 1 and soft-maxed
-  along axis 1. From faaafeccd (2017-04-11) the functions return
-  ``(context, attention_weights_3d, attention_blobs)``: ``attention_blobs``
-  are the large S × N × E blobs a step may recompute in the backward pass
-  instead of storing (``attention_memory_optimization``).
+* **"v_vector"** (until 2017-05; eras E0–E4, and what
+  :func:`caffe2rnn.recurrent.LSTMWithAttention`, the 2017-04 module, always
+  builds): ``v`` is the parameter ``attention_v`` (1 × E, XavierFill) used as
+  an FC weight with the bias ``attention_zeros``; ``Softmax`` over N × S, then
+  ``ExpandDims`` to ``attention_weights_3d`` (N × S × 1); every sum is a
+  broadcast ``Add``.
+* **"fc_logits"** (2017-06, 0cdd09da6; eras E5, E6): ``brew.fc`` to one unit
+  with a frozen bias (``attention_logits_w``/``_b``), transposed to N × S × 1
+  and soft-maxed along axis 1; the recurrent sum adds its two N × E terms
+  first.
+
+From faaafeccd (2017-04-11; era E4 on) the functions return ``(context,
+attention_weights_3d, attention_blobs)``: ``attention_blobs`` are the large
+S × N × E blobs a step may recompute in the backward pass instead of storing
+(``attention_memory_optimization``); before, ``(context,
+attention_weights_3d)`` (policy ``attention_returns_blobs``).
 
 Era E6 (2017-09 on) adds ``AttentionType.Dot`` (:func:`apply_dot_attention`,
 ``e_tj = s_j · h_t``) and ``AttentionType.SoftCoverage``
@@ -36,6 +42,7 @@ masked to −∞ (``SequenceMask``) before the softmax.
 
 from . import brew, eras
 from .errors import ArgumentError
+from .recurrent_stages import scoped_name
 
 
 class _AttentionTypeMeta(type):
@@ -81,10 +88,8 @@ def attention_type_name(attention_type):
     return names[attention_type]
 
 
-def s(scope, name):
-    """Internal names are ``<scope>/<name>``, scoped by hand: the step net's
-    blobs are referred to from outside it (links, references)."""
-    return f"{str(scope)}/{str(name)}"
+#: ``s(scope, name)`` → ``<scope>/<name>`` (Caffe2's name in this module).
+s = scoped_name
 
 
 def _calc_weighted_context(
@@ -103,7 +108,7 @@ def _calc_weighted_context(
     return context
 
 
-def _attention_weights(model, logits, scope, april, encoder_lengths=None):
+def _attention_weights(model, logits, scope, v_row, encoder_lengths=None):
     """``α_t``, N × S × 1: softmax over the encoder positions.
 
     With ``encoder_lengths`` (E6) the logits past each encoder sequence's
@@ -113,16 +118,16 @@ def _attention_weights(model, logits, scope, april, encoder_lengths=None):
         logits = model.net.SequenceMask(
             [logits, encoder_lengths], ["masked_attention_logits"], mode="sequence"
         )
-    if april:
+    if v_row:
         weights = model.Softmax(logits, s(scope, "attention_weights"), engine="CUDNN")  # N × S
         return model.net.ExpandDims(weights, s(scope, "attention_weights_3d"), dims=[2])
     return brew.softmax(model, logits, s(scope, "attention_weights_3d"), engine="CUDNN", axis=1)
 
 
-def _attention_logits(model, summed, encoder_output_dim, scope, april):
+def _attention_logits(model, summed, encoder_output_dim, scope, v_row):
     """``e_tj = v · tanh(sum_j)``, transposed so the batch comes first."""
     summed = model.net.Tanh(summed, summed)  # in place: S × N × E
-    if april:
+    if v_row:
         attention_v = model.param_init_net.XavierFill(
             [], s(scope, "attention_v"), shape=[1, encoder_output_dim]
         )
@@ -161,11 +166,11 @@ def _finish(
     encoder_outputs_transposed,
     encoder_output_dim,
     scope,
-    april,
+    v_row,
     encoder_lengths=None,
 ):
-    logits = _attention_logits(model, summed, encoder_output_dim, scope, april)
-    weights_3d = _attention_weights(model, logits, scope, april, encoder_lengths)
+    logits = _attention_logits(model, summed, encoder_output_dim, scope, v_row)
+    weights_3d = _attention_weights(model, logits, scope, v_row, encoder_lengths)
     context = _calc_weighted_context(
         model, encoder_outputs_transposed, encoder_output_dim, weights_3d, scope
     )
@@ -192,7 +197,7 @@ def _recurrent(
     decoder_hidden_state_dim,
     attention_weighted_encoder_context_t_prev,
     scope,
-    april,
+    v_row,
     encoder_lengths=None,
 ):
     weighted_prev_context = _apply_fc_weight_for_sum_match(
@@ -206,7 +211,7 @@ def _recurrent(
     weighted_hidden = _weighted_decoder_hidden_state(
         model, decoder_hidden_state_t, decoder_hidden_state_dim, encoder_output_dim, scope
     )
-    if april:
+    if v_row:
         # the S × N × E sum first, then the previous context broadcast onto it
         summed_tmp = model.net.Add(
             [weighted_encoder_outputs, weighted_hidden],
@@ -232,7 +237,7 @@ def _recurrent(
             broadcast=1,
         )
     return _finish(
-        model, summed, encoder_outputs_transposed, encoder_output_dim, scope, april, encoder_lengths
+        model, summed, encoder_outputs_transposed, encoder_output_dim, scope, v_row, encoder_lengths
     )
 
 
@@ -244,7 +249,7 @@ def _regular(
     decoder_hidden_state_t,
     decoder_hidden_state_dim,
     scope,
-    april,
+    v_row,
     encoder_lengths=None,
 ):
     weighted_hidden = _weighted_decoder_hidden_state(
@@ -257,12 +262,12 @@ def _regular(
         use_grad_hack=1,
     )
     return _finish(
-        model, summed, encoder_outputs_transposed, encoder_output_dim, scope, april, encoder_lengths
+        model, summed, encoder_outputs_transposed, encoder_output_dim, scope, v_row, encoder_lengths
     )
 
 
-def april_attention(attention_type, **kwargs):
-    """The 2017-04-07 graph, whatever the era: ``(context, weights_3d, [sum])``.
+def v_vector_attention(attention_type, **kwargs):
+    """The ``"v_vector"`` graph, whatever the era: ``(context, weights_3d, [sum])``.
 
     Used by :func:`caffe2rnn.recurrent.LSTMWithAttention`, which mirrors the
     module of that date; the third item is what its
@@ -271,9 +276,9 @@ def april_attention(attention_type, **kwargs):
     # That module checked nothing: Recurrent attention when attention_type ==
     # AttentionType.Recurrent, Regular for any other value (23bd132c1).
     if attention_type == AttentionType.Recurrent:
-        return _recurrent(april=True, **kwargs)
+        return _recurrent(v_row=True, **kwargs)
     kwargs.pop("attention_weighted_encoder_context_t_prev", None)
-    return _regular(april=True, **kwargs)
+    return _regular(v_row=True, **kwargs)
 
 
 def apply_recurrent_attention(
@@ -303,7 +308,7 @@ def apply_recurrent_attention(
             decoder_hidden_state_dim,
             attention_weighted_encoder_context_t_prev,
             scope,
-            april=not eras.current().attention_returns_blobs,
+            v_row=eras.current().attention_graph == "v_vector",
             encoder_lengths=encoder_lengths,
         )
     )
@@ -334,7 +339,7 @@ def apply_regular_attention(
             decoder_hidden_state_t,
             decoder_hidden_state_dim,
             scope,
-            april=not eras.current().attention_returns_blobs,
+            v_row=eras.current().attention_graph == "v_vector",
             encoder_lengths=encoder_lengths,
         )
     )

@@ -79,9 +79,15 @@ class Era:
     #: it. Before: W must be 2-D.
     fc_axis_w: bool = False
     #: faaafeccd (2017-04-11): ``attention.apply_*_attention`` return
-    #: ``(context, attention_weights_3d, attention_blobs)``; before, two values
-    #: (and the 2017-04-07 graph: ``attention_v``, Softmax + ExpandDims).
+    #: ``(context, attention_weights_3d, attention_blobs)``; before, two values.
     attention_returns_blobs: bool = True
+    #: The shape of the attention graph. ``"fc_logits"`` (E5 on): the logits
+    #: are ``brew.fc`` to one unit (1c67331cb, 2017-06-25), soft-maxed along
+    #: axis 1 of N × S × 1 (14dc63a5c, 2017-05-09), the recurrent sum adds the
+    #: two N × E terms first (8be1311d9, 2017-05-05). ``"v_vector"`` (until
+    #: E4): a learned row ``attention_v`` as an FC weight, ``Softmax`` over
+    #: N × S then ``ExpandDims``, every sum a broadcast ``Add``.
+    attention_graph: str = "fc_logits"
     #: The rnn_cell API of late 2017: ``gru_cell`` (486f549da, 2017-07-10),
     #: ``LayerNormLSTM`` and ``brew.layer_norm`` (2017-09), attention types
     #: ``Dot``/``SoftCoverage`` with ``encoder_lengths`` masking, cell
@@ -142,6 +148,7 @@ E4 = _define(
         equal_generator_names=True,
         first_generator_keeps_name=False,
         zero_gradient_always=False,
+        attention_graph="v_vector",
     )
 )
 E3 = _define(

@@ -20,8 +20,8 @@ from .attention import (  # noqa: F401 - Caffe2 code imported these from here
     AttentionType,
     apply_recurrent_attention,
     apply_regular_attention,
-    april_attention,
     attention_type_name,
+    v_vector_attention,
 )
 from .cnn import CNNModelHelper
 from .errors import ArgumentError
@@ -30,11 +30,50 @@ from .recurrent_stages import (
     build_backward_cell,
     check_scoping,
     find_references,
+    in_call_order,
     op_arguments,
-    ordered,
     plan_links,
     scoper,
 )
+
+#: The arguments :func:`recurrent_net` passes to ``net.RecurrentNetwork``, in
+#: its call's order — which becomes the OperatorDef's (0cdd09da6: the
+#: backward-only ones last; see :func:`caffe2rnn.recurrent_stages.in_call_order`).
+CALL_ORDER = (
+    "alias_src",
+    "alias_dst",
+    "alias_offset",
+    "recurrent_states",
+    "initial_recurrent_state_ids",
+    "link_internal",
+    "link_external",
+    "link_offset",
+    "step_net",
+    "timestep",
+    "param",
+    "backward_link_internal",
+    "backward_link_external",
+    "backward_link_offset",
+    "backward_step_net",
+    "outputs_with_grads",
+    "recompute_blobs_on_backward",
+    "param_grads",
+)
+
+#: era name → the ``recurrent_net`` Caffe2 shipped in that era, where it is
+#: not this module's text; filled by :func:`register_era_text`.
+_ERA_TEXTS: dict = {}
+
+
+def register_era_text(function, era_names, forward_only=True):
+    """Make ``function`` (a ``recurrent_net`` of the same signature) what
+    :func:`recurrent_net` runs while one of ``era_names`` is in force.
+
+    ``forward_only=False``: that text had no ``forward_only`` argument (before
+    2017-05); a forward-only op is then built with this module's text.
+    """
+    for name in era_names:
+        _ERA_TEXTS[eras.get(name).name] = (function, forward_only)
 
 
 def recurrent_net(
@@ -74,18 +113,18 @@ def recurrent_net(
     ``(out0_all, out0_last, out1_all, out1_last, ...)`` in
     ``initial_cell_inputs`` order.
 
-    This is Caffe2's ``recurrent_net`` of 0cdd09da6 (era E5, the default). Under
-    era E6 (``eras.use("E6")``) it is the one Caffe2 shipped from 042e8ede4
-    (:func:`caffe2rnn.history.newest.recurrent_net`: step nets passed as NetDef,
-    ``enable_rnn_executor=1``), so code built under E6 — ``rnn_cell``, or Caffe2
-    code importing ``caffe2.python.recurrent`` through :mod:`caffe2rnn.compat` —
-    gets the op that era built. The era is read at each call.
+    This is Caffe2's ``recurrent_net`` of 0cdd09da6 (era E5, the default). An
+    era whose Caffe2 shipped another text has it registered here
+    (:func:`register_era_text`; :mod:`caffe2rnn.history` registers the
+    042e8ede4 text for E6: step nets passed as NetDef, ``enable_rnn_executor=1``),
+    so code built under that era — ``rnn_cell``, or Caffe2 code importing
+    ``caffe2.python.recurrent`` through :mod:`caffe2rnn.compat` — gets the op
+    that era built. The era is read at each call.
     """
-    version = eras.current().version
-    if version == "newest":
-        from .history import newest
-
-        return newest.recurrent_net(
+    era_text, had_forward_only = _ERA_TEXTS.get(eras.current().name, (None, True))
+    if era_text is not None and (had_forward_only or not forward_only):
+        extra = {"forward_only": forward_only} if had_forward_only else {}
+        return era_text(
             net,
             cell_net,
             inputs,
@@ -95,26 +134,7 @@ def recurrent_net(
             scope=scope,
             outputs_with_grads=outputs_with_grads,
             recompute_blobs_on_backward=recompute_blobs_on_backward,
-            forward_only=forward_only,
-        )
-    if version == "v2" and not forward_only:
-        # E4: that era's text, for that era's operator. (This one names each
-        # parameter's per-step gradient in ``param_grads``, which the operator
-        # before 8e01e4c8b did not read: a parameter consumed by a pass-through
-        # op, such as the attention's weighted_encoder_outputs, would get a
-        # gradient nothing wrote. The E4 text had no forward_only.)
-        from .history import v2
-
-        return v2.recurrent_net(
-            net,
-            cell_net,
-            inputs,
-            initial_cell_inputs,
-            links,
-            timestep=timestep,
-            scope=scope,
-            outputs_with_grads=outputs_with_grads,
-            recompute_blobs_on_backward=recompute_blobs_on_backward,
+            **extra,
         )
     assert len(inputs) == 1, "Only one input blob is supported so far"
     check_scoping(cell_net)
@@ -147,18 +167,11 @@ def recurrent_net(
         outputs_with_grads,
     )
     results = net.RecurrentNetwork(
-        all_inputs, plan.outputs + [s("step_workspaces")], **ordered(arguments, "v3")
+        all_inputs, plan.outputs + [s("step_workspaces")], **in_call_order(arguments, CALL_ORDER)
     )
     cell_net.Proto().type = "simple"
     # The last output holds the step workspaces, needed only by the gradient.
     return results[:-1]
-
-
-def _scoped(scope):
-    def s(name):
-        return f"{str(scope)}/{str(name)}"
-
-    return s
 
 
 def _lstm_unit_args(forget_bias, drop_states):
@@ -233,7 +246,7 @@ def LSTM(
     the parameter blobs when ``return_params``). ``memory_optimization``
     recomputes ``gates_t`` in the backward pass instead of storing it per step.
     """
-    s = _scoped(scope)
+    s = scoper(scope, None)
     input_blob = model.FC(input_blob, s("i2h"), dim_in=dim_in, dim_out=4 * dim_out, axis=2)
 
     step_model = CNNModelHelper(name="lstm_cell", param_model=model)
@@ -329,7 +342,7 @@ def MILSTM(
     those four vectors are created in ``param_init_net`` but not added to
     the model's params, so they reach the op as references with gradients.
     """
-    s = _scoped(scope)
+    s = scoper(scope, None)
     input_blob = model.FC(input_blob, s("i2h"), dim_in=dim_in, dim_out=4 * dim_out, axis=2)
 
     step_model = CNNModelHelper(name="milstm_cell", param_model=model)
@@ -425,7 +438,7 @@ def LSTMWithAttention(
     8be1311d9, 2017-05-05); the gradients are the same.
     """
     attention_type_name(attention_type)  # validate before building anything
-    s = _scoped(scope)
+    s = scoper(scope, None)
     decoder_inputs = model.FC(
         decoder_inputs, s("i2h"), dim_in=decoder_input_dim, dim_out=4 * decoder_state_dim, axis=2
     )
@@ -481,7 +494,7 @@ def LSTMWithAttention(
         decoder_hidden_state_dim=decoder_state_dim,
         scope=scope,
     )
-    context_t, _, attention_blobs = april_attention(
+    context_t, _, attention_blobs = v_vector_attention(
         attention_type,
         attention_weighted_encoder_context_t_prev=attention_weighted_encoder_context_t_prev,
         **attention,

@@ -17,14 +17,19 @@ are short compositions of the same parts:
    cell blobs views of their rows, and the *aliases* that expose them;
 5. :func:`accumulate_linked_gradients` — the ``_accum`` rewrite (2017-06) that
    adds, instead of overwrites, gradients arriving through links;
-6. :func:`op_arguments` and :func:`ordered` — the parallel lists and nets
-   the C++ op reads, in the order each version passed them.
+6. :func:`op_arguments` and :func:`in_call_order` — the parallel lists and
+   nets the C++ op reads, in the order each version passed them.
+
+Stages only older versions took (v1's literal input gradient, v2's
+pass-through aliases) and every version's argument order are in
+:mod:`caffe2rnn.history.stages`.
 
 Shapes: the input sequence is ``T × N × D``; a state tensor is
 ``(T + 1) × N × D`` (row 0 holds the initial state, row t+1 the output of
 step t).
 """
 
+import functools
 from dataclasses import astuple, dataclass, field
 
 from . import core
@@ -46,14 +51,16 @@ def check_scoping(cell_net):
             """
 
 
+def scoped_name(scope, name):
+    """``<scope>/<name>``: the internal names of a recurrent op and its cells,
+    scoped by hand because blobs inside the step net are named from outside
+    it (links, references). ``attention.s`` is this function."""
+    return f"{str(scope)}/{str(name)}"
+
+
 def scoper(op_name, scope):
     """``s(name)``: internal blob names are ``<scope or op_name>/<name>``."""
-    scope_name = op_name if scope is None else scope
-
-    def s(name):
-        return f"{str(scope_name)}/{str(name)}"
-
-    return s
+    return functools.partial(scoped_name, op_name if scope is None else scope)
 
 
 def find_references(cell_proto, inputs, initial_cell_inputs, timestep):
@@ -180,12 +187,6 @@ def recurrent_input_gradient(backward, cell_input):
     return recurrent_input_grad
 
 
-def literal_input_gradient(backward, cell_input):
-    """v1's choice (until 96bafa3b2, 2017-03-21): always ``<cell_input>_grad``,
-    even when no backward op writes it — bug B3."""
-    return cell_input + "_grad"
-
-
 def plan_links(
     inputs,
     initial_cell_inputs,
@@ -244,22 +245,6 @@ def plan_links(
                 Link(str(backward.mapping[str(input_t)]), str(input_blob) + "_grad", 0)
             )
     return plan
-
-
-def alias_pass_through_references(backward, references):
-    """v2's fix for B4 (21e9049f6 Copy, 9ab756ee9 Alias; 2017-03-23/24).
-
-    A reference consumed first by a pass-through op (``Sum``, broadcast
-    ``Add``) has its per-step gradient under another name, so nothing wrote
-    ``<ref>_grad``, where the C++ op read it after each step. ``Alias(<the
-    real gradient>) -> <ref>_grad`` is appended to the backward step net. The
-    op then adds ``<ref>_grad`` into an ``_acc`` blob and swaps the two at the
-    end — which, from the second run on, doubles a shared buffer (B5).
-    """
-    for reference in references:
-        reference_grad = reference + "_grad"
-        if reference in backward.mapping and reference_grad != str(backward.mapping[reference]):
-            backward.net.Alias(backward.mapping[reference], reference_grad)
 
 
 def accumulate_linked_gradients(backward_cell_net):
@@ -330,7 +315,7 @@ def op_arguments(
     indices, the step nets as protobuf text, the timestep name; with a
     ``backward`` cell also ``param`` (input indices), ``param_grads``,
     ``outputs_with_grads`` and ``recompute_blobs_on_backward``. Each version
-    keeps the ones it passed, in its own order (:func:`ordered`).
+    keeps the ones it passed, in its own order (:func:`in_call_order`).
     """
     link_internal, link_external, link_offset = unpack_triples(plan.forward_links)
     alias_src, alias_dst, alias_offset = unpack_triples(plan.aliases)
@@ -365,76 +350,13 @@ def op_arguments(
     return arguments
 
 
-#: The arguments each version passed, in its call's order. Python 3 turns
-#: keywords into ``Argument`` messages in call-site order, so this order is the
-#: OperatorDef's; Caffe2 under Python 2 had a hash order.
-ARGUMENT_ORDER = {
-    # 2017-03 .. 04 (v1, april; v2 adds recompute_blobs_on_backward)
-    "v1": (
-        "param",
-        "alias_src",
-        "alias_dst",
-        "alias_offset",
-        "recurrent_states",
-        "initial_recurrent_state_ids",
-        "link_internal",
-        "link_external",
-        "link_offset",
-        "backward_link_internal",
-        "backward_link_external",
-        "backward_link_offset",
-        "step_net",
-        "backward_step_net",
-        "timestep",
-        "outputs_with_grads",
-    ),
-    # 2017-06 .. 08 (v3 and caffe2rnn.recurrent): backward-only ones last
-    "v3": (
-        "alias_src",
-        "alias_dst",
-        "alias_offset",
-        "recurrent_states",
-        "initial_recurrent_state_ids",
-        "link_internal",
-        "link_external",
-        "link_offset",
-        "step_net",
-        "timestep",
-        "param",
-        "backward_link_internal",
-        "backward_link_external",
-        "backward_link_offset",
-        "backward_step_net",
-        "outputs_with_grads",
-        "recompute_blobs_on_backward",
-        "param_grads",
-    ),
-    # 2017-12 .. 2018: the executor flag; the backward net last, only if it has ops
-    "newest": (
-        "alias_src",
-        "alias_dst",
-        "alias_offset",
-        "recurrent_states",
-        "initial_recurrent_state_ids",
-        "link_internal",
-        "link_external",
-        "link_offset",
-        "enable_rnn_executor",
-        "step_net",
-        "timestep",
-        "param",
-        "backward_link_internal",
-        "backward_link_external",
-        "backward_link_offset",
-        "outputs_with_grads",
-        "recompute_blobs_on_backward",
-        "param_grads",
-        "backward_step_net",
-    ),
-}
-ARGUMENT_ORDER["v2"] = ARGUMENT_ORDER["v1"] + ("recompute_blobs_on_backward",)
+def in_call_order(arguments, call_order):
+    """``arguments`` in the order of ``call_order`` (a text's keyword order),
+    keeping only those the text passed.
 
-
-def ordered(arguments, version):
-    """``arguments`` in ``version``'s call order, keeping only those it passed."""
-    return {name: arguments[name] for name in ARGUMENT_ORDER[version] if name in arguments}
+    Python 3 turns keywords into ``Argument`` messages in call-site order, so
+    the order of a text's call is the OperatorDef's (Caffe2 under Python 2 had
+    a hash order). :data:`caffe2rnn.recurrent.CALL_ORDER` is today's;
+    :mod:`caffe2rnn.history.stages` keeps each historical text's.
+    """
+    return {name: arguments[name] for name in call_order if name in arguments}

@@ -43,12 +43,12 @@ from .cells.layers import (  # noqa: F401
     LSTM,
     MILSTM,
     LayerNormLSTM,
-    LSTMWithAttention_E6,
+    LSTMWithAttentionLengths,
     _layered_LSTM,
     cudnn_LSTM,
     layered_LSTM,
 )
-from .cells.layers import LSTMWithAttention as _LSTMWithAttention_E5
+from .cells.layers import LSTMWithAttention as _LSTMWithAttention2017_06
 from .cells.lstm import LayerNormLSTMCell, LSTMCell, MILSTMCell  # noqa: F401
 from .cells.unrolled import UnrolledCell  # noqa: F401
 from .cells.wrappers import DropoutCell, MultiRNNCell  # noqa: F401
@@ -67,7 +67,7 @@ del LayerNormLSTMCell, LayerNormLSTM, LSTMInitializer, MultiRNNCellInitializer
 def __getattr__(name):
     late = eras.current().late_2017_cells
     if name == "LSTMWithAttention":
-        return LSTMWithAttention_E6 if late else _LSTMWithAttention_E5
+        return LSTMWithAttentionLengths if late else _LSTMWithAttention2017_06
     if name in _LATE_2017:
         if late:
             return _LATE_2017[name]

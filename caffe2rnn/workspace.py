@@ -22,9 +22,7 @@ the order they are made.
 import contextlib
 import os
 import shutil
-import sys
 import tempfile
-from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any, Optional
 
@@ -36,6 +34,7 @@ from . import eras, scope, utils
 from .errors import DTypeError, WrongTypeError
 from .proto import caffe2_pb2
 from .runtime import Workspace as _RuntimeWorkspace
+from .runtime import tracebacks
 
 Blobs = C.blobs
 CreateBlob = C.create_blob
@@ -54,8 +53,9 @@ Nets = C.nets
 
 #: net name → {op index → [(file, line), ...]}: where each op of a ``core.Net``
 #: was created (innermost frame first). ``Net.PopulateProtoWithFileName`` and
-#: the failure report of :func:`CallWithExceptionIntercept` read it.
-operator_tracebacks = defaultdict(dict)
+#: the failure report of :func:`CallWithExceptionIntercept` read it
+#: (:mod:`caffe2rnn.runtime.tracebacks`).
+operator_tracebacks = tracebacks.operator_tracebacks
 
 is_asan = C.is_asan
 has_gpu_support = C.has_gpu_support
@@ -126,23 +126,9 @@ def GetNetName(net):
 
 
 def CallWithExceptionIntercept(func, op_id_fetcher, net_name, *args, **kwargs):
-    """``func(*args, **kwargs)``; if it raises, say where the failing op was made.
-
-    The failing op's index comes from ``op_id_fetcher()``; when
-    :data:`operator_tracebacks` knows where that op of ``net_name`` was created,
-    that place is printed to stderr (see
-    :func:`caffe2rnn.core.tracebacks.creation_report`) before the exception
-    goes on unchanged.
-    """
-    try:
-        return func(*args, **kwargs)
-    except Exception:
-        from .core import tracebacks  # core imports this module
-
-        report = tracebacks.creation_report(net_name, op_id_fetcher())
-        if report:
-            print(report, file=sys.stderr)
-        raise
+    """``func(*args, **kwargs)``; if it raises, say where the failing op was made
+    (:func:`caffe2rnn.runtime.tracebacks.call_with_exception_intercept`)."""
+    return tracebacks.call_with_exception_intercept(func, op_id_fetcher, net_name, *args, **kwargs)
 
 
 def CreateNet(
@@ -214,11 +200,10 @@ def RunPlan(plan_or_step, era=None):
     ``recurrent_net`` marks the net it builds); ``era`` names one for the
     others, as in :func:`RunNetOnce`.
     """
-    from . import core  # core imports this module
-
-    if isinstance(plan_or_step, core.ExecutionStep):
-        plan_or_step = core.Plan(plan_or_step)
-    if not isinstance(plan_or_step, core.Plan):
+    as_plan = getattr(plan_or_step, "_as_plan", None)  # a core.ExecutionStep
+    if as_plan is not None:
+        plan_or_step = as_plan()
+    if not hasattr(plan_or_step, "Nets"):  # not a core.Plan: a PlanDef or its bytes
         plan_or_step = C.message(plan_or_step, caffe2_pb2.PlanDef)
     return C.Workspace.current.run(plan_or_step, era)
 

@@ -19,7 +19,7 @@ Outputs of ``apply_over_sequence``: ``(output, states_for_all_steps)`` where
 each state over all T steps (T × N × ·) and at the last step (1 × N × ·).
 """
 
-from .. import eras, scope
+from .. import brew, eras, scope
 from ..errors import ArgumentError
 from ..model_helper import ModelHelper
 from ..recurrent import recurrent_net
@@ -59,6 +59,14 @@ class RNNCell:
     def prepare_input(self, model, input_blob):
         """Input-only work, on the whole sequence (T × N × D) or one step."""
         return input_blob
+
+    def gates_fc(self, model, blob, name, dim_in, gates):
+        """``brew.fc`` of ``blob`` (a step's 1 × N × dim_in, or the whole
+        sequence) to ``gates`` × ``hidden_size`` units along axis 2, named
+        ``<scope>/<name>`` (``i2h``, ``gates_t``...)."""
+        return brew.fc(
+            model, blob, self.scope(name), dim_in=dim_in, dim_out=gates * self.hidden_size, axis=2
+        )
 
     def get_state_names(self):
         """Names of the recurrent states; ``<name>_prev`` are the step net's inputs."""

@@ -149,7 +149,7 @@ def LSTMWithAttention(
 ):
     """An LSTM decoder (T × N × decoder_input_dim) attending over
     ``encoder_outputs`` (S × N × E) with a :class:`LSTMWithAttentionCell`
-    (the E5 signature; :func:`LSTMWithAttention_E6` adds ``encoder_lengths``).
+    (the 2017-06 signature; :func:`LSTMWithAttentionLengths` adds ``encoder_lengths``).
 
     Returns the six RecurrentNetwork outputs ``(hidden_all, hidden_last,
     cell_all, cell_last, context_all, context_last)``; the external gradient
@@ -160,7 +160,7 @@ def LSTMWithAttention(
     return _lstm_with_attention(**locals())
 
 
-def LSTMWithAttention_E6(
+def LSTMWithAttentionLengths(
     model,
     decoder_inputs,
     decoder_input_lengths,
@@ -181,9 +181,10 @@ def LSTMWithAttention_E6(
     forget_bias=0.0,
     forward_only=False,
 ):
-    """``rnn_cell.LSTMWithAttention`` under era E6 (2017-09 on): ``encoder_lengths``
-    (int32 N, or None) after ``encoder_outputs``, attention types Dot and
-    SoftCoverage (which adds the coverage state: eight outputs)."""
+    """``rnn_cell.LSTMWithAttention`` of late 2017 (era policy
+    ``late_2017_cells``, E6): ``encoder_lengths`` (int32 N, or None) after
+    ``encoder_outputs``, attention types Dot and SoftCoverage (which adds the
+    coverage state: eight outputs)."""
     return _lstm_with_attention(**locals())
 
 

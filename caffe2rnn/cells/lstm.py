@@ -71,14 +71,7 @@ class LSTMCell(RNNCell):
     def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
         hidden_t_prev, cell_t_prev = states
         fc_input, fc_input_dim = self._recurrent_input(model, hidden_t_prev, extra_inputs)
-        gates_t = brew.fc(
-            model,
-            fc_input,
-            self.scope("gates_t"),
-            dim_in=fc_input_dim,
-            dim_out=4 * self.hidden_size,
-            axis=2,
-        )
+        gates_t = self.gates_fc(model, fc_input, "gates_t", fc_input_dim, 4)
         model.net.Sum([gates_t, input_t], gates_t)  # in place: + the projected input
         hidden_t, cell_t = self._lstm_unit(
             model,
@@ -99,14 +92,7 @@ class LSTMCell(RNNCell):
         return {"weights": self.scope("gates_t") + "_w", "biases": self.scope("gates_t") + "_b"}
 
     def prepare_input(self, model, input_blob):
-        return brew.fc(
-            model,
-            input_blob,
-            self.scope("i2h"),
-            dim_in=self.input_size,
-            dim_out=4 * self.hidden_size,
-            axis=2,
-        )
+        return self.gates_fc(model, input_blob, "i2h", self.input_size, 4)
 
     def get_state_names(self):
         return (self.scope("hidden_t"), self.scope("cell_t"))
@@ -139,14 +125,7 @@ class MILSTMCell(LSTMCell):
     def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
         hidden_t_prev, cell_t_prev = states
         fc_input, fc_input_dim = self._recurrent_input(model, hidden_t_prev, extra_inputs)
-        prev_t = brew.fc(
-            model,
-            fc_input,
-            self.scope("prev_t"),
-            dim_in=fc_input_dim,
-            dim_out=4 * self.hidden_size,
-            axis=2,
-        )  # 1 × N × 4H
+        prev_t = self.gates_fc(model, fc_input, "prev_t", fc_input_dim, 4)  # 1 × N × 4H
         alpha = self._mi_param(model, "alpha", 1.0)
         beta_h = self._mi_param(model, "beta1", 1.0)
         beta_i = self._mi_param(model, "beta2", 1.0)
@@ -186,14 +165,7 @@ class LayerNormLSTMCell(LSTMCell):
     def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
         hidden_t_prev, cell_t_prev = states
         fc_input, fc_input_dim = self._recurrent_input(model, hidden_t_prev, extra_inputs)
-        gates_t = brew.fc(
-            model,
-            fc_input,
-            self.scope("gates_t"),
-            dim_in=fc_input_dim,
-            dim_out=4 * self.hidden_size,
-            axis=2,
-        )
+        gates_t = self.gates_fc(model, fc_input, "gates_t", fc_input_dim, 4)
         brew.sum(model, [gates_t, input_t], gates_t)
         gates_t, _, _ = brew.layer_norm(
             model,

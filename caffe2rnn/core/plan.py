@@ -81,6 +81,10 @@ class ExecutionStep:
     def get_net(self, name):
         return self._net_dict[name]
 
+    def _as_plan(self):
+        """A :class:`Plan` of this one step (``workspace.RunPlan`` of a step)."""
+        return Plan(self)
+
     def Name(self):
         return self._step.name
 

@@ -21,16 +21,15 @@ v1 plus five commits:
 """
 
 from ..recurrent_stages import (
-    alias_pass_through_references,
     build_backward_cell,
     check_scoping,
     find_references,
     op_arguments,
-    ordered,
     plan_links,
     scoper,
 )
 from .building import building
+from .stages import alias_pass_through_references, ordered
 
 
 def recurrent_net(

@@ -21,13 +21,12 @@ Caffe2's one zeroed states-gradient row (``tail_rows``) is in :mod:`.tail_rows`.
 import numpy as np
 from google.protobuf import text_format
 
-from .. import core, workspace
+from .. import core, eras, workspace
 from ..errors import EnforceNotMet
-from ..operators.rnn.recurrent_network import RecurrentNetworkOp
 from ..proto import caffe2_pb2
-from ..runtime import Workspace, blob
+from ..runtime import Workspace, blob, registry
 from . import VERSIONS, cells, era, scratch
-from .operator_eras import StaleLinksForward, operator_class
+from .operator_eras import StaleLinksForward
 from .sandbox import sandbox
 
 
@@ -125,13 +124,14 @@ def b2_stale_links(seed=0):
         net, _ = cell.build(VERSIONS["v1"].recurrent_net)
     op_def = next(o for o in net.Proto().op if o.type == "RecurrentNetwork")
     outcome = {}
-    classes = {"stale": StaleLinksForward, "E2": operator_class(RecurrentNetworkOp, "E2")}
+    e2 = eras.get("E2")
+    classes = {"stale": StaleLinksForward, "E2": registry.operator_class("RecurrentNetwork", e2)}
     for label, cls in classes.items():
         for case, values in second.items():
             ws = Workspace(name="b2")
             for name, value in first.items():
                 ws.feed(name, value)
-            op = cls(op_def, ws)
+            op = cls(op_def, ws, e2)
             op.run()
             for name, value in values.items():
                 ws.feed(name, value)

@@ -21,5 +21,6 @@ from ..example_cells import (  # noqa: F401
     two_states,
 )
 
-#: name → factory of the cells with ``historical`` set.
-CELLS = {name: factory for name, factory in ALL_CELLS.items() if factory().historical}
+#: name → factory of the cells with ``historical`` set (a view of the one
+#: registry, :data:`caffe2rnn.example_cells.CELLS`).
+HISTORICAL = {name: factory for name, factory in ALL_CELLS.items() if factory().historical}

@@ -71,9 +71,9 @@ def built_op(version, cell, **kwargs):
 
 def compare(versions, cell="lstm", **kwargs) -> list[Row]:
     """Rows of (argument, value per version, differs?) for ``cell`` (a name in
-    :data:`cells.CELLS` or a :class:`cells.Cell`)."""
+    :data:`cells.HISTORICAL` or a :class:`cells.Cell`)."""
     if isinstance(cell, str):
-        cell = cells.CELLS[cell]()
+        cell = cells.HISTORICAL[cell]()
     per_version = [op_values(built_op(v, cell, **kwargs)) for v in versions]
     names = list(dict.fromkeys(n for values in per_version for n in values))
     rows = []

@@ -26,11 +26,11 @@ from ..recurrent_stages import (
     build_backward_cell,
     find_references,
     op_arguments,
-    ordered,
     plan_links,
     scoper,
 )
 from .building import building
+from .stages import ordered
 
 
 def recurrent_net(

@@ -18,12 +18,19 @@ E3/E4  89ea32b11 / faaafeccd       ``_acc`` + swap; initial-state gradient
                                    per timestep, always
 E5     0c2c95309 (2017-06)         forward-only *resizes* the step-workspace
                                    vector to exactly 2 (bug B10)
-E6     042e8ede4                   nothing in the recurrent ops; the names
+E6     042e8ede4                   nothing in the recurrent ops (the names
                                    ``RecurrentNetworkBlobFetcher`` outputs are
-                                   ``bytes`` (a string tensor fetched by Python 3)
+                                   ``bytes``: the era's policy
+                                   ``fetched_names_are_bytes``)
 E0/E1  3b190c4df / 3913181a4       everything: scratch tensors, no step
                                    workspaces (:mod:`.scratch_operator`)
 =====  ==========================  =============================================
+
+Each class below is registered as the *variant* of its operator type for
+the eras it covers (:func:`caffe2rnn.runtime.registry.register_variant`):
+importing this module is all it takes for nets of those eras to create them.
+E6 registers none: its ops are today's, created with the era so that the
+era's policies still apply.
 
 Link application and the external-gradient adds were loops in the C++ op
 before 2017-05/09 and are ops here in every era: same place in the step, the
@@ -32,16 +39,14 @@ same sums.
 
 import numpy as np
 
-from .. import eras
 from ..errors import DTypeError, EnforceNotMet
 from ..operators.base import Operator
-from ..operators.rnn.blob_fetcher import RecurrentNetworkBlobFetcherOp
 from ..operators.rnn.gradient import RecurrentNetworkGradientOp
 from ..operators.rnn.links import RNNApplyLinkOp, add_apply_link_ops, read_timestep
 from ..operators.rnn.param_gradients import Param
 from ..operators.rnn.recurrent_network import RecurrentNetworkOp
 from ..operators.rnn.step_workspaces import CycleWhenForwardOnly
-from ..runtime.registry import register
+from ..runtime.registry import register, register_variant
 
 
 @register("rnn_history_accumulate_param_gradient", inputs=3, outputs=1, enforce_inplace=[(2, 0)])
@@ -162,18 +167,21 @@ class ResizeToTwoWhenForwardOnly(CycleWhenForwardOnly):
             scratch.step_workspaces[:] = kept + [None] * (2 - len(kept))
 
 
+@register_variant("RecurrentNetwork", eras=["E2", "E3", "E4"])
 class PerTimestepForward(RecurrentNetworkOp):
     """Forward op of 2017-03 .. 2017-04: a step workspace per timestep, always."""
 
     step_workspaces = StepWorkspacePerTimestep()
 
 
+@register_variant("RecurrentNetwork", eras=["E5"])
 class ResizeToTwoForward(RecurrentNetworkOp):
     """Forward op of 2017-05 .. 2017-08: forward-only resizes to 2 workspaces."""
 
     step_workspaces = ResizeToTwoWhenForwardOnly()
 
 
+@register_variant("RecurrentNetworkGradient", eras=["E2"])
 class AccumulateSwapCopyGradient(RecurrentNetworkGradientOp):
     """Gradient op of 2017-03 (73f75a980): ``_acc`` + swap, initial-state copy."""
 
@@ -181,6 +189,7 @@ class AccumulateSwapCopyGradient(RecurrentNetworkGradientOp):
     initial_state_gradient = CopyInitialStateGradient()
 
 
+@register_variant("RecurrentNetworkGradient", eras=["E3", "E4"])
 class AccumulateSwapGradient(RecurrentNetworkGradientOp):
     """Gradient op of 2017-04 (faaafeccd): ``_acc`` + swap, initial state shared."""
 
@@ -226,62 +235,3 @@ class StaleLinksForward(RecurrentNetworkOp):
 
     apply_links = staticmethod(add_apply_link_once_ops)
     step_workspaces = RecreateWhenLonger()
-
-
-#: era name -> {operator type: the class its ops are instances of}.
-VARIANTS = {
-    "E2": {
-        "RecurrentNetwork": PerTimestepForward,
-        "RecurrentNetworkGradient": AccumulateSwapCopyGradient,
-    },
-    "E3": {
-        "RecurrentNetwork": PerTimestepForward,
-        "RecurrentNetworkGradient": AccumulateSwapGradient,
-    },
-    "E4": {
-        "RecurrentNetwork": PerTimestepForward,
-        "RecurrentNetworkGradient": AccumulateSwapGradient,
-    },
-    "E5": {
-        "RecurrentNetwork": ResizeToTwoForward,
-        "RecurrentNetworkGradient": RecurrentNetworkGradientOp,
-    },
-    "E6": {
-        "RecurrentNetwork": RecurrentNetworkOp,
-        "RecurrentNetworkGradient": RecurrentNetworkGradientOp,
-    },
-}
-
-_classes = {}  # (era, base class) -> the class with ``era`` set (a memo)
-
-
-class _BytesNamesBlobFetcherOp(RecurrentNetworkBlobFetcherOp):
-    """``RecurrentNetworkBlobFetcher`` as Python 3 saw it at E6: ``bytes`` names."""
-
-    names_as_bytes = True
-
-
-def operator_class(cls, era):
-    """The class an operator of registered class ``cls`` is created as in a
-    net of ``era``: ``cls`` itself for operators that did not change, else the
-    era's variant, with ``era`` set so its step nets get the same era."""
-    era = eras.get(era)
-    if cls is RecurrentNetworkBlobFetcherOp:
-        return _BytesNamesBlobFetcherOp if era.fetched_names_are_bytes else cls
-    if cls not in (RecurrentNetworkOp, RecurrentNetworkGradientOp):
-        return cls
-    variants = VARIANTS.get(era.name)
-    if variants is None:  # E0, E1: other classes altogether
-        from .scratch_operator import ScratchRecurrentNetworkGradientOp, ScratchRecurrentNetworkOp
-
-        variants = {
-            "RecurrentNetwork": ScratchRecurrentNetworkOp,
-            "RecurrentNetworkGradient": ScratchRecurrentNetworkGradientOp,
-        }
-    key = (era.name, cls)
-    if key not in _classes:
-        base = variants[cls.op_type]
-        _classes[key] = type(
-            "%s[%s]" % (base.__name__, era.name), (base,), {"era": era, "__doc__": base.__doc__}
-        )
-    return _classes[key]

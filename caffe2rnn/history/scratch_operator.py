@@ -1,8 +1,10 @@
 """The ``RecurrentNetwork`` operators of the scratch era (Caffe2 3b190c4df, 3913181a4).
 
 Before step workspaces (32d884d22, 2017-01-27) the operators were different
-classes, not variants of today's: a net of era E0 or E1 creates these
-(:mod:`.operator_eras`).
+classes, not refinements of today's: a net of era E0 or E1 creates these,
+registered as the variants of ``RecurrentNetwork`` and
+``RecurrentNetworkGradient`` for those eras; code built in E0/E1 gets the
+scratch era's gradient maker (:class:`GetScratchRecurrentNetworkGradient`).
 
 Forward (:class:`ScratchRecurrentNetworkOp`): one private workspace, child of
 the op's, holds the step net (created once) and its blobs. Each run resizes
@@ -30,9 +32,9 @@ from .. import eras
 from ..errors import ArgumentError, EnforceNotMet, ShapeError
 from ..kernels import checked
 from ..operators.base import Operator
-from ..operators.rnn.gradient import RecurrentNetworkGradientOp
-from ..operators.rnn.recurrent_network import RecurrentNetworkOp
+from ..operators.gradient_maker import GradientMaker
 from ..runtime import Workspace
+from ..runtime.registry import register_gradient_variant, register_variant
 
 
 def _links(args, prefix=""):
@@ -98,12 +100,9 @@ def _run_step(net, private, timestep, t):
     net.run()
 
 
+@register_variant("RecurrentNetwork", eras=["E0", "E1"])
 class ScratchRecurrentNetworkOp(Operator):
     """``RecurrentNetwork`` of 2016-12 / 2017-01 (module docstring)."""
-
-    op_type = "RecurrentNetwork"
-    schema = RecurrentNetworkOp.schema
-    era = None
 
     def setup(self):
         args = self.args
@@ -113,7 +112,10 @@ class ScratchRecurrentNetworkOp(Operator):
         self.scratches = _scratches(self, "scratch")
         states = args.repeated("recurrent_states", kind=str)
         initial = args.repeated("recurrent_inputs", kind=str)
-        self.sizes = args.repeated("recurrent_sizes", kind=int) if self.era.name == "E0" else None
+        # S1 (E0) sized its states by ``recurrent_sizes``; S2 (E1, 903acaff1)
+        # names the recurrent inputs by index instead.
+        s1 = not self.era.recurrent_inputs_by_index
+        self.sizes = args.repeated("recurrent_sizes", kind=int) if s1 else None
         if len(states) != len(initial) or (
             self.sizes is not None and len(self.sizes) != len(states)
         ):
@@ -151,17 +153,14 @@ class ScratchRecurrentNetworkOp(Operator):
             _apply_alias(alias, self.private)
 
 
+@register_variant("RecurrentNetworkGradient", eras=["E0", "E1"])
 class ScratchRecurrentNetworkGradientOp(Operator):
     """``RecurrentNetworkGradient`` of 2016-12 / 2017-01 (module docstring)."""
-
-    op_type = "RecurrentNetworkGradient"
-    schema = RecurrentNetworkGradientOp.schema
-    era = None
 
     def setup(self):
         args = self.args
         self.timestep = args.single("timestep", "timestep", str)
-        self.s1 = self.era.name == "E0"
+        self.s1 = not self.era.recurrent_inputs_by_index
         self.private = Workspace(parent=self.ws, name="recurrent_network_gradient")
         self.scratches = _scratches(self, "backward_scratch")
         self.links = _links(args) + _links(args, "backward_")
@@ -229,15 +228,18 @@ class ScratchRecurrentNetworkGradientOp(Operator):
             self.private.blob(grad + "_acc").swap(self.private.blob(grad))
 
 
-def gradient_defs(maker):
+@register_gradient_variant("RecurrentNetwork", eras=["E0", "E1"])
+class GetScratchRecurrentNetworkGradient(GradientMaker):
     """``GetRecurrentNetworkGradient`` of the scratch era: inputs ``[GO(0)] +
     inputs + outputs``; outputs ``GI(i)`` of every input (S1, era E0) or
     ``GI(0)``, ``GI(param)``, ``GI(recurrent_input_ids)`` (S2, era E1)."""
-    inputs = [maker.GO(0)] + list(maker.def_.input) + list(maker.def_.output)
-    if not eras.current().recurrent_inputs_by_index:
-        outputs = [maker.GI(i) for i in range(len(maker.def_.input))]
-    else:
-        outputs = [maker.GI(0)]
-        outputs += [maker.GI(i) for i in maker.arg("param", [])]
-        outputs += [maker.GI(i) for i in maker.arg("recurrent_input_ids", [])]
-    return [maker.op_def("RecurrentNetworkGradient", inputs, outputs)]
+
+    def get_gradient_defs(self):
+        inputs = [self.GO(0)] + list(self.def_.input) + list(self.def_.output)
+        if not eras.current().recurrent_inputs_by_index:
+            outputs = [self.GI(i) for i in range(len(self.def_.input))]
+        else:
+            outputs = [self.GI(0)]
+            outputs += [self.GI(i) for i in self.arg("param", [])]
+            outputs += [self.GI(i) for i in self.arg("recurrent_input_ids", [])]
+        return [self.op_def("RecurrentNetworkGradient", inputs, outputs)]

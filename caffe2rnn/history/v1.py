@@ -29,13 +29,12 @@ from ..recurrent_stages import (
     build_backward_cell,
     check_scoping,
     find_references,
-    literal_input_gradient,
     op_arguments,
-    ordered,
     plan_links,
     scoper,
 )
 from .building import building
+from .stages import literal_input_gradient, ordered
 
 #: The module-global counter of 22b4533f0: one step-workspaces blob per call.
 _workspace_seq = 0

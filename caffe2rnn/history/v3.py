@@ -32,11 +32,11 @@ from ..recurrent_stages import (
     check_scoping,
     find_references,
     op_arguments,
-    ordered,
     plan_links,
     scoper,
 )
 from .building import building
+from .stages import ordered
 
 
 def recurrent_net(

@@ -40,9 +40,16 @@ class Operator:
     op_type: Optional[str] = None
     schema: Any = None
 
-    def __init__(self, op_def, ws):
+    #: The Caffe2 era this operator was created for (an
+    #: :class:`~caffe2rnn.eras.Era`), or None for today's operators: the era
+    #: of the net that created it, handed on to the step nets an operator
+    #: such as ``RecurrentNetwork`` creates (:mod:`caffe2rnn.runtime.registry`).
+    era = None
+
+    def __init__(self, op_def, ws, era=None):
         self.def_ = op_def
         self.ws = ws
+        self.era = era
         self.args = ArgumentHelper(op_def)
         self.inputs = []
         for name in op_def.input:

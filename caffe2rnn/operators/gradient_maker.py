@@ -15,9 +15,11 @@ then applies the post-processing every C++ maker went through (mark
 arguments).
 """
 
+from .. import eras
 from ..errors import GradientError
 from ..proto import caffe2_pb2
 from ..runtime import registry
+from ..runtime.arguments import ArgumentHelper
 from ..utils import MakeArgument
 
 
@@ -73,17 +75,10 @@ class GradientMaker:
 
     def arg(self, name, default=None):
         """The forward op's argument ``name`` as a Python value (or default)."""
-        for a in self.def_.arg:
-            if a.name == name:
-                for field in ("f", "i", "s", "n"):
-                    if a.HasField(field):
-                        value = getattr(a, field)
-                        return value.decode() if field == "s" else value
-                return list(a.floats or a.ints or [s.decode() for s in a.strings])
-        return default
+        return ArgumentHelper(self.def_).value(name, default)
 
     def has_arg(self, name):
-        return any(a.name == name for a in self.def_.arg)
+        return ArgumentHelper(self.def_).has(name)
 
     # --- to override --------------------------------------------------------
     def get_gradient_defs(self):
@@ -130,10 +125,12 @@ def get_gradient_for_op(op, g_output):
     """The C++ ``GetGradientForOp``: ``(gradient ops, g_input)`` for ``op``.
 
     ``g_output`` has one entry per output of ``op``: a gradient name, a
-    ``GradientSlice`` or ``None``. Raises :class:`GradientError` when no maker
-    is registered, the op fails its schema, or the maker refuses.
+    ``GradientSlice`` or ``None``. The maker is the one registered for the
+    era code is built under (:func:`caffe2rnn.eras.current`). Raises
+    :class:`GradientError` when no maker is registered, the op fails its
+    schema, or the maker refuses.
     """
-    maker_cls = registry.gradient_maker(op.type)
+    maker_cls = registry.gradient_maker(op.type, eras.current())
     schema = registry.schema(op.type)
     if schema is not None:
         problem = schema.verify(op)

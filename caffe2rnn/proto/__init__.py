@@ -58,6 +58,11 @@ def parse(message_cls, data):
             % (len(data), _type_name(message_cls))
         ) from exc
     except Exception as exc:  # DecodeError, and whatever else the backend raises
+        if _too_deep(exc):
+            raise ProtoNestingError(
+                "%d bytes do not parse as a %s: nested too deeply (%s)"
+                % (len(data), _type_name(message_cls), exc)
+            ) from exc
         raise ProtoParseError(
             "%d bytes do not parse as a %s: %s (%s)"
             % (len(data), _type_name(message_cls), exc, type(exc).__name__)
@@ -69,6 +74,13 @@ def parse(message_cls, data):
             % (len(data), _type_name(message_cls), problem)
         )
     return message
+
+
+def _too_deep(exc):
+    """Whether a parser error is the backend's nesting limit (upb:
+    "Exceeded upb_DecodeOptions_MaxDepth"; the C++ backend: "recursion")."""
+    text = str(exc).lower()
+    return "depth" in text or "recursion" in text
 
 
 def _non_utf8_string(message, path=""):

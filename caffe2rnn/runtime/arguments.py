@@ -1,12 +1,15 @@
-"""Reading an operator's arguments (C++ ``ArgumentHelper``).
+"""Reading an operator's arguments (C++ ``ArgumentHelper``): the one place that does.
 
 Arguments are parsed once, when the operator is created, so running it costs
 nothing. A value stored in the wrong field (``axis=2.0`` where an int is
 expected) is an :class:`~caffe2rnn.errors.ArgumentTypeError` naming the op and
-the argument.
+the argument. Operators (``self.args``), gradient makers (``self.arg(...)``),
+the recurrent op's argument check and the step-net extraction all read
+through an :class:`ArgumentHelper`.
 """
 
-from ..errors import ArgumentError, ArgumentTypeError
+from ..errors import ArgumentError, ArgumentTypeError, ProtoParseError
+from ..proto import caffe2_pb2, parse_text
 
 _SINGLE_FIELDS = ("f", "i", "s", "n")
 
@@ -33,7 +36,7 @@ class ArgumentHelper:
         )
 
     def single(self, name, default=None, kind=int):
-        """One value of ``kind`` (int, float, bool, str or 'netdef')."""
+        """One value of ``kind`` (int, float, bool or str)."""
         arg = self._args.get(name)
         if arg is None:
             return default
@@ -51,13 +54,50 @@ class ArgumentHelper:
             if not arg.HasField("s"):
                 raise self._bad(name, "a string", arg)
             return arg.s.decode("utf-8")
-        if kind == "netdef":
-            if arg.HasField("n"):
-                return arg.n
-            if arg.HasField("s"):
-                return arg.s
-            raise self._bad(name, "a NetDef (or its text)", arg)
         raise ValueError("unknown argument kind %r" % (kind,))
+
+    def value(self, name, default=None):
+        """The argument's value whatever field holds it, as Caffe2's Python
+        read a forward op's arguments: a scalar field (``f``, ``i``, ``s``
+        decoded, ``n``) or else the list (``floats``, ``ints``, ``strings``)."""
+        arg = self._args.get(name)
+        if arg is None:
+            return default
+        for field in _SINGLE_FIELDS:
+            if arg.HasField(field):
+                value = getattr(arg, field)
+                return value.decode() if field == "s" else value
+        return list(arg.floats or arg.ints or [s.decode() for s in arg.strings])
+
+    def has_net(self, name):
+        """True if ``name`` holds a NetDef or a non-empty string (Caffe2's test
+        for "this op has a backward pass")."""
+        arg = self._args.get(name)
+        return arg is not None and (arg.HasField("n") or (arg.HasField("s") and arg.s != b""))
+
+    def net(self, name):
+        """The NetDef argument ``name`` holds: a NetDef in ``n`` or its text in
+        ``s`` (Caffe2's ``detail::extractNetDef`` accepted either); an empty
+        NetDef when absent. Text that does not parse is a
+        :class:`~caffe2rnn.errors.ProtoParseError` naming the op and argument."""
+        arg = self._args.get(name)
+        net = caffe2_pb2.NetDef()
+        if arg is None:
+            return net
+        if arg.HasField("n"):
+            net.CopyFrom(arg.n)
+            return net
+        if arg.HasField("s"):
+            try:
+                return parse_text(caffe2_pb2.NetDef, arg.s)
+            except ProtoParseError as exc:
+                raise type(exc)(
+                    "%s: argument '%s' is not a valid NetDef (text format): %s"
+                    % (self._where, name, exc)
+                ) from None
+        raise ArgumentError(
+            "%s: argument '%s' must hold a NetDef (in n) or its text (in s)" % (self._where, name)
+        )
 
     def repeated(self, name, default=(), kind=int):
         """A list of ``kind`` values (int, float or str)."""

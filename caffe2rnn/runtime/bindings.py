@@ -9,9 +9,8 @@ to feed), used by :mod:`caffe2rnn._import_c_extension` as well.
 
 import numpy as np
 
-from .. import utils
 from ..errors import DTypeError, EnforceNotMet, WrongTypeError
-from ..proto import caffe2_pb2, parse
+from ..proto import caffe2_pb2, parse, tensors
 from .workspace import fetch_value
 
 
@@ -103,7 +102,7 @@ class Blob:
         proto = caffe2_pb2.BlobProto(name=name)
         if isinstance(value, np.ndarray):
             proto.type = "Tensor"
-            proto.tensor.CopyFrom(utils.NumpyArrayToCaffe2Tensor(value, name))
+            proto.tensor.CopyFrom(tensors.NumpyArrayToCaffe2Tensor(value, name))
             proto.tensor.segment.begin = 0
             proto.tensor.segment.end = value.size
         elif isinstance(value, (bytes, str)):
@@ -118,7 +117,7 @@ class Blob:
     def deserialize(self, serialized):
         proto = message(serialized, caffe2_pb2.BlobProto)
         if proto.type == "Tensor":
-            self._blob.value = utils.Caffe2TensorToNumpyArray(proto.tensor)
+            self._blob.value = tensors.Caffe2TensorToNumpyArray(proto.tensor)
         elif proto.type == "std::string":
             self._blob.value = proto.content
         else:
@@ -140,7 +139,9 @@ def tensor_copy(arr):
 
 
 _INIT_TYPES = {
-    data_type: dtype for data_type, (dtype, _) in utils._TENSOR_TYPES.items() if dtype is not object
+    data_type: dtype
+    for data_type, (dtype, _) in tensors.TENSOR_TYPES.items()
+    if dtype is not object
 }
 
 

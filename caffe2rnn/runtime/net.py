@@ -6,14 +6,12 @@ and run one after the other. Every net type this project meets (unset,
 which is what their results are defined by.
 
 A net instance carries the *era* it was created with (None: today's
-operators; see :mod:`caffe2rnn.eras`). Operators read it while they are
-created (:func:`creating_era`), so an era-dependent operator such as
-``RecurrentNetwork`` keeps the behaviour it was created with for every run,
-and hands it to the step nets it instantiates.
+operators; see :mod:`caffe2rnn.eras`). Each operator is created as the class
+the registry gives for that era (today's, or a variant an older era
+registered) and is handed the era, so an era-dependent operator such as
+``RecurrentNetwork`` keeps the behaviour it was created with for every run
+and passes it on to the step nets it instantiates.
 """
-
-import contextlib
-import contextvars
 
 from ..errors import EnforceNotMet, WorkspaceError, in_family, op_context
 from . import registry
@@ -55,52 +53,20 @@ def sanity_check(netdef):
             )
 
 
-_creating_era = contextvars.ContextVar("caffe2rnn_creating_era", default=None)
-
-
-def creating_era():
-    """The era of the net whose operators are being created now (None: today's).
-
-    Read by an operator's ``setup``; outside operator creation it is None.
-    """
-    return _creating_era.get()
-
-
-@contextlib.contextmanager
-def _creating(era):
-    token = _creating_era.set(era)
-    try:
-        yield
-    finally:
-        _creating_era.reset(token)
-
-
 def create_operator(op_def, ws, index=None, net_name=None, era=None):
-    """Instantiate one OperatorDef in ``ws`` (checks device, type and schema);
-    era-dependent operators take ``era`` (see :func:`creating_era`)."""
-    with _creating(era):
-        return _create_operator(op_def, ws, index, net_name)
-
-
-def _create_operator(op_def, ws, index, net_name):
+    """Instantiate one OperatorDef in ``ws`` (checks device, type and schema)
+    as the class of ``era`` (None: today's operators), and hand it the era."""
     try:
         if op_def.HasField("device_option") and op_def.device_option.device_type != 0:
             raise EnforceNotMet(
                 "device type %d (CUDA or other) is not supported; "
                 "caffe2rnn runs on the CPU" % op_def.device_option.device_type
             )
-        cls = registry.operator_class(op_def.type)
-        era = _creating_era.get()
-        if era is not None:
-            # An operator that changed across Caffe2's history is created as
-            # the variant of the net's era.
-            from ..history.operator_eras import operator_class
-
-            cls = operator_class(cls, era)
+        cls = registry.operator_class(op_def.type, era)
         problem = cls.schema.verify(op_def)
         if problem:
             raise EnforceNotMet("Operator def did not pass schema checking: " + problem)
-        return cls(op_def, ws)
+        return cls(op_def, ws, era)
     except Exception as exc:
         raise with_context(exc, op_context(op_def, index, net_name)) from exc
 

@@ -13,15 +13,34 @@ decorator call registers all three facts about an op type::
     class GetSigmoidGradient(GradientMaker):
         def get_gradient_defs(self):
             return [self.op_def("SigmoidGradient", [self.O(0), self.GO(0)], [self.GI(0)])]
+
+**Eras.** A few operators behaved differently in older Caffe2 (the
+``RecurrentNetwork`` family: :mod:`caffe2rnn.history.operator_eras`). The
+registered class is today's; an older era's class is a *variant* registered
+for the eras it covers, from the history package, which plugs in this way::
+
+    @register_variant("RecurrentNetwork", eras=["E3", "E4"])
+    class PerTimestepForward(RecurrentNetworkOp): ...
+
+A net created with an era (:func:`caffe2rnn.eras.for_running`) asks
+:func:`operator_class` with that era and gets the variant, or today's class
+when the op did not change; the era is then handed to the operator itself
+(``Operator(op_def, ws, era)``), which passes it on to the step nets it
+creates. Gradient makers that changed with the *building* era are
+registered the same way (:func:`register_gradient_variant`) and looked up
+with the era code is built under (:func:`gradient_maker`).
 """
 
 import difflib
 
+from .. import eras as _eras
 from ..errors import ArgumentError, GradientError, UnknownOperatorError
 
 _OPERATORS = {}
 _SCHEMAS = {}
 _GRADIENTS = {}
+_VARIANTS = {}  # (op type, era name) -> class
+_GRADIENT_VARIANTS = {}  # (op type, era name) -> gradient maker
 
 
 class OpSchema:
@@ -114,6 +133,52 @@ def register_gradient(op_type):
     return decorate
 
 
+def _era_names(era_list):
+    names = [_eras.get(e).name for e in era_list]
+    if not names:
+        raise ValueError("a variant needs at least one era")
+    return names
+
+
+def register_variant(op_type, eras):
+    """Class decorator: ``op_type`` is created as this class in nets of ``eras``.
+
+    ``op_type`` must be registered already (today's class); the variant
+    shares its schema.
+    """
+    names = _era_names(eras)
+
+    def decorate(cls):
+        if op_type not in _OPERATORS:
+            raise UnknownOperatorError(
+                "cannot register a variant of '%s': the operator is not registered" % op_type
+            )
+        cls.op_type = op_type
+        cls.schema = _SCHEMAS[op_type]
+        for name in names:
+            _VARIANTS[(op_type, name)] = cls
+        return cls
+
+    return decorate
+
+
+def register_gradient_variant(op_type, eras):
+    """Decorator: the gradient maker of ``op_type`` for code built in ``eras``."""
+    names = _era_names(eras)
+
+    def decorate(maker):
+        for name in names:
+            _GRADIENT_VARIANTS[(op_type, name)] = maker
+        return maker
+
+    return decorate
+
+
+def variants(op_type):
+    """``{era name: class}`` of the registered variants of ``op_type``."""
+    return {era: cls for (t, era), cls in sorted(_VARIANTS.items()) if t == op_type}
+
+
 def is_registered(op_type):
     return op_type in _OPERATORS
 
@@ -132,24 +197,34 @@ def close_matches(op_type):
     return [by_lower[hit] for hit in hits]
 
 
-def operator_class(op_type):
-    """The implementation class of ``op_type``; UnknownOperatorError if none."""
+def operator_class(op_type, era=None):
+    """The class ``op_type`` is created as: the variant registered for
+    ``era`` (an :class:`~caffe2rnn.eras.Era` or its name), else today's
+    class; UnknownOperatorError if the type is not registered."""
     try:
-        return _OPERATORS[op_type]
+        cls = _OPERATORS[op_type]
     except KeyError:
         hint = close_matches(op_type)
         raise UnknownOperatorError(
             "operator type '%s' is not registered%s"
             % (op_type, "; did you mean: " + ", ".join(hint) if hint else "")
         ) from None
+    if era is None:
+        return cls
+    return _VARIANTS.get((op_type, _eras.get(era).name), cls)
 
 
 def schema(op_type):
     return _SCHEMAS.get(op_type)
 
 
-def gradient_maker(op_type):
-    """The registered gradient maker of ``op_type``; GradientError if none."""
+def gradient_maker(op_type, era=None):
+    """The gradient maker of ``op_type`` for code built in ``era`` (its
+    variant if one is registered, else today's); GradientError if none."""
+    if era is not None:
+        variant = _GRADIENT_VARIANTS.get((op_type, _eras.get(era).name))
+        if variant is not None:
+            return variant
     try:
         return _GRADIENTS[op_type]
     except KeyError:

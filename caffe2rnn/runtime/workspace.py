@@ -147,6 +147,11 @@ class Workspace:
                 "Can't find net %s (created nets in workspace '%s': %s)"
                 % (name, self.name, ", ".join(sorted(self._nets)) or "none")
             )
+        return self.run_created(net, num_iter)
+
+    def run_created(self, net, num_iter=1):
+        """Run the :class:`NetInstance` ``net`` (created here) ``num_iter``
+        times; all or nothing — what ``RunNet`` and ``ws.nets[name].run()`` do."""
         with self.rolling_back() as journal:
             journal.note_outputs(net.ops)
             for _ in range(num_iter):

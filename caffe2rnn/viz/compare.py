@@ -97,7 +97,7 @@ def table(versions, rows, title):
 def compare(versions, cell="lstm", only_differences=False):
     """The ops ``versions`` of ``recurrent_net`` build for ``cell``, as a table.
 
-    ``cell`` is a name in :data:`caffe2rnn.history.cells.CELLS` (or a Cell);
+    ``cell`` is a name in :data:`caffe2rnn.history.cells.HISTORICAL` (or a Cell);
     rows that differ between versions are highlighted, or alone with
     ``only_differences``.
     """

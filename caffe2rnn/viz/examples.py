@@ -42,5 +42,6 @@ def attention():
     return op_of("attention")
 
 
-#: cell name → builder of its OperatorDef (the registry's names).
-CELLS = {name: (lambda name=name: op_of(name)) for name in _REGISTRY}
+#: cell name → builder of its OperatorDef (a view of the one registry,
+#: :data:`caffe2rnn.example_cells.CELLS`).
+OPS = {name: (lambda name=name: op_of(name)) for name in _REGISTRY}

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from ..errors import ArgumentError, DrawingError, op_context
 from ..operators.rnn.aliases import OffsetAlias
 from ..operators.rnn.arguments import RNN_TYPES, read_recurrent_arguments
+from ..operators.rnn.gradient import prepared_backward_step_net
 from ..operators.rnn.links import Link
-from ..operators.rnn.step_net import prepared_backward_step_net
 
 ACCUMULATE_OP = "rnn_internal_accumulate_gradient_input"
 APPLY_LINK_OP = "rnn_internal_apply_link"
@@ -142,7 +142,7 @@ class RecurrentOp:
 
     def cpp_backward_step_net(self):
         """The backward step net exactly as the gradient op runs it
-        (:func:`~caffe2rnn.operators.rnn.step_net.prepared_backward_step_net`),
+        (:func:`~caffe2rnn.operators.rnn.gradient.prepared_backward_step_net`),
         without its ``rnn_internal_apply_link`` ops: the views draw links as
         edges (inside ``eras.use(...)``, as that era's gradient op ran it). A
         ``_last`` output's gradient is not an op at all: the op adds it to the

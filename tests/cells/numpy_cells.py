@@ -12,6 +12,8 @@ the previous state through (or zeros, with ``drop_states``).
 
 import numpy as np
 
+from caffe2rnn import gradient_checker
+
 
 def sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
@@ -168,16 +170,7 @@ def attention_lstm_forward(x, h0, c0, ctx0, enc, seq_lengths, p, recurrent=False
 
 
 def numeric_gradient(f, x, eps=1e-6):
-    """Central-difference gradient of the scalar function ``f()`` w.r.t. ``x``
-    (modified in place and restored)."""
-    grad = np.zeros_like(x, dtype=np.float64)
-    flat, gflat = x.reshape(-1), grad.reshape(-1)
-    for k in range(flat.size):
-        orig = flat[k]
-        flat[k] = orig + eps
-        plus = f()
-        flat[k] = orig - eps
-        minus = f()
-        flat[k] = orig
-        gflat[k] = (plus - minus) / (2 * eps)
-    return grad
+    """Central-difference gradient of the scalar function ``f()`` (no argument:
+    it reads ``x`` through a closure) w.r.t. ``x``, perturbed in place and
+    restored (:func:`caffe2rnn.gradient_checker.numeric_gradient`)."""
+    return gradient_checker.numeric_gradient(lambda _: f(), x, eps)

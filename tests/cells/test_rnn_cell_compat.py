@@ -28,6 +28,6 @@ def test_caffe2_cell_modules_are_caffe2rnns(installed):
     with eras.use("E6"):
         from caffe2.python.rnn_cell import LayerNormLSTM, LSTMWithAttention
 
-        assert LSTMWithAttention.__name__ == "LSTMWithAttention_E6" and LayerNormLSTM
+        assert LSTMWithAttention.__name__ == "LSTMWithAttentionLengths" and LayerNormLSTM
     with pytest.raises(ImportError):
         from caffe2.python.rnn_cell import LayerNormLSTM  # noqa: F401 - E5 has none

@@ -244,10 +244,10 @@ def test_creation_report_leaves_out_the_interpreters_frames():
     import os
     import sysconfig
 
-    from caffe2rnn.core import tracebacks
+    from caffe2rnn.runtime import tracebacks
 
     stdlib = os.path.join(sysconfig.get_paths()["stdlib"], "runpy.py")
-    brew = os.path.join(os.path.dirname(tracebacks._CORE_DIR.rstrip(os.sep)), "brew.py")
+    brew = os.path.join(tracebacks._PACKAGE_DIR, "brew.py")
     frames = [(brew, 52), ("/home/me/train.py", 31), (stdlib, 88)]
     workspace.operator_tracebacks["reported"][1] = frames
     assert tracebacks.creation_report("reported", 1).splitlines() == [

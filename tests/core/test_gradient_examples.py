@@ -10,6 +10,7 @@ from gradient_test_ops import grad_op, texts
 
 from caffe2rnn import core, eras, workspace
 from caffe2rnn.core import CreateOperator, GradientRegistry
+from caffe2rnn.gradient_checker import numeric_gradient
 
 CUDA1 = core.DeviceOption(1, 1)
 
@@ -367,13 +368,7 @@ def _numeric_gradient(ops, feeds, name, loss_weights, eps=1e-6):
         _run_forward(ops, dict(feeds, **{name: value}))
         return sum(float(np.sum(workspace.FetchBlob(y) * w)) for y, w in loss_weights.items())
 
-    x = feeds[name]
-    grad = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[k] = eps
-        grad[k] = (loss(x + step) - loss(x - step)) / (2 * eps)
-    return grad
+    return numeric_gradient(loss, np.array(feeds[name]), eps)
 
 
 @pytest.mark.kernels  # runs once per kernel path (tests/conftest.py)

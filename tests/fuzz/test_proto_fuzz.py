@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from caffe2rnn import core, utils, workspace
-from caffe2rnn.errors import ProtoParseError
+from caffe2rnn.errors import ProtoNestingError, ProtoParseError
 from caffe2rnn.proto import caffe2_pb2, parse, parse_text
 from caffe2rnn.runtime import Workspace
 
@@ -209,3 +209,45 @@ def test_mutated_nets_in_a_subprocess_never_crash_or_hang():
             kind = result["failure"].partition(":")[0]
             FUZZ.note(kind if kind in FUZZ.counts else "mismatches", result["failure"])
     assert not bad, bad[:3]
+
+
+def nested_netdef(depth, arg_name="step_net"):
+    """A NetDef whose op holds a NetDef whose op holds ... ``depth`` levels."""
+    inner = caffe2_pb2.NetDef(name="level0")
+    for level in range(1, depth + 1):
+        outer = caffe2_pb2.NetDef(name="level%d" % level)
+        op = outer.op.add(type="Alias", input=["x"], output=["nested_out"])
+        op.arg.add(name=arg_name).n.CopyFrom(inner)
+        inner = outer
+    return inner
+
+
+@fuzz_settings(weight=1)
+@given(depth=st.integers(1, 120), as_text=st.booleans())
+def test_deeply_nested_nets_parse_or_raise_the_proto_error(depth, as_text):
+    """Step nets inside step nets: deep enough, protobuf's parser gives up
+    (upb at ~60 levels raises DecodeError) — the caller sees
+    :class:`~caffe2rnn.errors.ProtoNestingError`, never the backend's error."""
+    FUZZ.case()
+    net = nested_netdef(depth)
+    data = str(net) if as_text else net.SerializeToString()
+    outcome, result = in_family(parse_text if as_text else parse, caffe2_pb2.NetDef, data)
+    FUZZ.check(
+        outcome == "ok" or isinstance(result, ProtoNestingError),
+        "out-of-family errors",
+        "depth %d: %r" % (depth, result),
+    )
+    if outcome == "ok":
+        FUZZ.check(result == net, "mismatches", "depth %d parsed into another net" % depth)
+    if not as_text:
+        check_net_bytes(data)  # runs (an Alias of a missing blob fails) or fails cleanly
+
+
+def test_a_net_nested_sixty_deep_is_a_proto_nesting_error():
+    data = nested_netdef(60).SerializeToString()
+    try:
+        parse(caffe2_pb2.NetDef, data)
+    except ProtoNestingError as exc:
+        assert "nested too deeply" in str(exc)
+    else:  # a backend with a deeper limit parses it: also fine
+        assert parse(caffe2_pb2.NetDef, data) == nested_netdef(60)

@@ -77,7 +77,7 @@ def build(function, cell, version):
     return net, op_values(ops[0])
 
 
-CELLS = dict(cells.CELLS, mul_cell=mul_cell)
+CELLS = dict(cells.HISTORICAL, mul_cell=mul_cell)
 
 
 @needs_seeds

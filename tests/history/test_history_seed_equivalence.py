@@ -56,7 +56,7 @@ def test_seed_text_builds_the_same_op(version, kwargs):
 
 
 #: every example cell (the scratch era's are in test_history_scratch_era.py)
-EXAMPLE_CELLS = dict(cells.CELLS, mul_cell=mul_cell, relu_cell=relu_cell)
+EXAMPLE_CELLS = dict(cells.HISTORICAL, mul_cell=mul_cell, relu_cell=relu_cell)
 
 
 @needs_seeds

@@ -138,3 +138,20 @@ def test_fillers_validate_before_touching_their_output(op):
         create_operator(op, ws).run()
     assert ws.get_blob("w").value is w
     np.testing.assert_array_equal(w, np.arange(6).reshape(2, 3))
+
+
+def test_a_created_net_run_through_the_bindings_is_all_or_nothing_too():
+    """``ws.nets[name].run()`` and the Net ``create_net`` returns: as RunNet."""
+    ws = workspace.C.Workspace()
+    ws.create_blob("x").feed(np.ones(3, np.float32))
+    net = core.Net("fails_late")
+    net.Scale("x", "x", scale=10.0)
+    net.ConstantFill([], "fresh", shape=[4], value=1.0)
+    net.Add(["x", "fresh"], "z")  # (3,) + (4,)
+    created = ws.create_net(net)
+    for run in (created.run, ws.nets["fails_late"].run):
+        with pytest.raises(errors.ShapeError):
+            run()
+        np.testing.assert_array_equal(ws.blobs["x"].fetch(), np.ones(3, np.float32))
+        # created with the net (as in Caffe2), still empty after the failed run
+        assert ws.blobs["fresh"]._blob.value is None

@@ -14,5 +14,5 @@ runs it.
 
 from . import accumulate, blob_fetcher, gradient, links, recurrent_network  # noqa: F401
 from .arguments import RecurrentArguments, read_recurrent_arguments  # noqa: F401
-from .step_net import prepared_backward_step_net  # noqa: F401
+from .gradient import prepared_backward_step_net  # noqa: F401
 from .step_workspaces import ScratchWorkspaces  # noqa: F401

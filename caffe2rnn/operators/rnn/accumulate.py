@@ -84,7 +84,7 @@ def accumulate_op_def(rg, timestep, links, device_option):
 
 
 class AccumulateOpsAndLast:
-    """Seed 004: a prepended op per ``_all`` gradient, a one-off add per ``_last``."""
+    """Today's (042e8ede4): a prepended op per ``_all`` gradient, a one-off add per ``_last``."""
 
     def prepare(self, step_net, recurrent_gradients, links, timestep, device_option):
         ops = []

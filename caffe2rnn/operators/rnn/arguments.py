@@ -67,7 +67,6 @@ from ...runtime.arguments import ArgumentHelper
 from .aliases import OffsetAlias
 from .links import Link
 from .rows import RowSchedule
-from .step_net import extract_net_def, has_net_argument
 
 FORWARD = "RecurrentNetwork"
 GRADIENT = "RecurrentNetworkGradient"
@@ -225,10 +224,10 @@ def read_recurrent_arguments(op_def, where=None):
     gradient = op_def.type == GRADIENT
 
     # Absent: an empty NetDef (Caffe2's extractNetDef parsed the default "").
-    step_net = extract_net_def(op_def, "step_net")
+    step_net = args.net("step_net")
     backward = None
-    if gradient or has_net_argument(op_def, "backward_step_net"):
-        backward = extract_net_def(op_def, "backward_step_net")
+    if gradient or args.has_net("backward_step_net"):
+        backward = args.net("backward_step_net")
 
     outputs_with_grads = tuple(args.repeated("outputs_with_grads", kind=int))
     n_go = len(outputs_with_grads) if gradient else 0

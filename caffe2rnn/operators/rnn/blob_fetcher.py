@@ -5,8 +5,8 @@
 blobs ``b`` (the step's intermediates: gates, timestep, link views...), a copy
 is stored in the op's workspace as ``<prefix>_<b><i>`` (argument ``prefix``,
 default ``"rnn"``). Output 0 is a 1-D string tensor of the names written:
-``str`` here; a net of era E6 gets them as ``bytes``, as Python 3 fetched
-Caffe2's string tensors (:mod:`caffe2rnn.history.operator_eras`).
+``str`` here; a net of an era whose policy ``fetched_names_are_bytes`` is
+set (E6) gets them as ``bytes``, as Python 3 fetched Caffe2's string tensors.
 
 :func:`caffe2rnn.recurrent.retrieve_step_blobs` runs it for every
 ``RecurrentNetwork`` op of a net (Caffe2's ``recurrent.retrieve_step_blobs``).
@@ -25,8 +25,10 @@ from .step_workspaces import ScratchWorkspaces
 class RecurrentNetworkBlobFetcherOp(Operator):
     """Copy every step workspace's local blobs into this workspace."""
 
-    #: Output the names as ``bytes`` (Caffe2's string tensor under Python 3).
-    names_as_bytes = False
+    @property
+    def names_as_bytes(self):
+        """Output the names as ``bytes`` (Caffe2's string tensor under Python 3)."""
+        return self.era is not None and self.era.fetched_names_are_bytes
 
     def setup(self):
         self.prefix = self.args.single("prefix", "rnn", str)

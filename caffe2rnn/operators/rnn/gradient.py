@@ -34,10 +34,12 @@ from typing import Any
 
 from ... import eras
 from ...errors import ArgumentError, EnforceNotMet, GradientError, ShapeError
+from ...runtime import Workspace, registry
+from ...runtime.arguments import ArgumentHelper
 from ...runtime.registry import register, register_gradient
 from ..base import Operator
 from ..fc_layout import step_loop
-from ..gradient_maker import GradientMaker
+from ..gradient_maker import GradientMaker, get_gradient_for_op
 from . import executor
 from .accumulate import AccumulateOpsAndLast, RecurrentGradient
 from .arguments import read_recurrent_arguments
@@ -228,11 +230,6 @@ class GetRecurrentNetworkGradient(GradientMaker):
     initial_recurrent_state_ids]``, all forward arguments copied."""
 
     def get_gradient_defs(self):
-        if eras.current().scratch_recurrent_network:
-            # Built in era E0/E1: the gradient op of the scratch era.
-            from ...history.scratch_operator import gradient_defs
-
-            return gradient_defs(self)
         outputs_with_grads = self.arg("outputs_with_grads", [])
         if not outputs_with_grads:  # CAFFE_ENFORCE(outputs_with_grads.size() > 0)
             raise GradientError(
@@ -249,6 +246,42 @@ class GetRecurrentNetworkGradient(GradientMaker):
         outputs += [self.GI(i) for i in self.arg("param", [])]
         outputs += [self.GI(i) for i in self.arg("initial_recurrent_state_ids", [])]
         return [self.op_def("RecurrentNetworkGradient", inputs, outputs)]
+
+
+def prepared_backward_step_net(op_def, era=None):
+    """The backward step net exactly as ``RecurrentNetworkGradient`` will run it.
+
+    ``op_def`` is a ``RecurrentNetwork`` (its gradient op is made by the
+    registered gradient maker, for the outputs in ``outputs_with_grads``) or a
+    ``RecurrentNetworkGradient``. The gradient op is set up in a scratch
+    workspace — as the operator of ``era`` if given, else of the era of an
+    enclosing ``eras.use(...)`` block, else today's — and its edited copy
+    returned: ``rnn_internal_apply_link`` ops for every link, the
+    ``rnn_internal_accumulate_gradient_input`` ops of the ``_all`` output
+    gradients, the ``<grad>_tmpstep`` renames and per-parameter ``Sum`` ops
+    (or an older era's accumulate-and-swap ops). Nothing runs. For drawings
+    and teaching (``docs/concepts/recurrent-gradient.md``).
+    """
+    grad_def = op_def
+    if op_def.type == "RecurrentNetwork":
+        if not ArgumentHelper(op_def).has_net("backward_step_net"):
+            raise ArgumentError(
+                "%s: argument 'backward_step_net' is absent (a forward-only op): "
+                "there is no backward step net" % op_def.type
+            )
+        with_grads = {
+            arg.name: list(arg.ints) for arg in op_def.arg if arg.name == "outputs_with_grads"
+        }.get("outputs_with_grads", [])
+        g_output = [
+            name + "_grad" if j in with_grads else None for j, name in enumerate(op_def.output)
+        ]
+        grad_def = get_gradient_for_op(op_def, g_output)[0][0]
+    scratch = Workspace(name="prepared_backward_step_net")
+    for name in grad_def.input:
+        scratch.create_blob(name)
+    era = eras.get(era) if era is not None else eras.named()
+    cls = registry.operator_class("RecurrentNetworkGradient", era)
+    return copy_net(cls(grad_def, scratch, era).step_net)
 
 
 def _check_index_range(argument, indices, size):

@@ -68,7 +68,7 @@ def initialize_recurrent_input(ri, seq_len, batch, ws):
 
 
 class ShareOrStripe:
-    """Seed 004's initial-state gradient: a view for >= 2-D, a batch sum for 1-D."""
+    """Today's initial-state gradient (042e8ede4): a view for >= 2-D, a batch sum for 1-D."""
 
     def write(self, out_blob, states_grad, h0, batch):
         if h0.ndim >= 2:

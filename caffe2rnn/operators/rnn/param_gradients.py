@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import DTypeError, ShapeError
+from ...runtime.arguments import ArgumentHelper
 from .step_net import rename_op_input_output
 
 
@@ -43,7 +44,7 @@ class Param:
 
 
 class TmpstepSum:
-    """Seed 004: ``_tmpstep`` rename plus an appended in-place ``Sum`` per param."""
+    """Today's (042e8ede4): ``_tmpstep`` rename plus an appended in-place ``Sum`` per param."""
 
     def param(self, param, grad, cell_grad_blob, step_net):
         tmp = cell_grad_blob + "_tmpstep"
@@ -146,9 +147,10 @@ class BatchedOverTime(TmpstepSum):
             return None
         if any(dy.external in w for w in writes) or any(dy.internal in w for w in writes[j + 1 :]):
             return None
-        axis = next((a.i for a in op.arg if a.name == "axis"), 1)
-        if any(a.name == "axis_w" for a in op.arg):
-            return None
+        args = ArgumentHelper(op)
+        axis = args.value("axis", 1)
+        if args.has("axis_w") or not isinstance(axis, int):
+            return None  # FC itself reports a malformed axis
         return BatchedFC(weight, bias, x, dy, axis)
 
     def _batched_grads(self):

@@ -5,7 +5,7 @@
 arguments: until 2017-08 as the protobuf *text* of the
 NetDef in ``Argument.s`` (``str(net.Proto())``), later as a NetDef in
 ``Argument.n``. Caffe2's ``detail::extractNetDef`` accepted either; so does
-:func:`extract_net_def`.
+:meth:`caffe2rnn.runtime.arguments.ArgumentHelper.net`.
 
 The ops then edit their private copy before instantiating it: ops are
 prepended (links, gradient accumulation), appended (parameter-gradient
@@ -13,41 +13,8 @@ prepended (links, gradient accumulation), appended (parameter-gradient
 helpers for those edits live here too.
 """
 
-from google.protobuf import text_format
-
-from ... import eras
-from ...errors import ArgumentError, ProtoParseError
 from ...proto import caffe2_pb2
 from ...runtime.net import with_context
-
-
-def extract_net_def(op_def, arg_name):
-    """The NetDef in argument ``arg_name`` of ``op_def`` (NetDef in ``n`` or text in ``s``).
-
-    A missing argument gives an empty NetDef, as in Caffe2 (where an empty
-    ``backward_step_net`` means "forward only"). Text that does not parse is a
-    :class:`~caffe2rnn.errors.ProtoParseError` naming the op and argument.
-    """
-    net = caffe2_pb2.NetDef()
-    for arg in op_def.arg:
-        if arg.name != arg_name:
-            continue
-        if arg.HasField("n"):
-            net.CopyFrom(arg.n)
-        elif arg.HasField("s"):
-            try:
-                text_format.Parse(arg.s.decode("utf-8"), net)
-            except (text_format.ParseError, UnicodeDecodeError) as exc:
-                raise ProtoParseError(
-                    "%s: argument '%s' is not a valid NetDef (text format): %s"
-                    % (op_def.type, arg_name, exc)
-                ) from None
-        else:
-            raise ArgumentError(
-                "%s: argument '%s' must hold a NetDef (in n) or its "
-                "text (in s)" % (op_def.type, arg_name)
-            )
-    return net
 
 
 def copy_net(netdef):
@@ -55,15 +22,6 @@ def copy_net(netdef):
     net = caffe2_pb2.NetDef()
     net.CopyFrom(netdef)
     return net
-
-
-def has_net_argument(op_def, arg_name):
-    """True if ``arg_name`` holds a NetDef or a non-empty string (Caffe2's test
-    for "this op has a backward pass")."""
-    for arg in op_def.arg:
-        if arg.name == arg_name:
-            return arg.HasField("n") or (arg.HasField("s") and arg.s != b"")
-    return False
 
 
 def prepend_ops(ops, netdef):
@@ -100,48 +58,3 @@ def run_step(ws, netdef, t, era=None):
         get_or_create_net(ws, netdef, era).run()
     except Exception as exc:
         raise with_context(exc, "timestep %d" % t) from exc
-
-
-def prepared_backward_step_net(op_def, era=None):
-    """The backward step net exactly as ``RecurrentNetworkGradient`` will run it.
-
-    ``op_def`` is a ``RecurrentNetwork`` (its gradient op is made by the
-    registered gradient maker, for the outputs in ``outputs_with_grads``) or a
-    ``RecurrentNetworkGradient``. The gradient op is set up in a scratch
-    workspace — as the operator of ``era`` if given, else of the era of an
-    enclosing ``eras.use(...)`` block, else today's — and its edited copy
-    returned: ``rnn_internal_apply_link`` ops for every link, the
-    ``rnn_internal_accumulate_gradient_input`` ops of the ``_all`` output
-    gradients, the ``<grad>_tmpstep`` renames and per-parameter ``Sum`` ops
-    (or an older era's accumulate-and-swap ops). Nothing runs. For drawings
-    and teaching (``docs/concepts/recurrent-gradient.md``).
-    """
-    # Imported here: the gradient op imports this module for its net edits.
-    from ...runtime import Workspace
-    from ..gradient_maker import get_gradient_for_op
-    from .gradient import RecurrentNetworkGradientOp
-
-    grad_def = op_def
-    if op_def.type == "RecurrentNetwork":
-        if not has_net_argument(op_def, "backward_step_net"):
-            raise ArgumentError(
-                "%s: argument 'backward_step_net' is absent (a forward-only op): "
-                "there is no backward step net" % op_def.type
-            )
-        with_grads = {
-            arg.name: list(arg.ints) for arg in op_def.arg if arg.name == "outputs_with_grads"
-        }.get("outputs_with_grads", [])
-        g_output = [
-            name + "_grad" if j in with_grads else None for j, name in enumerate(op_def.output)
-        ]
-        grad_def = get_gradient_for_op(op_def, g_output)[0][0]
-    scratch = Workspace(name="prepared_backward_step_net")
-    for name in grad_def.input:
-        scratch.create_blob(name)
-    cls = RecurrentNetworkGradientOp
-    era = era if era is not None else eras.named()
-    if era is not None:
-        from ...history.operator_eras import operator_class
-
-        cls = operator_class(cls, era)
-    return copy_net(cls(grad_def, scratch).step_net)
