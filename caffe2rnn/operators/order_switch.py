@@ -45,13 +45,20 @@ class NCHW2NHWC(_OrderSwitch):
     layout = "NCHW"
 
 
-@register_gradient("NHWC2NCHW")
-class GetNHWC2NCHWGradient(GradientMaker):
+class _GetInverseGradient(GradientMaker):
+    """The gradient of a layout switch is the switch back."""
+
+    inverse = ""
+
     def get_gradient_defs(self):
-        return [self.op_def("NCHW2NHWC", [self.GO(0)], [self.GI(0)])]
+        return [self.op_def(self.inverse, [self.GO(0)], [self.GI(0)])]
+
+
+@register_gradient("NHWC2NCHW")
+class GetNHWC2NCHWGradient(_GetInverseGradient):
+    inverse = "NCHW2NHWC"
 
 
 @register_gradient("NCHW2NHWC")
-class GetNCHW2NHWCGradient(GradientMaker):
-    def get_gradient_defs(self):
-        return [self.op_def("NHWC2NCHW", [self.GO(0)], [self.GI(0)])]
+class GetNCHW2NHWCGradient(_GetInverseGradient):
+    inverse = "NHWC2NCHW"
