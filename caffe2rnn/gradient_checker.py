@@ -20,7 +20,7 @@ Use float64 inputs for tight checks (``eps=1e-6`` gives ~1e-9 accuracy).
 
 import numpy as np
 
-from .errors import BlobNotFoundError, GradientError, ShapeError
+from .errors import ArgumentError, BlobNotFoundError, GradientError, ShapeError
 from .operators.gradient_maker import get_gradient_for_op
 from .runtime import Workspace
 
@@ -282,13 +282,6 @@ def _net_gradients(net, outputs, outputs_with_grad, input_values, inputs_with_gr
     return results, grads, grad_net
 
 
-def _save_net_image(net, filename):
-    from .viz import netdraw
-
-    with open(filename, "wb") as f:
-        f.write(netdraw.net(net).pipe(format="png"))
-
-
 class NetGradientChecker:
     """Caffe2's whole-net checks: ``Check`` (finite differences of the summed
     outputs) and ``CompareNets`` (nets that must agree on outputs and
@@ -307,16 +300,20 @@ class NetGradientChecker:
         """Run each net (with gradients of its outputs ``outputs_with_grad_ids``)
         and assert that all agree with the first on outputs and on the
         gradients of ``inputs_with_grads``."""
+        if print_net_images:
+            # Caffe2 wrote PNGs with net_drawer (pydot). The drawing module sits
+            # above this one (it imports the history, which checks gradients).
+            raise ArgumentError(
+                "print_net_images: the gradient checker draws no nets here; draw them with "
+                "caffe2rnn.viz.net(net) (and net.Clone(...).AddGradientOperators for the "
+                "backward pass)"
+            )
         results = []
-        for i, (net, net_outputs) in enumerate(zip(nets, outputs)):
-            if print_net_images:
-                _save_net_image(net, "caffe2_net_forward_%d%s.png" % (i, net.Name()))
+        for net, net_outputs in zip(nets, outputs):
             with_grad = [net_outputs[j] for j in outputs_with_grad_ids]
             results.append(
                 _net_gradients(net, net_outputs, with_grad, input_values, inputs_with_grads)
             )
-            if print_net_images:
-                _save_net_image(results[-1][2], "caffe2_net_%d%s.png" % (i, net.Name()))
         first_results, first_grads, _ = results[0]
         for net_results, net_grads, _ in results[1:]:
             assert len(net_results) == len(first_results)

@@ -72,3 +72,10 @@ def test_net_gradient_checker_check_and_compare():
             ["x"],
             {"x": x},
         )
+
+
+def test_compare_nets_draws_no_images():
+    from caffe2rnn import errors
+
+    with pytest.raises(errors.ArgumentError, match="print_net_images: .*caffe2rnn.viz.net"):
+        NetGradientChecker.CompareNets([], [], [0], ["x"], print_net_images=True)
