@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.caffe2rnn-setup
 
 setup: $(STAMP)
 
-$(STAMP): requirements-dev.txt pyproject.toml setup.py caffe2rnn/proto/caffe2.proto $(wildcard _ext/*.pyx _ext/*.pxd)
+$(STAMP): requirements-dev.txt pyproject.toml setup.py caffe2rnn/proto/caffe2.proto $(wildcard _ext/*.pyx _ext/*.pxd _ext/*.pxi)
 	@test -x $(PY) || $(PYTHON) -m venv --system-site-packages $(VENV) || { \
 	  echo "caffe2rnn: could not create a virtual environment with '$(PYTHON) -m venv'."; \
 	  echo "  Install the venv module (Debian/Ubuntu: sudo apt-get install python3-venv) or run with VENV pointing at an existing one."; exit 1; }

@@ -113,3 +113,28 @@ cdef inline Py_ssize_t view_rows(object a, str kernel, str name) except -1:
         return cnp.PyArray_DIMS(<cnp.ndarray>a)[0]
     refuse("view_source", (a, kernel, name))
     return -1
+
+
+cdef inline int operand_arg(object a, str kernel, str name) except -1:
+    """contract.operand: a native, aligned, non-empty float matrix (any strides)."""
+    cdef cnp.ndarray arr
+    cdef int num
+    if cnp.PyArray_Check(a):
+        arr = <cnp.ndarray>a
+        num = cnp.PyArray_TYPE(arr)
+        if ((num == cnp.NPY_FLOAT32 or num == cnp.NPY_FLOAT64)
+                and cnp.PyArray_ISNOTSWAPPED(arr) and cnp.PyArray_ISALIGNED(arr)
+                and cnp.PyArray_NDIM(arr) == 2 and cnp.PyArray_SIZE(arr) > 0):
+            return 0
+    refuse("operand", (a, kernel, name))
+    return -1
+
+
+cdef inline int product_shapes(str kernel, tuple names, cnp.ndarray a, cnp.ndarray b,
+                               cnp.ndarray out) except -1:
+    """contract.product: ``a`` (M x K) times ``b`` (K x N) fits ``out`` (M x N)."""
+    if (cnp.PyArray_DIM(b, 0) != cnp.PyArray_DIM(a, 1) or cnp.PyArray_NDIM(out) != 2
+            or cnp.PyArray_DIM(out, 0) != cnp.PyArray_DIM(a, 0)
+            or cnp.PyArray_DIM(out, 1) != cnp.PyArray_DIM(b, 1)):
+        refuse("product", (kernel, names, a, b, out))
+    return 0

@@ -1,10 +1,10 @@
 # Compiled twin of caffe2rnn/kernels/rnn_executor.py: the executor's loops.
 # The calls are C-level callables (NumPy inner-loop calls and bound compiled
-# kernels, made by compile_calls below; functools.partial for the rest), so
-# a plan runs with no Python frame per step.
+# kernels, made by compile_calls below; the bound calls themselves for the
+# rest), so a step plan runs with no Python frame per step.
 
 
-def run_plan(list calls, Py_ssize_t start, list failed):
+def run_step_plan(list calls, Py_ssize_t start, list failed):
     """Call ``calls[start:]`` in order; on an exception append the index of the
     call that raised to ``failed`` and re-raise it."""
     cdef Py_ssize_t i = start
@@ -72,9 +72,9 @@ def run_lane(list calls, list waits, list signals, Py_ssize_t lane, list progres
 # ---------------------------------------------------------------------------
 # compile_calls: a plan's NumPy calls run through NumPy's own inner loops.
 #
-# A bound call ``partial(np.add, a, b, out)`` spends ~0.4 µs in NumPy's
+# A bound call ``np.add(a, b, out)`` spends ~0.4 µs in NumPy's
 # dispatch (argument parsing, type resolution, the iterator) around an add
-# of a few hundred numbers that takes ~0.2 µs; ``partial(np.matmul, ...)``
+# of a few hundred numbers that takes ~0.2 µs; ``np.matmul(a, b, out)``
 # ~0.7 µs around the GEMM. A LoopCall makes the decisions that dispatch
 # makes once, when the plan is compiled, and at each call only runs the
 # loop: the very function NumPy calls (from the ufunc's loop table), with
@@ -82,8 +82,9 @@ def run_lane(list calls, list waits, list signals, Py_ssize_t lane, list progres
 # NumPy's by construction. What NumPy checks on every call is checked here
 # too: the output must still be writeable, and the floating-point errors the
 # loop raised are handled as np.errstate says, in NumPy's words
-# (_give_fp_errors).
+# (give_fp_errors).
 cimport numpy as cnp
+from _loops cimport Loop, loop_of, operands_type, disjoint, matmul_loop
 
 cnp.import_array()
 cnp.import_ufunc()
@@ -92,22 +93,16 @@ cdef extern from "numpy/ufuncobject.h":
     void _clear_fp_status "PyUFunc_clearfperr"() noexcept nogil
     int _fp_status "PyUFunc_getfperr"() noexcept nogil
 
-ctypedef void (*inner_loop)(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
-                            void *data) noexcept nogil
+# A LoopCall releases the GIL where its bound call declares that it does
+# (BoundCall.releases_gil: element-wise loops from 500 elements, as NumPy;
+# every product). Releasing it more often changes nothing in the results,
+# and lets lanes overlap.
 
-#: A LoopCall releases the GIL for an element-wise loop of this many elements
-#: or more (NumPy: above 500; operators/rnn/schedule.py models the same
-#: threshold) and for every matmul (NumPy: when m·p > 500). Releasing it
-#: more often changes nothing in the results, and lets lanes overlap.
-cdef cnp.npy_intp UFUNC_NOGIL_SIZE = 500
-
-import functools
 import sys
 import warnings
 
 import numpy as np
 
-_partial = functools.partial
 _ELEMENTWISE = (np.add, np.subtract, np.multiply)
 
 
@@ -116,7 +111,7 @@ _FP_ERRORS = ((1, "divide", "divide by zero"), (2, "over", "overflow"),
               (4, "under", "underflow"), (8, "invalid", "invalid value"))
 
 
-def _give_fp_errors(str name, int flags):
+def give_fp_errors(str name, int flags):
     """What NumPy does after a ufunc loop that raised ``flags``: for each, in
     its order, ignore, warn, raise, call, print or log as np.geterr() says."""
     how = np.geterr()
@@ -136,48 +131,26 @@ def _give_fp_errors(str name, int flags):
             sys.stderr.write("Warning: %s\n" % message)
 
 
-cdef bint _loop_of(cnp.ufunc u, int typenum, inner_loop *fn, void **data):
-    """The inner loop of ``u`` whose operands are all ``typenum``."""
-    cdef int k, j
-    cdef bint match
-    for k in range(u.ntypes):
-        match = True
-        for j in range(u.nargs):
-            if u.types[k * u.nargs + j] != typenum:
-                match = False
-        if match:
-            fn[0] = <inner_loop><void*>u.functions[k]
-            data[0] = u.data[k]
-            return True
-    return False
-
-
 cdef class LoopCall:
     """``func(a, b, out)`` for an element-wise ufunc or ``np.matmul``, through
-    the ufunc's inner loop. Looks like the partial it replaces (``func``,
-    ``args``, ``keywords``), so the executor's descriptions and its schedule
-    read it the same way."""
+    the ufunc's inner loop. Keeps the bound call it replaces (``bound``) and
+    shows its ``func`` and ``args``."""
 
-    cdef inner_loop fn
-    cdef void *data
-    cdef char *ptrs[3]  # a, b, out
-    # What NumPy passes the loop. Element-wise: dims[0] = the count,
-    # steps[0:3] = each operand's stride. matmul (a gufunc): dims = (outer
-    # count 1, m, n, p), steps = (3 outer strides, unused: 0; a's m and n
-    # strides; b's n and p strides; out's m and p strides).
-    cdef cnp.npy_intp dims[4]
-    cdef cnp.npy_intp steps[9]
+    cdef Loop loop  # what NumPy passes the loop (_loops.pxd)
     cdef cnp.npy_intp repeat  # calls of the loop (rows of a broadcast operand)
     cdef cnp.npy_intp advance[3]  # bytes each pointer moves between calls
     cdef bint release_gil
     cdef cnp.ndarray out
     cdef str name
-    cdef readonly object func
-    cdef readonly tuple args
+    cdef readonly object bound
 
     @property
-    def keywords(self):
-        return {}
+    def func(self):
+        return self.bound.func
+
+    @property
+    def args(self):
+        return self.bound.args
 
     def __call__(self):
         self.call()
@@ -194,7 +167,7 @@ cdef class LoopCall:
         else:
             errors = self._loop()
         if errors:
-            _give_fp_errors(self.name, errors)
+            give_fp_errors(self.name, errors)
         return 0
 
     cdef int _loop(self) noexcept nogil:
@@ -203,51 +176,15 @@ cdef class LoopCall:
         _clear_fp_status()
         for r in range(self.repeat):
             # a fresh copy each time: the matmul loop advances its args
-            args[0] = self.ptrs[0] + r * self.advance[0]
-            args[1] = self.ptrs[1] + r * self.advance[1]
-            args[2] = self.ptrs[2] + r * self.advance[2]
-            self.fn(args, self.dims, self.steps, self.data)
+            args[0] = self.loop.ptrs[0] + r * self.advance[0]
+            args[1] = self.loop.ptrs[1] + r * self.advance[1]
+            args[2] = self.loop.ptrs[2] + r * self.advance[2]
+            self.loop.fn(args, self.loop.dims, self.loop.steps, self.loop.data)
         return _fp_status()
 
 
-cdef bint _usable(object a, int typenum):
-    """An aligned, native-order ndarray of ``typenum`` with no zero-size dim."""
-    return (cnp.PyArray_Check(a) and cnp.PyArray_TYPE(<cnp.ndarray>a) == typenum
-            and cnp.PyArray_ISALIGNED(<cnp.ndarray>a)
-            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a)
-            and cnp.PyArray_SIZE(<cnp.ndarray>a) > 0)
-
-
-cdef int _operands_type(object a, object b, object out):
-    """The type number of three usable arrays of one float type, or -1."""
-    if not (_usable(out, cnp.NPY_FLOAT32) or _usable(out, cnp.NPY_FLOAT64)):
-        return -1
-    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>out)
-    return typenum if _usable(a, typenum) and _usable(b, typenum) else -1
-
-
-cdef bint _disjoint(cnp.ndarray a, cnp.ndarray b):
-    """No byte of ``a`` is a byte of ``b`` (their spans do not meet)."""
-    cdef char *a0 = <char*>cnp.PyArray_DATA(a)
-    cdef char *b0 = <char*>cnp.PyArray_DATA(b)
-    cdef char *a1 = a0
-    cdef char *b1 = b0
-    cdef int i
-    for i in range(cnp.PyArray_NDIM(a)):
-        if cnp.PyArray_STRIDE(a, i) < 0:
-            a0 += cnp.PyArray_STRIDE(a, i) * (cnp.PyArray_DIM(a, i) - 1)
-        else:
-            a1 += cnp.PyArray_STRIDE(a, i) * (cnp.PyArray_DIM(a, i) - 1)
-    for i in range(cnp.PyArray_NDIM(b)):
-        if cnp.PyArray_STRIDE(b, i) < 0:
-            b0 += cnp.PyArray_STRIDE(b, i) * (cnp.PyArray_DIM(b, i) - 1)
-        else:
-            b1 += cnp.PyArray_STRIDE(b, i) * (cnp.PyArray_DIM(b, i) - 1)
-    return a1 + cnp.PyArray_ITEMSIZE(a) <= b0 or b1 + cnp.PyArray_ITEMSIZE(b) <= a0
-
-
 cdef object _elementwise(object call):
-    """A LoopCall for ``partial(ufunc, a, b, out)`` with out C-contiguous and
+    """A LoopCall for a bound ``ufunc(a, b, out)`` with out C-contiguous and
     each input of one of three kinds:
 
     * out's shape, C-contiguous (out may be that very input);
@@ -262,7 +199,7 @@ cdef object _elementwise(object call):
     else (a partial overlap NumPy would copy for, a column broadcast): None.
     """
     a, b, out = call.args
-    cdef int typenum = _operands_type(a, b, out)
+    cdef int typenum = operands_type(a, b, out)
     if typenum < 0:
         return None
     cdef cnp.ndarray o = out
@@ -281,11 +218,11 @@ cdef object _elementwise(object call):
         xd = cnp.PyArray_NDIM(x)
         if operand.shape == out.shape and cnp.PyArray_IS_C_CONTIGUOUS(x):
             step[i], advance[i] = itemsize, row * itemsize
-            if not (_disjoint(x, o) or cnp.PyArray_DATA(x) == cnp.PyArray_DATA(o)):
+            if not (disjoint(x, o) or cnp.PyArray_DATA(x) == cnp.PyArray_DATA(o)):
                 return None  # a partial overlap: NumPy would copy
             continue
         flat = False
-        if not _disjoint(x, o):
+        if not disjoint(x, o):
             return None
         if nd == 2 and operand.shape == out.shape:
             step[i], advance[i] = cnp.PyArray_STRIDE(x, 1), cnp.PyArray_STRIDE(x, 0)
@@ -295,69 +232,56 @@ cdef object _elementwise(object call):
         else:
             return None
     cdef LoopCall c = LoopCall.__new__(LoopCall)
-    if not _loop_of(call.func, typenum, &c.fn, &c.data):
+    if not loop_of(call.func, typenum, &c.loop):
         return None
-    c.func, c.args, c.out = call.func, call.args, o
-    c.name = call.func.__name__
-    c.ptrs[0] = <char*>cnp.PyArray_DATA(<cnp.ndarray>a)
-    c.ptrs[1] = <char*>cnp.PyArray_DATA(<cnp.ndarray>b)
-    c.ptrs[2] = <char*>cnp.PyArray_DATA(o)
+    c.bound, c.out, c.name = call, o, call.func.__name__
+    c.loop.ptrs[0] = <char*>cnp.PyArray_DATA(<cnp.ndarray>a)
+    c.loop.ptrs[1] = <char*>cnp.PyArray_DATA(<cnp.ndarray>b)
+    c.loop.ptrs[2] = <char*>cnp.PyArray_DATA(o)
     c.advance[0] = c.advance[1] = c.advance[2] = 0
     if flat:
-        c.repeat, c.dims[0] = 1, cnp.PyArray_SIZE(o)
-        c.steps[0] = c.steps[1] = c.steps[2] = itemsize
+        c.repeat, c.loop.dims[0] = 1, cnp.PyArray_SIZE(o)
+        c.loop.steps[0] = c.loop.steps[1] = c.loop.steps[2] = itemsize
     else:
-        c.repeat, c.dims[0] = cnp.PyArray_SIZE(o) // row, row
-        c.steps[0], c.steps[1], c.steps[2] = step[0], step[1], itemsize
+        c.repeat, c.loop.dims[0] = cnp.PyArray_SIZE(o) // row, row
+        c.loop.steps[0], c.loop.steps[1], c.loop.steps[2] = step[0], step[1], itemsize
         c.advance[0], c.advance[1], c.advance[2] = advance[0], advance[1], row * itemsize
-    c.release_gil = cnp.PyArray_SIZE(o) >= UFUNC_NOGIL_SIZE
+    c.release_gil = getattr(call, "releases_gil", True)
     return c
-
-
-cdef inline cnp.npy_intp _core_stride(cnp.ndarray a, int axis):
-    """The stride the gufunc machinery passes for a core dimension: 0 when
-    the dimension is 1 (nothing to step over), else the array's own."""
-    return 0 if cnp.PyArray_DIM(a, axis) == 1 else cnp.PyArray_STRIDE(a, axis)
 
 
 cdef object _matmul(object call):
-    """A LoopCall for ``partial(np.matmul, a, b, out)`` of matrices: NumPy's
-    matmul loop with one outer iteration, the core sizes (m, n, p) and each
-    operand's own strides, as the gufunc machinery passes them for 2-D
-    operands (0 for a dimension of 1); the loop then picks GEMM, GEMV or its
-    own code as it would.
-    An output overlapping an input (NumPy would copy): None."""
+    """A LoopCall for a bound ``np.matmul(a, b, out)`` of matrices
+    (_loops.pxd: matmul_loop), or None."""
     a, b, out = call.args
-    cdef int typenum = _operands_type(a, b, out)
-    if typenum < 0:
-        return None
-    cdef cnp.ndarray x = a, y = b, o = out
-    if cnp.PyArray_NDIM(x) != 2 or cnp.PyArray_NDIM(y) != 2 or cnp.PyArray_NDIM(o) != 2:
-        return None
-    if (cnp.PyArray_DIM(x, 1) != cnp.PyArray_DIM(y, 0)
-            or cnp.PyArray_DIM(o, 0) != cnp.PyArray_DIM(x, 0)
-            or cnp.PyArray_DIM(o, 1) != cnp.PyArray_DIM(y, 1)):
-        return None
-    if not (_disjoint(o, x) and _disjoint(o, y)):
-        return None
     cdef LoopCall c = LoopCall.__new__(LoopCall)
-    if not _loop_of(np.matmul, typenum, &c.fn, &c.data):
+    if not matmul_loop(a, b, out, np.matmul, &c.loop):
         return None
-    c.func, c.args, c.out, c.name = call.func, call.args, o, "matmul"
-    c.ptrs[0] = <char*>cnp.PyArray_DATA(x)
-    c.ptrs[1] = <char*>cnp.PyArray_DATA(y)
-    c.ptrs[2] = <char*>cnp.PyArray_DATA(o)
-    c.dims[0] = 1
-    c.dims[1], c.dims[2] = cnp.PyArray_DIM(x, 0), cnp.PyArray_DIM(x, 1)
-    c.dims[3] = cnp.PyArray_DIM(y, 1)
-    c.steps[0] = c.steps[1] = c.steps[2] = 0
-    c.steps[3], c.steps[4] = _core_stride(x, 0), _core_stride(x, 1)
-    c.steps[5], c.steps[6] = _core_stride(y, 0), _core_stride(y, 1)
-    c.steps[7], c.steps[8] = _core_stride(o, 0), _core_stride(o, 1)
+    c.bound, c.out, c.name = call, out, "matmul"
     c.repeat = 1
     c.advance[0] = c.advance[1] = c.advance[2] = 0
-    c.release_gil = True
+    c.release_gil = getattr(call, "releases_gil", True)
     return c
+
+
+cdef class Parts:
+    """A fused call the fused kernel refused when compiled (fusion.py): its
+    parts, compiled, run one after the other. A part that raises leaves the
+    number of parts done on the exception (``fused_parts_done``), so that the
+    executor names that part's op without running the others again."""
+
+    cdef readonly list calls
+    cdef readonly object bound
+
+    def __call__(self):
+        cdef Py_ssize_t k = 0
+        try:
+            while k < len(self.calls):
+                self.calls[k]()
+                k += 1
+        except BaseException as exc:
+            exc.fused_parts_done = k
+            raise
 
 
 cdef dict _binders_cache = None
@@ -367,19 +291,22 @@ cdef dict _binders():
     """Compiled kernel -> its binder (checks once, returns a bound call)."""
     global _binders_cache
     if _binders_cache is None:
-        from caffe2rnn._ext import lstm_unit
+        from caffe2rnn._ext import lstm_step, lstm_unit
         _binders_cache = {
             lstm_unit.lstm_unit_forward: lstm_unit.bound_lstm_unit_forward,
             lstm_unit.lstm_unit_backward: lstm_unit.bound_lstm_unit_backward,
+            lstm_step.lstm_step_forward: lstm_step.bound_lstm_step_forward,
+            lstm_step.lstm_step_backward: lstm_step.bound_lstm_step_backward,
         }
     return _binders_cache
 
 
 cdef object _compiled(object call):
-    """``call`` as a LoopCall or a bound kernel, or ``call`` itself."""
-    if type(call) is not _partial or call.keywords:
+    """``call`` (a BoundCall, or any object with ``func`` and ``args`` and no
+    ``keywords``) as a LoopCall or a bound kernel, or ``call`` itself."""
+    func = getattr(call, "func", None)
+    if type(getattr(call, "args", None)) is not tuple or getattr(call, "keywords", None):
         return call
-    func = call.func
     compiled = None
     if len(call.args) == 3 and func is np.matmul:
         compiled = _matmul(call)
@@ -392,9 +319,21 @@ cdef object _compiled(object call):
                 compiled = binder(*call.args)
             except Exception:
                 # Refused now (an output made read-only since the build...):
-                # the partial stays, and raises in the plan, naming its step.
-                compiled = None
+                # the bound call stays, and raises in the plan, naming its
+                # step; a fused call runs as its parts instead.
+                compiled = _parts(call)
     return call if compiled is None else compiled
+
+
+cdef object _parts(object call):
+    """A refused fused call as its compiled parts, or None (not fused)."""
+    split = getattr(call, "parts", None)
+    if not split:
+        return None
+    cdef Parts parts = Parts.__new__(Parts)
+    parts.calls = [_compiled(part) for part, _ in split]
+    parts.bound = call
+    return parts
 
 
 def compile_calls(list calls):

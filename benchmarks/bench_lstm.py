@@ -21,13 +21,18 @@ round — one thread) of
   reach; its outputs and gradients are checked against caffe2rnn's;
 * caffe2rnn with the executor on and ``rnn_executor.num_threads=2``: the
   plan's independent calls on two threads (BLAS still one thread each);
+* caffe2rnn as a Caffe2 user runs it: ``workspace.RunNet`` (which keeps the
+  rollback journal) of the training net, and, forward, of a
+  ``forward_only=True`` net (inference: its own step workspaces, cycled) —
+  beside ``net.run()`` of the created net, which the other rows time;
 * torch.nn.LSTM (one thread, and two for the threaded comparison) and a
   per-step torch.nn.LSTMCell Python loop, if torch imports;
-* "its BLAS products alone": every ``np.matmul`` caffe2rnn's net makes in
-  one run (outside the loop and in the executor's plans, on the very same
-  arrays), with nothing between them — the part of caffe2rnn's time no
-  dispatch or kernel work can remove while the step net computes what
-  Caffe2's does (:func:`blas_products`);
+* "its BLAS products alone": every product caffe2rnn's net makes in one run
+  (outside the loop and in the executor's plans — inside the fused LSTM
+  steps too — on the very same arrays, through the same NumPy matmul loop),
+  with nothing between them: the part of caffe2rnn's time no dispatch or
+  kernel work can remove while the step net computes what Caffe2's does
+  (:func:`blas_products`);
 
 each also as a ratio to the floor and to torch.nn.LSTM. A second table gives
 the per-operator dispatch cost: microseconds per run of each operator inside
@@ -63,6 +68,10 @@ QUICK_SHAPES = [(8, 4, 16, 16), (50, 4, 8, 8)]
 STEP_NET = "(whole step net)"
 #: rnn_executor.num_threads of the threaded contender (BLAS stays at 1 thread).
 THREADS = 2
+#: The contender run as a Caffe2 user runs it (executor on, the default):
+#: forward, RunNet of a forward_only=True net; forward+backward, RunNet of the
+#: training net.
+RUN_NET = "caffe2rnn workspace.RunNet (user)"
 #: The contender whose parameter gradients are batched over time (a caffe2rnn
 #: option, recurrent.set_batch_param_gradients; equal up to float rounding).
 BATCHED = "batched"
@@ -260,6 +269,7 @@ class Caffe2RNNLSTM:
         for name, value in feeds.items():
             workspace.FeedBlob(name, value)
         self.scope = scope
+        self.problem, self.inference = p, None  # the forward-only net, made on first use
         # Three instances of the net on the same blobs: the recurrent ops with
         # the executor off, on, and on with THREADS threads.
         self.nets = {}
@@ -271,6 +281,34 @@ class Caffe2RNNLSTM:
             workspace.CreateNet(netdef)
             self.nets[mode] = workspace.C_Workspace().get_net(netdef.name)
         self.use_executor(True)
+
+    @staticmethod
+    def _inference_net(p, name, scope="bench_inference"):
+        """A ``forward_only=True`` LSTM on the same inputs and weights (its own
+        parameter blobs and outputs, so the training net's plans are not
+        disturbed), created in the workspace: its name."""
+        T, N, D = p["x"].shape
+        H = p["w_h"].shape[1]
+        model = CNNModelHelper(name=name)
+        recurrent.LSTM(
+            model, "x", "seq_lengths", ("h0", "c0"), D, H, scope=scope, forward_only=True
+        )
+        workspace.RunNetOnce(model.param_init_net)
+        for blob, key in (("i2h_w", "w_x"), ("i2h_b", "b_x"), ("gates_t_w", "w_h")):
+            workspace.FeedBlob(scope + "/" + blob, p[key])
+        workspace.FeedBlob(scope + "/gates_t_b", p["b_h"])
+        workspace.CreateNet(model.net)
+        return model.net.Proto().name
+
+    def run_net(self):
+        """The training net as a user runs it: ``workspace.RunNet``."""
+        workspace.RunNet(self.net.name)
+
+    def run_inference(self):
+        """The forward-only net, ``workspace.RunNet``."""
+        if self.inference is None:
+            self.inference = self._inference_net(self.problem, "bench_lstm_inference")
+        workspace.RunNet(self.inference)
 
     def use_executor(self, on):
         """Run the net whose recurrent ops have ``enable_rnn_executor=on``
@@ -304,23 +342,25 @@ class Caffe2RNNLSTM:
 
 def blas_products(model):
     """The matrix products of one run of ``model``'s net, as zero-argument
-    calls: ``(forward, forward and backward)``.
+    calls: ``(forward, forward and backward)``, compiled as the plan compiles
+    them (NumPy's matmul loop, on the compiled path).
 
     The outer FC and FCGradient give theirs by ``bind()`` (what their last run
-    computed, on the same arrays); each recurrent op gives the ``np.matmul``
-    calls of its executor's plan (per timestep: the hidden FC forward, dW, db
-    and dX backward). Run after the net has run twice with the executor on, so
-    that the plans are built and steady.
+    computed, on the same arrays); each recurrent op gives the products of its
+    executor's plan (per timestep: the hidden FC forward, dW, db and dX
+    backward), inside the fused LSTM steps too. Run after the net has run
+    twice with the executor on, so that the plans are built and steady.
     """
-    forward, both = [], []
-    for i, op in enumerate(model.net.ops):
+    both, n_forward = [], 0
+    for i, op in enumerate(model.net.ops):  # the forward ops come first
         executor = getattr(op, "executor", None)
-        calls = executor.plan.steady_calls if executor is not None else op.bind() or []
-        products = [c for c in calls if getattr(c, "func", None) is np.matmul]
-        both += products
+        calls = executor.plan.steady_bound if executor is not None else op.bind() or []
+        parts = [p for c in calls for p in ([q for q, _ in c.parts] if c.parts else [c])]
+        both += [c for c in parts if c.name == "matmul"]
         if i < model.n_forward_ops:
-            forward += products
-    return forward, both
+            n_forward = len(both)
+    both = kernels.current().compile_calls(both)
+    return both[:n_forward], both
 
 
 def with_rnn_executor(netdef, on):
@@ -506,6 +546,17 @@ def time_shape(shape, repeat, with_torch=True):
 
         return run("forward"), run("forward_backward")
 
+    def users_path(path):
+        def forward():
+            with kernels.use(path):
+                model.run_inference()
+
+        def forward_backward():
+            with kernels.use(path):
+                model.use_executor(True).run_net()
+
+        return forward, forward_backward
+
     paths = ["cython"] if kernels.cython_available() else []
     for path in paths + ["python"]:
         for on in (False, True):
@@ -517,13 +568,18 @@ def time_shape(shape, repeat, with_torch=True):
             name = "caffe2rnn executor, %d threads" % THREADS
             contenders.append((name,) + caffe2rnn(THREADS, path))
             contenders.append(("caffe2rnn executor, batched dW",) + caffe2rnn(BATCHED, path))
+            contenders.append((RUN_NET,) + users_path(path))
     with kernels.use(paths[0] if paths else "python"):
         model.use_executor(True).forward_backward()
         model.forward_backward()
         forward, both = blas_products(model)
-        run_plan = kernels.current().run_plan  # the loop of the path that built them
+        run_step_plan = kernels.current().run_step_plan  # the loop of the path that built them
     contenders.append(
-        ("its BLAS products alone", lambda: run_plan(forward, 0, []), lambda: run_plan(both, 0, []))
+        (
+            "its BLAS products alone",
+            lambda: run_step_plan(forward, 0, []),
+            lambda: run_step_plan(both, 0, []),
+        )
     )
     if with_torch:
         for name, (fwd, fwd_bwd, h) in torch_contenders(p).items():

@@ -27,9 +27,15 @@ import time
 import numpy as np
 
 from . import eras
+from .blob_recycling import (
+    memonger_compute_blob_recycling_for_dag,  # noqa: F401
+    memonger_optimize_inference_net,  # noqa: F401
+)
 from .errors import DTypeError, EnforceNotMet, WorkspaceError, WrongTypeError
 from .proto import caffe2_pb2
 from .runtime import Workspace as _RuntimeWorkspace
+from .runtime import observers as _observers
+from .runtime import python_functions as _python_functions
 from .runtime import registry as _registry
 from .runtime.bindings import (  # noqa: F401  (Blob, TensorCPU: C's names)
     Blob,
@@ -39,6 +45,7 @@ from .runtime.bindings import (  # noqa: F401  (Blob, TensorCPU: C's names)
     message,
     tensor_copy,
 )
+from .runtime.python_functions import register_python_gradient_op, register_python_op  # noqa: F401
 from .runtime.tracebacks import call_with_exception_intercept
 from .runtime.workspace import fetch_value
 
@@ -176,6 +183,28 @@ def global_init(args):
                     "--caffe2_max_keep_on_shrink_memory takes a byte count, got %r" % value
                 ) from None
     return None
+
+
+# -- net observers (runtime/observers.py; Caffe2 042e8ede4) ----------------------------
+
+
+def _created_net(name):
+    net = _current.get_net(blob_name(name))
+    if net is None:
+        raise WorkspaceError("Can't find net %s" % name)
+    return net
+
+
+def add_observer_to_net(net_name, observer_type):
+    return _observers.add_observer(_created_net(net_name), observer_type)
+
+
+def remove_observer_from_net(net_name, observer):
+    _observers.remove_observer(_created_net(net_name), observer)
+
+
+def num_observers_on_net(net_name):
+    return len(_created_net(net_name).observers)
 
 
 def serialize_blob(name):
@@ -320,6 +349,10 @@ class Workspace(metaclass=_WorkspaceType):
 
     def __repr__(self):
         return "<C.Workspace %r, %d blobs>" % (self._ws.name, len(self._ws.blobs()))
+
+
+# A Python op with ``pass_workspace`` gets its workspace as a C.Workspace.
+_python_functions.set_workspace_view(Workspace._wrap)
 
 
 def _copy(netdef):

@@ -93,6 +93,12 @@ class Era:
     #: ``Dot``/``SoftCoverage`` with ``encoder_lengths`` masking, cell
     #: initializers that create learned initial states, ``DropoutCell(is_test=)``.
     late_2017_cells: bool = False
+    #: The optimizer.py of late 2017: an optimizer instance shares one
+    #: learning-rate blob per device, ``<Class>_<n>_lr_cpu`` (d885f96d3,
+    #: 2017-07-12; before: ``<param>_lr`` per parameter), and ``Adagrad`` ops
+    #: carry ``decay`` (3c83d3278, 2017-09-15). Everything else it added
+    #: (RmsProp, YellowFin, clipping...) is available in every era.
+    late_2017_optimizers: bool = False
     #: c0ef34a60 (2017-07): ``RecurrentNetworkBlobFetcher`` stores the names it
     #: copies as a string tensor, which ``FetchBlob`` hands to Python 3 as
     #: ``bytes``; so ``recurrent.retrieve_step_blobs`` returned bytes names.
@@ -131,6 +137,7 @@ E6 = _define(
         netdef_arguments=True,
         fc_axis_w=True,
         late_2017_cells=True,
+        late_2017_optimizers=True,
         fetched_names_are_bytes=True,
         version="newest",
     )

@@ -151,6 +151,13 @@ class FileAccessError(EnforceNotMet, OSError):
     log folder that cannot be created...)."""
 
 
+class DatabaseError(EnforceNotMet, OSError):
+    """A database (a ``minidb`` checkpoint) that cannot be opened, read or
+    written, or whose contents are not what its format says: a truncated or
+    crafted file, a record that is not a ``BlobProto``... The message names
+    the file and the record or blob."""
+
+
 # The family class that stands for a built-in exception raised inside an
 # operator, most specific first (UnicodeDecodeError is a ValueError,
 # RecursionError a RuntimeError...).

@@ -18,6 +18,7 @@ its E3 (2017-04) name, with the E3 differences noted on it.
 """
 
 import logging
+import sys
 
 from . import core, eras, scope
 from .core.net import unknown_operator_error
@@ -81,6 +82,22 @@ _KNOWN_WORKING_OPS = _KNOWN_WORKING_OPS_E3 + ("ExpandDims", "Transpose")
 
 #: brew's name for :func:`~caffe2rnn.modeling.initializers.update_initializer`.
 make_initializer = update_initializer
+
+
+def _use_optimizer_context(info, tags):
+    """Give ``info`` the optimizer an enclosing E6 ``UseOptimizer`` names for
+    one of its tags (or ``DEFAULT``). That context lives in Caffe2's own
+    ``optimizer_context`` module (from a checkout, through caffe2rnn.compat):
+    unless that module is loaded, there is none."""
+    context = sys.modules.get("caffe2.python.optimizer_context")
+    if context is None:
+        return
+    current = context.OptimizerContext.current()
+    for tag in _normalize_tags(tags):
+        if current.has_optimizer(tag):
+            info.optimizer = current.get_optimizer(tag)
+    if not info.optimizer and current.has_optimizer(context.DEFAULT_OPTIM):
+        info.optimizer = current.get_optimizer(context.DEFAULT_OPTIM)
 
 
 def _normalize_tags(tags):
@@ -187,6 +204,7 @@ class ModelHelper:
         info = initializer.create_param(
             param_name=core.BlobReference(name), init_net=self.param_init_net, shape=shape
         )
+        _use_optimizer_context(info, tags)
         self._parameters_info[name] = info
         self.AddParameter(info.blob, tags)
         return info.blob
@@ -330,6 +348,16 @@ class ModelHelper:
         return self.grad_map
 
     # -- operators ---------------------------------------------------------------
+
+    def CreateDB(self, blob_out, db, db_type, **kwargs):
+        """A DBReader on ``db``, opened by ``param_init_net`` (operators/db_input.py)."""
+        return self.param_init_net.CreateDB([], blob_out, db=db, db_type=db_type, **kwargs)
+
+    def TensorProtosDBInput(self, unused_blob_in, blob_out, batch_size, db, db_type, **kwargs):
+        """Batches of ``db``'s TensorProtos records: a ``dbreader_<db>`` made by
+        ``param_init_net``, read by ``net`` (Caffe2 ignored ``blob_in`` and ``kwargs``)."""
+        reader = self.param_init_net.CreateDB([], "dbreader_" + db, db=db, db_type=db_type)
+        return self.net.TensorProtosDBInput(reader, blob_out, batch_size=batch_size)
 
     def __getattr__(self, op_type):
         """``model.Tanh(...)`` = ``model.net.Tanh(...)``, warning on unusual ops."""

@@ -41,3 +41,24 @@ def test_the_executor_keeps_less_per_step_than_the_loop():
     shape = (60, 4, 8, 8)
     off, on = (bench.kept_per_step(shape, mode) for mode in (False, True))
     assert 0 < on < off
+
+
+def test_the_plan_building_benchmark_runs_and_prints_its_table(capsys, monkeypatch):
+    bench = load("bench_executor_build")
+    monkeypatch.setattr(bench, "runs", lambda T, on, later=1: (0.3, 0.2, 0.1))
+    bench.main(["--quick"])
+    out = capsys.readouterr().out
+    assert "plan building" in out and "reproduce:" in out
+
+
+def test_one_real_plan_building_measurement():
+    bench = load("bench_executor_build")
+    first, second, later = bench.runs(20, True, later=1)
+    assert min(first, second, later) > 0
+
+
+def test_the_fusion_benchmark_compares_equal_plans(capsys):
+    bench = load("bench_fusion")
+    bench.main(["--quick"])
+    out = capsys.readouterr().out
+    assert "fwd unfused" in out and "reproduce:" in out

@@ -20,6 +20,7 @@ means giving those names back — their 2017 meaning, nothing more:
   in Caffe2's E4 recurrent_network_test); NumPy 2 takes only 0-d arrays. The
   arrays ``np.random.choice`` and ``np.random.randint`` return (the way 2017
   tests drew sizes and indices) convert again (:class:`OneElementScalars`).
+* **NetworkX 1.x** for ``memonger`` (:mod:`.networkx2017`).
 
 These change the process's modules, so they are installed only where 2017 code
 runs: :func:`caffe2rnn.compat.run_program` (NumPy) and the pytest plugin for
@@ -186,6 +187,10 @@ def install_hypothesis3_api():
 
 
 def install():
-    """Both: NumPy's aliases and Hypothesis 3's API."""
+    """All: NumPy's aliases, Hypothesis 3's API, NetworkX 1.x's
+    (:mod:`.networkx2017`, for ``memonger``)."""
+    from . import networkx2017
+
     install_numpy_aliases()
     install_hypothesis3_api()
+    networkx2017.install()

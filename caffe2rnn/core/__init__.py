@@ -28,6 +28,7 @@ from .plan import (  # noqa: F401
     scoped_execution_step,
     to_execution_step,
 )
+from .python_op import CreatePythonOperator  # noqa: F401
 from .ssa import get_op_ids_in_path, get_output_producers, get_ssa, get_undefined_blobs  # noqa: F401
 
 # Engine preferences (Caffe2 042e8ede4 core.py; caffe2rnn has one engine per op type).

@@ -22,8 +22,11 @@ Each op added through ``net.<OpType>(...)`` also records where it was created
 """
 
 import contextlib
+import sys
 from collections import defaultdict
 from typing import Any, Optional, Union
+
+import numpy as np
 
 from .. import eras
 from .. import scope as _scope
@@ -34,7 +37,7 @@ from ..runtime import registry as _registry
 from . import tracebacks
 from .blob import BlobName, BlobReference, ScopedBlobReference
 from .gradients import GradientRegistry
-from .operator import CreateOperator, _RectifyInputOutput
+from .operator import CreateOperator, DataType, _RectifyInputOutput
 
 
 def unknown_operator_error(op_type):
@@ -86,8 +89,17 @@ class Net:
         _workspace.operator_tracebacks.clear()
 
     @staticmethod
+    def current_prefix():
+        """The name of the enclosing ``net_builder.NetBuilder`` (Caffe2's own
+        module, loaded through caffe2rnn.compat), else ``""``."""
+        net_builder = sys.modules.get("caffe2.python.net_builder")
+        builder = net_builder.NetBuilder.current(required=False) if net_builder else None
+        return builder.name if builder else ""
+
+    @staticmethod
     def _get_next_net_name(basename):
-        name = basename
+        # Caffe2 joined the builder's name and the given one, skipping empty parts.
+        name = basename = "/".join(x for x in (Net.current_prefix(), basename) if x)
         next_idx = 1
         while name in Net._net_names_used:
             name = basename + "_" + str(next_idx)
@@ -316,6 +328,46 @@ class Net:
         if not _is_known_operator(op_type):
             raise unknown_operator_error(op_type)
         return lambda *args, **kwargs: self._CreateAndAddToSelf(op_type, *args, **kwargs)
+
+    def Const(self, array, blob_out=None, dtype=None):
+        """A constant: ``ConstantFill`` for a Python bool, else a
+        ``GivenTensor{Int,Int64,String,}Fill`` of ``np.array(array, dtype)``
+        (Caffe2 0cdd09da6's choice by dtype; float64 and bool become float32)."""
+        if isinstance(array, bool):
+            return self.ConstantFill([], blob_out or 1, dtype=DataType.BOOL, value=array)
+        array = np.array(array) if dtype is None else np.array(array, dtype=dtype)
+        fill = {
+            np.dtype(np.int32): "GivenTensorIntFill",
+            np.dtype(np.int64): "GivenTensorInt64Fill",
+        }
+        op_type = (
+            "GivenTensorStringFill"
+            if array.dtype.kind in "SU"
+            else fill.get(array.dtype, "GivenTensorFill")
+        )
+        values = array.flatten().tolist()
+        return getattr(self, op_type)([], blob_out or 1, shape=array.shape, values=values)
+
+    def Python(self, f, grad_f=None, python_func_type=None, pass_workspace=False,
+               grad_output_indices=None, grad_input_indices=None):  # fmt: skip
+        """``net.Python(f)(inputs, outputs)``: an op running a Python function
+        (:mod:`caffe2rnn.core.python_op`)."""
+        from .python_op import net_python  # it imports the operators
+
+        return net_python(self, f, grad_f, python_func_type, pass_workspace,
+                          grad_output_indices, grad_input_indices)  # fmt: skip
+
+    # -- observers of the created net (runtime/observers.py; Caffe2 042e8ede4) --------
+    def AddObserver(self, observer_type):
+        """Attach a ``"TimeObserver"`` or ``"RunCountObserver"`` to this net as
+        created in the current workspace; the observer."""
+        return _workspace.C.add_observer_to_net(self._net.name, observer_type)
+
+    def RemoveObserver(self, observer):
+        _workspace.C.remove_observer_from_net(self._net.name, observer)
+
+    def NumObservers(self):
+        return _workspace.C.num_observers_on_net(self._net.name)
 
     def _CreateAndAddToSelf(self, op_type, inputs, outputs=None, **kwargs):
         """Append one operator; see the class docs for the naming rules.

@@ -15,6 +15,10 @@ twin (this package)               compiled (``_ext/``)               kernels
 ``inplace_add.py``                ``inplace_add.pyx``                ``inplace_add``
 ``lstm_unit.py``                  ``lstm_unit.pyx``                  ``lstm_unit_forward``,
                                                                      ``lstm_unit_backward``
+``lstm_step.py``                  ``lstm_step.pyx``                  ``lstm_step_forward``,
+                                                                     ``lstm_step_backward``
+``rnn_executor.py``               ``rnn_executor.pyx``               ``run_step_plan``,
+                                                                     ``run_lane``, ...
 ``contract.py``                   ``_contract.pxd``                  the checks every kernel runs
 ================================  =================================  =============================
 
@@ -66,7 +70,9 @@ KERNELS = {
     "inplace_add": "inplace_add",
     "lstm_unit_forward": "lstm_unit",
     "lstm_unit_backward": "lstm_unit",
-    "run_plan": "rnn_executor",
+    "lstm_step_forward": "lstm_step",
+    "lstm_step_backward": "lstm_step",
+    "run_step_plan": "rnn_executor",
     "first_stale_guard": "rnn_executor",
     "assign_values": "rnn_executor",
     "run_lane": "rnn_executor",
@@ -86,7 +92,11 @@ def implementation(path):
         package = "caffe2rnn.kernels." if path == "python" else "caffe2rnn._ext."
         modules = {m: importlib.import_module(package + m) for m in set(KERNELS.values())}
         _loaded[path] = types.SimpleNamespace(
-            path=path, **{name: getattr(modules[m], name) for name, m in KERNELS.items()}
+            path=path,
+            # The compiled kernels release Python's lock while they compute;
+            # the twins are NumPy calls that hold it around small loops.
+            releases_gil=path == "cython",
+            **{name: getattr(modules[m], name) for name, m in KERNELS.items()},
         )
     return _loaded[path]
 

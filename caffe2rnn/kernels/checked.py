@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
 from . import contract, current
+from .lstm_unit import backward_arrays, forward_arrays
 
 FLOAT_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -40,6 +41,13 @@ def memory(where, sources, destinations=()):
     for name, a in destinations:
         if a is not None:
             contract.array(a, where, name, writable=True)
+
+
+def disjoint(where, written, read):
+    """No written (name, array) shares bytes with a later one or a read one:
+    the raw kernel's own overlap refusal, in the kernel's names, but starting
+    with ``where`` like every other refusal of an entry point."""
+    contract.no_overlap(where, written, read)
 
 
 def float_tensors(where, *arrays):
@@ -194,6 +202,7 @@ def repeat_copy(src, dst, where="repeat_copy"):
     """Fill ``dst`` with copies of ``src`` (a 1-D initial state over the batch)."""
     repeat_rows(src, dst, where)
     memory(where, [("src", src)], [("dst", dst)])
+    disjoint(where, [("dst", dst)], [("src", src)])
     current().repeat_copy(src, dst)
 
 
@@ -201,6 +210,7 @@ def accumulate_input_gradient(g, og, t, offset, where="accumulate_gradient_input
     """``g[t + offset] += og[t]``, rows of ``g.size / g.shape[0]`` elements."""
     accumulate_rows(g, og, t, offset, where)
     memory(where, [("og", og)], [("g", g)])
+    disjoint(where, [("g", g)], [("og", og)])
     current().accumulate_input_gradient(g, og, t, offset)
 
 
@@ -208,6 +218,7 @@ def add_striped_batch(first, y, stripe, batch, where="AddStripedBatch"):
     """``y += first[j * stripe : j * stripe + len(y)]`` for j = 0 .. batch - 1."""
     stripes(first, y, stripe, batch, where)
     memory(where, [("first", first)], [("y", y)])
+    disjoint(where, [("y", y)], [("first", first)])
     current().add_striped_batch(first, y, stripe, batch)
 
 
@@ -215,6 +226,7 @@ def inplace_add(dst, src, where="inplace_add"):
     """``dst += src`` over two tensors of the same size."""
     same_size(dst, src, where)
     memory(where, [("src", src)], [("dst", dst)])
+    disjoint(where, [("dst", dst)], [("src", src)])
     current().inplace_add(dst, src)
 
 
@@ -237,6 +249,7 @@ def lstm_unit_forward(
         [("cell_t_prev", c_prev), ("gates", gates)],
         [("output 0 (hidden_t)", h_out), ("output 1 (cell_t)", c_out)],
     )
+    disjoint(where, *forward_arrays(h_prev, c_prev, gates, seq_lengths, h_out, c_out))
     current().lstm_unit_forward(
         h_prev, c_prev, gates, seq_lengths, t, forget_bias, drop_states, h_out, c_out
     )
@@ -282,6 +295,12 @@ def lstm_unit_backward(
             ("the cell_t_prev gradient", dc_prev_out),
             ("the gates gradient", dgates_out),
         ],
+    )
+    disjoint(
+        where,
+        *backward_arrays(
+            c_prev, gates, seq_lengths, c, dh, dc, dh_prev_out, dc_prev_out, dgates_out
+        ),
     )
     current().lstm_unit_backward(
         c_prev,

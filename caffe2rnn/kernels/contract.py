@@ -128,10 +128,14 @@ def no_overlap(kernel, written, others):
     for i, (name, a) in enumerate(written):
         if a is None or a.nbytes == 0:
             continue
-        low, high = extent(a)
+        low = high = None
         for other_name, b in written[i + 1 :] + others:
             if b is None or b.nbytes == 0:
                 continue
+            if a.flags.c_contiguous and b.flags.c_contiguous and not np.may_share_memory(a, b):
+                continue  # the common case, decided in C (there the bounds are the extents)
+            if low is None:
+                low, high = extent(a)
             b_low, b_high = extent(b)
             if low < b_high and b_low < high:
                 raise MemoryLayoutError(
@@ -215,6 +219,67 @@ def matrix(kernel, name, a):
     """``a`` is read as (N, D)."""
     if a.ndim != 2:
         raise ShapeError("%s: %s must be (N, D), got shape %s" % (kernel, name, a.shape))
+
+
+def operand(a, kernel, name):
+    """A float matrix a product reads: any strides (a transposed view), but
+    native, aligned and not empty (what NumPy's matmul loop is given)."""
+    if a is None or not isinstance(a, np.ndarray) or a.dtype.num not in FLOAT_NUMS:
+        got = "None" if a is None else getattr(a, "dtype", type(a).__name__)
+        raise DTypeError("%s: %s is %s; expected a float32 or float64 matrix" % (kernel, name, got))
+    if not a.dtype.isnative:
+        raise DTypeError(
+            "%s: %s has the non-native byte order '%s'; expected native %s"
+            % (kernel, name, a.dtype.str, a.dtype.name)
+        )
+    if not a.flags.aligned:
+        raise MemoryLayoutError("%s: %s is not aligned for %s" % (kernel, name, a.dtype.name))
+    if a.ndim != 2 or a.size == 0:
+        raise ShapeError(
+            "%s: %s must be a non-empty matrix, got shape %s" % (kernel, name, a.shape)
+        )
+
+
+def product(kernel, names, a, b, out):
+    """``a`` (M x K) times ``b`` (K x N) into ``out``, an M x N matrix."""
+    m, k = a.shape
+    if b.shape[0] != k or out.shape != (m, b.shape[1]):
+        raise ShapeError(
+            "%s: %s %s times %s %s does not fit %s %s"
+            % (kernel, names[0], a.shape, names[1], b.shape, names[2], out.shape)
+        )
+
+
+def gates_product(kernel, product, transposed, n, d4):
+    """The recurrent product is N x 4D, or 4D x N read transposed."""
+    shape = (d4, n) if transposed else (n, d4)
+    if product.shape != shape:
+        raise ShapeError(
+            "%s: product has shape %s; expected %s%s"
+            % (kernel, product.shape, shape, " (read transposed)" if transposed else "")
+        )
+
+
+def rows_or_row(kernel, name, a, n, d4):
+    """``a`` is one row of 4D (added to every row) or N rows of 4D."""
+    if a.size not in (d4, n * d4):
+        raise ShapeError(
+            "%s: %s has %d elements; expected %d (one row) or %d (N rows)"
+            % (kernel, name, a.size, d4, n * d4)
+        )
+
+
+#: The most products, and the most sums, one fused call runs (an LSTM step has 3 of each).
+MAX_PARTS = 4
+
+
+def parts(kernel, products, sums):
+    """At most :data:`MAX_PARTS` products and sums."""
+    if len(products) > MAX_PARTS or len(sums) > MAX_PARTS:
+        raise ShapeError(
+            "%s: %d products and %d sums; at most %d of each"
+            % (kernel, len(products), len(sums), MAX_PARTS)
+        )
 
 
 def refused(check, *args):

@@ -86,12 +86,25 @@ def _check_forward(k, h_prev, c_prev, gates, seq_lengths, t, forget_bias, h_out,
     for name, a in (("h_prev", h_prev), ("h_out", h_out), ("c_out", c_out)):
         if a is not None:
             contract.same_size(k, name, a, n * d)
-    contract.no_overlap(
-        k,
-        [("h_out", h_out), ("c_out", c_out)],
-        [("h_prev", h_prev), ("c_prev", c_prev), ("gates", gates), ("seq_lengths", seq_lengths)],
-    )
+    contract.no_overlap(k, *forward_arrays(h_prev, c_prev, gates, seq_lengths, h_out, c_out))
     return t, forget_bias
+
+
+def forward_arrays(h_prev, c_prev, gates, seq_lengths, h_out, c_out):
+    """``(written, read)``: the forward kernel's (name, array) pairs, as
+    :func:`~caffe2rnn.kernels.contract.no_overlap` takes them."""
+    written = [("h_out", h_out), ("c_out", c_out)]
+    read = [("h_prev", h_prev), ("c_prev", c_prev), ("gates", gates), ("seq_lengths", seq_lengths)]
+    return written, read
+
+
+def backward_arrays(c_prev, gates, seq_lengths, c, dh, dc, dh_prev_out, dc_prev_out, dgates_out):
+    """``(written, read)``: the backward kernel's (name, array) pairs."""
+    written = [("dh_prev_out", dh_prev_out), ("dc_prev_out", dc_prev_out)]
+    written.append(("dgates_out", dgates_out))
+    read = [("c_prev", c_prev), ("gates", gates), ("seq_lengths", seq_lengths)]
+    read += [("c", c), ("dh", dh), ("dc", dc)]
+    return written, read
 
 
 def lstm_unit_forward(
@@ -161,18 +174,10 @@ def _check_backward(
     for name, a in arrays[1:]:
         if a is not None:
             contract.same_size(k, name, a, (4 if name == "dgates_out" else 1) * n * d)
-    contract.no_overlap(
-        k,
-        [("dh_prev_out", dh_prev_out), ("dc_prev_out", dc_prev_out), ("dgates_out", dgates_out)],
-        [
-            ("c_prev", c_prev),
-            ("gates", gates),
-            ("seq_lengths", seq_lengths),
-            ("c", c),
-            ("dh", dh),
-            ("dc", dc),
-        ],
+    arrays = backward_arrays(
+        c_prev, gates, seq_lengths, c, dh, dc, dh_prev_out, dc_prev_out, dgates_out
     )
+    contract.no_overlap(k, *arrays)
     return t, forget_bias
 
 

@@ -1,6 +1,7 @@
 """The RNN executor's loops: run a plan of bound calls, check its guards.
 
-A *plan* (:mod:`caffe2rnn.operators.rnn.executor`) is the whole time loop of
+A *step plan* (:class:`caffe2rnn.operators.rnn.executor.StepPlan`; not
+Caffe2's ``core.Plan``) is the whole time loop of
 a recurrent op written out as a flat list of zero-argument calls, each an
 operator's kernel already bound to the arrays of one timestep. Running it is
 this loop; the compiled twin (``_ext/rnn_executor.pyx``) is the same loop
@@ -8,14 +9,15 @@ without the interpreter's per-iteration cost. Neither computes anything
 itself, so the two give the same numbers by construction.
 
 :func:`compile_calls` is where the two differ in what they run, not in what
-it computes: the compiled one replaces ``partial(np.add, a, b, out)`` and
-``partial(np.matmul, a, b, out)`` by a call of the ufunc's own inner loop on
-the same pointers (no NumPy dispatch), and a compiled kernel's partial by
-the kernel with its checks done once. Here the partials stay as they are.
+it computes: the compiled one replaces a bound ``np.add(a, b, out)`` or
+``np.matmul(a, b, out)`` (:class:`~caffe2rnn.operators.bound_call.BoundCall`)
+by a call of the ufunc's own inner loop on the same pointers (no NumPy
+dispatch), and a compiled kernel's call by the kernel with its checks done
+once. Here the bound calls stay as they are.
 """
 
 
-def run_plan(calls, start, failed):
+def run_step_plan(calls, start, failed):
     """Call ``calls[start:]`` in order; on an exception append the index of the
     call that raised to ``failed`` (a list) and re-raise it."""
     i = start
@@ -28,9 +30,9 @@ def run_plan(calls, start, failed):
 
 
 def compile_calls(calls):
-    """The calls a plan runs, as this path runs them: the partials themselves
-    (the compiled twin runs the same NumPy loops and kernels without their
-    per-call dispatch and checks)."""
+    """The calls a plan runs, as this path runs them: the bound calls
+    themselves (the compiled twin runs the same NumPy loops and kernels
+    without their per-call dispatch and checks)."""
     return list(calls)
 
 

@@ -9,6 +9,7 @@ its shape (from ``create_param`` or read off its fill op) and, once
 import numpy as np
 
 from .. import core
+from ..errors import ModelError
 
 
 class ParameterTags:
@@ -60,6 +61,17 @@ class ParameterInfo:
         if isinstance(self.grad, core.GradientSlice):
             return ParameterType.SPARSE
         return ParameterType.DENSE
+
+    @property
+    def optimizer(self):
+        """The optimizer of this parameter alone (E6's ``UseOptimizer``), or None."""
+        return getattr(self, "_optimizer", None)
+
+    @optimizer.setter
+    def optimizer(self, value):
+        if self.optimizer is not None:  # Caffe2 asserted it
+            raise ModelError("optimizer has already been set for parameter %s" % self.name)
+        self._optimizer = value
 
     def cloned_init_net(self):
         """``(net, blob)``: the part of the init net that creates this blob alone."""

@@ -69,14 +69,16 @@ class Operator:
     def bind(self):
         """This op's *bound calls* for the RNN executor, or None if it has none.
 
-        Called right after :meth:`run`, it returns a list of zero-argument
-        callables that repeat exactly what that run computed — the same NumPy
-        calls or kernels on the arrays the op's blobs hold now — for as long as
-        those blobs keep holding them (the executor checks that). None means
-        "no compiled form": the executor calls :meth:`run` itself instead.
-        A bind may also set ``self.loop_prologue``, ``(key, call)`` pairs the
-        executor calls once before each run of the loop (FC refreshes its
-        cached Wᵀ there). See :mod:`caffe2rnn.operators.rnn.executor`.
+        Called right after :meth:`run`, it returns a list of
+        :class:`~caffe2rnn.operators.bound_call.BoundCall` s that repeat
+        exactly what that run computed — the same NumPy calls or kernels on
+        the arrays the op's blobs hold now, each declaring what it reads,
+        writes and costs — for as long as those blobs keep holding them (the
+        executor checks that). None means "no compiled form": the executor
+        calls :meth:`run` itself instead. A bind may also set
+        ``self.loop_prologue``, ``(key, call)`` pairs the executor calls once
+        before each run of the loop (FC refreshes its cached Wᵀ there). See
+        :mod:`caffe2rnn.operators.rnn.executor`.
         """
         return None
 

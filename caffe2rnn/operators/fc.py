@@ -19,7 +19,6 @@ X₂ has ≤ 64 rows); inside a loop the fastest of three layouts, timed once,
 one of them a contiguous Wᵀ copied once per loop.
 """
 
-import functools
 import math
 
 import numpy as np
@@ -29,6 +28,7 @@ from ..errors import ArgumentError, DTypeError, ShapeError
 from ..runtime.registry import register, register_gradient
 from . import fc_layout
 from .base import Operator
+from .bound_call import BoundCall
 from .gradient_maker import GradientMaker
 
 #: Never held by a blob (unlike None, an empty blob's value): forces a refresh.
@@ -180,14 +180,12 @@ class FC(FullyConnectedBase):
         if views is None:
             return None
         x2, w2, y2 = views
-        # ``out`` is passed by position: a partial without keywords is half the
-        # size, and a plan holds one per step.
         layout = self._layouts.get(fc_layout.in_step_loop())
         if layout == "(w.xT)T":
             y2t = _transposed_buffer(self.outputs[0].name, self._y2_shape[::-1], x.dtype)
             return [
-                functools.partial(np.matmul, w2, x2.T, y2t),
-                functools.partial(np.add, y2t.T, b, y2),
+                BoundCall.product(w2, x2.T, y2t),
+                BoundCall.elementwise(np.add, y2t.T, b, y2),
             ]
         if layout == "x.WT":
             # Two copies made once per loop (the executor's prologue): Wᵀ
@@ -195,14 +193,17 @@ class FC(FullyConnectedBase):
             # broadcast add, in half the time).
             wt = fc_layout.transposed(w, self._w2)
             rows = fc_layout.tiled(b, y2.shape[0])
-            self.loop_prologue = [(id(wt), wt.refresh), (id(rows), rows.refresh)]
+            self.loop_prologue = [
+                (id(wt), BoundCall.loop_copy(wt)),
+                (id(rows), BoundCall.loop_copy(rows)),
+            ]
             return [
-                functools.partial(np.matmul, x2, wt.value, y2),
-                functools.partial(np.add, y2, rows.value, y2),
+                BoundCall.product(x2, wt.value, y2),
+                BoundCall.elementwise(np.add, y2, rows.value, y2),
             ]
         return [
-            functools.partial(np.matmul, x2, w2.T, y2),
-            functools.partial(np.add, y2, b, y2),
+            BoundCall.product(x2, w2.T, y2),
+            BoundCall.elementwise(np.add, y2, b, y2),
         ]
 
     def plan(self, key):
@@ -266,12 +267,9 @@ class FCGradient(FullyConnectedBase):
         if views is None:
             return None
         x2, w2, dy2, dw2, db = views[:5]
-        calls = [
-            functools.partial(np.matmul, dy2.T, x2, dw2),
-            functools.partial(np.matmul, self._ones, dy2, db),
-        ]
+        calls = [BoundCall.product(dy2.T, x2, dw2), BoundCall.product(self._ones, dy2, db)]
         if len(self.outputs) == 3:
-            calls.append(functools.partial(np.matmul, dy2, w2, views[5]))
+            calls.append(BoundCall.product(dy2, w2, views[5]))
         return calls
 
     def plan(self, key):
@@ -313,7 +311,7 @@ class FCInputGradient(FCGradient):
         views = _flat_views((dy, (m, n)), (w, (n, k)), (self.outputs[0].value, (m, k)))
         if views is None:
             return None
-        return [functools.partial(np.matmul, *views)]
+        return [BoundCall.product(*views)]
 
 
 @register_gradient("FC")

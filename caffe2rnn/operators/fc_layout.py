@@ -78,7 +78,7 @@ class _LoopCopy:
 
     @property
     def what(self):
-        """The copy in words (``Plan.describe()`` shows the prologue with it)."""
+        """The copy in words (``StepPlan.describe()`` shows the prologue with it)."""
         if self.fill is _copy_transposed:
             return "copy W %s into its cached W^T" % (self.shape,)
         return "copy b %s into %d rows" % (self.shape, self.value.shape[0])

@@ -30,8 +30,6 @@ validated, so a step net pays for it once) and call the checked kernels.
 Caffe2: caffe2/operators/lstm_unit_op.{h,cc}.
 """
 
-import functools
-
 import numpy as np
 
 from .. import kernels
@@ -40,6 +38,7 @@ from ..kernels import checked
 from ..kernels.checked import lstm_unit_backward, lstm_unit_forward  # noqa: F401
 from ..runtime.registry import register, register_gradient
 from .base import Operator
+from .bound_call import BoundCall
 from .gradient_maker import GradientMaker
 
 
@@ -150,9 +149,19 @@ class LSTMUnit(_LSTMUnitBase):
         h_prev, c_prev, gates, seq_lengths, t = self.step_inputs()
         n, d = self.n, self.d
         h_out, c_out = (blob.value.reshape(n, d) for blob in self.outputs)
-        kernel = kernels.current().lstm_unit_forward
+        impl = kernels.current()
         args = (h_prev, c_prev, gates, seq_lengths, t, self.forget_bias, self.drop_states)
-        return [functools.partial(kernel, *args, h_out, c_out)]
+        reads = [a for a in (h_prev, c_prev, gates, seq_lengths) if a is not None]
+        call = BoundCall.kernel(
+            impl.lstm_unit_forward,
+            "lstm_unit_forward",
+            args + (h_out, c_out),
+            reads,
+            (h_out, c_out),
+            impl.releases_gil,
+            c_out.size,
+        )
+        return [call]
 
 
 @register("LSTMUnitGradient", inputs=(8, 9), outputs=(2, 3))
@@ -218,9 +227,19 @@ class LSTMUnitGradient(_LSTMUnitBase):
         dh_prev = outputs[0].value.reshape(n, d) if self.has_hidden else None
         dc_prev = outputs[-2].value.reshape(n, d)
         dgates = outputs[-1].value.reshape(n, 4 * d)
-        kernel = kernels.current().lstm_unit_backward
+        impl = kernels.current()
         args = (c_prev, gates, seq_lengths, t, c, dh, dc, self.forget_bias, self.drop_states)
-        return [functools.partial(kernel, *args, dh_prev, dc_prev, dgates)]
+        written = [a for a in (dh_prev, dc_prev, dgates) if a is not None]
+        call = BoundCall.kernel(
+            impl.lstm_unit_backward,
+            "lstm_unit_backward",
+            args + (dh_prev, dc_prev, dgates),
+            (c_prev, gates, seq_lengths, c, dh, dc),
+            written,
+            impl.releases_gil,
+            dc_prev.size,
+        )
+        return [call]
 
 
 @register_gradient("LSTMUnit")

@@ -13,9 +13,10 @@ Adam **add** ``lr · step``, so they receive a negative rate; MomentumSGDUpdate
       Nesterov:  m' = μ·m + lr·g              g' = (1+μ)·m' − μ·m  w' = w − g'
 
   ``MomentumSGD([g, m, lr] → [g, m])`` is the same without the last step.
-* ``Adagrad([w, h, g, lr] → [w, h])``, ``epsilon`` (default 1e-5)::
+* ``Adagrad([w, h, g, lr] → [w, h])``, ``epsilon`` (default 1e-5) and, from
+  Caffe2 2017-08 (042e8ede4), ``decay`` (default 1: no decay)::
 
-      h' = h + g²      w' = w + lr · g / (√h' + ε)
+      h' = decay · h + g²      w' = w + lr · g / (√h' + ε)
 
 * ``Adam([w, m1, m2, g, lr, iter] → [w, m1, m2])``, ``beta1`` (0.9), ``beta2``
   (0.999), ``epsilon`` (1e-5); with ``t = iter + 1``::
@@ -23,13 +24,22 @@ Adam **add** ``lr · step``, so they receive a negative rate; MomentumSGDUpdate
       m1' = β₁·m1 + (1−β₁)·g      m2' = β₂·m2 + (1−β₂)·g²
       w'  = w + lr · √(1−β₂ᵗ)/(1−β₁ᵗ) · m1' / (√m2' + ε)
 
-The sparse forms (``SparseAdagrad``, ``SparseAdam``) take the rows of a
+The sparse forms (``SparseAdagrad``, ``SparseAdam``, and at 042e8ede4
+``SparseMomentumSGDUpdate`` and ``RowWiseSparseAdagrad``) take the rows of a
 ``GradientSlice``: ``indices`` into the first dimension of ``w`` and one
 gradient row per index, and update only those rows, one index after the
 other (a repeated index is updated twice, the second time from the first
-update's result).
+update's result). ``RowWiseSparseAdagrad`` keeps one history value per *row*
+(``h`` has ``w.shape[0]`` elements) and adds the row's mean squared gradient.
 
-Caffe2: caffe2/sgd/momentum_sgd_op.{h,cc}, adagrad_op.{h,cc}, adam_op.{h,cc}.
+An index outside ``[0, rows)`` is refused: Caffe2 checked it only in debug
+builds (``#ifndef NDEBUG``) and otherwise read and wrote outside the tensor.
+
+Caffe2: caffe2/sgd/momentum_sgd_op.{h,cc}, adagrad_op.{h,cc}, adam_op.{h,cc}
+(0cdd09da6; the sparse momentum and row-wise Adagrad ops and Adagrad's
+``decay`` at 042e8ede4). RmsProp, Ftrl and YellowFin have modules of their
+own (:mod:`caffe2rnn.operators.rmsprop`, :mod:`caffe2rnn.operators.ftrl`,
+:mod:`caffe2rnn.operators.yellowfin`).
 """
 
 import numpy as np
@@ -142,12 +152,14 @@ class Adagrad(ParameterUpdate):
 
     def setup(self):
         self.epsilon = self.args.single("epsilon", 1e-5, float)
+        self.decay = self.args.single("decay", 1.0, float)
 
     def run(self):
         w, h, g = self.floats_of_one_size((0, 1, 2))
         lr = self.learning_rate(3)
         g = g.reshape(w.shape)
-        h_new = h.reshape(w.shape) + g * g
+        h = h.reshape(w.shape)
+        h_new = (h if self.decay == 1.0 else h * w.dtype.type(self.decay)) + g * g
         w_new = w + lr * g / (np.sqrt(h_new) + w.dtype.type(self.epsilon))
         self.write(0, w_new, w)
         self.write(1, h_new, h)
@@ -161,12 +173,94 @@ class SparseAdagrad(Adagrad):
         indices, grads, (w, h) = self.sparse_rows(0, 3, 2, 1)
         lr = self.learning_rate(4)
         eps = w.dtype.type(self.epsilon)
-        for idx, g in _in_order(indices, grads):
+        for idx, g in rows_in_order(indices, grads):
             h[idx] += g * g
             w[idx] += lr * g / (np.sqrt(h[idx]) + eps)
 
 
-def _in_order(indices, grads):
+@register("RowWiseSparseAdagrad", inputs=5, outputs=2, enforce_inplace=[(0, 0), (1, 1)])
+class RowWiseSparseAdagrad(Adagrad):
+    """``[param, history, indices, grad, lr] → [param, history]``: one history
+    value per row; ``h[r] += mean(g_row²)``, ``w[r] += lr · g_row / (√h[r] + ε)``."""
+
+    def run(self):
+        w = self.float_input(0)
+        if w.ndim == 0 or w.shape[0] == 0:
+            raise self.shape_error(0, "a parameter with at least one row")
+        h = self.float_input(1)
+        if h.dtype != w.dtype or h.size != w.shape[0]:  # CAFFE_ENFORCE_EQ(dims()[0], size())
+            raise self.shape_error(
+                1, "%s of %d elements, one per row of input 0" % (w.dtype, w.shape[0])
+            )
+        indices = index_input(self, 2, w.shape[0])
+        g = self.float_input(3)
+        row = w.size // w.shape[0]
+        if g.dtype != w.dtype or g.size != indices.size * row:
+            raise self.shape_error(
+                3, "%s of %d x %d values (one row per index)" % (w.dtype, indices.size, row)
+            )
+        lr = self.learning_rate(4)
+        rows, h_flat, grads = w.reshape(-1, row), h.reshape(-1), g.reshape(-1, row)
+        eps = w.dtype.type(self.epsilon)
+        for idx, gr in rows_in_order(indices, grads):
+            h_flat[idx] += np.mean(gr * gr, axis=-1, dtype=w.dtype)
+            step = lr / (np.sqrt(h_flat[idx]) + eps)
+            rows[idx] += gr * (step[..., None] if np.ndim(step) else step)
+
+
+@register(
+    "SparseMomentumSGDUpdate",
+    inputs=5,
+    outputs=3,
+    inplace=[(0, 0)],
+    enforce_inplace=[(1, 1), (3, 2)],
+)
+class SparseMomentumSGDUpdate(_MomentumBase):
+    """``[grad, moment, lr, param, indices] → [adjusted grad, moment, param]``:
+    the momentum step of MomentumSGDUpdate on the rows ``indices`` of the
+    parameter and its momentum (both in place); output 0 holds the adjusted
+    gradient rows."""
+
+    def run(self):
+        w = self.float_input(3)
+        m = self.float_input(1)
+        if m.dtype != w.dtype or m.size != w.size:
+            raise self.shape_error(
+                1, "%s of %d elements like input 3 ('%s')" % (w.dtype, w.size, self.input_name(3))
+            )
+        if w.ndim == 0 or w.shape[0] == 0:
+            raise self.shape_error(3, "a parameter with at least one row")
+        lr = self.learning_rate(2)
+        g = self.float_input(0)
+        raw = self.input(4)
+        row = w.size // w.shape[0]
+        # CAFFE_ENFORCE_EQ(param.size_from_dim(1), grad.size_from_dim(indices.ndim()))
+        if g.dtype != w.dtype or g.ndim < raw.ndim or int(np.prod(g.shape[raw.ndim :])) != row:
+            raise self.shape_error(
+                0,
+                "%s rows of %d values (the shape of '%s' after its first dimension) "
+                "after the %d index dimensions" % (w.dtype, row, self.input_name(3), raw.ndim),
+            )
+        n = g.size // row if row else 0
+        indices = index_input(self, 4, w.shape[0])
+        if n > indices.size:  # Caffe2 read past the end of the indices
+            raise self.shape_error(0, "at most %d rows (one per index)" % indices.size)
+        indices = indices[:n]
+        grads = g.reshape(-1, row)
+        out = np.empty_like(grads)
+        rows, moments = w.reshape(-1, row), m.reshape(-1, row)
+        mu = w.dtype.type(self.momentum)
+        for k, (idx, gr) in enumerate(rows_in_order(indices, grads)):
+            adjusted, moments[idx] = _momentum_step(gr, moments[idx], lr, mu, self.nesterov)
+            rows[idx] -= adjusted
+            if np.ndim(idx):
+                out[...] = adjusted
+            else:
+                out[k] = adjusted
+        self.write(0, out, g)
+
+
+def rows_in_order(indices, grads):
     """``(rows, grads)`` pairs to apply: all at once when the indices are
     distinct, else one index at a time (Caffe2's sequential semantics)."""
     if np.unique(indices).size == indices.size:
@@ -213,7 +307,7 @@ class SparseAdam(_AdamBase):
         indices, grads, (w, m1, m2) = self.sparse_rows(0, 4, 3, 1, 2)
         rate = self.learning_rate(5) * w.dtype.type(self.correction(self.iteration(6)))
         eps = w.dtype.type(self.epsilon)
-        for idx, g in _in_order(indices, grads):
+        for idx, g in rows_in_order(indices, grads):
             m1[idx], m2[idx] = self.moments(m1[idx], m2[idx], g, w.dtype)
             w[idx] += rate * m1[idx] / (np.sqrt(m2[idx]) + eps)
 
@@ -225,5 +319,7 @@ for _op_type in (
     "SparseAdagrad",
     "Adam",
     "SparseAdam",
+    "RowWiseSparseAdagrad",
+    "SparseMomentumSGDUpdate",
 ):
     register_gradient(_op_type)(ShouldNotDoGradient)

@@ -8,7 +8,6 @@ gradients of a blob read by several ops, always *in place* on input 0) and
 matches, so a step net can write straight into a row of a states tensor.
 """
 
-import functools
 import os
 
 import numpy as np
@@ -17,6 +16,7 @@ from ..errors import DTypeError, EnforceNotMet, FileAccessError
 from ..runtime import settings
 from ..runtime.registry import register, register_gradient
 from .base import Operator
+from .bound_call import BoundCall
 from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
 
 _SUM_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32))
@@ -61,9 +61,9 @@ class Sum(Operator):
         """The adds of :meth:`run` on this run's arrays (for the RNN executor)."""
         x0, out = self.inputs[0].value, self.outputs[0].value
         if not self.others:
-            return [] if out is x0 else [functools.partial(np.copyto, out, x0)]
-        calls = [functools.partial(np.add, x0, self.others[0].value, out)]
-        calls += [functools.partial(np.add, out, blob.value, out) for blob in self.others[1:]]
+            return [] if out is x0 else [BoundCall.copy(out, x0)]
+        calls = [BoundCall.elementwise(np.add, x0, self.others[0].value, out)]
+        calls += [BoundCall.elementwise(np.add, out, b.value, out) for b in self.others[1:]]
         return calls
 
     def bad_first_input(self):
@@ -116,6 +116,34 @@ class CopyOnDeviceLike(Operator):
     def run(self):
         self.input(1)  # must exist as a tensor, as the device reference
         self.copy_to_output(0, self.input(0))
+
+
+@register("EnsureCPUOutput", inputs=1, outputs=1)
+class EnsureCPUOutput(Copy):
+    """A copy that is always a CPU tensor (Caffe2 042e8ede4, utility_ops.cc;
+    the optimizer's gradient clipping moves norms to the CPU with it). On the
+    CPU it is ``Copy``. No gradient, as in Caffe2."""
+
+
+@register("CopyFromCPUInput", inputs=1, outputs=1)
+class CopyFromCPUInput(Copy):
+    """A CPU tensor copied to the op's device (Caffe2 042e8ede4, utility_ops.cc;
+    the optimizer's learning-rate multiplier). On the CPU it is ``Copy``."""
+
+
+@register("GetAllBlobNames", inputs=0, outputs=1)
+class GetAllBlobNames(Operator):
+    """A 1-D string tensor of the names of the workspace's blobs (with the
+    parents' unless ``include_shared=0``). Caffe2: workspace_ops.cc."""
+
+    def setup(self):
+        self.include_shared = self.args.single("include_shared", 1, int) != 0
+
+    def run(self):
+        names = self.ws.blobs() if self.include_shared else self.ws.local_blob_names()
+        out = np.empty(len(names), dtype=object)
+        out[:] = list(names)  # str, like the other string tensors here
+        self.set_output(0, out)
 
 
 @register("Alias", inputs=1, outputs=1)

@@ -14,6 +14,7 @@ and passes it on to the step nets it instantiates.
 """
 
 from ..errors import EnforceNotMet, WorkspaceError, in_family, op_context
+from . import observers as _observers
 from . import registry
 
 SEQUENTIAL_NET_TYPES = frozenset(
@@ -92,11 +93,18 @@ class NetInstance:
             ws.last_failed_op_net_position = len(self.ops)
             raise
 
+    #: observers attached with ``Net.AddObserver`` (:mod:`.observers`)
+    observers = ()
+
     def run(self):
         index = 0
         try:
-            for index, op in enumerate(self.ops):  # noqa: B007 (read in except)
-                op.run()
+            if self.observers:  # the same loop, each op observed
+                for index in _observers.run_ops_observed(self):  # noqa: B007
+                    pass
+            else:
+                for index, op in enumerate(self.ops):  # noqa: B007 (read in except)
+                    op.run()
         except Exception as exc:
             self.ws.last_failed_op_net_position = index  # Caffe2's Workspace field
             raise with_context(exc, op_context(self.proto.op[index], index, self.name)) from exc

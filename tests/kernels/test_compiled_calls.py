@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 from caffe2rnn import kernels
+from caffe2rnn.operators.bound_call import BoundCall
+from caffe2rnn.operators.rnn import fusion  # noqa: F401  (registers the fused steps' splitters)
 
 PY = kernels.implementation("python")
 CY = pytest.importorskip("caffe2rnn._ext.rnn_executor") and kernels.implementation("cython")
@@ -138,10 +140,11 @@ def test_an_output_that_is_an_input_is_computed_in_place(case):
     assert out.tobytes() == expected.tobytes()
 
 
-def test_a_loop_call_looks_like_its_partial():
+def test_a_loop_call_keeps_the_bound_call_it_replaces():
     a, b, out = np.ones((2, 3)), np.ones((3, 4)), np.empty((2, 4))
-    (call,) = CY.compile_calls([functools.partial(np.matmul, a, b, out)])
-    assert call.func is np.matmul and call.args == (a, b, out) and call.keywords == {}
+    bound = BoundCall.product(a, b, out)
+    (call,) = CY.compile_calls([bound])
+    assert call.bound is bound and call.func is np.matmul and call.args == (a, b, out)
 
 
 def _refused():
@@ -317,3 +320,53 @@ def test_a_kernel_call_refused_when_compiled_stays_a_partial_that_raises(kernel)
     args[-1].flags.writeable = False
     call = functools.partial(getattr(CY, kernel), *args)
     assert CY.compile_calls([call])[0] is call
+
+
+def _fused_forward(refused):
+    """A fused forward BoundCall over a small step and its parts (FC's product
+    and bias, the Sum, LSTMUnit); ``refused``: x (the input projection) is the
+    gates themselves, which the fused kernel refuses and the parts compute."""
+    rng = np.random.RandomState(7)
+    n, d = 2, 3
+    f = np.float32
+    h, w_t = rng.standard_normal((n, d)).astype(f), rng.standard_normal((d, 4 * d)).astype(f)
+    gates = np.zeros((n, 4 * d), f)
+    bias = rng.standard_normal(4 * d).astype(f)
+    x = gates if refused else rng.standard_normal((n, 4 * d)).astype(f)
+    unit = (h, rng.standard_normal((n, d)).astype(f), gates, np.array([5, 5], np.int32))
+    unit += (0, 0.0, False, np.zeros((n, d), f), np.zeros((n, d), f))
+    parts = [
+        BoundCall.product(h, w_t, gates),
+        BoundCall.elementwise(np.add, gates, bias, gates),
+        BoundCall.elementwise(np.add, gates, x, gates),
+        BoundCall.kernel(CY.lstm_unit_forward, "lstm_unit_forward", unit, (), unit[7:], True, 6),
+    ]
+    args = (h, w_t, gates, False, bias, x, unit)
+    fused = BoundCall.kernel(CY.lstm_step_forward, "lstm_step_forward", args, (), (), True, 6)
+    fused.part_ops = (0, 1, 2, 3)
+    assert [p.describe() for p, _ in fused.parts] == [p.describe() for p in parts]
+    return fused, unit
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_a_fused_call_the_kernel_refuses_runs_as_its_parts(refused):
+    fused, unit = _fused_forward(refused)
+    (call,) = CY.compile_calls([fused])
+    bound_step = pytest.importorskip("caffe2rnn._ext.lstm_step").BoundLSTMStep
+    assert type(call).__name__ == "Parts" if refused else isinstance(call, bound_step)
+    call()
+    expected, expected_unit = _fused_forward(refused)
+    for part, _ in expected.parts:
+        part()
+    for got, want in zip(unit, expected_unit):
+        if isinstance(got, np.ndarray):
+            assert got.tobytes() == want.tobytes()
+
+
+def test_a_part_that_fails_says_how_many_parts_ran():
+    fused, unit = _fused_forward(True)
+    (call,) = CY.compile_calls([fused])
+    unit[7].flags.writeable = False  # h_out: the LSTMUnit part (the 4th) fails
+    with pytest.raises(Exception) as info:
+        call()
+    assert info.value.fused_parts_done == 3

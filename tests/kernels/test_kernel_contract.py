@@ -310,3 +310,74 @@ def test_checked_entry_points_refuse_what_is_not_an_array(junk, kernel_path):
         checked.inplace_add(junk, dst)
     assert isinstance(errors.DTypeError("x"), TypeError)
     np.testing.assert_array_equal(dst, f32(2, 3))
+
+
+def _overlapping_calls():
+    """Each checked entry point given a destination that shares bytes with an
+    argument it reads, and the names the refusal must give (destination first)."""
+    buf = np.zeros(64, np.float32)
+    n, d = 2, 3
+    seq = np.full(n, 5, np.int32)
+
+    def state(offset):
+        return buf[offset : offset + n * d].reshape(n, d)
+
+    gates = np.zeros((n, 4 * d), np.float32)
+    return {
+        "repeat_copy": (
+            lambda where: checked.repeat_copy(buf[:4], buf[2:10], where),
+            ("dst", "src"),
+        ),
+        "accumulate_input_gradient": (
+            lambda where: checked.accumulate_input_gradient(
+                buf[:12].reshape(2, 6), buf[:12].reshape(2, 6), 0, 1, where
+            ),
+            ("g", "og"),
+        ),
+        "add_striped_batch": (
+            lambda where: checked.add_striped_batch(buf[:16], buf[:4], 8, 2, where),
+            ("y", "first"),
+        ),
+        "inplace_add": (
+            lambda where: checked.inplace_add(buf[:8], buf[4:12], where),
+            ("dst", "src"),
+        ),
+        "lstm_unit_forward h_out/c_out": (
+            lambda where: checked.lstm_unit_forward(
+                None, f32(n, d), gates, seq, 0, 0.0, False, state(0), state(3), where
+            ),
+            ("h_out", "c_out"),
+        ),
+        "lstm_unit_backward": (
+            lambda where: checked.lstm_unit_backward(
+                state(0),
+                gates,
+                seq,
+                0,
+                f32(n, d),
+                f32(n, d),
+                f32(n, d),
+                0.0,
+                False,
+                None,
+                state(3),
+                np.zeros((n, 4 * d), np.float32),
+                where,
+            ),
+            ("dc_prev_out", "c_prev"),
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_overlapping_calls()))
+def test_overlap_refusals_carry_the_callers_where_like_every_other_refusal(case, kernel_path):
+    """A checked entry point's refusals all start with the caller's ``where``
+    (the link, the op): an overlap found by the raw kernel used to name only
+    the kernel (``lstm_unit_forward: h_out overlaps c_out``)."""
+    call, (written, read) = _overlapping_calls()[case]
+    where = "link 'h' -> 'states'"
+    with pytest.raises(errors.MemoryLayoutError) as info:
+        call(where)
+    message = str(info.value)
+    assert message.startswith(where + ": "), message
+    assert "%s overlaps %s" % (written, read) in message, message

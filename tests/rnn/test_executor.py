@@ -12,10 +12,11 @@ rebuilds it).
 import numpy as np
 import pytest
 
-from caffe2rnn import kernels, workspace
+from caffe2rnn import errors, kernels, workspace
 from caffe2rnn.attention import AttentionType
 from caffe2rnn.cnn import CNNModelHelper
 from caffe2rnn.operators import fc_layout
+from caffe2rnn.operators.bound_call import BoundCall
 from caffe2rnn.operators.rnn import executor, schedule
 from caffe2rnn.operators.rnn.step_net import get_or_create_net
 from caffe2rnn.recurrent import LSTM, MILSTM, LSTMWithAttention
@@ -400,13 +401,13 @@ def test_every_fc_layout_inside_the_loop(monkeypatch, layout):
 @pytest.mark.kernels
 @pytest.mark.parametrize("path", PATHS)
 def test_the_loop_kernels_on_both_paths(path):
-    """run_plan calls in order from ``start`` and reports the failing index;
+    """run_step_plan calls in order from ``start`` and reports the failing index;
     first_stale_guard finds the first blob whose array changed; assign_values
     sets each blob's value."""
     impl = kernels.implementation(path)
     seen = []
     calls = [lambda i=i: seen.append(i) for i in range(5)]
-    impl.run_plan(calls, 2, [])
+    impl.run_step_plan(calls, 2, [])
     assert seen == [2, 3, 4]
 
     def boom():
@@ -414,7 +415,7 @@ def test_the_loop_kernels_on_both_paths(path):
 
     failed = []
     with pytest.raises(KeyError, match="boom"):
-        impl.run_plan(calls[:3] + [boom] + calls[3:], 0, failed)
+        impl.run_step_plan(calls[:3] + [boom] + calls[3:], 0, failed)
     assert failed == [3] and seen == [2, 3, 4, 0, 1, 2]
 
     blobs = [Blob("a%d" % i, np.zeros(2)) for i in range(3)]
@@ -474,8 +475,11 @@ def test_stacked_rnn_cell_lstms_in_one_step_net():
 
 
 def step_op_types(op):
+    """The types of the step net's ops the plan stands for (fused calls: each part's)."""
     plan = op.executor.plan
-    return [plan.netdef.op[j].type for j in set(plan.where_op) if j >= 0]
+    ops = {k for call in plan.calls for k in call.part_ops or ()}
+    ops |= {j for j in plan.where_op if j >= 0}
+    return [plan.netdef.op[j].type for j in ops]
 
 
 def test_threaded_plans_really_use_several_lanes():
@@ -558,22 +562,21 @@ def test_later_runs_set_link_views_and_timesteps_only_where_needed(path, kind):
             assert list(plan.steady) == list(range(len(plan)))
             continue
         skipped = set(range(len(plan))) - set(plan.steady)
-        assert skipped and all(executor._targets(plan.calls[i]) for i in skipped)
+        assert skipped and all(plan.calls[i].sets for i in skipped)
         assert "(first run only" in plan.describe()
         if kind == "lstm" and op.op_type == "RecurrentNetwork":
-            assert not any(executor._targets(call) for call in plan.steady_calls)
+            assert not any(call.sets for call in plan.steady_bound)
 
 
 @pytest.mark.skipif("cython" not in PATHS, reason="the compiled kernels are not built")
 @pytest.mark.parametrize("layout", ["x.wT", "(w.xT)T", "x.WT"])
 def test_the_compiled_path_runs_every_numpy_call_of_an_lstm_through_its_loop(monkeypatch, layout):
-    """On the compiled path a plan's NumPy calls become LoopCalls and the LSTM
-    kernels are bound once (compile_calls); for an LSTM every call of both
+    """On the compiled path a plan's NumPy calls become LoopCalls and the fused
+    LSTM steps are bound once (compile_calls); for an LSTM every call of both
     plans is one of them (or a link assignment, the timestep, the accumulate
-    kernel), in
-    every FC layout, and the numbers stay the loop's
+    kernel), in every FC layout, and the numbers stay the loop's
     (test_every_fc_layout_inside_the_loop compares them)."""
-    from caffe2rnn._ext.lstm_unit import BoundLSTMUnit
+    from caffe2rnn._ext.lstm_step import BoundLSTMStep
     from caffe2rnn._ext.rnn_executor import LoopCall
 
     monkeypatch.setattr(fc_layout, "layout", lambda m, k, n: layout)
@@ -582,16 +585,16 @@ def test_the_compiled_path_runs_every_numpy_call_of_an_lstm_through_its_loop(mon
     _, ops = run_model(model, lstm_feeds(model, rng, 5, 3, 4, 6), True, "cython")
     for op in ops:
         plan = op.executor.plans["cython"]
-        kinds = {type(call).__name__ for call in plan.steady_calls}
-        assert {LoopCall.__name__, BoundLSTMUnit.__name__} <= kinds
-        left = [c for c in plan.steady_calls if type(c) not in (LoopCall, BoundLSTMUnit)]
-        allowed = ("accumulate_input_gradient", "assign_values", "__setitem__")
-        assert all(c.func.__name__ in allowed for c in left), [c.func for c in left]
+        assert any(isinstance(call, BoundLSTMStep) for call in plan.steady_calls)
+        left = [c for c in plan.steady_calls if not isinstance(c, (LoopCall, BoundLSTMStep))]
+        allowed = ("accumulate_input_gradient", "assign", "timestep")
+        assert all(c.name in allowed for c in left), [c.name for c in left]
         assert "matmul(" in plan.describe() and "dot(" not in plan.describe()
     _, ops = run_model(model, lstm_feeds(model, rng, 5, 3, 4, 6), True, "python")
     for op in ops:
         assert not any(
-            type(c) in (LoopCall, BoundLSTMUnit) for c in op.executor.plans["python"].steady_calls
+            isinstance(c, (LoopCall, BoundLSTMStep))
+            for c in op.executor.plans["python"].steady_calls
         )
 
 
@@ -601,15 +604,13 @@ def test_later_runs_keep_timestep_writes_only_when_a_call_reads_a_timestep(reade
     bound call reads the memory of one of them (then every call stays): for
     each array a call reads, a binary search over the sorted timestep
     addresses (T of them) finds whether one lies inside it."""
-    import functools
-
     timesteps = [np.zeros(1, np.int32) for _ in range(7)]
     other = np.zeros(4, np.int32)
-    plan = executor.Plan(key=None, workspaces=[])
-    plan.calls = [functools.partial(ts.__setitem__, 0, t) for t, ts in enumerate(timesteps)]
+    plan = executor.StepPlan(key=None, workspaces=[])
+    plan.calls = [BoundCall.timestep(ts, t) for t, ts in enumerate(timesteps)]
     read = other if reader is None else timesteps[reader]
-    plan.calls.append(functools.partial(np.add, read, read, np.zeros_like(read)))
-    plan.calls.append(functools.partial(np.add, other[1:], other[1:], np.zeros(3, np.int32)))
+    plan.calls.append(BoundCall.elementwise(np.add, read, read, np.zeros_like(read)))
+    plan.calls.append(BoundCall.elementwise(np.add, other[1:], other[1:], np.zeros(3, np.int32)))
     indices, calls = executor._steady(plan)
     if reader is None:
         assert list(indices) == [7, 8] and calls == plan.calls[7:]
@@ -635,8 +636,8 @@ def test_an_output_made_read_only_after_the_build_fails_that_run_only(path):
                 workspace.RunNet(net.name)
             (forward,) = [op for op in recurrent_ops(net.name) if op.op_type == "RecurrentNetwork"]
             plan = forward.executor.plans[path]
-            lstm = [c for c in plan.calls if "lstm_unit_forward" in getattr(c.func, "__name__", "")]
-            h_out = lstm[1].args[7]
+            lstm = [c for c in plan.calls if c.name == "lstm_step_forward"]  # fused
+            h_out = lstm[1].args[6][7]  # the LSTM unit's h_out
             h_out.flags.writeable = False
             with pytest.raises(Exception, match=r"timestep 1.*LSTMUnit"):
                 workspace.RunNet(net.name)
@@ -645,3 +646,90 @@ def test_an_output_made_read_only_after_the_build_fails_that_run_only(path):
             got = tensors()
         for name in expected[-1]:
             np.testing.assert_array_equal(got[name], expected[-1][name], err_msg=name)
+
+
+def test_preparing_a_built_plan_takes_no_byte_range_search_per_array(monkeypatch):
+    """The run after the build works out which calls later runs make
+    (_steady): whether a call reads a timestep is a set lookup per array for
+    timesteps that own their memory, not a byte-range search (at T = 10,000
+    that search took seconds; benchmarks/bench_executor_build.py times it)."""
+    searched = []
+    byte_range = schedule.byte_range
+    monkeypatch.setattr(schedule, "byte_range", lambda a: searched.append(a) or byte_range(a))
+    rng = np.random.default_rng(17)
+    model, _ = lstm_model(6, 2, 3, 3)
+    _, ops = run_model(model, lstm_feeds(model, rng, 6, 2, 3, 3), True, kernels.active(), runs=2)
+    assert all(op.executor.plan.steady is not None for op in ops)
+    assert searched == []
+
+
+def fused_names(op, path):
+    return [call.name for call in op.executor.plans[path].calls if call.part_ops]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_lstm_step_runs_as_one_fused_call_each_way(path):
+    """Each step of an LSTM's plan is one lstm_step_forward call forward and
+    one lstm_step_backward call backward, whose parts are the calls of the
+    step's FC, Sum, LSTMUnit (LSTMUnitGradient, FCGradient, Sums); what the
+    fused call declares to read and write covers every part's."""
+    rng = np.random.default_rng(18)
+    model, _ = lstm_model(4, 2, 3, 3)
+    _, ops = run_model(model, lstm_feeds(model, rng, 4, 2, 3, 3), True, path, runs=2)
+    forward, backward = ops
+    assert fused_names(forward, path) == ["lstm_step_forward"] * 4
+    assert fused_names(backward, path) == ["lstm_step_backward"] * 4
+    for op in ops:
+        plan = op.executor.plans[path]
+        for call in (c for c in plan.calls if c.part_ops):
+            spans = [schedule.byte_range(a) for a in call.writes]
+            for part, j in call.parts:
+                for low, high in map(schedule.byte_range, part.writes):
+                    assert any(lo <= low and high <= hi for lo, hi in spans)
+                assert plan.netdef.op[j].type in (
+                    "FC",
+                    "Sum",
+                    "LSTMUnit",
+                    "LSTMUnitGradient",
+                    "FCGradient",
+                )
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_forward_only_nets_run_the_fused_forward(path):
+    rng = np.random.default_rng(19)
+    model, _ = lstm_model(5, 2, 3, 3, forward_only=True)
+    _, (op,) = run_model(model, lstm_feeds(model, rng, 5, 2, 3, 3, lengths=[5, 2]), True, path)
+    assert fused_names(op, path) == ["lstm_step_forward"] * 5
+
+
+def test_on_several_threads_the_backward_step_stays_apart_to_overlap():
+    """One fused backward call would leave the lanes nothing to overlap (the
+    step's dW product beside the recurrence): threaded plans fuse forward only."""
+    rng = np.random.default_rng(20)
+    model, _ = lstm_model(4, 3, 3, 5)
+    _, ops = run_model(model, lstm_feeds(model, rng, 4, 3, 3, 5), True, kernels.active(), threads=2)
+    forward, backward = ops
+    assert fused_names(forward, kernels.active()) == ["lstm_step_forward"] * 4
+    assert fused_names(backward, kernels.active()) == []
+
+
+def test_arrays_the_fused_kernel_refuses_keep_their_calls(monkeypatch):
+    """A run the twin fused kernel would refuse is not fused: its calls stay,
+    and the numbers are the loop's (assert_executor_exact; on the compiled
+    path the check runs when the calls are compiled:
+    tests/kernels/test_compiled_calls.py)."""
+    from caffe2rnn.kernels import lstm_step
+    from caffe2rnn.operators.rnn import fusion
+
+    def refuse(*args):
+        raise errors.MemoryLayoutError("refused")
+
+    monkeypatch.setattr(lstm_step, "check_forward", refuse)
+    monkeypatch.setattr(fusion.lstm_step, "check_forward", refuse)
+    rng = np.random.default_rng(21)
+    model, _ = lstm_model(3, 2, 3, 3)
+    ops = assert_executor_exact(model, lstm_feeds(model, rng, 3, 2, 3, 3))
+    _, ops = run_model(model, lstm_feeds(model, rng, 3, 2, 3, 3), True, "python")
+    assert fused_names(ops[0], "python") == []
+    assert fused_names(ops[1], "python") == ["lstm_step_backward"] * 3

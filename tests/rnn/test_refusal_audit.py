@@ -246,6 +246,12 @@ def not_known_safe():
     ModelHelper(name="audit", allow_not_known_ops=False).Relu
 
 
+def second_optimizer():
+    info = parameter_info.ParameterInfo(None, core.BlobReference("w"))
+    info.optimizer = "first"
+    info.optimizer = "second"
+
+
 def pop_sharing():
     parameter_sharing.ParameterSharingContext().pop()
 
@@ -488,6 +494,13 @@ REFUSALS = [
     Refusal(
         "operators/rnn/executor.py", "plan made stale by a shape change", INTERNAL, "control flow"
     ),
+    Refusal(
+        "operators/rnn/fusion.py",
+        "the fused step's own checks (then run as parts)",
+        INTERNAL,
+        "kernel",
+    ),
+    Refusal("operators/rnn/fusion.py", "not a fused kernel", INTERNAL, "plan precondition"),
     *[
         Refusal("operators/rnn/executor.py", "re-raise adding the timestep", INTERNAL, "context")
         for _ in range(6)
@@ -1085,6 +1098,15 @@ REFUSALS = [
         TypeError,
         "ParameterInfo takes a BlobReference",
         lambda: parameter_info.ParameterInfo(None, "w"),
+    ),
+    Refusal(
+        "modeling/parameter_info.py",
+        "a second optimizer for one parameter",
+        RAISED,
+        "assert self._optimizer is None, caffe2/python/modeling/parameter_info.py (042e8ede4)",
+        errors.ModelError,
+        "optimizer has already been set",
+        second_optimizer,
     ),
     Refusal(
         "modeling/parameter_sharing.py",

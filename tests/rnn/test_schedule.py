@@ -1,21 +1,22 @@
 """The threaded RNN executor's schedule: which calls wait for which, which
-lane runs them, and the lane loop on both kernel paths."""
+lane runs them, and the lane loop on both kernel paths. The schedule reads
+only what each bound call declares (reads, writes, GIL, cost)."""
 
 import concurrent.futures
-import functools
 import threading
 
 import numpy as np
 import pytest
 
 from caffe2rnn import kernels
+from caffe2rnn.operators.bound_call import BoundCall
 from caffe2rnn.operators.rnn import schedule
 
 PATHS = ["python"] + (["cython"] if kernels.cython_available() else [])
 
 
 def add(a, b, out):
-    return functools.partial(np.add, a, b, out)
+    return BoundCall.elementwise(np.add, a, b, out)
 
 
 def test_read_after_write_write_after_read_and_write_after_write_on_overlapping_views():
@@ -24,7 +25,7 @@ def test_read_after_write_write_after_read_and_write_after_write_on_overlapping_
         add(y, y, a[:4]),  # 0 writes a[0:4]
         add(a[2:6], y, b),  # 1 reads a[2:6]: after 0 (RAW)
         add(c, y, a[4:]),  # 2 writes a[4:8]: after 1, which read a[4:6] (WAR)
-        functools.partial(np.copyto, a, np.arange(8.0)),  # 3 writes all of a (WAW, WAR)
+        BoundCall.copy(a, np.arange(8.0)),  # 3 writes all of a (WAW, WAR)
         add(d, y, d),  # 4 touches only d (and reads y, as others do): free
     ]
     assert schedule.dependencies(calls) == [[], [0], [1], [0, 1, 2], []]
@@ -38,17 +39,18 @@ def test_disjoint_rows_of_one_tensor_are_independent():
     assert schedule.dependencies(calls) == [[], [], [], [], [0, 1, 2, 3]]
 
 
-def test_a_call_it_does_not_know_is_a_barrier():
+def test_a_call_that_declares_nothing_is_a_barrier():
     a, b = np.zeros(2), np.zeros(2)
-    calls = [add(a, a, a), add(b, b, b), functools.partial(print), add(b, b, b)]
+    unknown = BoundCall(print, (), "print", None, None)  # an op run as itself
+    calls = [add(a, a, a), add(b, b, b), unknown, add(b, b, b)]
     assert schedule.dependencies(calls) == [[], [], [0, 1], [1, 2]]
 
 
-def test_accumulate_kernel_writes_only_its_row():
+def test_a_call_is_ordered_by_the_rows_it_declares():
     g, og = np.zeros((5, 2, 3), np.float32), np.ones((4, 2, 3), np.float32)
     kernel = kernels.implementation("python").accumulate_input_gradient
     calls = [
-        functools.partial(kernel, g, og, 2, 1),  # g[3] += og[2]
+        BoundCall.kernel(kernel, "accumulate", (g, og, 2, 1), (og[2],), (g[3],), False, 6),
         add(g[1], g[1], g[1]),  # another row: independent
         add(g[3], g[3], g[0]),  # reads g[3]: after 0
     ]
@@ -59,7 +61,7 @@ def big_product(seed, out):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((64, 256)).astype(np.float32)
     b = rng.standard_normal((256, 256)).astype(np.float32)
-    return functools.partial(np.dot, a, b, out)
+    return BoundCall.product(a, b, out)
 
 
 def test_two_independent_chains_take_two_lanes_and_a_chain_stays_on_one():
@@ -115,4 +117,4 @@ def test_calls_that_hold_the_gil_stay_on_their_home_lane():
     calls = [big_product(0, outs[0]), big_product(1, outs[1]), tiny]
     sched = schedule.build(calls, 2)
     assert sched.lanes == [[0, 2], [1]]
-    assert schedule.releases_gil(calls[0]) and not schedule.releases_gil(tiny)
+    assert calls[0].releases_gil and not tiny.releases_gil

@@ -16,7 +16,6 @@ and the alias index with an entry of ``outputs_with_grads`` (Caffe2 relied on
 alias i being output i).
 """
 
-import functools
 from dataclasses import dataclass
 
 from ... import kernels
@@ -26,6 +25,7 @@ from ...proto import caffe2_pb2
 from ...runtime.registry import register
 from ...utils import MakeArgument
 from ..base import Operator
+from ..bound_call import BoundCall
 from .links import read_timestep
 from .step_net import prepend_ops
 
@@ -64,9 +64,15 @@ class AccumulateInputGradientOp(Operator):
         checked.accumulate_input_gradient(g, self.input(1), t, self.offset, self.where)
 
     def bind(self):
-        kernel = kernels.current().accumulate_input_gradient
-        t = read_timestep(self, 0)
-        return [functools.partial(kernel, self.input(2), self.input(1), t, self.offset)]
+        impl = kernels.current()
+        g, og, t = self.input(2), self.input(1), read_timestep(self, 0)
+        row = g.size // g.shape[0]  # the rows the kernel touches (run() checked them)
+        dst = g.reshape(-1)[(t + self.offset) * row : (t + self.offset + 1) * row]
+        src = og.reshape(-1)[t * row : (t + 1) * row]
+        kernel = impl.accumulate_input_gradient
+        args = (g, og, t, self.offset)
+        name = "accumulate_input_gradient"
+        return [BoundCall.kernel(kernel, name, args, (src, dst), (dst,), impl.releases_gil, row)]
 
 
 def accumulate_op_def(rg, timestep, links, device_option):

@@ -15,14 +15,16 @@ kernels that take 1-3 µs at a step net's sizes. The executor removes it:
 * **Build** (the first run, and again whenever something it relies on
   changed): run the loop op by op exactly as without the executor, and after
   each op ask it for its *bound calls* (:meth:`Operator.bind
-  <caffe2rnn.operators.base.Operator.bind>`): zero-argument callables — mostly
-  ``functools.partial`` over a NumPy function or a compiled kernel — holding
-  the very arrays that run read and wrote at that timestep (the link views
-  into the state tensors included). An op without a compiled form gives
-  ``None`` and enters the plan as its own ``run`` (a *fallback*).
+  <caffe2rnn.operators.base.Operator.bind>`): zero-argument calls of a NumPy
+  function or a compiled kernel on the very arrays that run read and wrote at
+  that timestep (the link views into the state tensors included), each
+  declaring what it reads, writes and costs
+  (:class:`~caffe2rnn.operators.bound_call.BoundCall`). An op without a
+  compiled form gives ``None`` and enters the plan as its own ``run`` (a
+  *fallback*). The list of all of them is the loop's :class:`StepPlan`.
 * **Run** (every later run): check the *guards* — each blob the plan reads
   from outside itself still holds the array it was built with — then call
-  the plan's list in order (:func:`caffe2rnn.kernels.rnn_executor.run_plan`,
+  the plan's list in order (:func:`caffe2rnn.kernels.rnn_executor.run_step_plan`,
   compiled in ``_ext/rnn_executor.pyx``). No blob lookup, no validation, no
   view making: the kernels' own work and one C-level call each. Link views
   and timesteps the build already left in their step workspaces are not set
@@ -38,20 +40,27 @@ fallback op whose output is a different array from one run to the next (so
 bound calls after it would read a stale one) is detected after it runs: the
 loop finishes op by op, and after two such runs the executor stays off for
 that op. ``docs/concepts/rnn-executor.md`` explains it with an example.
+
+The names say *step* plan on purpose: Caffe2's ``core.Plan`` and
+:func:`caffe2rnn.runtime.plan.run_plan` are a different thing (a list of
+execution steps over whole nets); a :class:`StepPlan` is one recurrent op's
+time loop.
 """
 
 import array
 import bisect
 import collections
 import concurrent.futures
-import functools
+import contextlib
 import gc
 import threading
 
 from ... import kernels
 from ...errors import op_context
+from ...runtime import observers
 from ...runtime.net import with_context
-from . import schedule
+from ..bound_call import ASSIGN, TIMESTEP, BoundCall
+from . import fusion, schedule
 from .step_net import get_or_create_net
 from .step_workspaces import update_timestep_blob
 
@@ -64,59 +73,23 @@ class _PlanStale(Exception):
     """A fallback op left a different array in a blob that bound calls read."""
 
 
-class _Fallback:
+class _Fallback(BoundCall):
     """A plan entry for an op with no compiled form: its ``run``, then a check
-    that the outputs bound calls read are still the arrays they were bound to."""
+    that the outputs bound calls read are still the arrays they were bound to.
+    It declares no reads or writes (its ``run`` reads blobs, not arrays): a
+    barrier to the scheduler, and a reason to keep every call (:func:`_steady`)."""
 
-    __slots__ = ("run", "blobs", "arrays")
+    __slots__ = ("blobs", "arrays")
 
     def __init__(self, op):
-        self.run = op.run
+        super().__init__(op.run, (), "run", None, None, label="run()  (no compiled form)")
         self.blobs, self.arrays = [], []
 
     def __call__(self):
-        self.run()
+        self.func()
         for blob, value in zip(self.blobs, self.arrays):
             if blob.value is not value:
                 raise _PlanStale()
-
-
-def _is_assignment(call):
-    return getattr(call, "func", None) is setattr and call.args[1:2] == ("value",)
-
-
-def _is_assignments(call):
-    return getattr(getattr(call, "func", None), "__name__", "") == "assign_values"
-
-
-def _describe_call(call):
-    if isinstance(call, _Fallback):
-        return "run()  (no compiled form)"
-    func = getattr(call, "func", call)
-    name = getattr(func, "__name__", type(func).__name__)
-    if name == "refresh":
-        return call.__self__.what
-    if name == "assign_values":
-        blobs, values = call.args
-        return "; ".join("%s = view %s" % (b.name, v.shape) for b, v in zip(blobs, values))
-    if name == "__setitem__":
-        return "timestep[0] = %d" % call.args[1]
-    shapes = [
-        "x".join(map(str, a.shape)) if hasattr(a, "shape") else repr(a)
-        for a in call.args + tuple(call.keywords.values())
-    ]
-    return "%s(%s)" % (name, ", ".join(shapes))
-
-
-def _targets(call):
-    """What a call that only *sets* something sets: the blobs of a link
-    assignment, the memory of the timestep blob; None for a call that computes."""
-    if _is_assignments(call):
-        return [("blob", id(blob)) for blob in call.args[0]]
-    func = getattr(call, "func", None)
-    if getattr(func, "__name__", "") == "__setitem__":
-        return [("memory", func.__self__.__array_interface__["data"][0])]
-    return None
 
 
 def _steady(plan):
@@ -135,25 +108,14 @@ def _steady(plan):
     everything = array.array("l", range(len(plan.calls))), list(plan.calls)
     if plan.fallbacks:
         return everything
-    targets = [_targets(call) for call in plan.calls]
+    targets = [call.sets for call in plan.calls]
     last_setter, setters = {}, collections.Counter()
     for i, t in enumerate(targets):
         for x in t or ():
             last_setter[x] = i
             setters[x] += 1
-    # The timesteps' addresses, sorted: whether a call reads one is a binary
-    # search per array it reads (there are T of them, and T x ops calls).
-    memory = sorted({x[1] for x in setters if x[0] == "memory"})
-    for i, call in enumerate(plan.calls):
-        if targets[i] is not None or not memory:
-            continue
-        eff = schedule.effects(call)
-        if eff is None:
-            return everything  # a call we cannot see into might read the timestep
-        for low, high in filter(None, map(schedule.byte_range, eff[0])):
-            first = bisect.bisect_left(memory, low)
-            if first < len(memory) and memory[first] < high:
-                return everything
+    if _reads_a_timestep(plan.calls, targets):
+        return everything
     indices, calls = array.array("l"), []  # compact: a plan has T x ops of them
     for i, (call, t) in enumerate(zip(plan.calls, targets)):
         if t is None:
@@ -166,10 +128,90 @@ def _steady(plan):
         if not all(keep):  # a link assignment of which only some blobs are shared
             blobs, values = call.args
             kept = [(b, v) for b, v, k in zip(blobs, values, keep) if k]
-            call = functools.partial(call.func, [b for b, _ in kept], [v for _, v in kept])
+            call = BoundCall.assignment(call.func, [b for b, _ in kept], [v for _, v in kept])
         indices.append(i)
         calls.append(call)
     return indices, calls
+
+
+def _reads_a_timestep(calls, targets):
+    """Whether a computing call reads the memory of a timestep blob.
+
+    Each timestep blob's array is a view of a buffer of its own (the blob's
+    storage), so an array reading it is that buffer or a view of it, whose
+    ``.base`` NumPy keeps pointing at the buffer: a set lookup per array read.
+    When a timestep's buffer is itself a view (something fed into the blob),
+    the timesteps' byte ranges, sorted, and a binary search per array read.
+    There are T timesteps and T x ops calls: nothing here may be quadratic.
+    """
+    stamps = [c.args[2] for c in calls if c.name == TIMESTEP]
+    if not stamps:
+        return False
+    computing = [c for c, t in zip(calls, targets) if t is None]
+    if any(c.reads is None for c in computing):
+        return True  # a call we cannot see into might read the timestep
+    buffers = [a if a.base is None else a.base for a in stamps]
+    if all(getattr(b, "base", None) is None for b in buffers):
+        owners = set(map(id, buffers))
+        return any(
+            id(r) in owners or id(getattr(r, "base", None)) in owners
+            for c in computing
+            for r in c.reads
+        )
+    memory = sorted(schedule.byte_range(a)[0] for a in stamps)
+    for call in computing:
+        arrays = [r for r in call.reads if not isinstance(r, tuple)]  # not blob tokens
+        for low, high in filter(None, map(schedule.byte_range, arrays)):
+            first = bisect.bisect_left(memory, low)
+            if first < len(memory) and memory[first] < high:
+                return True
+    return False
+
+
+@contextlib.contextmanager
+def _no_collections():
+    """Building and compiling a plan make T x ops small objects at once:
+    without the garbage collector's passes over them (nothing here is
+    cyclic) that costs a third less at T >= 1000, and a collection of the
+    oldest generation no longer lands in the middle of it."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _coalesce(step, calls):
+    """Fold a link's assignment into the call before it when that assigns the
+    same step's links too: one call and two lists per step instead of a call
+    per link (faster, and smaller — a plan holds T of them). True if folded."""
+    if len(calls) != 1 or calls[0].name != ASSIGN or not step or step[-1][0].name != ASSIGN:
+        return False
+    last, (blobs, values) = step[-1][0], calls[0].args
+    last.args[0].extend(blobs)
+    last.args[1].extend(values)
+    return True
+
+
+def _failure(plan, i, exc):
+    """The error the op-by-op loop raises when call ``i`` of ``plan`` raised
+    ``exc``. A fused call checks everything before it writes anything, so
+    when it raised, its parts (the calls it stands for) run one by one now:
+    the first that fails names its op, and the parts before it have done
+    what their ops would have done (fusion.py). A fused call that was
+    already running as its parts resumes at the part that failed."""
+    call, s, j = plan.calls[i], plan.where_step[i], plan.where_op[i]
+    t, ws = plan.steps[s]
+    done = getattr(exc, "fused_parts_done", 0)  # a fused call run as its parts
+    for part, k in (call.parts or [])[done:]:
+        try:
+            part()
+        except Exception as inner:
+            inner.__cause__ = exc
+            return _fail(inner, t, plan.netdef, k, ws)
+    return _fail(exc, t, plan.netdef, None if j < 0 else j, ws)
 
 
 def _fail(exc, t, netdef, j, ws):
@@ -183,8 +225,9 @@ def _fail(exc, t, netdef, j, ws):
     return with_context(inner, "timestep %d" % t)
 
 
-class Plan:
-    """The bound calls of one whole time loop and what they rely on."""
+class StepPlan:
+    """The bound calls of one recurrent op's whole time loop and what they
+    rely on (not Caffe2's ``core.Plan``, a list of execution steps)."""
 
     def __init__(self, key, workspaces):
         self.key = key
@@ -199,7 +242,8 @@ class Plan:
         self.netdef = None  # the step net (its ops name the calls in messages)
         self.fallbacks = 0  # entries that run an op's run() (no compiled form)
         self.steady = None  # indices of the calls made on runs after the build
-        self.steady_calls = None  # those calls (_steady)
+        self.steady_calls = None  # those calls, compiled (kernels' compile_calls)
+        self.steady_bound = None  # the same calls as BoundCalls (the scheduler reads them)
         self.schedule = None  # lanes over steady_calls, once run with threads (schedule.py)
         self.lane_calls = None  # per lane, the calls it runs
 
@@ -211,7 +255,7 @@ class Plan:
         it stands for, and the function with the shapes it is bound to. Once
         the plan has run on threads, each line starts with its lane and says
         which call of another lane it waits for (:mod:`.schedule`)."""
-        lines = ["once  %-34s %s" % ("(prologue)", _describe_call(c)) for c in self.prologue]
+        lines = ["once  %-34s %s" % ("(prologue)", c.describe()) for c in self.prologue]
         threaded = self.schedule is not None and not self.schedule.sequential
         steady = set(range(len(self.calls)) if self.steady is None else self.steady)
         where = {}
@@ -242,13 +286,15 @@ class Plan:
                 break
             t, _ = self.steps[s]
             op = "(timestep blob)" if j < 0 else "#%d %s" % (j, self.netdef.op[j].type)
-            if _is_assignments(call):  # one call for the step's links: a line each
-                n = len(call.args[0])
-                op = "#%d-#%d %s" % (j, j + n - 1, self.netdef.op[j].type) if n > 1 else op
-                for k, text in enumerate(_describe_call(call).split("; ")):
-                    lines.append(line(i, t, op if k == 0 else "", text, k == 0, n))
-                continue
-            lines.append(line(i, t, op, _describe_call(call)))
+            texts = call.lines()  # a line per link assigned, per part of a fused call
+            n = len(texts)
+            if call.part_ops:  # a fused call: the ops it stands for
+                types = dict.fromkeys(self.netdef.op[k].type for k in call.part_ops)
+                op = "#%d-#%d %s" % (j, call.part_ops[-1], "+".join(types))
+            elif n > 1:
+                op = "#%d-#%d %s" % (j, j + n - 1, self.netdef.op[j].type)
+            for k, text in enumerate(texts):
+                lines.append(line(i, t, op if k == 0 else "", text, k == 0, n))
         return "\n".join(lines)
 
 
@@ -281,7 +327,8 @@ class StepNetExecutor:
         ``scratch.step(index(t))``; ``index`` is ``(callable, key)``, the key
         standing for the mapping in the plan's identity."""
         index_of, index_key = index
-        if self.disabled_reason is not None:
+        if self.disabled_reason is not None or observers.inherited():
+            # an observed recurrent op: its observers watch each step op run
             return self._run_op_by_op(scratch, order, index_of, 0)
         path = kernels.active()
         key = (order, index_key)
@@ -300,31 +347,26 @@ class StepNetExecutor:
         for call in plan.prologue:
             call()
         if plan.steady is None:
-            steady, calls = _steady(plan)
-            compiled = kernels.current().compile_calls(calls)
-            for i, call, original in zip(steady, compiled, calls):
-                if plan.calls[i] is original:  # one object per call (a plan holds T x ops)
-                    plan.calls[i] = call
-            plan.steady, plan.steady_calls = steady, compiled
+            with _no_collections():
+                steady, calls = _steady(plan)
+                plan.steady, plan.steady_bound = steady, calls
+                plan.steady_calls = kernels.current().compile_calls(calls)
         if self.num_threads > 1 and not plan.fallbacks:
             if plan.schedule is None:
-                plan.schedule = schedule.build(plan.steady_calls, self.num_threads)
+                plan.schedule = schedule.build(plan.steady_bound, self.num_threads)
             if not plan.schedule.sequential:
                 return self._run_threaded(plan)
         failed = []
         try:
-            kernels.current().run_plan(plan.steady_calls, 0, failed)
+            kernels.current().run_step_plan(plan.steady_calls, 0, failed)
         except _PlanStale:
             self._finish_stale(scratch, order, index_of, plan, plan.steady[failed[0]])
         except Exception as exc:
-            i = plan.steady[failed[0]]
-            s, j = plan.where_step[i], plan.where_op[i]
-            t, ws = plan.steps[s]
-            raise _fail(exc, t, plan.netdef, None if j < 0 else j, ws) from exc
+            raise _failure(plan, plan.steady[failed[0]], exc) from exc
 
     def _run_threaded(self, plan):
         """Run the plan's lanes (:mod:`.schedule`) at once: lane 0 here, the
-        others on this executor's threads. Bit-identical to :func:`run_plan`:
+        others on this executor's threads. Bit-identical to ``run_step_plan``:
         every call waits for the calls whose memory it shares."""
         if plan.lane_calls is None:
             plan.lane_calls = [[plan.steady_calls[i] for i in lane] for lane in plan.schedule.lanes]
@@ -356,34 +398,27 @@ class StepNetExecutor:
             future.result()
         if failed:  # the error of the first failing call in plan order
             lane, p, exc = min(failed, key=lambda f: sched.lanes[f[0]][f[1]])
-            i = plan.steady[sched.lanes[lane][p]]
-            s, j = plan.where_step[i], plan.where_op[i]
-            t, ws = plan.steps[s]
-            raise _fail(exc, t, plan.netdef, None if j < 0 else j, ws) from exc
+            raise _failure(plan, plan.steady[sched.lanes[lane][p]], exc) from exc
 
     # --- building -------------------------------------------------------------
     def _build(self, scratch, order, index_of, key):
         """Run the loop op by op, binding each op's calls as it goes."""
         self.builds += 1
         plan_steps = [(t, scratch.step(index_of(t))) for t in order]
-        plan = Plan(key, list(scratch.step_workspaces))
+        plan = StepPlan(key, list(scratch.step_workspaces))
         plan.netdef = self.netdef
         expected = {}  # id(blob) -> the array bound calls expect it to hold
         read_by_calls = set()  # ids of blobs some bound call reads or writes
         fallbacks = []
         prologue = {}
-        # Building makes T x ops small objects at once: without collections in
-        # between it costs a third less at T >= 1000 (nothing here is cyclic).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with _no_collections():
             for s, (t, ws) in enumerate(plan_steps):
                 if self.timestep is not None:
                     update_timestep_blob(ws, self.timestep, t)
                     blob = ws.create_blob(self.timestep)
                     self._expect(plan, expected, blob, blob.value)
                     read_by_calls.add(id(blob))
-                    plan.calls.append(functools.partial(blob.value.__setitem__, 0, t))
+                    plan.calls.append(BoundCall.timestep(blob.value, t))
                     plan.where_step.append(s)
                     plan.where_op.append(-1)
                 try:
@@ -391,6 +426,7 @@ class StepNetExecutor:
                 except Exception as exc:
                     raise _fail(exc, t, None, None, ws) from exc
                 plan.steps.append((t, ws))
+                step = []  # (call, op index) of this step
                 for j, op in enumerate(net.ops):
                     before = [blob.value for blob in op.inputs]
                     try:
@@ -410,14 +446,12 @@ class StepNetExecutor:
                         prologue.update(getattr(op, "loop_prologue", ()))
                         read_by_calls.update(id(b) for b in op.inputs)
                         read_by_calls.update(id(b) for b in op.outputs)
-                    if self._coalesce(plan, calls, s, j):
-                        continue
-                    plan.calls.extend(calls)
-                    plan.where_step.extend([s] * len(calls))
-                    plan.where_op.extend([j] * len(calls))
-        finally:
-            if collecting:
-                gc.enable()
+                    if not _coalesce(step, calls):
+                        step.extend((call, j) for call in calls)
+                for call, j in fusion.fuse(step, backward=self.num_threads == 1):
+                    plan.calls.append(call)
+                    plan.where_step.append(s)
+                    plan.where_op.append(j)
         for entry in fallbacks:  # check only what bound calls depend on
             kept = [(b, a) for b, a in zip(entry.blobs, entry.arrays) if id(b) in read_by_calls]
             entry.blobs = [b for b, _ in kept]
@@ -435,26 +469,6 @@ class StepNetExecutor:
         creating T nets each time)."""
         for _, ws in plan.steps:
             ws.delete_net(self.netdef.name)
-
-    @staticmethod
-    def _coalesce(plan, calls, s, j):
-        """Fold a link's assignment (``setattr(blob, "value", view)``) into the
-        call before it when that assigns the same step's links too: one call and
-        two lists per step instead of a partial per link (faster, and smaller —
-        a plan holds T of them)."""
-        if len(calls) != 1 or not _is_assignment(calls[0]):
-            return False
-        blob, _, value = calls[0].args
-        last = plan.calls[-1] if plan.calls else None
-        if last is not None and plan.where_step[-1] == s and _is_assignments(last):
-            last.args[0].append(blob)
-            last.args[1].append(value)
-        else:
-            assign = kernels.current().assign_values
-            plan.calls.append(functools.partial(assign, [blob], [value]))
-            plan.where_step.append(s)
-            plan.where_op.append(j)
-        return True
 
     def _bind(self, op, before, expected, plan):
         """``op``'s bound calls after its run, or None (run it as a fallback).
@@ -505,7 +519,7 @@ class StepNetExecutor:
     def _run_ops(net, t, ws, first):
         for j in range(first, len(net.ops)):
             try:
-                net.ops[j].run()
+                observers.run_op(net.ops[j])  # op.run(), under any inherited observers
             except Exception as exc:
                 raise _fail(exc, t, net.proto, j, ws) from exc
 

@@ -21,17 +21,18 @@ prepended to the step nets (:func:`add_apply_link_ops`), so the dependency of
 each cell op on its linked blobs is visible in the net itself.
 """
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 
+from ... import kernels
 from ...errors import ArgumentError, DTypeError
 from ...kernels import checked
 from ...proto import caffe2_pb2
 from ...runtime.registry import register
 from ...utils import MakeArgument
 from ..base import Operator
+from ..bound_call import BoundCall
 from .step_net import prepend_ops
 
 
@@ -104,7 +105,8 @@ class RNNApplyLinkOp(Operator):
 
     def bind(self):
         # The view of this timestep is made once; each run only re-assigns it.
-        return [functools.partial(setattr, self.outputs[0], "value", self.outputs[0].value)]
+        blob = self.outputs[0]
+        return [BoundCall.assignment(kernels.current().assign_values, [blob], [blob.value])]
 
     def assigns(self):
         """The blobs :meth:`bind`'s calls set (rather than read or write into)."""

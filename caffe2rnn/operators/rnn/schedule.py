@@ -5,8 +5,9 @@ ran the ops of different timesteps concurrently: layer 2 at t while layer 1
 runs t + 1, the parameter gradients of step t while step t - 1's backward
 goes on. Its rule was the data flow of the step net. Here the rule is the
 data flow of the *plan* itself (:mod:`.executor`), which is finer and needs
-no knowledge of the cell: every bound call says which memory it reads and
-which it writes (:func:`effects`), and a call must wait for
+no knowledge of the cell: every bound call declares which memory it reads
+and which it writes (:class:`~caffe2rnn.operators.bound_call.BoundCall`),
+and a call must wait for
 
 * the last earlier call that wrote memory it reads (read after write),
 * the last earlier call that wrote, and every call since that read, memory
@@ -18,12 +19,13 @@ bit-identical to the sequential plan by construction, not by luck.
 
 The calls are then dealt to ``num_threads`` *lanes* ahead of time (a list
 schedule): each call goes to the lane where it would finish first by a rough
-cost model (:func:`cost`: BLAS products by their multiply-adds, element-wise
-work by size), paying a fixed :data:`HANDOFF_US` when it waits for a call on
-another lane. So small steps, where a handoff between threads costs more than
-the work it would overlap, stay on one lane and the threaded run is the
-sequential one; big products of independent steps spread out. The cost model
-only decides *where* a call runs, never what it computes.
+cost model (each call's declared ``cost``: BLAS products by their
+multiply-adds, element-wise work by size), paying a fixed :data:`HANDOFF_US`
+when it waits for a call on another lane. So small steps, where a handoff
+between threads costs more than the work it would overlap, stay on one lane
+and the threaded run is the sequential one; big products of independent
+steps spread out. The cost model only decides *where* a call runs, never
+what it computes.
 
 A lane runs its calls in plan order; where a call depends on another lane it
 first waits until that lane has finished the call it needs
@@ -47,9 +49,6 @@ HANDOFF_US = 25.0
 #: of the sequential time saved (and at least one handoff's worth).
 MIN_SAVING = 0.05
 
-_BLAS = ("dot", "matmul")
-_UFUNCS = ("add", "multiply", "subtract", "copyto")
-
 
 def byte_range(array):
     """``(low, high)``: the bytes ``array`` spans, or None when it is empty."""
@@ -58,72 +57,14 @@ def byte_range(array):
 
 
 def effects(call):
-    """``(reads, writes)`` of a bound call, each a list of arrays (or blob
-    tokens, ``("blob", id)``), or None when the call is not known: then it
-    is a *barrier* that waits for everything before it and holds up
-    everything after it."""
-    func = getattr(call, "func", None)
-    args = getattr(call, "args", ())
-    name = getattr(func, "__name__", "")
-    if name in _BLAS or (name in _UFUNCS and name != "copyto"):
-        if len(args) == 3 and not call.keywords:
-            return [a for a in args[:2] if isinstance(a, np.ndarray)], [args[2]]
-    elif name == "copyto" and len(args) == 2:
-        return [args[1]], [args[0]]
-    elif name == "lstm_unit_forward" and len(args) == 9:
-        return [a for a in args[:4] if a is not None], list(args[7:])
-    elif name == "lstm_unit_backward" and len(args) == 12:
-        reads = [args[i] for i in (0, 1, 2, 4, 5, 6)]
-        return reads, [a for a in args[9:] if a is not None]
-    elif name == "accumulate_input_gradient" and len(args) == 4:
-        g, og, t, offset = args
-        row = g.size // g.shape[0]
-        dst = g.reshape(-1)[(t + offset) * row : (t + offset + 1) * row]
-        return [og.reshape(-1)[t * row : (t + 1) * row]], [dst]
-    elif name == "assign_values":
-        return [], [("blob", id(blob)) for blob in args[0]]
-    elif name == "__setitem__" and isinstance(getattr(func, "__self__", None), np.ndarray):
-        return [], [func.__self__]
-    return None
-
-
-#: NumPy runs an element-wise loop without the GIL from this many elements on.
-UFUNC_NOGIL_SIZE = 500
-_NOGIL_KERNELS = ("lstm_unit_forward", "lstm_unit_backward", "accumulate_input_gradient")
-
-
-def releases_gil(call):
-    """Whether ``call`` spends its time without Python's lock (a BLAS product,
-    a large element-wise loop, a compiled kernel): only such calls can really
-    run beside another lane. The rest (link assignments, the timestep blob,
-    small adds) stay on the lane their data comes from."""
-    func = getattr(call, "func", None)
-    name = getattr(func, "__name__", "")
-    args = getattr(call, "args", ())
-    if name in _BLAS:
-        return True
-    if name in _UFUNCS:
-        return isinstance(args[0], np.ndarray) and args[0].size >= UFUNC_NOGIL_SIZE
-    # The compiled kernels release it; their Python twins are NumPy calls.
-    return name in _NOGIL_KERNELS and type(func).__name__ != "function"
-
-
-def cost(call):
-    """A rough cost of ``call`` in µs (it only steers the lane choice)."""
-    func = getattr(call, "func", None)
-    name = getattr(func, "__name__", "")
-    args = getattr(call, "args", ())
-    if name in _BLAS and len(args) == 3:
-        a, b = args[0], args[1]
-        m = a.shape[0] if a.ndim > 1 else 1
-        k = a.shape[-1]
-        n = b.shape[-1] if b.ndim > 1 else 1
-        return 1.0 + m * k * n * 4e-5
-    if name in _UFUNCS and args:
-        return 0.5 + args[-1].size * 1e-3 if isinstance(args[-1], np.ndarray) else 0.5
-    if name.startswith("lstm_unit"):
-        return 1.0 + args[-1].size * 5e-3
-    return 0.5
+    """``(reads, writes)`` a bound call declares
+    (:class:`~caffe2rnn.operators.bound_call.BoundCall`), each a tuple of
+    arrays or blob tokens ``("blob", id)``; None when it declares none (an op
+    run as itself): then it is a *barrier* that waits for everything before
+    it and holds up everything after it."""
+    if call.reads is None:
+        return None
+    return call.reads, call.writes
 
 
 class _Memory:
@@ -237,13 +178,15 @@ def build(calls, num_threads, deps=None):
     # known[l][m]: how many calls of lane m lane l already waited for.
     known = [[0] * n for _ in range(n)]
     for i, call in enumerate(calls):
-        work = cost(call)
+        work = call.cost
         total += work
         # Stay on the lane of the dependency that finishes last (lane 0 when
         # there is none) unless another lane finishes sooner by a handoff.
         home = lane_of[max(deps[i], key=finish.__getitem__)] if deps[i] else 0
         best = None
-        for lane in range(n) if releases_gil(call) else (home,):
+        # Only a call that runs without Python's lock can really run beside
+        # another lane; the rest stay on the lane their data comes from.
+        for lane in range(n) if call.releases_gil else (home,):
             start = free[lane]
             for d in deps[i]:
                 ready = finish[d] + (HANDOFF_US if lane_of[d] != lane else 0.0)

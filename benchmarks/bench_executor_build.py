@@ -1,0 +1,87 @@
+"""What the RNN executor's plan costs to build, against the runs it saves.
+
+Run from the repository root, after `python setup.py build_ext --inplace`:
+
+    python benchmarks/bench_executor_build.py            # T = 1,000 and 10,000
+    python benchmarks/bench_executor_build.py --quick    # a fast smoke run
+
+One LSTM layer (N, D, H = 8, 64, 64, forward+backward, as benchmarks/bench_lstm.py
+builds it), in a fresh workspace per mode, seconds per run:
+
+* op by op (``enable_rnn_executor=0``): the first run (which creates the T
+  step nets) and a later run;
+* the executor: the first run (the loop op by op, binding each op's calls:
+  the *build*), the second run (works out which calls later runs make,
+  compiles them, runs them: the *preparation*) and a later run.
+
+Times are this process's CPU seconds (``time.process_time``; BLAS runs on
+this one thread): on a machine shared with other jobs, wall time also
+counts the time the process waited for a core.
+
+"plan building" is what the executor adds to the runs it replaces: the first
+run's extra over the op-by-op first run, plus the second run's extra over a
+later one.
+"""
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_lstm import Caffe2RNNLSTM, make_problem  # noqa: E402
+
+from caffe2rnn import kernels  # noqa: E402
+
+
+def runs(T, on, later=3):
+    """Seconds of the first, second and (median) later runs of a fresh model."""
+    model = Caffe2RNNLSTM(make_problem(T, 8, 64, 64)).use_executor(on)
+    times = []
+    for _ in range(2 + later):
+        start = time.process_time()
+        model.forward_backward()
+        times.append(time.process_time() - start)
+    return times[0], times[1], sorted(times[2:])[later // 2]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small T")
+    args = parser.parse_args(argv)
+    lengths = (100, 500) if args.quick else (1000, 10000)
+    print(
+        "RNN executor plan building, LSTM N,D,H = 8,64,64, fwd+bwd, %s kernels" % kernels.active()
+    )
+    print(
+        "%7s %14s %14s %15s %15s %14s %14s"
+        % (
+            "T",
+            "off: 1st run",
+            "off: later",
+            "on: 1st (build)",
+            "on: 2nd (prep)",
+            "on: later",
+            "plan building",
+        )
+    )
+    for T in lengths:
+        off_first, _, off_later = runs(T, False)
+        on_first, on_second, on_later = runs(T, True)
+        building = (on_first - off_first) + (on_second - on_later)
+        print(
+            "%7d %13.3fs %13.3fs %14.3fs %14.3fs %13.3fs %13.3fs"
+            % (T, off_first, off_later, on_first, on_second, on_later, building)
+        )
+    print(
+        "\nreproduce: python benchmarks/bench_executor_build.py%s"
+        % " ".join([""] + (argv if argv is not None else sys.argv[1:]))
+    )
+
+
+if __name__ == "__main__":
+    main()
