@@ -111,6 +111,11 @@ class Era:
     #: 903acaff1 (2017-01-24): RecurrentNetwork's ``param`` are input indices
     #: and the gradient outputs only GI(0), GI(param), GI(initial states).
     recurrent_inputs_by_index: bool = True
+    #: e935673c4 (2017-08-23): the gradient maker of ``Cast`` reads ``to`` and
+    #: ``from_type`` as DataType values (a name or an int; ``from_type``
+    #: required) and writes ints. Before: both read as strings (an int ``to``
+    #: failed), missing ones as "", written as strings.
+    cast_gradient_type_enums: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     version: str = ""
@@ -136,6 +141,7 @@ E6 = _define(
         late_2017_cells=True,
         late_2017_optimizers=True,
         fetched_names_are_bytes=True,
+        cast_gradient_type_enums=True,
         version="newest",
     )
 )

@@ -26,6 +26,26 @@ if not is_registered("PlanTestReached"):
             self.set_output(0, np.array(counter.reshape(-1)[0] >= self.limit))
 
 
+SEEN_ERAS = []
+
+if not is_registered("PlanTestRecordEra"):
+
+    @register("PlanTestRecordEra", inputs=0, outputs=0)
+    class PlanTestRecordEra(Operator):
+        """Appends the era current while it runs to SEEN_ERAS (test only)."""
+
+        def run(self):
+            from caffe2rnn import eras
+
+            SEEN_ERAS.append(eras.current().name)
+
+
+def _era_net(name):
+    net = core.Net(name)
+    net.PlanTestRecordEra([], [])
+    return net
+
+
 def counter_net(name, counter, limit=None, flag=None):
     """``counter += 1`` (starting at 0), then optionally ``flag = counter >= limit``."""
     net = core.Net(name)
@@ -128,7 +148,7 @@ def test_should_stop_blob_is_read_after_every_sequential_substep():
     assert (count("ca"), count("cb")) == (2, 1)
 
 
-def test_concurrent_substeps_run_in_order_and_read_the_flag_after_all_of_them():
+def test_concurrent_substeps_read_the_flag_after_all_of_them():
     first = core.execution_step("first", counter_net("a", "ca", limit=2, flag="stop"))
     second = core.execution_step("second", counter_net("b", "cb"))
     feed_flag("stop")
@@ -155,6 +175,96 @@ def test_num_concurrent_instances_runs_each_substep_that_many_times():
     )
     workspace.RunPlan(outer)
     assert (count("ca"), count("cb")) == (6, 6)
+
+
+def _queue_plan(consumers=1, produce=5):
+    """A producer step (``produce`` records, then close) and ``consumers``
+    steps that dequeue until the queue is closed, counting, all concurrent."""
+    init = core.Net("qinit")
+    queue = init.CreateBlobsQueue([], "q", capacity=1, num_blobs=1)
+    one = init.ConstantFill([], "one", shape=[1], value=1.0)
+    producer = core.Net("producer")
+    blob = producer.ConstantFill([], "record", shape=[1], value=1.0)
+    producer.EnqueueBlobs([queue, blob], [blob])
+    closer = core.Net("closer")
+    closer.CloseBlobsQueue([queue], 0)
+    steps = [
+        core.execution_step(
+            "produce",
+            [
+                core.execution_step("p", producer, num_iter=produce),
+                core.execution_step("c", closer),
+            ],
+        )
+    ]
+    counters = []
+    for i in range(consumers):
+        take = core.Net("take%d" % i)
+        _, status = take.SafeDequeueBlobs([queue], ["got%d" % i, "status%d" % i])
+        add = core.Net("add%d" % i)
+        counter = init.ConstantFill([], "n%d" % i, shape=[1], value=0.0)
+        add.Add([counter, one], counter)
+        counters.append(str(counter))
+        steps.append(core.execution_step("consume%d" % i, [take, add], should_stop_blob=status))
+    plan = core.Plan("queues")
+    plan.AddStep(core.execution_step("init", init))
+    plan.AddStep(core.execution_step("work", steps, concurrent_substeps=True))
+    return plan, counters
+
+
+@pytest.mark.parametrize("consumers", [1, 3])
+def test_concurrent_substeps_run_at_the_same_time(consumers):
+    # A producer and consumers of a queue of capacity 1: run one after the
+    # other, the producer would wait forever for room (Caffe2 ran them on
+    # threads: hypothesis_test.py::test_safe_blobs_queue).
+    plan, counters = _queue_plan(consumers)
+    workspace.RunPlan(plan)
+    assert sum(float(workspace.FetchBlob(c)[0]) for c in counters) == 5
+
+
+def test_a_wait_no_concurrent_substep_can_end_fails_instead_of_hanging():
+    init = core.Net("qinit")
+    queue = init.CreateBlobsQueue([], "q", capacity=1, num_blobs=1)
+    takers = []
+    for i in range(2):
+        take = core.Net("take%d" % i)
+        take.DequeueBlobs([queue], ["got%d" % i])
+        takers.append(core.execution_step("take%d" % i, take))
+    plan = core.Plan("stuck")
+    plan.AddStep(core.execution_step("init", init))
+    plan.AddStep(core.execution_step("work", takers, concurrent_substeps=True))
+    with pytest.raises(errors.WorkspaceError, match="One of the workers died.*would wait forever"):
+        workspace.RunPlan(plan)
+
+
+def test_a_failing_worker_stops_the_others_at_their_next_iteration():
+    bad = core.Net("bad")
+    bad.Gather(["table", "ind"], "out")
+    workspace.FeedBlob("table", np.zeros((2, 2), np.float32))
+    workspace.FeedBlob("ind", np.array([5], np.int32))  # out of range
+    good = counter_net("good", "cg")
+    outer = core.execution_step(
+        "outer",
+        [core.execution_step("bad", bad), core.execution_step("good", good, num_iter=100000)],
+        concurrent_substeps=True,
+    )
+    with pytest.raises(errors.WorkspaceError, match="One of the workers died.*'ind'"):
+        workspace.RunPlan(outer)
+    assert count("cg") < 100000
+
+
+def test_workers_run_in_the_era_of_the_thread_that_runs_the_plan():
+    from caffe2rnn import eras
+
+    outer = core.execution_step(
+        "outer",
+        [core.execution_step(n, _era_net(n)) for n in ("x", "y")],
+        concurrent_substeps=True,
+    )
+    del SEEN_ERAS[:]
+    with eras.use("E4"):
+        workspace.RunPlan(outer)
+    assert SEEN_ERAS == ["E4", "E4"]
 
 
 def test_create_workspace_runs_in_a_child_that_is_dropped():

@@ -9,7 +9,8 @@
 Before anything is collected the plugin installs :mod:`caffe2rnn.compat` with
 the checkout (``--caffe2-source``, default ``$CAFFE2_SOURCE``; Caffe2's test
 utilities such as ``hypothesis_test_util`` are loaded from it), the libraries
-of 2017 (:mod:`.environment2017`) and, with ``--caffe2-era``, the Caffe2 era
+of 2017 (:mod:`.environment2017`; NumPy 1.13's list indices in the test files:
+:mod:`.numpy_indexing`) and, with ``--caffe2-era``, the Caffe2 era
 the files come from (:func:`caffe2rnn.eras.use` for the whole session: E6
 files expect E6's ``rnn_cell``).
 """
@@ -18,7 +19,7 @@ import contextlib
 import os
 
 from .. import eras
-from . import environment2017, install
+from . import environment2017, install, numpy_indexing
 from .checkout import Checkout, is_checkout
 
 
@@ -45,6 +46,7 @@ def pytest_configure(config):
         )
     install(Checkout(source))
     environment2017.install()
+    numpy_indexing.install(source)
     stack = contextlib.ExitStack()
     era = config.getoption("--caffe2-era")
     if era:

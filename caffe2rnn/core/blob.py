@@ -5,14 +5,11 @@ under that name. The reference remembers the :class:`~caffe2rnn.core.Net` it
 came from so that ``blob.Relu([])`` can add an op to that net.
 """
 
-import collections
 from typing import Any, Union
 
 from .. import scope as _scope
+from ..operators.gradient_maker import GradientSlice  # noqa: F401 - core.GradientSlice
 from ..runtime import registry as _registry
-
-GradientSlice = collections.namedtuple("GradientSlice", ["indices", "values"])
-
 
 #: What the API accepts as a blob's name (a BlobReference is also a name).
 BlobName = Union[str, bytes, "BlobReference"]

@@ -321,6 +321,13 @@ class Net:
         for op in new_ops:
             self._op_outputs.update(op.output)
 
+    def DeduplicateGradientSlices(self, g, aggregator="sum"):
+        """Merge repeated indices of the GradientSlice ``g`` (``Unique`` and
+        ``UnsortedSegmentSum``/``Mean``, see :mod:`caffe2rnn.operators.deduplication`)."""
+        from ..operators.deduplication import deduplicate_gradient_slices
+
+        return deduplicate_gradient_slices(self, g, aggregator)
+
     def __getattr__(self, op_type):
         """``net.FC(...)``: a function that appends an ``op_type`` operator."""
         if op_type.startswith("__"):

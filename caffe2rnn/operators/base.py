@@ -107,6 +107,21 @@ class Operator:
             )
         return x
 
+    def typed_input(self, i, types, expected, ndim=None):
+        """Input i, whose element type must be one of ``types`` (Caffe2's
+        ``data<T>()`` or ``DispatchHelper`` list) and, if given, whose rank is
+        ``ndim``; ``expected`` says what it holds, for the errors:
+        ``typed_input(1, (np.int32, np.int64), "int32 or int64 indices", ndim=1)``."""
+        x = self.input(i)
+        if x.dtype not in types:
+            raise DTypeError(
+                "input %d ('%s') has type %s; expected %s"
+                % (i, self.inputs[i].name, x.dtype, expected)
+            )
+        if ndim is not None and x.ndim != ndim:
+            raise self.shape_error(i, "a %d-D tensor of %s" % (ndim, expected))
+        return x
+
     def input_name(self, i):
         return self.inputs[i].name
 

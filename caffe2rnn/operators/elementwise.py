@@ -102,9 +102,16 @@ def broadcast_block(op, a, b, axis):
 
 
 class BinaryElementwise(Operator):
-    """``C = ufunc(A, B)`` with Caffe2's broadcast rules (see module doc)."""
+    """``C = ufunc(A, B)`` with Caffe2's broadcast rules (see module doc).
+
+    Subclasses name the element types of Caffe2's kernel (``input_types``,
+    its ``TensorTypes<...>``), the output type (``output_type``; None: A's)
+    and the computation (``ufunc``, or :meth:`compute`).
+    """
 
     ufunc: Optional[np.ufunc] = None
+    input_types = NUMERIC_TYPES
+    output_type: Optional[type] = None
 
     def setup(self):
         self.broadcast = self.args.single("broadcast", 0, int) != 0
@@ -118,7 +125,7 @@ class BinaryElementwise(Operator):
             type(a) is not np.ndarray
             or type(b) is not np.ndarray
             or a.dtype != b.dtype
-            or a.dtype not in NUMERIC_TYPES
+            or a.dtype not in self.input_types
         ):
             raise self.type_error()
         if self.broadcast:
@@ -138,9 +145,16 @@ class BinaryElementwise(Operator):
                 "%s like input 0 ('%s'): Dimension mismatch "
                 "- did you forget to set broadcast=1?" % (a.shape, self.input_name(0)),
             )
+        self.check_values(a, b)
         out = self.outputs[0].value
         if out is not a:  # written in place over A: no resize to do
-            out = self.outputs[0].resize(a.shape, a.dtype)
+            out = self.outputs[0].resize(a.shape, self.output_type or a.dtype)
+        self.compute(a, b, out)
+
+    def check_values(self, a, b):
+        """Refuse values the kernel could not compute (B already broadcast-shaped)."""
+
+    def compute(self, a, b, out):
         self.ufunc(a, b, out=out)
 
     def type_error(self):
@@ -152,9 +166,15 @@ class BinaryElementwise(Operator):
                 % (self.input_name(0), a.dtype, self.input_name(1), b.dtype)
             )
         return DTypeError(
-            "input 0 ('%s') has type %s; expected int32, int64, "
-            "float32 or float64" % (self.input_name(0), a.dtype)
+            "input 0 ('%s') has type %s; expected %s"
+            % (self.input_name(0), a.dtype, describe_types(self.input_types))
         )
+
+
+def describe_types(types):
+    """``int32, int64, float32 or float64``: a type set for messages."""
+    names = sorted(str(np.dtype(t)) for t in types)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 _BINARY_SCHEMA = dict(inputs=2, outputs=1, inplace=[(0, 0), (1, 0)])

@@ -7,7 +7,14 @@ the forward op ``def``:
 * ``GO(i)``: the gradient blob of output i (an error if it has none);
 * ``GI(i)``: ``I(i) + "_grad"``, *and* records it as input i's gradient;
 * ``SetDense(i, name)``: input i's gradient is an existing blob (``GO(0)``
-  usually): a pass-through, no op needed (``Sum``, ``Alias``, ``Add``).
+  usually): a pass-through, no op needed (``Sum``, ``Alias``, ``Add``);
+* sparse gradients, a :class:`GradientSlice` of ``indices`` and ``values``
+  blobs (the rows of a parameter that were read, and their gradients):
+  ``GO_I(i)`` / ``GO_V(i)`` read output i's, ``GI_I(i)`` / ``GI_V(i)`` name
+  input i's ``<input>_grad_indices`` / ``_grad_values``, ``SetSparse(i,
+  indices, values)`` passes existing blobs through (``Gather``). An input's
+  gradient is dense or sparse, never both (Caffe2's ``CAFFE_ENFORCE`` checks in
+  caffe2/core/operator_gradient.h at 0cdd09da6).
 
 A maker returns the gradient ``OperatorDef``s; :func:`get_gradient_for_op`
 then applies the post-processing every C++ maker went through (mark
@@ -15,12 +22,18 @@ then applies the post-processing every C++ maker went through (mark
 arguments).
 """
 
+import collections
+
 from .. import eras
 from ..errors import GradientError
 from ..proto import caffe2_pb2
 from ..runtime import registry
 from ..runtime.arguments import ArgumentHelper
 from ..utils import MakeArgument
+
+#: A sparse gradient: ``values[k]`` is the gradient of row ``indices[k]`` of
+#: the parameter (repeated indices add up). ``core.GradientSlice``.
+GradientSlice = collections.namedtuple("GradientSlice", ["indices", "values"])
 
 
 class GradientMaker:
@@ -54,13 +67,60 @@ class GradientMaker:
     def has_GO(self, i):
         return isinstance(self.g_output[i], str)
 
+    def is_sparse_GO(self, i):
+        """Output i's gradient is a GradientSlice (C++ ``GradOut(i).IsSparse()``)."""
+        return isinstance(self.g_output[i], GradientSlice)
+
+    def _GO_slice(self, i):
+        g = self.g_output[i]
+        if not isinstance(g, GradientSlice):
+            raise GradientError(
+                "Gradient of output %d ('%s') of %s is either dense or not provided"
+                % (i, self.O(i), self.def_.type)
+            )
+        return g
+
+    def GO_I(self, i):
+        return str(self._GO_slice(i).indices)
+
+    def GO_V(self, i):
+        return str(self._GO_slice(i).values)
+
+    def _not_sparse(self, i):
+        if isinstance(self.g_input[i], GradientSlice):
+            raise GradientError("Input %s already set to sparse." % self.I(i))
+
+    def _not_dense(self, i):
+        if isinstance(self.g_input[i], str):
+            raise GradientError("Input %s already set to dense." % self.I(i))
+
     def GI(self, i):
+        self._not_sparse(i)
         name = self.I(i) + "_grad"
         self.g_input[i] = name
         return name
 
+    def _GI_half(self, i, half):
+        """Name input i's ``_grad_<half>`` blob and record it in its slice."""
+        self._not_dense(i)
+        name = self.I(i) + "_grad_" + half
+        current = self.g_input[i] or GradientSlice("", "")
+        self.g_input[i] = current._replace(**{half: name})
+        return name
+
+    def GI_I(self, i):
+        return self._GI_half(i, "indices")
+
+    def GI_V(self, i):
+        return self._GI_half(i, "values")
+
     def SetDense(self, i, name):
+        self._not_sparse(i)
         self.g_input[i] = name
+
+    def SetSparse(self, i, indices, values):
+        self._not_dense(i)
+        self.g_input[i] = GradientSlice(str(indices), str(values))
 
     def op_def(self, op_type, inputs, outputs, name="", **args):
         """A gradient OperatorDef: type, name (present), inputs, outputs, args."""

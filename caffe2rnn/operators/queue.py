@@ -29,9 +29,9 @@ Caffe2 semantics kept here:
 Two checks Caffe2 did not make: a record's field keeps the type (and, for a
 tensor, the dtype and rank) of the first record, so a mismatch is a clear
 error naming the blob, not a wrong batch three ops later; and a wait that no
-other thread could ever end (the calling thread is the only one running, so
-nobody can fill or drain the queue) fails at once with
-:class:`~caffe2rnn.errors.QueueTimeoutError` instead of hanging.
+other thread could ever end (every other thread is itself waiting on a queue
+or for other threads to finish, :mod:`caffe2rnn.runtime.blocking`) fails at
+once with :class:`~caffe2rnn.errors.QueueTimeoutError` instead of hanging.
 
 Caffe2: caffe2/queue/blobs_queue.h, queue_ops.{h,cc}.
 """
@@ -49,6 +49,7 @@ from ..errors import (
     QueueTimeoutError,
     ShapeError,
 )
+from ..runtime import blocking
 from ..runtime.registry import register, register_gradient
 from .base import Operator, describe_content
 from .gradient_maker import NoGradient
@@ -127,21 +128,28 @@ class BlobsQueue:
     def _wait(self, ready, timeout, what):
         """Wait (holding the lock) until ``ready()`` or the queue is closing."""
         deadline = None if not timeout or timeout <= 0 else time.monotonic() + timeout
-        while not (self._closing or ready()):
-            if threading.active_count() == 1:
-                raise QueueTimeoutError(
-                    "%s queue '%s' would wait forever: it is %s and no other thread "
-                    "is running that could change that"
-                    % (what, self.name, "empty" if what == "dequeue from" else "full")
-                )
-            remaining = _POLL_SECONDS
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+
+        def can_go():
+            return self._closing or ready()
+
+        if can_go():
+            return
+        with blocking.waiting(can_go, bounded=deadline is not None) as me:
+            while not can_go():
+                if blocking.nobody_can_help(me):
                     raise QueueTimeoutError(
-                        "%s queue '%s' timed out after %g s" % (what, self.name, timeout)
+                        "%s queue '%s' would wait forever: it is %s and no other thread "
+                        "is running that could change that"
+                        % (what, self.name, "empty" if what == "dequeue from" else "full")
                     )
-            self._cond.wait(min(remaining, _POLL_SECONDS))
+                remaining = _POLL_SECONDS
+                if deadline is not None:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise QueueTimeoutError(
+                            "%s queue '%s' timed out after %g s" % (what, self.name, timeout)
+                        )
+                self._cond.wait(min(remaining, _POLL_SECONDS))
 
     def _swap(self, blobs, slot):
         for blob, cell in zip(blobs, slot):

@@ -1,4 +1,4 @@
-"""Sum reductions: ReduceFrontSum/ReduceBackSum, SumElements, AveragedLoss.
+"""Reductions: front/back sums, SumElements, AveragedLoss, SumSqrElements, Row/ColwiseMax.
 
 * ``ReduceFrontSum`` sums over the first ``num_reduce_dim`` dims (default 1):
   ``(T, N, D) → (N, D)``; ``ReduceBackSum`` over the last ones:
@@ -8,6 +8,11 @@
   pass that small int64 tensor to the gradient op.
 * ``SumElements`` sums every element into a 0-d tensor (``average=1``: the
   mean); ``AveragedLoss`` is the mean, the usual last op of a training net.
+* ``SumSqrElements`` sums the squares (``average=1``: their mean): the
+  squared norm E6's optimizers clip gradients with. No gradient (Caffe2
+  registered none, reduction_ops.cc at 0cdd09da6 and 042e8ede4).
+* ``RowwiseMax`` / ``ColwiseMax``: the maxima of the rows (columns) of each
+  ``M × N`` slice of a 3-D tensor; the gradient goes to every maximal element.
 """
 
 import numpy as np
@@ -123,9 +128,12 @@ class SumAll(Operator):
     def run(self):
         x = self.float_input(0)
         y = self.output(0, (), x.dtype)
-        np.add.reduce(x.reshape(-1), out=y)
+        np.add.reduce(self.terms(x).reshape(-1), out=y)
         if self.average:
             y /= x.size
+
+    def terms(self, x):
+        return x
 
 
 class SumAllGradient(Operator):
@@ -151,6 +159,14 @@ class SumAllGradient(Operator):
 @register("SumElements", inputs=1, outputs=1)
 class SumElements(SumAll):
     """0-d sum of all elements; ``average=1`` divides by the element count."""
+
+
+@register("SumSqrElements", inputs=1, outputs=1)
+class SumSqrElements(SumAll):
+    """0-d sum of the squared elements; ``average=1`` divides by the count."""
+
+    def terms(self, x):
+        return x * x
 
 
 @register("SumElementsGradient", inputs=2, outputs=1)
@@ -185,3 +201,65 @@ def _register_sum_all_gradient(op_type):
 
 GetSumElementsGradient = _register_sum_all_gradient("SumElements")
 GetAveragedLossGradient = _register_sum_all_gradient("AveragedLoss")
+
+
+class _MaxReduction(Operator):
+    """``RowwiseMax``/``ColwiseMax`` of a ``batch × M × N`` float tensor:
+    ``batch × M`` row maxima or ``batch × N`` column maxima (the 2-D
+    slices' rows or columns). Caffe2: reduction_ops.{h,cc} at 0cdd09da6
+    (``CAFFE_ENFORCE_EQ(X.ndim(), 3)``)."""
+
+    rowwise = True
+
+    def batch_input(self):
+        x = self.float_input(0)
+        if x.ndim != 3:
+            raise self.shape_error(0, "3-D (batch_size x M x N)")
+        return x
+
+    def run(self):
+        x = self.batch_input()
+        axis = 2 if self.rowwise else 1
+        shape = (x.shape[0], x.shape[1] if self.rowwise else x.shape[2])
+        np.max(x, axis=axis, out=self.output(0, shape, x.dtype), initial=-np.inf)
+
+
+class _MaxReductionGradient(_MaxReduction):
+    """Inputs X, Y, dY → dX: dY at every element equal to its row's (column's)
+    maximum, ties included; zeros elsewhere."""
+
+    def run(self):
+        x = self.batch_input()
+        axis = 2 if self.rowwise else 1
+        shape = (x.shape[0], x.shape[1] if self.rowwise else x.shape[2])
+        for i in (1, 2):
+            if self.float_input(i).size != shape[0] * shape[1]:
+                raise self.shape_error(i, "%d elements (a %s)" % (shape[0] * shape[1], shape))
+            self.same_dtype(0, i)
+        y = np.expand_dims(self.input(1).reshape(shape), axis)
+        dy = np.expand_dims(self.input(2).reshape(shape), axis)
+        np.multiply(x == y, dy, out=self.output(0, x.shape, x.dtype))
+
+
+for _name, _rowwise in (("RowwiseMax", True), ("ColwiseMax", False)):
+    register(_name, inputs=1, outputs=1)(
+        type(_name, (_MaxReduction,), {"rowwise": _rowwise, "__module__": __name__})
+    )
+    register(_name + "Gradient", inputs=3, outputs=1)(
+        type(
+            _name + "Gradient",
+            (_MaxReductionGradient,),
+            {"rowwise": _rowwise, "__module__": __name__},
+        )
+    )
+
+    @register_gradient(_name)
+    class GetMaxReductionGradient(GradientMaker):
+        """``…MaxGradient([I0, O0, GO0] → GI0)``."""
+
+        def get_gradient_defs(self):
+            return [
+                self.op_def(
+                    self.def_.type + "Gradient", [self.I(0), self.O(0), self.GO(0)], [self.GI(0)]
+                )
+            ]

@@ -1,4 +1,4 @@
-"""Utility ops: Sum, Copy, Alias, StopGradient, ZeroGradient, Print, Shape, Free.
+"""Utility ops: Sum, Copy, Alias, StopGradient, ZeroGradient, Print, Shape, Size, NanCheck, Free.
 
 These are the plumbing of a Caffe2 net (``caffe2/operators/utility_ops.h``).
 Two matter in every recurrent step: ``Sum`` (it adds the input projection to
@@ -263,6 +263,47 @@ class Shape(Operator):
 
 
 register_gradient("Shape")(ShouldNotDoGradient)
+
+
+@register("Size", inputs=1, outputs=1)
+class Size(Operator):
+    """A 0-d int64 tensor: the number of elements of the input (``SizeOp``)."""
+
+    def run(self):
+        self.output(0, (), np.int64)[...] = self.input(0).size
+
+
+register_gradient("Size")(NoGradient)
+
+
+@register("NanCheck", inputs=(1, None), outputs=1, inplace=[(0, 0)])
+class NanCheck(Operator):
+    """A copy of input 0 if all its values are finite; else an error naming the
+    blobs and the positions of their NaN and inf values (Caffe2 printed them
+    and failed the net). Its gradient checks the output gradient the same way."""
+
+    def run(self):
+        x = self.float_input(0)
+        if not np.isfinite(x).all():
+            where = []
+            for i in range(len(self.inputs)):
+                values = self.float_input(i).reshape(-1)
+                bad = np.flatnonzero(~np.isfinite(values))
+                where.append("'%s' at %s" % (self.input_name(i), bad[:10].tolist()))
+            raise EnforceNotMet(
+                "Tensor contained NaN or inf: [%s]; %s" % (self.input_name(0), "; ".join(where))
+            )
+        out = self.output(0, x.shape, x.dtype)
+        if out is not x:
+            np.copyto(out, x)
+
+
+@register_gradient("NanCheck")
+class GetNanCheckGradient(GradientMaker):
+    """``NanCheck([GO0] → GI0)``."""
+
+    def get_gradient_defs(self):
+        return [self.op_def("NanCheck", [self.GO(0)], [self.GI(0)])]
 
 
 @register("Free", inputs=(1, None), outputs=(1, None), inplace="any")

@@ -32,22 +32,32 @@ How it runs, as in Caffe2:
   parent's blobs, its own new blobs are dropped afterwards); it is compiled
   anew each time it runs.
 
-What differs, and why: caffe2rnn runs on one thread, so
+* **concurrent_substeps** (with more than one substep) and
+  ``num_concurrent_instances = k`` run each iteration's substeps on threads
+  of their own, ``k`` per substep, and wait for all of them; the stop blob
+  is checked after they have all finished. When one fails, the others stop
+  at their next iteration and the step fails with the first error (Caffe2
+  aborted the process unless ``caffe2_handle_executor_threads_exceptions``
+  was set; then it threw the same "One of the workers died" error). A
+  worker sees the era and scopes of the thread that ran the plan.
 
-* **concurrent_substeps** run one after the other, in order, each iteration;
-  ``num_concurrent_instances = k`` runs each of them k times. As in Caffe2's
-  concurrent mode, the stop blob is checked after *all* of them have run.
+What differs, and why:
+
 * **report nets** and ``run_every_ms`` substeps run between iterations once
   their interval has passed, and once more when the step finishes (Caffe2 ran
   them on a timer thread, and once at the end). A failing step skips that last
   report.
 """
 
+import contextvars
+import itertools
+import threading
 import time
 
 import numpy as np
 
 from ..errors import WorkspaceError
+from . import blocking
 from .net import with_context
 
 
@@ -134,17 +144,18 @@ class _PlanNet:
 class _Step:
     """One ExecutionStep: compiled on demand (every time if create_workspace)."""
 
-    def __init__(self, step, ws, netdefs):
+    def __init__(self, step, ws, netdefs, should_continue=None):
         self.step = step
         self.outer_ws = ws
         self.netdefs = netdefs
+        self.should_continue = should_continue
         self._compiled = None
         if not step.create_workspace:
             self._compiled = self._compile()
 
     def _compile(self):
         try:
-            return _CompiledStep(self.step, self.outer_ws, self.netdefs)
+            return _CompiledStep(self.step, self.outer_ws, self.netdefs, self.should_continue)
         except Exception as exc:
             raise with_context(exc, "step '%s'" % self.step.name) from exc
 
@@ -157,17 +168,27 @@ class _Step:
 
 
 class _CompiledStep:
-    """A step bound to its workspace: nets created, substeps compiled."""
+    """A step bound to its workspace: nets created, substeps compiled.
 
-    def __init__(self, step, outer_ws, netdefs):
+    ``should_continue`` (Caffe2's ``externalShouldContinue``): asked before
+    each iteration; a concurrent parent says no once one of its workers
+    failed.
+    """
+
+    def __init__(self, step, outer_ws, netdefs, should_continue=None):
         self.step = step
         self.netdefs = netdefs
+        self.external = should_continue
+        self.failed = threading.Event()
         self.ws = type(outer_ws)(parent=outer_ws) if step.create_workspace else outer_ws
         self.nets = [self._net(name) for name in step.network]
         self.substeps, self.reports = [], []
+        inherited = self._no_failure if self._concurrent() else should_continue
         for substep in step.substep:
             periodic = substep.HasField("run_every_ms")
-            (self.reports if periodic else self.substeps).append(_Step(substep, self.ws, netdefs))
+            (self.reports if periodic else self.substeps).append(
+                _Step(substep, self.ws, netdefs, inherited)
+            )
         self.stop_blob = None
         if step.HasField("should_stop_blob"):
             self.stop_blob = self.ws.get_blob(step.should_stop_blob)
@@ -185,8 +206,20 @@ class _CompiledStep:
             entry.needs_override = False
         return self.ws.get_net(name)
 
+    def _concurrent(self):
+        step = self.step
+        recurring = [s for s in step.substep if not s.HasField("run_every_ms")]
+        return (step.concurrent_substeps and len(recurring) > 1) or (
+            step.num_concurrent_instances > 1
+        )
+
+    def _no_failure(self):
+        return not self.failed.is_set() and (self.external is None or self.external())
+
     def keep_going(self, iteration):
         step = self.step
+        if self.external is not None and not self.external():
+            return False
         if self.stop_blob is None:
             return iteration < (step.num_iter if step.HasField("num_iter") else 1)
         return iteration == 0 if step.only_once else True
@@ -204,18 +237,12 @@ class _CompiledStep:
         return bool(value.reshape(-1)[0])
 
     def execute(self):
-        step = self.step
-        concurrent = (step.concurrent_substeps and len(self.substeps) > 1) or (
-            step.num_concurrent_instances > 1
-        )
-        instances = max(step.num_concurrent_instances, 1)
+        concurrent = self.substeps and self._concurrent()
         reporters = self._reporters()
         iteration = 0
         while self.keep_going(iteration):
-            if self.substeps and concurrent:
-                for substep in self.substeps:  # on one thread: in order
-                    for _ in range(instances):
-                        substep.execute()
+            if concurrent:
+                self._run_concurrently()
                 if self.should_stop():
                     break
             elif self._run_sequentially(iteration):
@@ -226,6 +253,37 @@ class _CompiledStep:
         for reporter in reporters:  # and once at the end, as Caffe2's did
             reporter.run()
         return True
+
+    def _run_concurrently(self):
+        """One iteration: every substep on its own thread(s), all joined."""
+        workers = len(self.substeps) * max(self.step.num_concurrent_instances, 1)
+        counter = itertools.count()
+        errors = []
+
+        def work():
+            substep = self.substeps[next(counter) % len(self.substeps)]
+            if self.failed.is_set():
+                return
+            try:
+                substep.execute()
+            except BaseException as exc:  # noqa: BLE001 - reported by the joining thread
+                errors.append(exc)
+                self.failed.set()
+
+        threads = [
+            # each worker runs in a copy of this thread's context (era, scopes)
+            threading.Thread(target=contextvars.copy_context().run, args=(work,), daemon=True)
+            for _ in range(workers)
+        ]
+        for thread in threads:
+            thread.start()
+        with blocking.parked():
+            for thread in threads:
+                thread.join()
+        if errors:
+            raise WorkspaceError(
+                "One of the workers died with an unhandled exception %s" % errors[0]
+            ) from errors[0]
 
     def _run_sequentially(self, iteration):
         """One iteration of the nets or substeps; True if the stop blob said so."""

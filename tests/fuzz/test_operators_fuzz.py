@@ -75,6 +75,10 @@ HINTS = {
     "CreateBlobsQueue": {"capacity": 2, "num_blobs": 1},
     "Adam": {"beta1": 0.9},
     "AveragedLoss": {},
+    "Tile": {"tiles": 2, "axis": 0},
+    "TileGradient": {"tiles": 2, "axis": 0},
+    "TopK": {"k": 1},
+    "Cast": {"to": "int32"},
 }
 DTYPES = [np.float32] * 4 + [np.float64, np.int32, np.int64, np.bool_, object]
 ROOT = tempfile.mkdtemp(prefix="caffe2rnn-fuzz-")  # where Print(to_file=1) may write
@@ -238,7 +242,106 @@ def _recipes():
     }
 
 
-RECIPES = _recipes()
+def _indexing_recipes():
+    """Gather, segments, padding, one-hots...: int indices, ids and lengths that
+    fit their data (the indexing and shape operators of issue 24)."""
+
+    def ids(*v):
+        return np.array(v, np.int32)
+
+    def gather(rng):
+        return [_f(rng, 4, 2), rng.integers(0, 4, (2, 3)).astype(np.int32)], ["out0"]
+
+    def sparse_to_dense(rng):
+        return [np.array([3, 0, 3], np.int64), _f(rng, 3, 2)], ["out0"]
+
+    def top_k_grad(rng):
+        return [_f(rng, 2, 1), np.array([[1], [0]], np.int64), _f(rng, 2, 3)], ["out0"]
+
+    def one_hot(rng):
+        return [np.array([2, 0], np.int64), np.array([3], np.int64)], ["out0"]
+
+    def segment_one_hot(rng):
+        return [ids(1, 0, 2), np.array([0, 2, 1], np.int64), np.array([3], np.int64)], ["out0"]
+
+    def batch_one_hot(rng):
+        return [ids(1, 2, 3, 1).reshape(2, 2), ids(1, 2), ids(1, 2, 3)], ["out0"]
+
+    def reverse(rng):
+        return [_f(rng, 3, 2, 2), ids(3, 1)], ["out0"]
+
+    def padding(rng):
+        return [_f(rng, 5, 2), ids(2, 3)], ["out0", "out1"]
+
+    def ranges(rng):
+        return [_f(rng, 4, 2), ids(0, 0, 1, 2)], ["out0"]
+
+    def range_grad(rng):
+        return [_f(rng, 4, 2), _f(rng, 3, 2), _f(rng, 3, 2), ids(0, 0, 1, 2)], ["out0"]
+
+    def lengths(rng):
+        return [_f(rng, 4, 2), ids(1, 0, 3)], ["out0"]
+
+    def sparse_segments(rng):
+        return [_f(rng, 4, 2), np.array([3, 0, 0], np.int64), ids(0, 1, 1)], ["out0"]
+
+    def segment_grad(rng):
+        return [_f(rng, 3, 2), ids(0, 1, 1, 2)], ["out0"]
+
+    def accuracy(rng):
+        return [_f(rng, 3, 4), _labels(rng, 3, 4)], ["out0"]
+
+    def conditional(rng):
+        return [np.array([True, False]), _f(rng, 2, 3), _f(rng, 2, 3)], ["out0"]
+
+    def compare(rng):
+        return [rng.integers(0, 3, (2, 3)).astype(np.int32)] * 2, ["out0"]
+
+    def logic(rng):
+        return [rng.integers(0, 2, (2, 3)).astype(bool)] * 2, ["out0"]
+
+    recipes = {
+        "Gather": gather,
+        "SparseToDense": sparse_to_dense,
+        "TopKGradient": top_k_grad,
+        "OneHot": one_hot,
+        "SegmentOneHot": segment_one_hot,
+        "BatchOneHot": batch_one_hot,
+        "ReversePackedSegs": reverse,
+        "AddPadding": padding,
+        "RemovePadding": padding,
+        "GatherPadding": padding,
+        "Accuracy": accuracy,
+        "Conditional": conditional,
+        "EQ": compare,
+        "Unique": lambda rng: ([np.array([3, 1, 3], np.int64)], ["out0", "out1"]),
+        "LengthsRangeFill": lambda rng: ([ids(2, 0, 3)], ["out0"]),
+        "LengthsToShape": lambda rng: ([ids(2, 2)], ["out0"]),
+    }
+    for op in ("And", "Or", "Xor"):
+        recipes[op] = logic
+    for reducer in ("Sum", "LogSumExp", "LogMeanExp", "Mean", "Max"):
+        recipes["SortedSegmentRange" + reducer] = ranges
+        recipes["SortedSegmentRange%sGradient" % reducer] = range_grad
+    for reducer in ("Sum", "Mean"):
+        for layout in ("SortedSegment", "UnsortedSegment"):
+            recipes[layout + reducer] = ranges
+            recipes["Sparse" + layout + reducer] = sparse_segments
+            recipes[layout + reducer + "Gradient"] = segment_grad
+        recipes["Lengths" + reducer] = lengths
+        recipes["SparseLengths" + reducer] = lambda rng: (
+            [_f(rng, 4, 2), np.array([3, 0, 0], np.int64), ids(2, 1)],
+            ["out0"],
+        )
+        for prefix in ("", "Sparse"):
+            recipes[prefix + "Lengths%sGradient" % reducer] = lambda rng: (
+                [_f(rng, 2, 2), ids(2, 1)],
+                ["out0"],
+            )
+    return recipes
+
+
+RECIPES = dict(_recipes(), **_indexing_recipes())
 
 
 def _from_recipe(op_type, rng):

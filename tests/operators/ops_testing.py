@@ -63,3 +63,22 @@ def gradient_of(op_type, inputs, outputs, g_output=None, **args):
 
 def random(shape, seed=0, dtype=np.float32, low=-1.0, high=1.0):
     return np.asarray(np.random.RandomState(seed).uniform(low, high, shape), dtype=dtype)
+
+
+def run_fails(op_type, inputs, error, match, outputs=("out",), **args):
+    """Run the op on ``inputs`` ({name: array}) and assert that it raises
+    ``error`` with a message matching ``match`` — and leaves its first output,
+    which held a sentinel tensor, as it was."""
+    import pytest
+
+    ws = Workspace()
+    for name, value in inputs.items():
+        ws.feed(name, value)
+    sentinel = np.array([7.0], np.float32)
+    if outputs[0] not in inputs:
+        ws.feed(outputs[0], sentinel)
+    with pytest.raises(error, match=match):
+        ws.run_operator_once(core.CreateOperator(op_type, list(inputs), list(outputs), **args))
+    if outputs[0] not in inputs:
+        np.testing.assert_array_equal(ws.fetch(outputs[0]), sentinel)
+    return ws

@@ -235,3 +235,22 @@ def test_free_empties_its_blobs_in_place():
 def test_free_outputs_must_be_its_inputs(outputs):
     with pytest.raises(EnforceNotMet, match="one to one"):
         run_op("Free", {"a": random((2,)), "b": random((3,))}, outputs)
+
+
+# --- Size, NanCheck ----------------------------------------------------------------------
+def test_size_counts_elements():
+    out = run1("Size", {"x": np.zeros((2, 3, 4), np.float32)})
+    assert out.shape == () and out.dtype == np.int64 and int(out) == 24
+
+
+def test_nan_check_copies_finite_values_and_fails_naming_the_blob_otherwise():
+    x = random((2, 3), 1)
+    np.testing.assert_array_equal(run1("NanCheck", {"x": x}), x)
+    bad = x.copy()
+    bad[1, 2] = np.inf
+    ws = Workspace()
+    ws.feed("bad", bad)
+    with pytest.raises(EnforceNotMet, match=r"NaN or inf: \[bad\].*'bad' at \[5\]"):
+        ws.run_operator_once(core.CreateOperator("NanCheck", ["bad"], ["y"]))
+    ops, _ = gradient_of("NanCheck", ["x"], ["y"])
+    assert ops == [("NanCheck", "", ["y_grad"], ["x_grad"], [], True)]

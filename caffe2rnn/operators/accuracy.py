@@ -1,0 +1,54 @@
+"""Accuracy: the share of a batch whose label is among the top-k scores.
+
+``Accuracy([predictions, labels]) → accuracy`` (a 0-d float32): predictions
+are ``N × D`` float32 scores, labels ``N`` int32 class indices. Row i counts
+when fewer than ``top_k`` (argument, default 1) classes beat its label:
+a class beats it with a higher score, or with an equal score and a lower
+index (as a stable sort of the scores would put it first). With N = 0 the
+result is 0/0, NaN. ``brew.accuracy`` (helpers/train.py) adds this op.
+
+Caffe2 checked the shapes only with ``DCHECK`` (gone in release builds);
+mismatched shapes or a label outside ``[0, D)`` would have read outside
+the scores, so they are refused here. No gradient
+(``SHOULD_NOT_DO_GRADIENT``). Source: caffe2/operators/accuracy_op.{h,cc}
+at 0cdd09da6.
+"""
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..runtime.registry import register, register_gradient
+from .base import Operator
+from .gradient_maker import ShouldNotDoGradient
+
+
+@register("Accuracy", inputs=2, outputs=1)
+class Accuracy(Operator):
+    """0-d float32: the fraction of rows whose label is in the top ``top_k``."""
+
+    def setup(self):
+        self.top_k = self.args.single("top_k", 1, int)
+
+    def run(self):
+        x = self.typed_input(0, (np.float32,), "float32 scores")
+        if x.ndim != 2:
+            raise self.shape_error(0, "2-D (batch × classes)")
+        labels = self.typed_input(1, (np.int32,), "int32 labels")
+        n, d = x.shape
+        if labels.shape != (n,):
+            raise self.shape_error(1, "(%d,): one label per row of input 0" % n)
+        if n and (labels.min() < 0 or labels.max() >= d):
+            raise ShapeError(
+                "input 1 ('%s') holds labels from %d to %d; expected them in [0, %d)"
+                % (self.input_name(1), labels.min(), labels.max(), d)
+            )
+        rows = np.arange(n)
+        label_score = x[rows, labels][:, None]
+        beaten_by = (x > label_score) | ((x == label_score) & (np.arange(d) < labels[:, None]))
+        correct = int(np.count_nonzero(beaten_by.sum(axis=1) + 1 <= self.top_k))
+        out = self.output(0, (), np.float32)
+        with np.errstate(invalid="ignore"):
+            out[...] = np.float32(correct) / np.float32(n)
+
+
+register_gradient("Accuracy")(ShouldNotDoGradient)

@@ -1,0 +1,163 @@
+"""Gather (rows of a tensor by index), SparseToDense (its adjoint), LengthsGather.
+
+``Gather([DATA, INDICES])`` picks rows of DATA's first dimension::
+
+    OUTPUT[i_1, ..., i_q, ...] = DATA[INDICES[i_1, ..., i_q], ...]
+    OUTPUT.shape = INDICES.shape + DATA.shape[1:]
+
+This is how an embedding is looked up (``seq2seq_util.py``: tokens → word
+vectors) and how beam search reorders its hypotheses. Its gradient is
+*sparse*: only the rows that were read get one. Caffe2's maker therefore
+wrote no op at all by default — the input gradient is the
+:class:`~caffe2rnn.core.GradientSlice` ``(INDICES, dOUTPUT)``, "row
+``INDICES[k]`` receives ``dOUTPUT[k]``" — and the optimizers update only
+those rows (``ScatterWeightedSum``, ``SparseAdagrad``). With
+``dense_gradient=1`` (``crf.py``) the maker writes
+``SparseToDense([INDICES, dOUTPUT, DATA])`` instead, a full-size gradient.
+
+``SparseToDense([indices, values(, like)])`` adds each ``values[k]`` into row
+``indices[k]`` of a zero tensor; the first dimension is ``like.shape[0]``,
+the ``output_first_dim`` argument, or ``max(indices) + 1``.
+
+Caffe2 sources, 0cdd09da6: caffe2/operators/utility_ops.{h,cc} (``GatherOp``,
+``GetGatherGradient``), caffe2/operators/sparse_to_dense_op.{h,cc}.
+"""
+
+import numpy as np
+
+from ..errors import ArgumentError, ShapeError
+from ..runtime.registry import register, register_gradient
+from .base import Operator
+from .gradient_maker import GradientMaker, ShouldNotDoGradient
+from .training import index_input
+
+_INDEX_TYPES = (np.int32, np.int64)
+
+
+@register("Gather", inputs=2, outputs=1)
+class Gather(Operator):
+    """``OUTPUT = DATA[INDICES]`` along DATA's first dimension (module doc).
+
+    DATA may hold any element type and must have at least one dimension;
+    INDICES are int32 or int64 of any rank. Each index must lie in
+    ``[0, DATA.shape[0])``: Caffe2 enforced it (``GatherOp::DoRunWithType``,
+    "INDICES element is out of DATA bounds"); negative indices are not
+    counted from the end.
+    """
+
+    def run(self):
+        data = self.input(0)
+        if data.ndim < 1:
+            raise self.shape_error(0, "at least 1 dimension (DATA should be at least 1-D)")
+        indices = self.input(1)
+        flat = index_input(self, 1, data.shape[0])
+        out = self.output(0, indices.shape + data.shape[1:], data.dtype)
+        # mode="clip" only avoids NumPy's buffered copy: every index is in range.
+        np.take(data, flat, axis=0, out=out.reshape((flat.size,) + data.shape[1:]), mode="clip")
+
+
+@register_gradient("Gather")
+class GetGatherGradient(GradientMaker):
+    """Sparse: DATA's gradient is the slice ``(INDICES, dOUTPUT)``, no op.
+    ``dense_gradient=1``: ``SparseToDense([INDICES, dOUTPUT, DATA] → dDATA)``."""
+
+    def get_gradient_defs(self):
+        if self.arg("dense_gradient", 0):
+            return [self.op_def("SparseToDense", [self.I(1), self.GO(0), self.I(0)], [self.GI(0)])]
+        self.SetSparse(0, self.I(1), self.GO(0))
+        return []
+
+
+#: Value types SparseToDense adds (Caffe2: float, int32, int64; float64 is
+#: caffe2rnn's, so that float64 gradients can be checked tightly).
+_SUMMABLE = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
+
+
+@register("SparseToDense", inputs=(2, 3), outputs=1)
+class SparseToDense(Operator):
+    """``output[indices[k]] += values[k]`` over zeros (module doc).
+
+    Caffe2's checks (``SparseToDenseOp::DoRunWithType2``): indices 1-D,
+    values at least 1-D with one row per index, every index in
+    ``[0, first dim)``; ``output_first_dim`` only without the third input.
+    """
+
+    def setup(self):
+        self.first_dim = self.args.single("output_first_dim", 0, int)
+        if self.first_dim > 0 and len(self.inputs) != 2:
+            raise ArgumentError(
+                "output_first_dim=%d is given, so SparseToDense takes 2 inputs, not %d"
+                % (self.first_dim, len(self.inputs))
+            )
+
+    def run(self):
+        indices = self.typed_input(0, _INDEX_TYPES, "int32 or int64 indices")
+        if indices.ndim != 1:
+            raise self.shape_error(0, "a 1-D tensor of indices")
+        values = self.input(1)
+        if values.ndim < 1 or values.shape[0] != indices.size:
+            raise self.shape_error(1, "(%d, ...): one row per index" % indices.size)
+        self.typed_input(1, _SUMMABLE, "float32, float64, int32 or int64 values to add")
+        first = self._first_dim(indices)
+        flat = index_input(self, 0, first)
+        out = self.output(0, (first,) + values.shape[1:], values.dtype)
+        out.fill(0)
+        np.add.at(out, flat, values)
+
+    def _first_dim(self, indices):
+        if self.first_dim > 0:
+            return self.first_dim
+        if len(self.inputs) == 3:
+            like = self.input(2)
+            if like.ndim < 1:
+                raise ShapeError(
+                    "input 2 ('%s') is a scalar; expected at least 1 dimension (its first "
+                    "dimension sizes the output)" % self.input_name(2)
+                )
+            return like.shape[0]
+        return int(indices.max()) + 1 if indices.size else 0
+
+
+@register_gradient("SparseToDense")
+class GetSparseToDenseGradient(GradientMaker):
+    """d values = ``Gather([d output, indices])``."""
+
+    def get_gradient_defs(self):
+        return [self.op_def("Gather", [self.GO(0), self.I(0)], [self.GI(1)])]
+
+
+@register("LengthsGather", inputs=3, outputs=1)
+class LengthsGather(Operator):
+    """``[ITEMS, LENGTHS, INDICES]``: the ranges ``INDICES`` picks out of ITEMS,
+    cut into consecutive ranges of ``LENGTHS`` rows, concatenated.
+
+    Caffe2's checks (``LengthsGatherOp``): ITEMS at least 1-D, LENGTHS (int32)
+    and INDICES (int32/int64) 1-D, each index below ``len(LENGTHS)``, the
+    lengths adding up to ITEMS' rows. A negative index or length would have
+    copied from outside ITEMS; they are refused. No gradient.
+    """
+
+    def run(self):
+        items = self.input(0)
+        if items.ndim < 1:
+            raise self.shape_error(0, "at least 1 dimension (ITEMS should be at least 1-D)")
+        lengths = self.typed_input(1, (np.int32,), "int32 lengths", ndim=1)
+        self.typed_input(2, _INDEX_TYPES, "int32 or int64 indices", ndim=1)
+        if lengths.size and lengths.min() < 0:
+            raise ShapeError("input 1 ('%s') holds a negative length" % self.input_name(1))
+        if int(lengths.sum(dtype=np.int64)) != items.shape[0]:
+            raise ShapeError(
+                "input 1 ('%s'): LENGTHS must match the first dimension of ITEMS ('%s', %d rows)"
+                % (self.input_name(1), self.input_name(0), items.shape[0])
+            )
+        picked = index_input(self, 2, lengths.size)
+        starts = np.cumsum(lengths, dtype=np.int64) - lengths
+        rows = np.concatenate(
+            [np.arange(starts[k], starts[k] + lengths[k]) for k in picked]
+            or [np.zeros(0, np.int64)]
+        ).astype(np.int64)
+        out = self.output(0, (rows.size,) + items.shape[1:], items.dtype)
+        np.copyto(out, items[rows])
+
+
+register_gradient("LengthsGather")(ShouldNotDoGradient)

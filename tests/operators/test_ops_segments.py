@@ -1,0 +1,195 @@
+"""Segment reductions (SortedSegmentRange*, Sorted/Unsorted/Lengths Sum and
+Mean and their Sparse forms), Unique and Net.DeduplicateGradientSlices:
+forward against loops written here, gradients against finite differences,
+refusals naming the blob."""
+
+import numpy as np
+import pytest
+from ops_testing import gradient_of, random, run1, run_fails, run_op
+
+from caffe2rnn import core
+from caffe2rnn.errors import ArgumentError, DTypeError, ShapeError
+from caffe2rnn.gradient_checker import assert_gradient_close
+from caffe2rnn.runtime import Workspace
+
+IDS = np.array([0, 0, 1, 2, 2, 2], np.int32)
+
+
+def _per_segment(x, ids, count, reduce):
+    return np.array(
+        [reduce(x[ids == k]) if np.any(ids == k) else np.zeros(x.shape[1:]) for k in range(count)]
+    )
+
+
+def _logsumexp(rows):
+    return np.log(np.sum(np.exp(rows), axis=0))
+
+
+RANGE_REFERENCES = {
+    "Sum": lambda r: r.sum(axis=0),
+    "Mean": lambda r: r.mean(axis=0),
+    "Max": lambda r: r.max(axis=0),
+    "LogSumExp": _logsumexp,
+    "LogMeanExp": lambda r: np.log(np.mean(np.exp(r), axis=0)),
+}
+
+
+# --- SortedSegmentRange* -----------------------------------------------------------
+@pytest.mark.parametrize("reducer", sorted(RANGE_REFERENCES))
+def test_sorted_segment_range_forward(reducer):
+    x = random((6, 2, 2), 1)
+    out = run1("SortedSegmentRange" + reducer, {"x": x, "ids": IDS})
+    expected = _per_segment(x, IDS, 3, RANGE_REFERENCES[reducer])
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("reducer", sorted(RANGE_REFERENCES))
+def test_sorted_segment_range_gradient(reducer):
+    ops, g_input = gradient_of("SortedSegmentRange" + reducer, ["x", "ids"], ["o"])
+    assert ops == [
+        (
+            "SortedSegmentRange%sGradient" % reducer,
+            "",
+            ["x", "o", "o_grad", "ids"],
+            ["x_grad"],
+            [],
+            True,
+        )
+    ]
+    assert g_input == ["x_grad", None]
+    op = core.CreateOperator("SortedSegmentRange" + reducer, ["x", "ids"], ["o"])
+    x = (
+        np.random.RandomState(2).permutation(12).reshape(6, 2).astype(np.float64) / 7.0
+    )  # no ties for Max
+    assert_gradient_close(op, [x, IDS], 0)
+
+
+def test_sorted_segment_range_max_gradient_goes_to_the_first_tied_row():
+    x = np.array([[1.0], [1.0], [0.0]], np.float32)
+    ids = np.array([0, 0, 0], np.int32)
+    ws = run_op("SortedSegmentRangeMax", {"x": x, "ids": ids}, ["o"])
+    ws.feed("o_grad", np.array([[5.0]], np.float32))
+    ws.run_operator_once(
+        core.CreateOperator("SortedSegmentRangeMaxGradient", ["x", "o", "o_grad", "ids"], ["dx"])
+    )
+    np.testing.assert_array_equal(ws.fetch("dx"), [[5.0], [0.0], [0.0]])
+
+
+@pytest.mark.parametrize(
+    "ids, error, match",
+    [
+        (np.array([0, 2, 2], np.int32), ShapeError, "'ids'.*sorted and not have gaps"),
+        (np.array([1, 1, 1], np.int32), ShapeError, "'ids'.*sorted"),
+        (np.array([0, 1, 0], np.int32), ShapeError, "'ids'.*sorted"),
+        (np.array([0, 0], np.int32), ShapeError, "'ids'.*same length"),
+        (np.array([0, 0, 0], np.int64), DTypeError, "'ids'.*int32"),
+    ],
+)
+def test_sorted_segment_range_refusals(ids, error, match):
+    run_fails("SortedSegmentRangeLogSumExp", {"x": random((3, 2)), "ids": ids}, error, match)
+
+
+# --- Sorted / Unsorted / Lengths Sum and Mean -------------------------------------------------
+def _segment_case(layout):
+    x = random((6, 3), 4)
+    if layout == "Lengths":
+        lengths = np.array([2, 0, 1, 3], np.int32)
+        return x, lengths, np.repeat(np.arange(4), lengths), 4
+    ids = IDS if layout == "SortedSegment" else np.array([2, 0, 2, 4, 0, 2], np.int32)
+    return x, ids, ids, int(ids.max()) + 1
+
+
+@pytest.mark.parametrize("layout", ["SortedSegment", "UnsortedSegment", "Lengths"])
+@pytest.mark.parametrize("reducer", ["Sum", "Mean"])
+def test_segment_reductions(layout, reducer):
+    x, second, ids, count = _segment_case(layout)
+    reduce = RANGE_REFERENCES[reducer]
+    np.testing.assert_allclose(
+        run1(layout + reducer, {"x": x, "s": second}),
+        _per_segment(x, ids, count, reduce),
+        rtol=1e-6,
+    )
+    # the sparse form reduces x[indices]
+    indices = np.array([5, 0, 0, 3, 1, 2], np.int64)
+    np.testing.assert_allclose(
+        run1("Sparse" + layout + reducer, {"x": x, "i": indices, "s": second}),
+        _per_segment(x[indices], ids, count, reduce),
+        rtol=1e-6,
+    )
+
+
+@pytest.mark.parametrize("layout", ["SortedSegment", "UnsortedSegment", "Lengths"])
+@pytest.mark.parametrize("reducer", ["Sum", "Mean"])
+def test_segment_reduction_gradients(layout, reducer):
+    x, second, _, _ = _segment_case(layout)
+    op = core.CreateOperator(layout + reducer, ["x", "s"], ["o"])
+    assert_gradient_close(op, [x.astype(np.float64), second], 0)
+    ops, g_input = gradient_of("Sparse" + layout + reducer, ["x", "i", "s"], ["o"])
+    expected_type = ("SparseLengths" if layout == "Lengths" else layout) + reducer + "Gradient"
+    assert ops == [(expected_type, "", ["o_grad", "s"], ["x_grad_values"], [], True)]
+    assert g_input == [core.GradientSlice("i", "x_grad_values"), None, None]
+
+
+def test_unsorted_segment_num_segments_and_range_check():
+    x = random((3, 2), 1)
+    out = run1("UnsortedSegmentSum", {"x": x, "s": np.array([0, 0, 1], np.int32)}, num_segments=4)
+    assert out.shape == (4, 2) and not out[2:].any()
+    # CAFFE_ENFORCE(0 <= s_id && s_id < K, "Segment id out of range")
+    run_fails(
+        "UnsortedSegmentSum",
+        {"x": x, "s": np.array([0, 0, 3], np.int32)},
+        ShapeError,
+        "'s'.*out of range: 3",
+        num_segments=2,
+    )
+    run_fails(
+        "UnsortedSegmentSum", {"x": x, "s": np.array([0, -1, 0], np.int32)}, ShapeError, "'s'"
+    )
+
+
+def test_lengths_must_cover_the_rows():
+    run_fails(
+        "LengthsSum",
+        {"x": random((3, 2)), "l": np.array([1, 1], np.int32)},
+        ShapeError,
+        "'l'.*add up to 2",
+    )
+    run_fails(
+        "SparseLengthsSum",
+        {"x": random((3, 2)), "i": np.array([0, 3], np.int64), "l": np.array([2], np.int32)},
+        ShapeError,
+        "'i'.*out of bounds",
+    )
+
+
+# --- Unique and deduplication ---------------------------------------------------------------
+def test_unique_and_remapping():
+    x = np.array([7, 3, 7, 1, 3], np.int64)
+    ws = run_op("Unique", {"x": x}, ["u", "r"])
+    u, r = ws.fetch("u"), ws.fetch("r")
+    assert sorted(set(x.tolist())) == u.tolist() and r.dtype == np.int32
+    np.testing.assert_array_equal(u[r], x)
+    run_fails("Unique", {"x": np.array([1.0])}, DTypeError, "'x'")
+    run_fails("Unique", {"x": np.array([[1]], np.int32)}, ShapeError, "'x'")
+
+
+@pytest.mark.parametrize("aggregator", ["sum", "mean"])
+def test_deduplicate_gradient_slices(aggregator):
+    net = core.Net("dedup")
+    g = net.DeduplicateGradientSlices(core.GradientSlice("i", "v"), aggregator=aggregator)
+    assert isinstance(g, core.GradientSlice)
+    assert [op.type for op in net.Proto().op] == ["Unique", "UnsortedSegment" + aggregator.title()]
+    ws = Workspace()
+    indices = np.array([4, 1, 4, 4], np.int64)
+    values = random((4, 2), 1)
+    ws.feed("i", indices)
+    ws.feed("v", values)
+    ws.run_net_once(net.Proto())
+    rows = {int(k): ws.fetch(str(g.values))[n] for n, k in enumerate(ws.fetch(str(g.indices)))}
+    reduce = np.sum if aggregator == "sum" else np.mean
+    for k in (1, 4):
+        np.testing.assert_allclose(rows[k], reduce(values[indices == k], axis=0), rtol=1e-6)
+    with pytest.raises(ValueError, match="max is not supported"):
+        net.DeduplicateGradientSlices(core.GradientSlice("i", "v"), aggregator="max")
+    with pytest.raises(ArgumentError, match="GradientSlice"):
+        net.DeduplicateGradientSlices("dense_grad")
