@@ -49,6 +49,12 @@ from .runtime.python_functions import register_python_gradient_op, register_pyth
 from .runtime.tracebacks import call_with_exception_intercept
 from .runtime.workspace import fetch_value
 
+# Engine preferences (caffe2/python/pybind_state.cc, 042e8ede4: set_engine_pref...).
+set_per_op_engine_pref = _registry.set_per_op_engine_pref
+set_global_engine_pref = _registry.set_global_engine_pref
+set_engine_pref = _registry.set_engine_pref
+set_op_engine_pref = _registry.set_op_engine_pref
+
 has_gpu_support = False
 has_mkldnn = False
 is_asan = False

@@ -74,7 +74,9 @@ def attention_type_name(attention_type):
     names = {0: "Regular", 1: "Recurrent"}
     if eras.current().late_2017_cells:
         names.update({v: k for k, v in _LATE_TYPES.items()})
-    if isinstance(attention_type, bool) or attention_type not in names:
+    # Caffe2's cells asserted ``attention_type in [...]``: any equal value
+    # (True, 1.0, numpy integers) was accepted.
+    if attention_type not in names:
         raise ArgumentError(
             "attention_type=%r is not an AttentionType of era %s; expected one of %s"
             % (
@@ -271,13 +273,9 @@ def v_vector_attention(attention_type, **kwargs):
     module of that date; the third item is what its
     ``attention_memory_optimization`` recomputes.
     """
-    name = attention_type_name(attention_type)
-    if name not in ("Regular", "Recurrent"):
-        raise ArgumentError(
-            "attention_type=AttentionType.%s: recurrent.LSTMWithAttention (2017-04) knows "
-            "Regular and Recurrent only; use rnn_cell.LSTMWithAttention" % name
-        )
-    if name == "Recurrent":
+    # That module checked nothing: Recurrent attention when attention_type ==
+    # AttentionType.Recurrent, Regular for any other value (23bd132c1).
+    if attention_type == AttentionType.Recurrent:
         return _recurrent(v_row=True, **kwargs)
     kwargs.pop("attention_weighted_encoder_context_t_prev", None)
     return _regular(v_row=True, **kwargs)

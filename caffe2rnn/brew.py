@@ -22,20 +22,22 @@ The FC operator ignores them, but they are part of the step net Caffe2 built.
 Registered helpers: ``arg_scope``, ``fc``, ``dropout``, ``lrn``, ``softmax``,
 ``relu``, ``concat``, ``depth_concat``, ``sum``, ``transpose``, ``iter``,
 ``conv``, ``conv_nd``, ``group_conv``, ``add_weight_decay``,
-``elementwise_linear``. Caffe2's other E5 helpers build ops caffe2rnn does not
-implement (pooling, batch/instance norm, PRelu, Accuracy, ConvTranspose,
-image/video input, the FC variants) and are not registered: asking for one
-is the same AttributeError as for any unknown helper.
+``elementwise_linear``, ``layer_norm``, ``image_input`` (its op is built, not
+run: :mod:`caffe2rnn.operators.image_input`). Caffe2's other E5 helpers build
+ops caffe2rnn does not implement (pooling, batch/instance norm, PRelu,
+Accuracy, ConvTranspose, video input, the FC variants) and are not
+registered: asking for one is the same AttributeError as for any unknown
+helper.
 
 Your own helper: ``brew.Register(my_helper)``, then ``brew.my_helper(model,
 ...)`` gets the same keyword rules. ``brew.has_helper(name_or_function)`` and
 ``brew.get_helper(name)`` (not in Caffe2 at E5) look helpers up.
 """
 
-import copy
-import difflib
-import functools
-import inspect
+import copy as _copy
+import difflib as _difflib
+import functools as _functools
+import inspect as _inspect
 
 from .helpers.algebra import sum, transpose  # noqa: A004 - Caffe2's names
 from .helpers.arg_scope import arg_scope, get_current_scope
@@ -47,8 +49,9 @@ from .helpers.fc import fc
 from .helpers.layer_norm import layer_norm
 from .helpers.nonlinearity import relu
 from .helpers.normalization import lrn, softmax
+from .helpers.tools import image_input
 from .helpers.train import add_weight_decay, iter  # noqa: A004 - Caffe2's name
-from .model_helper import ModelHelper
+from .model_helper import ModelHelper as _ModelHelper
 
 #: Helper name → the raw helper function (what Register adds to).
 _REGISTRY = {
@@ -69,27 +72,28 @@ _REGISTRY = {
     "add_weight_decay": add_weight_decay,
     "elementwise_linear": elementwise_linear,
     "layer_norm": layer_norm,
+    "image_input": image_input,
 }
 
 
 def _helper(func, name=None):
     """``func`` called with the keyword rules of the module docstring."""
     name = name or func.__name__
-    parameters = inspect.signature(func).parameters
-    takes_var_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    parameters = _inspect.signature(func).parameters
+    takes_var_kwargs = any(p.kind is _inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
-    @functools.wraps(func)
+    @_functools.wraps(func)
     def call(*args, **kwargs):
-        if args and isinstance(args[0], ModelHelper):
+        if args and isinstance(args[0], _ModelHelper):
             model = args[0]
-        elif isinstance(kwargs.get("model"), ModelHelper):
+        elif "model" in kwargs:  # as Caffe2: whatever is passed as model=
             model = kwargs["model"]
         else:
             raise TypeError(
                 "The first input of helper function %s should be model. Or "
                 "you can provide it in kwargs as model=<your_model>." % name
             )
-        new_kwargs = copy.deepcopy(model.arg_scope)
+        new_kwargs = _copy.deepcopy(model.arg_scope)
         if not takes_var_kwargs:
             new_kwargs = {k: v for k, v in new_kwargs.items() if k in parameters}
         new_kwargs.update(get_current_scope().get(name, {}))
@@ -110,12 +114,16 @@ def Register(helper):
     name = helper.__name__
     if name in _REGISTRY:
         raise AttributeError("Helper %s already exists. Please change your helper name." % name)
-    if name in globals():
-        raise AttributeError(
-            "Helper name %s is taken by brew itself. Please change your helper name." % name
-        )
     _REGISTRY[name] = helper
-    globals()[name] = _wrapped(name)
+    # As in Caffe2 (whose brew module was an object with these methods), a
+    # helper named like one of brew's own functions is registered but
+    # ``brew.<name>`` stays brew's function.
+    if name not in _API:
+        globals()[name] = _wrapped(name)
+
+
+#: brew's own functions, which a helper cannot replace.
+_API = ("Register", "has_helper", "get_helper")
 
 
 def has_helper(helper_or_helper_name):
@@ -129,7 +137,7 @@ def has_helper(helper_or_helper_name):
 
 
 def _not_registered(name):
-    hint = difflib.get_close_matches(name, list(_REGISTRY), n=3)
+    hint = _difflib.get_close_matches(name, list(_REGISTRY), n=3)
     return AttributeError(
         "Helper function %s not registered.%s"
         % (name, " Did you mean: %s?" % ", ".join(hint) if hint else "")

@@ -118,6 +118,9 @@ class Era:
     cast_gradient_type_enums: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
+    #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
+    #: calls ``Validate()``, which refuses duplicate params. Before: no check.
+    model_validates_params: bool = True
     version: str = ""
 
 
@@ -153,6 +156,7 @@ E4 = _define(
         date="2017-04-12",
         version="v2",
         brew_argument_leakage=False,
+        model_validates_params=False,
         ys_count_as_use=False,
         equal_generator_names=True,
         first_generator_keeps_name=False,

@@ -20,7 +20,7 @@ its E3 (2017-04) name, with the E3 differences noted on it.
 import logging
 import sys
 
-from . import core, scope
+from . import core, eras, scope
 from .core.net import unknown_operator_error
 from .errors import ShapeError, WorkspaceError
 from .extract_predictor import ExtractPredictorNet  # noqa: F401 - Caffe2's home of it
@@ -290,10 +290,14 @@ class ModelHelper:
 
     # -- gradients ---------------------------------------------------------------
 
-    def Validate(self):
-        """E5: refuse a model whose ``params`` list a blob twice."""
+    def _Validate(self):
+        """The names ``params`` lists more than once, sorted (Caffe2 41ae85f4e)."""
         names = [str(p) for p in self.params]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+        return sorted({n for n in names if names.count(n) > 1})
+
+    def Validate(self):
+        """Refuse a model whose ``params`` list a blob twice (Caffe2: an assert)."""
+        duplicates = self._Validate()
         if duplicates:
             raise WorkspaceError("Duplicate params: %s" % duplicates)
 
@@ -328,7 +332,8 @@ class ModelHelper:
         """
         if self.gradient_ops_added:
             raise WorkspaceError("You cannot run AddGradientOperators twice.")
-        self.Validate()
+        if eras.current().model_validates_params:
+            self.Validate()
         self.grad_map = self.net.AddGradientOperators(*args, **kwargs)
         self.gradient_ops_added = True
         self.param_to_grad = self.get_param_to_grad(self.params)

@@ -65,11 +65,15 @@ CALL_ORDER = (
 _ERA_TEXTS: dict = {}
 
 
-def register_era_text(function, era_names):
+def register_era_text(function, era_names, forward_only=True):
     """Make ``function`` (a ``recurrent_net`` of the same signature) what
-    :func:`recurrent_net` runs while one of ``era_names`` is in force."""
+    :func:`recurrent_net` runs while one of ``era_names`` is in force.
+
+    ``forward_only=False``: that text had no ``forward_only`` argument (before
+    2017-05); a forward-only op is then built with this module's text.
+    """
     for name in era_names:
-        _ERA_TEXTS[eras.get(name).name] = function
+        _ERA_TEXTS[eras.get(name).name] = (function, forward_only)
 
 
 def recurrent_net(
@@ -117,8 +121,9 @@ def recurrent_net(
     ``caffe2.python.recurrent`` through :mod:`caffe2rnn.compat` — gets the op
     that era built. The era is read at each call.
     """
-    era_text = _ERA_TEXTS.get(eras.current().name)
-    if era_text is not None:
+    era_text, had_forward_only = _ERA_TEXTS.get(eras.current().name, (None, True))
+    if era_text is not None and (had_forward_only or not forward_only):
+        extra = {"forward_only": forward_only} if had_forward_only else {}
         return era_text(
             net,
             cell_net,
@@ -129,7 +134,7 @@ def recurrent_net(
             scope=scope,
             outputs_with_grads=outputs_with_grads,
             recompute_blobs_on_backward=recompute_blobs_on_backward,
-            forward_only=forward_only,
+            **extra,
         )
     assert len(inputs) == 1, "Only one input blob is supported so far"
     check_scoping(cell_net)

@@ -181,11 +181,28 @@ def test_register_a_helper_gets_the_keyword_rules():
         brew._REGISTRY.pop("brew_test_scaled_copy")
         delattr(brew, "brew_test_scaled_copy")
 
+    # As in Caffe2, a helper named like brew's own function is registered, and
+    # brew.<name> stays brew's function; a helper named like a module brew
+    # uses internally ("copy") is an ordinary helper.
     def get_helper(model):
-        pass
+        return "the helper"
 
-    with pytest.raises(AttributeError, match="taken by brew itself"):
+    def copy(model, blob_in, blob_out):
+        return model.net.Copy(blob_in, blob_out)
+
+    try:
         brew.Register(get_helper)
+        assert brew.has_helper("get_helper")
+        assert brew.get_helper("fc") is brew.fc  # still brew's function
+        brew.Register(copy)
+        model = ModelHelper(name="m")
+        brew.copy(model, "x", "y")
+        brew.fc(model, "y", "z", 2, 3)  # brew's own copying still works
+        assert [op.type for op in model.net.Proto().op] == ["Copy", "FC"]
+    finally:
+        brew._REGISTRY.pop("get_helper", None)
+        brew._REGISTRY.pop("copy", None)
+        vars(brew).pop("copy", None)
 
 
 def test_arg_scope_is_restored_after_an_exception():

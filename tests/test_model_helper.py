@@ -325,3 +325,23 @@ def test_extract_predictor_net_of_a_net_carries_its_era():
     from_proto, _ = ExtractPredictorNet(model.net.Proto(), ["input"], [output])
     assert eras.of(from_proto) is None  # a bare NetDef says nothing of its era
     assert from_proto.Proto().op == predict_net.Proto().op
+
+
+def test_validate_lists_duplicates_and_guards_gradients_from_e5_on():
+    """``_Validate`` (Caffe2 41ae85f4e, 2017-06-01) returns the duplicated names;
+    ``AddGradientOperators`` calls ``Validate`` from then on, not at E4."""
+    from caffe2rnn import eras
+
+    def model_with_duplicates():
+        model = ModelHelper(name="dupes")
+        for name in ("bbb", "aaa", "bbb", "bbb"):
+            model.params.append(core.BlobReference(name))
+        model.net.Copy("x", "y")
+        return model
+
+    assert model_with_duplicates()._Validate() == ["bbb"]
+    assert ModelHelper(name="fine")._Validate() == []
+    with pytest.raises(WorkspaceError, match=r"Duplicate params: \['bbb'\]"):
+        model_with_duplicates().AddGradientOperators(["y"])
+    with eras.use("E4"):
+        model_with_duplicates().AddGradientOperators(["y"])

@@ -25,7 +25,7 @@ started by :meth:`AttentionCell.build_initial_coverage`.
 
 from .. import attention, brew, core
 from ..errors import ArgumentError
-from .base import RNNCell, check_dim
+from .base import RNNCell
 from .lstm import LSTMCell, MILSTMCell
 
 
@@ -51,8 +51,8 @@ class AttentionCell(RNNCell):
         self.encoder_lengths = encoder_lengths
         self.coverage_weights = None
         self.attention_type = attention_type
-        self.encoder_output_dim = check_dim(encoder_output_dim, "encoder_output_dim")
-        self.decoder_state_dim = check_dim(decoder_state_dim, "decoder_state_dim")
+        self.encoder_output_dim = encoder_output_dim
+        self.decoder_state_dim = decoder_state_dim
         self.encoder_outputs = encoder_outputs
         self.decoder_cell = decoder_cell
         self.weighted_encoder_outputs = weighted_encoder_outputs

@@ -19,37 +19,10 @@ Outputs of ``apply_over_sequence``: ``(output, states_for_all_steps)`` where
 each state over all T steps (T × N × ·) and at the last step (1 × N × ·).
 """
 
-from .. import brew, eras, scope, workspace
-from ..errors import ArgumentError, ShapeError
+from .. import brew, eras, scope
+from ..errors import ArgumentError
 from ..model_helper import ModelHelper
 from ..recurrent import recurrent_net
-
-
-def check_dim(value, argument):
-    """A layer size must be a positive int: raise ArgumentError naming ``argument``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ArgumentError("%s must be a positive int, got %r" % (argument, value))
-    return value
-
-
-def check_input_dim(blob, dim, argument):
-    """When ``blob`` already holds a tensor, its last dimension must be ``dim``.
-
-    Caught at build time, the mistake names the argument; otherwise the FC
-    reports it when the net runs.
-    """
-    name = str(blob)
-    if not workspace.HasBlob(name):
-        return
-    try:
-        shape = workspace.FetchBlob(name).shape
-    except Exception:  # not a tensor (e.g. a queue): nothing to check
-        return
-    if len(shape) >= 1 and shape[-1] != dim:
-        raise ShapeError(
-            "%s=%d does not match input '%s' of shape %s (last dimension %d)"
-            % (argument, dim, name, tuple(shape), shape[-1])
-        )
 
 
 class RNNCell:
@@ -120,16 +93,29 @@ class RNNCell:
     # -- running the cell ----------------------------------------------------------
 
     def check_initial_states(self, initial_states):
-        names = list(self.get_state_names())
-        if initial_states is None or len(initial_states) != len(names):
+        """``initial_states`` must be given (a list of blobs).
+
+        Caffe2 paired the states with the given blobs by ``zip``: extra blobs
+        are ignored (a GRU layer given ``(h0, c0)`` as for an LSTM uses
+        ``h0``), and a state left without one is read from a blob nobody
+        writes, which fails when the net runs, as in Caffe2. None (E5; E6 when
+        the cell has no initializer) raised in Caffe2 (``zip`` of None;
+        "Either initial states or initializer have to be set").
+        """
+        names = list(map(str, self.get_state_names()))
+        if initial_states is None:
             raise ArgumentError(
-                "initial_states: %s has %d recurrent states (%s), got %s"
-                % (
-                    type(self).__name__,
-                    len(names),
-                    ", ".join(map(str, names)),
-                    "None" if initial_states is None else "%d blobs" % len(initial_states),
-                )
+                "initial_states: %s needs one blob per recurrent state (%s), got None"
+                % (type(self).__name__, ", ".join(names))
+            )
+        # The output is read from the output state's outputs, which exist only
+        # for a state given an initial blob (Caffe2: an IndexError there).
+        output = self.get_output_state_index()
+        if output >= len(initial_states):
+            raise ArgumentError(
+                "initial_states: %d given for the states %s; the output state '%s' "
+                "(state %d) has none"
+                % (len(initial_states), ", ".join(names), names[output], output)
             )
 
     def collected_recompute_blobs(self):

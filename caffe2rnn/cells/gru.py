@@ -10,7 +10,7 @@ applies the reset before the candidate's FC, and ``GRUUnit``
 """
 
 from .. import brew
-from .base import RNNCell, check_dim
+from .base import RNNCell
 
 
 class GRUCell(RNNCell):
@@ -20,8 +20,8 @@ class GRUCell(RNNCell):
         self, input_size, hidden_size, forget_bias, memory_optimization, drop_states=False, **kwargs
     ):
         super().__init__(**kwargs)
-        self.input_size = check_dim(input_size, "input_size (dim_in)")
-        self.hidden_size = check_dim(hidden_size, "hidden_size (dim_out)")
+        self.input_size = input_size
+        self.hidden_size = hidden_size
         self.forget_bias = float(forget_bias)  # unused, as in Caffe2
         self.memory_optimization = memory_optimization
         self.drop_states = drop_states
@@ -37,7 +37,7 @@ class GRUCell(RNNCell):
         )
 
     def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
-        (hidden_t_prev,) = states
+        hidden_t_prev = states[0]  # as Caffe2: further states are not read
         if extra_inputs:
             raise NotImplementedError("GRUCell takes no extra_inputs")
         input_t_reset, input_t_update, input_t_output = model.net.Split(

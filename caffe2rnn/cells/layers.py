@@ -11,7 +11,6 @@ from .. import core, eras
 from ..attention import AttentionType, attention_type_name
 from ..errors import ArgumentError
 from .attention_cell import LSTMWithAttentionCell
-from .base import check_dim, check_input_dim
 from .lstm import LayerNormLSTMCell, LSTMCell, MILSTMCell
 from .unrolled import UnrolledCell
 from .wrappers import MultiRNNCell
@@ -67,14 +66,10 @@ def _LSTM(
       ``forward_only``: see :class:`~caffe2rnn.cells.lstm.LSTMCell`.
     """
     dims = list(dim_out) if isinstance(dim_out, (list, tuple)) else [dim_out]
-    if not dims:
+    if not dims:  # Caffe2: IndexError on cells[0]
         raise ArgumentError("dim_out: an empty list has no layers")
     num_layers = len(dims)
-    check_dim(dim_in, "dim_in")
-    for i, dim in enumerate(dims):
-        check_dim(dim, "dim_out[%d]" % i if num_layers > 1 else "dim_out")
-    check_input_dim(input_blob, dim_in, "dim_in")
-    if return_params and num_layers > 1:
+    if return_params and num_layers > 1:  # Caffe2: MultiRNNCell has no get_input_params
         raise ArgumentError("return_params is supported for a single layer only")
 
     cells = [
@@ -93,16 +88,6 @@ def _LSTM(
     # gives two outputs (all steps, last step).
     per_layer = len(cells[0].get_state_names())
     outputs_per_layer = 2 * per_layer
-    bad = [i for i in outputs_with_grads if not 0 <= i < outputs_per_layer]
-    if bad:
-        raise ArgumentError(
-            "outputs_with_grads %s: the last layer has outputs 0..%d" % (bad, outputs_per_layer - 1)
-        )
-    if initial_states is not None and len(initial_states) != per_layer * num_layers:
-        raise ArgumentError(
-            "initial_states: expected %d blobs (%d per layer x %d layers), got %d"
-            % (per_layer * num_layers, per_layer, num_layers, len(initial_states))
-        )
     cell = (
         MultiRNNCell(cells, name=scope, forward_only=forward_only) if num_layers > 1 else cells[0]
     )
@@ -225,9 +210,6 @@ def _lstm_with_attention(
     encoder_lengths=None,
 ):
     attention_type_name(attention_type)
-    check_dim(decoder_input_dim, "decoder_input_dim")
-    check_input_dim(decoder_inputs, decoder_input_dim, "decoder_input_dim")
-    check_input_dim(encoder_outputs, encoder_output_dim, "encoder_output_dim")
     cell = LSTMWithAttentionCell(
         encoder_output_dim=encoder_output_dim,
         encoder_outputs=encoder_outputs,

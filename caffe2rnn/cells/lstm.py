@@ -14,7 +14,7 @@ concatenated to ``h_{t-1}`` before the recurrent FC.
 
 from .. import brew
 from ..modeling.initializers import Initializer
-from .base import RNNCell, check_dim
+from .base import RNNCell
 from .initializers import LSTMInitializer
 
 
@@ -35,9 +35,8 @@ class LSTMCell(RNNCell):
         initializer=None,
         **kwargs,
     ):
-        hidden_size = check_dim(hidden_size, "hidden_size (dim_out)")
         super().__init__(initializer=initializer or LSTMInitializer(hidden_size), **kwargs)
-        self.input_size = check_dim(input_size, "input_size (dim_in)")
+        self.input_size = input_size
         self.hidden_size = hidden_size
         self.forget_bias = float(forget_bias)
         self.memory_optimization = memory_optimization

@@ -14,6 +14,7 @@ Fixed-length only: the sequence length must equal T (``Split`` checks).
 """
 
 import logging
+import operator
 
 from .. import core, scope
 from ..errors import ArgumentError
@@ -29,8 +30,15 @@ class UnrolledCell(RNNCell):
 
     def __init__(self, cell, T):
         super().__init__(name=cell.name, forward_only=cell.forward_only)
-        if isinstance(T, bool) or not isinstance(T, int) or T <= 0:
+        # Caffe2 looped over range(T): a T that is no integer raised there, and
+        # T <= 0 left no step, whose outputs then failed to build.
+        try:
+            steps = operator.index(T)
+        except TypeError:
+            steps = 0
+        if steps <= 0:
             raise ArgumentError("static_rnn_unroll_size (T) must be a positive int, got %r" % (T,))
+        T = steps
         self.cell = cell
         self.T = T
 

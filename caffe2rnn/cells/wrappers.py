@@ -30,8 +30,6 @@ class DropoutCell(RNNCell):
             self.is_test = None
         kwargs.setdefault("initializer", internal_cell.initializer)
         super().__init__(**kwargs)
-        if dropout_ratio is not None and not 0.0 <= float(dropout_ratio) < 1.0:
-            raise ArgumentError("dropout_ratio must be in [0, 1), got %r" % (dropout_ratio,))
         self.mask = 0
 
     # The state layout and input work are the wrapped cell's.
@@ -107,20 +105,12 @@ class MultiRNNCell(RNNCell):
     def __init__(self, cells, residual_output_layers=None, **kwargs):
         kwargs.setdefault("initializer", MultiRNNCellInitializer(cells))
         super().__init__(**kwargs)
-        if not cells:
+        if not cells:  # Caffe2: IndexError (output_index_per_layer[-1])
             raise ArgumentError("MultiRNNCell needs at least one cell")
         self.cells = list(cells)
+        # Layer 0 (its input is prepared outside the recurrence) and indices
+        # past the last layer are never residual; Caffe2 ignored them too.
         self.residual_output_layers = list(residual_output_layers or [])
-        if 0 in self.residual_output_layers:
-            raise ArgumentError(
-                "residual_output_layers: layer 0 cannot be residual (its input is "
-                "prepared outside the recurrence)"
-            )
-        bad = [i for i in self.residual_output_layers if not 0 < i < len(self.cells)]
-        if bad:
-            raise ArgumentError(
-                "residual_output_layers %s out of range for %d layers" % (bad, len(self.cells))
-            )
 
         output_index_per_layer = []
         base_index = 0

@@ -13,7 +13,7 @@ modules — the *same* module objects, so ``caffe2.python.core is
 caffe2rnn.core``. The mapping is by rule, not by list: ``caffe2.python.X`` is
 ``caffe2rnn.X`` and ``caffe2.proto.X`` is ``caffe2rnn.proto.X``, so modules
 added later (``caffe2rnn.recurrent``...) work without touching this file.
-``future.utils`` (the ``viewitems``/``viewkeys``/``viewvalues`` of the
+``future.utils`` (the ``viewitems``/``viewkeys``/``viewvalues``/``bytes_to_native_str`` of the
 ``future`` package) is provided too when that package is not installed.
 
 A whole Caffe2 program runs the same way, from the command line::
@@ -110,7 +110,18 @@ class _AliasLoader(importlib.abc.Loader):
             setattr(module, key, value)
 
 
-_FUTURE_UTILS = {"viewitems": viewitems, "viewkeys": viewkeys, "viewvalues": viewvalues}
+def bytes_to_native_str(b, encoding="utf-8"):
+    """``future.utils.bytes_to_native_str``: the native ``str`` of ``b`` (decoded
+    under Python 3)."""
+    return b.decode(encoding)
+
+
+_FUTURE_UTILS: dict = {
+    "viewitems": viewitems,
+    "viewkeys": viewkeys,
+    "viewvalues": viewvalues,
+    "bytes_to_native_str": bytes_to_native_str,
+}
 
 
 def _basestring_check():

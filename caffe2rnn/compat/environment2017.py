@@ -17,6 +17,12 @@ means giving those names back — their 2017 meaning, nothing more:
 
 * **NetworkX 1.x** for ``memonger`` (:mod:`.networkx2017`).
 
+* **One-element arrays as scalars**: NumPy 1.13 let ``int()`` and
+  ``float()`` take any array of one element (``int(np.random.choice(3, 1))``
+  in Caffe2's E4 recurrent_network_test); NumPy 2 takes only 0-d arrays. The
+  arrays ``np.random.choice`` and ``np.random.randint`` return (the way 2017
+  tests drew sizes and indices) convert again (:class:`OneElementScalars`).
+
 These change the process's modules, so they are installed only where 2017 code
 runs: :func:`caffe2rnn.compat.run_program` (NumPy) and the pytest plugin for
 Caffe2's test files (both).
@@ -24,6 +30,8 @@ Caffe2's test files (both).
 
 import functools
 import inspect
+
+import numpy as np
 
 #: NumPy names removed since 2017 → what they were.
 NUMPY_ALIASES = {
@@ -55,11 +63,44 @@ REMOVED_SETTINGS = frozenset(
 
 
 def install_numpy_aliases():
-    import numpy as np
-
     for name, value in NUMPY_ALIASES.items():
         if name not in np.__dict__:
             setattr(np, name, value)
+    for name in ("choice", "randint"):
+        function = getattr(np.random, name)
+        if not getattr(function, "_caffe2rnn_2017", False):
+            setattr(np.random, name, _one_element_scalars(function))
+
+
+def _one_element_scalars(function):
+    """``function`` whose array results are :class:`OneElementScalars` views."""
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        result = function(*args, **kwargs)
+        return result.view(OneElementScalars) if type(result) is np.ndarray else result
+
+    wrapper._caffe2rnn_2017 = True
+    return wrapper
+
+
+class OneElementScalars(np.ndarray):
+    """An ndarray that ``int()``/``float()``/``complex()`` convert when it
+    holds one element, whatever its rank (NumPy 1.13's rule)."""
+
+    def _scalar(self):
+        if self.size != 1:
+            raise TypeError("only size-1 arrays can be converted to Python scalars")
+        return self.reshape(()).view(np.ndarray)[()]
+
+    def __int__(self):
+        return int(self._scalar())
+
+    def __float__(self):
+        return float(self._scalar())
+
+    def __complex__(self):
+        return complex(self._scalar())
 
 
 def _settings_keywords(kwargs):
@@ -88,7 +129,6 @@ def install_hypothesis3_api():
     import hypothesis
     import hypothesis.extra.numpy as hnp
     import hypothesis.strategies as st
-    import numpy as np
 
     if getattr(hypothesis, "_caffe2rnn_3_api", False):
         return

@@ -12,7 +12,16 @@ utilities such as ``hypothesis_test_util`` are loaded from it), the libraries
 of 2017 (:mod:`.environment2017`; NumPy 1.13's list indices in the test files:
 :mod:`.numpy_indexing`) and, with ``--caffe2-era``, the Caffe2 era
 the files come from (:func:`caffe2rnn.eras.use` for the whole session: E6
-files expect E6's ``rnn_cell``).
+files expect E6's ``rnn_cell``; E4 files run E4's operators).
+
+``--caffe2-seed N`` makes a run repeatable: before each test NumPy's global
+generator (the one Caffe2's tests draw their data from) and the generator of
+caffe2rnn's random operators (fillers, :mod:`caffe2rnn.operators.rng`) are
+seeded with N; add pytest's ``--hypothesis-seed N`` for the examples
+Hypothesis draws. Without it the numbers differ between runs, as they did in
+Caffe2 (whose fillers were seeded from the clock).
+
+How to run Caffe2's own tests on caffe2rnn: docs/caffe2-tests.md.
 """
 
 import contextlib
@@ -32,6 +41,12 @@ def pytest_addoption(parser):
     )
     group.addoption(
         "--caffe2-era", default=None, help="the Caffe2 era of the test files (E0..E6; default E5)"
+    )
+    group.addoption(
+        "--caffe2-seed",
+        default=None,
+        type=int,
+        help="seed NumPy's global generator and caffe2rnn's random operators before each test",
     )
 
 
@@ -58,3 +73,14 @@ def pytest_unconfigure(config):
     stack = getattr(config, "_caffe2rnn_era", None)
     if stack is not None:
         stack.close()
+
+
+def pytest_runtest_setup(item):
+    seed = item.config.getoption("--caffe2-seed")
+    if seed is not None:
+        import numpy as np
+
+        from ..operators import rng
+
+        np.random.seed(seed)
+        rng.seed(seed)

@@ -31,6 +31,12 @@ from .plan import (  # noqa: F401
 from .python_op import CreatePythonOperator  # noqa: F401
 from .ssa import get_op_ids_in_path, get_output_producers, get_ssa, get_undefined_blobs  # noqa: F401
 
+# Engine preferences (Caffe2 042e8ede4 core.py; caffe2rnn has one engine per op type).
+SetPerOpEnginePref = _registry.set_per_op_engine_pref
+SetGlobalEnginePref = _registry.set_global_engine_pref
+SetEnginePref = _registry.set_engine_pref
+SetOpEnginePref = _registry.set_op_engine_pref
+
 
 def IsOperator(op_type):
     """True if ``op_type`` names a registered operator."""

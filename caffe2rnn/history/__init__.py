@@ -32,8 +32,12 @@ side by side.
 from .. import eras, recurrent
 from . import april, newest, operator_eras, scratch, scratch_operator, v1, v2, v3  # noqa: F401
 
-# Under E6, ``recurrent.recurrent_net`` is the text Caffe2 shipped then.
+# Under E6, ``recurrent.recurrent_net`` is the text Caffe2 shipped then. Under
+# E4 too: the E4 operator did not read ``param_grads`` (8e01e4c8b, 2017-04-25),
+# so a parameter consumed by a pass-through op (the attention's
+# weighted_encoder_outputs) needs the E4 text's ``Alias`` to get its gradient.
 recurrent.register_era_text(newest.recurrent_net, ["E6"])
+recurrent.register_era_text(v2.recurrent_net, ["E4"], forward_only=False)
 
 #: The scratch era's first text (Caffe2 3b190c4df, era E0) under its other name.
 s1 = scratch

@@ -71,7 +71,10 @@ def update_initializer(
     """An initializer from a class and/or an ``(op_name, kwargs)`` pair.
 
     ``initializer_class`` defaults to :class:`Initializer`; the pair defaults
-    to ``default_operator_name_and_kwargs``.
+    to ``default_operator_name_and_kwargs``. Only items 0 (the op name) and 1
+    (its keywords) are read, as Caffe2 did: a longer sequence such as
+    ``('UniformFill', {'min': -1.0}, {'max': 1.0})`` is accepted and its
+    other items are ignored.
     """
-    op_name, op_kwargs = operator_name_and_kwargs or default_operator_name_and_kwargs
-    return (initializer_class or Initializer)(op_name, **op_kwargs)
+    name_and_kwargs = operator_name_and_kwargs or default_operator_name_and_kwargs
+    return (initializer_class or Initializer)(name_and_kwargs[0], **name_and_kwargs[1])

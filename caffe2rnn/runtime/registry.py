@@ -34,7 +34,7 @@ with the era code is built under (:func:`gradient_maker`).
 import difflib
 
 from .. import eras as _eras
-from ..errors import GradientError, UnknownOperatorError
+from ..errors import ArgumentError, GradientError, UnknownOperatorError
 
 _OPERATORS = {}
 _SCHEMAS = {}
@@ -233,3 +233,70 @@ def gradient_maker(op_type, era=None):
 
 def has_gradient_maker(op_type):
     return op_type in _GRADIENTS
+
+
+# -- engine preferences ---------------------------------------------------------------
+#
+# Caffe2 could register several implementations ("engines") of one op type and
+# chose among them when it created an operator: the engines the OperatorDef
+# names, then the per-op preference, then the global one, then the default
+# (caffe2/core/operator.cc, 042e8ede4: SetPerOpEnginePref, SetGlobalEnginePref,
+# SetEnginePref, SetOpEnginePref; Python: core.SetEnginePref...). caffe2rnn has
+# one CPU implementation per op type, which is what Caffe2 created whenever no
+# preferred engine was registered; the preferences are kept and checked as
+# Caffe2 checked them, and read back with engine_preferences().
+
+#: Caffe2's DeviceType values whose operator registry exists here: CPU (0) only.
+REGISTERED_DEVICE_TYPES = (0,)
+_PER_OP_ENGINE_PREF = {}
+_GLOBAL_ENGINE_PREF = {1: ["CUDNN"]}  # Caffe2's initial value: CUDA prefers cuDNN
+
+
+def _check_device_type(device_type):
+    if device_type not in REGISTERED_DEVICE_TYPES:
+        raise ArgumentError("Device type %s not registered." % (device_type,))
+
+
+def _check_op_on_device(op_type, device_type):
+    _check_device_type(device_type)
+    if not is_registered(op_type):
+        raise ArgumentError(
+            "Operator type %s not registered in %s registry." % (op_type, device_type)
+        )
+
+
+def set_per_op_engine_pref(per_op_pref):
+    """``{device_type: {op_type: [engine, ...]}}`` replaces the per-op preferences."""
+    for device_type, op_prefs in per_op_pref.items():
+        for op_type in op_prefs:
+            _check_op_on_device(op_type, device_type)
+    _PER_OP_ENGINE_PREF.clear()
+    for device_type, op_prefs in per_op_pref.items():
+        _PER_OP_ENGINE_PREF[device_type] = {op: list(e) for op, e in op_prefs.items()}
+
+
+def set_global_engine_pref(global_pref):
+    """``{device_type: [engine, ...]}`` replaces the global preferences."""
+    for device_type in global_pref:
+        _check_device_type(device_type)
+    _GLOBAL_ENGINE_PREF.clear()
+    _GLOBAL_ENGINE_PREF.update({d: list(e) for d, e in global_pref.items()})
+
+
+def set_engine_pref(per_op_pref, global_pref):
+    set_per_op_engine_pref(per_op_pref)
+    set_global_engine_pref(global_pref)
+
+
+def set_op_engine_pref(op_type, op_pref):
+    """``{device_type: [engine, ...]}`` for one op type, other op types kept."""
+    for device_type in op_pref:
+        _check_op_on_device(op_type, device_type)
+    for device_type, engines in op_pref.items():
+        _PER_OP_ENGINE_PREF.setdefault(device_type, {})[op_type] = list(engines)
+
+
+def engine_preferences():
+    """``(per_op, global)``: copies of the preferences now in force."""
+    per_op = {d: {op: list(e) for op, e in p.items()} for d, p in _PER_OP_ENGINE_PREF.items()}
+    return per_op, {d: list(e) for d, e in _GLOBAL_ENGINE_PREF.items()}

@@ -8,6 +8,7 @@ import rnn_cell_harness as h
 
 from caffe2rnn import errors, rnn_cell, workspace
 from caffe2rnn.model_helper import ModelHelper
+from caffe2rnn.operators.rnn import read_recurrent_arguments
 
 T, N, D, H = 3, 2, 2, 3
 LENGTHS = np.array([3, 2], dtype=np.int32)
@@ -93,10 +94,16 @@ def test_dropout_cell_in_inference_is_the_identity():
     h.assert_close(workspace.FetchBlob(str(output)), lstm_reference(p, v)["h_all"], "output")
 
 
-def test_dropout_ratio_out_of_range_is_refused():
-    cell = rnn_cell.LSTMCell(D, H, 0.0, False, name="x")
-    with pytest.raises(errors.ArgumentError, match="dropout_ratio"):
-        rnn_cell.DropoutCell(cell, dropout_ratio=1.5, name="x")
+def test_dropout_ratio_out_of_range_is_refused_when_the_net_runs():
+    """As in Caffe2, the cell builds; its Dropout op refuses the ratio when it
+    runs (caffe2/operators/dropout_op.h: CAFFE_ENFORCE_LT(ratio_, 1))."""
+    model = ModelHelper(name="dropout_bad_ratio")
+    output, _ = dropout_lstm(model, forward_only=False, ratio=1.5)
+    rng = np.random.default_rng(0)
+    h.init_params(model, rng)
+    feed_inputs(rng)
+    with pytest.raises(errors.ArgumentError, match="Dropout: argument ratio is 1.5"):
+        workspace.RunNetOnce(model.net)
 
 
 def test_apply_adds_one_step_equal_to_the_first_step_of_the_sequence():
@@ -184,40 +191,66 @@ def test_layered_lstm_runs_one_op_per_layer_and_matches_the_stack():
 # -- bad input ------------------------------------------------------------------
 
 
-def test_wrong_dim_in_names_the_argument():
+def test_building_never_reads_the_workspace_and_a_wrong_dim_in_fails_when_run():
+    """Caffe2 built the model from its arguments alone; a blob of the input's
+    name already in the workspace changes nothing. The FC refuses the
+    mismatch when the net runs (Caffe2: CAFFE_ENFORCE_EQ in fc_op.h)."""
     workspace.FeedBlob("input", np.zeros((T, N, D + 1), np.float32))
-    model = ModelHelper(name="bad")
-    with pytest.raises(errors.ShapeError, match=r"dim_in=2 .*'input'.*last dimension 3"):
-        rnn_cell.LSTM(model, "input", "seq_lengths", ("h0", "c0"), D, H, scope="bad")
-    assert len(model.net.Proto().op) == 0  # nothing built
-    for bad in (0, -1, 2.5, None):
-        with pytest.raises(errors.ArgumentError, match="dim_in"):
-            rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"), bad, H, scope="bad")
-    with pytest.raises(errors.ArgumentError, match=r"dim_out\[1\]"):
-        rnn_cell.LSTM(model, "x", "seq_lengths", None, D, [H, 0], scope="bad")
+    model = ModelHelper(name="built")
+    rnn_cell.LSTM(model, "input", "seq_lengths", ("h0", "c0"), D, H, scope="built")
+    rng = np.random.default_rng(0)
+    h.init_params(model, rng)
+    feed_inputs(rng)
+    workspace.FeedBlob("input", np.zeros((T, N, D + 1)))
+    with pytest.raises(errors.ShapeError, match="FC"):
+        workspace.RunNetOnce(model.net)
 
 
-def test_mismatched_initial_states_name_the_argument():
-    model = ModelHelper(name="bad_states")
-    with pytest.raises(
-        errors.ArgumentError,
-        match=r"initial_states: expected 4 blobs \(2 per layer x 2 layers\), got 2",
-    ):
-        rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"), D, [H, H], scope="bad")
-    assert len(model.net.Proto().op) == 0 and len(model.param_init_net.Proto().op) == 0
-    cell = rnn_cell.LSTMCell(D, H, 0.0, False, name="c")
-    with pytest.raises(errors.ArgumentError, match="initial_states: LSTMCell has 2"):
-        cell.apply_over_sequence(model, "x", "seq_lengths", ["h0"])
+def test_initial_states_are_paired_with_the_states_as_by_zip():
+    """Caffe2 paired states and given blobs with ``zip``: a blob too many is
+    ignored; a state left without one reads a blob nobody writes when the net
+    runs."""
+    rng = np.random.default_rng(1)
+    model = ModelHelper(name="extra_states")
+    cell = rnn_cell.LSTMCell(D, H, 0.0, False, name="extra")
+    output, _ = cell.apply_over_sequence(model, "input", "seq_lengths", ["h0", "c0", "unused"])
+    p = h.init_params(model, rng)
+    v = feed_inputs(rng)
+    workspace.RunNetOnce(model.net)
+    h.assert_close(workspace.FetchBlob(str(output)), lstm_reference(p, v, "extra")["h_all"], "h")
+    assert "unused" not in model.net.Proto().op[-1].input
+
+    model = ModelHelper(name="missing_state")
+    cell = rnn_cell.LSTMCell(D, H, 0.0, False, name="few")
+    cell.apply_over_sequence(model, "input", "seq_lengths", ["h0"])
+    h.init_params(model, rng)
+    feed_inputs(rng)
+    with pytest.raises(errors.BlobNotFoundError, match="few/cell_t_prev"):
+        workspace.RunNetOnce(model.net)
+    # Without a blob for the output state (the last layer's hidden state), Caffe2
+    # failed to build the output (an IndexError); here a clear error.
+    model = ModelHelper(name="missing_output_state")
+    with pytest.raises(errors.ArgumentError, match="output state 'few/layer_1/hidden_t'"):
+        rnn_cell.LSTM(model, "input", "seq_lengths", ("h0", "c0"), D, [H, H], scope="few")
 
 
-def test_duplicate_layer_names_and_bad_residual_layers_are_refused():
+def test_duplicate_layer_names_are_refused_and_residual_layer_0_or_past_the_end_ignored():
     cells = [rnn_cell.LSTMCell(D, H, 0.0, False, name="same") for _ in range(2)]
     with pytest.raises(errors.ArgumentError, match="Duplicate state names"):
-        rnn_cell.MultiRNNCell(cells, name="m")
-    cells = [rnn_cell.LSTMCell(D, H, 0.0, False, name="l%d" % i) for i in range(2)]
-    for bad in ([0], [2]):
-        with pytest.raises(errors.ArgumentError, match="residual_output_layers"):
-            rnn_cell.MultiRNNCell(cells, residual_output_layers=bad, name="m")
+        rnn_cell.MultiRNNCell(cells, name="m")  # Caffe2: RuntimeError
+    built = []
+    for residual in ([], [0], [2]):
+        cells = [
+            rnn_cell.LSTMCell(D if i == 0 else H, H, 0.0, False, name="l%d" % i) for i in (0, 1)
+        ]
+        model = ModelHelper(name="m")
+        rnn_cell.MultiRNNCell(cells, residual_output_layers=residual, name="m").apply_over_sequence(
+            model, "input", "seq_lengths", ["h0", "c0", "h1", "c1"]
+        )
+        rnn = [op for op in model.net.Proto().op if op.type == "RecurrentNetwork"]
+        step_net = read_recurrent_arguments(rnn[0]).step_net
+        built.append([(op.type, list(op.input), list(op.output)) for op in step_net.op])
+    assert built[0] == built[1] == built[2]
 
 
 def test_return_params_with_layers_and_bad_unroll_size_are_refused():

@@ -124,3 +124,15 @@ def test_initializers():
         initializers.pFP16Initializer, ("ConstantFill", {"value": 1.0}), ("XavierFill", {})
     )
     assert made.operator_name == "ConstantFill" and made.operator_kwargs == {"value": 1.0}
+
+
+def test_update_initializer_reads_items_0_and_1_as_caffe2_did():
+    """Caffe2 indexed ``[0]`` and ``[1]``: a longer sequence is accepted and
+    its other items ignored (modeling/initializers.py, 042e8ede4)."""
+    model = ModelHelper(name="init_tuple")
+    brew.fc(model, "x", "y", 2, 3, weight_init=("UniformFill", {"min": -1.0}, {"max": 1.0}))
+    fill = model.param_init_net.Proto().op[0]
+    assert fill.type == "UniformFill"
+    assert {a.name: a.f for a in fill.arg if a.name in ("min", "max")} == {"min": -1.0}
+    init = initializers.update_initializer(None, None, ["ConstantFill", {"value": 2.0}, "extra"])
+    assert (init.operator_name, init.operator_kwargs) == ("ConstantFill", {"value": 2.0})

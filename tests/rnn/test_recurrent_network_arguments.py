@@ -1,11 +1,10 @@
-"""RecurrentNetwork(Gradient) arguments: each bad value is a clear error, before anything runs.
+"""RecurrentNetwork(Gradient) arguments: what Caffe2 accepted runs with its result;
+what it refused (or where it would have read out of range or memory it never
+wrote) is a clear error, before anything runs.
 
-One minimal case per failure class that used to be a silent wrong result (an
-out-of-range ``outputs_with_grads`` gave all-zero gradients, an initial state
-id of -1 a wrong-shaped h0 gradient, a window of 0 unwritten states, a link
-called like a parameter overwrote it, a (2, N, D) initial state an
-uninitialised ``_last``), plus the reader itself and
-``prepared_backward_step_net``.
+One minimal case per kind of argument, plus the reader itself and
+``prepared_backward_step_net``. Every refusal, with its reason, is listed in
+``test_refusal_audit.py``.
 """
 
 import numpy as np
@@ -110,32 +109,66 @@ def test_prepared_backward_step_net_is_what_the_gradient_op_runs():
 
 
 # --- ranges ---------------------------------------------------------------------
+#
+# Caffe2 refused an index only where it read out of range; the rest it
+# accepted, and so does caffe2rnn, with Caffe2's result
+# (tests/rnn/test_refusal_audit.py lists every refusal and its reason).
 
 
-def test_outputs_with_grads_out_of_range():
-    o = set_arg(mul_cell_op(), "outputs_with_grads", [7])
-    forward_error(o, errors.ArgumentError, r"'outputs_with_grads' holds 7; expected .* 0\.\.1")
+def mul_forward(f):
+    """h_t = x_t * h_{t-1}: the (T + 1)-row states tensor."""
+    rows = [f["h0"]]
+    for t in range(T):
+        rows.append(f["input"][t] * rows[-1])
+    return np.stack(rows)
 
 
-def test_outputs_with_grads_out_of_range_on_the_gradient_op():
+def test_forward_op_never_reads_outputs_with_grads_or_param():
+    """Out-of-range or overlapping indices run forward (Caffe2's forward op
+    never read them); making the gradient refuses them: Caffe2's maker read
+    GO(j) and GI(i) out of range."""
+    f = feeds()
+    for name, values in (("outputs_with_grads", [7]), ("param", [5]), ("param", [1])):
+        o = set_arg(mul_cell_op(), name, values)
+        ws = run_forward(o, f)
+        np.testing.assert_allclose(ws.fetch("hidden_all"), mul_forward(f)[1:], rtol=1e-12)
+    with pytest.raises(errors.GradientError, match="'outputs_with_grads' holds 7; the op has 3"):
+        gradient_op(set_arg(mul_cell_op(), "outputs_with_grads", [7]))
+    with pytest.raises(errors.GradientError, match="'param' holds 5; the op has 2 inputs"):
+        gradient_op(set_arg(mul_cell_op(), "param", [5]))
+
+
+def gradient_with(o, f, grads):
+    ws = run_forward(o, f)
+    return run_backward(o, ws, grads)
+
+
+def test_outputs_with_grads_naming_no_alias_of_a_state_take_no_gradient():
+    """Caffe2's gradient op matched each index with the aliases of the states;
+    one matching none (7; an alias viewing the input, not a state) was
+    ignored."""
+    f = feeds()
+    go_all = np.ones((T, N, D))
+    expected = gradient_with(set_arg(mul_cell_op(), "outputs_with_grads", [0]), f, {0: go_all})
     o = mul_cell_op()
-    ws = run_forward(o, feeds())
+    ws = run_forward(o, f)
     g = set_arg(gradient_op(o), "outputs_with_grads", [0, 7])
-    ws.feed("hidden_all_grad", np.ones((T, N, D)))
-    ws.feed("hidden_last_grad", np.ones((1, N, D)))
-    with pytest.raises(errors.ArgumentError, match="RecurrentNetworkGradient.*holds 7"):
-        ws.run_operator_once(g)
+    ws.feed("hidden_all_grad", go_all)
+    ws.feed("hidden_last_grad", np.full((1, N, D), 100.0))  # never added
+    ws.run_operator_once(g)
+    np.testing.assert_allclose(ws.fetch("h0_grad"), expected["h0"], rtol=1e-12)
+
+    o = set_arg(mul_cell_op(), "alias_src", ["hidden", "input"])
+    ws = run_forward(o, f)
+    np.testing.assert_allclose(ws.fetch("hidden_last"), f["input"][-1:], rtol=0)
+    got = run_backward(o, ws, {0: go_all, 1: np.full((1, N, D), 100.0)})
+    np.testing.assert_allclose(got["h0"], expected["h0"], rtol=1e-12)
 
 
-def test_outputs_with_grads_on_an_alias_of_a_non_state():
-    o = mul_cell_op()
-    set_arg(o, "alias_src", ["hidden", "input"])
-    forward_error(o, errors.ArgumentError, "'input', not a recurrent state")
-
-
-def test_initial_state_id_minus_one():
+def test_initial_state_id_out_of_range():
+    """Caffe2 read ``input(-1)`` of the protobuf: out of range."""
     o = set_arg(mul_cell_op(), "initial_recurrent_state_ids", [-1])
-    forward_error(o, errors.ArgumentError, r"'initial_recurrent_state_ids' holds -1; .*1\.\.1")
+    forward_error(o, errors.ArgumentError, r"'initial_recurrent_state_ids' holds -1; .*0\.\.1")
 
 
 def test_initial_state_id_minus_one_on_the_gradient_op():
@@ -148,18 +181,27 @@ def test_initial_state_id_minus_one_on_the_gradient_op():
         ws.run_operator_once(g)
 
 
-def test_param_index_out_of_range_and_shared_with_a_state():
-    forward_error(set_arg(mul_cell_op(), "param", [5]), errors.ArgumentError, "'param' holds 5")
-    forward_error(
-        set_arg(mul_cell_op(), "param", [1]),
-        errors.ArgumentError,
-        "param' and initial_recurrent_state_ids both list input 1",
-    )
+def test_the_sequence_itself_may_be_the_initial_state():
+    """Input 0 as the initial state (id 0): a (T, N, D) h0 fills T rows. (The
+    gradient op would refuse the alias at offset T: only offsets 1 and -1 take
+    a gradient, as in Caffe2's gradient op.)"""
+    f = feeds()
+    o = set_arg(mul_cell_op(), "initial_recurrent_state_ids", [0])
+    set_arg(o, "alias_offset", [T, -1])
+    set_arg(o, "link_offset", [T - 1, T, 0])
+    ws = run_forward(o, f)
+    rows = list(f["input"])
+    for t in range(T):
+        rows.append(f["input"][t] * rows[t + T - 1])
+    np.testing.assert_allclose(ws.fetch("hidden_all"), np.stack(rows[T:]), rtol=1e-12)
 
 
-def test_link_window_zero():
+def test_link_window_zero_leaves_the_states_unwritten():
+    """A window of 0 is accepted (Caffe2 enforced >= 0), but the cell's
+    output then goes to a blob of its own: the rows it should fill are never
+    written, and reading them is refused."""
     o = set_arg(mul_cell_op(), "link_window", [1, 0, 1])
-    forward_error(o, errors.ArgumentError, "'link_window' is 0 for link 'hidden_t'")
+    forward_error(o, errors.ArgumentError, "row 1 of the 4 rows of 'hidden' is never written")
 
 
 def test_negative_link_offset():
@@ -167,67 +209,101 @@ def test_negative_link_offset():
     forward_error(o, errors.ArgumentError, "'link_offset' is -1 for link 'hidden_t'")
     o = set_arg(mul_cell_op(), "backward_link_offset", [0, 1, -2])
     forward_error(o, errors.ArgumentError, "'backward_link_offset' is -2")
+    o = set_arg(mul_cell_op(), "link_window", [1, -1, 1])
+    forward_error(o, errors.ArgumentError, "'link_window' is -1 for link 'hidden_t'")
 
 
 def test_num_workspaces_below_one():
+    """``num_workspaces`` is not a Caffe2 argument (PyTorch's copy added it)."""
     o = mul_cell_op()
     o.arg.add().CopyFrom(MakeArgument("num_workspaces", 0))
     forward_error(o, errors.ArgumentError, "'num_workspaces' is 0")
 
 
-@pytest.mark.parametrize("threads", [-1, 65])
-def test_executor_threads_out_of_range(threads):
+@pytest.mark.parametrize("threads", [-1, 0, 65, 1000])
+def test_any_executor_thread_count_runs(threads):
+    """Caffe2 kept its default for <= 0 and started as many threads as asked;
+    the results do not depend on the count."""
+    f = feeds()
     o = mul_cell_op()
     o.arg.add().CopyFrom(MakeArgument("rnn_executor.num_threads", threads))
-    forward_error(
-        o, errors.ArgumentError, "'rnn_executor.num_threads' is %d; expected 0 .. 64" % threads
-    )
+    ws = run_forward(o, f)
+    np.testing.assert_allclose(ws.fetch("hidden_all"), mul_forward(f)[1:], rtol=1e-12)
+    assert read_recurrent_arguments(o).executor_threads == min(max(threads, 0), 64)
 
 
 # --- names ------------------------------------------------------------------------
+#
+# A blob the op creates (the timestep, a link view, an alias) named like
+# another blob *is* that blob, as with Caffe2's Workspace::CreateBlob, which
+# returned an existing blob of the name (its own or a parent workspace's).
 
 
-def test_timestep_named_like_an_input():
-    o = set_arg(mul_cell_op(), "timestep", "h0")
-    forward_error(o, errors.ArgumentError, "'timestep' names the timestep blob 'h0'.*an input")
-
-
-def test_link_view_named_like_an_input_would_overwrite_it():
-    """A link called ``h0`` made the op's input ``h0`` a view of a state row."""
+def test_a_state_may_be_an_output_of_the_op():
+    """Caffe2's hypothesis_test.py (test_elman_recurrent_network) lists the
+    state ``hidden`` among the op's outputs: the output is the whole (T + 1)-row
+    states tensor."""
+    f = feeds()
     o = mul_cell_op()
-    set_arg(o, "link_internal", ["h0", "hidden_t", "input_t"])
-    forward_error(o, errors.ArgumentError, "'link_internal' names a link view 'h0'")
+    o.output[:] = ["hidden_all", "hidden", "hidden_last", "step_workspaces"]
+    ws = run_forward(o, f)
+    np.testing.assert_allclose(ws.fetch("hidden"), mul_forward(f), rtol=1e-12)
+    np.testing.assert_allclose(ws.fetch("hidden_last"), mul_forward(f)[-1:], rtol=1e-12)
 
 
-def test_alias_named_like_an_input_would_overwrite_it():
-    o = set_arg(mul_cell_op(), "alias_dst", ["input", "hidden_last"])
-    forward_error(o, errors.ArgumentError, "'alias_dst' names 'input'")
+def test_timestep_named_like_an_input_overwrites_it():
+    """The timestep blob was created in the step workspace, which returned the
+    op's input ``h0``: after the run ``h0`` holds the last timestep (int32)."""
+    f = feeds()
+    ws = run_forward(set_arg(mul_cell_op(), "timestep", "h0"), f)
+    np.testing.assert_allclose(ws.fetch("hidden_all"), mul_forward(f)[1:], rtol=1e-12)
+    h0 = ws.fetch("h0")
+    assert h0.dtype == np.int32 and h0.tolist() == [T - 1]
 
 
-def test_alias_must_be_an_output():
+def test_alias_named_like_an_input_overwrites_it():
+    f = feeds()
+    ws = run_forward(set_arg(mul_cell_op(), "alias_dst", ["input", "hidden_last"]), f)
+    np.testing.assert_allclose(ws.fetch("input"), mul_forward(f)[1:], rtol=1e-12)
+
+
+def test_alias_must_name_a_blob():
+    """Caffe2's applyOffsetAlias wrote through ``ws->GetBlob(dst)``: a null
+    pointer when no blob has the name."""
     o = set_arg(mul_cell_op(), "alias_dst", ["hidden_all", "elsewhere"])
-    forward_error(o, errors.ArgumentError, "'elsewhere', which is not one of the op's outputs")
+    forward_error(o, errors.ArgumentError, "'elsewhere', which is neither an output")
 
 
-def test_state_named_like_an_input():
+def test_state_named_like_the_sequence_input():
+    """The state tensor *is* the input blob, resized to T + 1 rows: step t
+    reads x_t = h_t from it, so h_{t+1} = h_t ** 2."""
+    f = feeds()
     o = set_arg(mul_cell_op(), "recurrent_states", ["input"])
-    forward_error(
-        o,
-        errors.ArgumentError,
-        "'recurrent_states' names a recurrent state 'input', which is already an input",
-    )
+    set_arg(o, "link_external", ["input", "input", "input"])
+    set_arg(o, "alias_src", ["input", "input"])
+    ws = run_forward(o, f)
+    rows = [f["h0"]]
+    for _ in range(T):
+        rows.append(rows[-1] * rows[-1])
+    np.testing.assert_allclose(ws.fetch("input"), np.stack(rows), rtol=1e-12)
 
 
-def test_recompute_blob_named_like_an_input():
+def test_recompute_blob_named_like_an_input_changes_nothing():
+    f = feeds()
     o = mul_cell_op()
     o.arg.add().CopyFrom(MakeArgument("recompute_blobs_on_backward", ["h0"]))
-    forward_error(o, errors.ArgumentError, "'recompute_blobs_on_backward' names 'h0'")
+    ws = run_forward(o, f)
+    np.testing.assert_allclose(ws.fetch("hidden_all"), mul_forward(f)[1:], rtol=1e-12)
+    np.testing.assert_array_equal(ws.fetch("h0"), f["h0"])
 
 
-def test_missing_step_net():
+def test_missing_step_net_is_an_empty_one():
+    """Caffe2 parsed the absent argument's default "" (an empty net): no op
+    writes the states, and reading them is refused."""
     o = mul_cell_op()
     del o.arg[[a.name for a in o.arg].index("step_net")]
-    forward_error(o, errors.ArgumentError, "'step_net' is required")
+    assert len(read_recurrent_arguments(o).step_net.op) == 0
+    forward_error(o, errors.ArgumentError, "row 1 of the 4 rows of 'hidden' is never written")
 
 
 # --- multi-row initial states ------------------------------------------------------
@@ -282,13 +358,19 @@ def test_two_row_initial_state_written_at_offset_k_matches_numpy():
 
 
 def test_gradient_op_output_count():
+    """Caffe2 wrote output 1 + i per parameter and 1 + P + i per state: more
+    outputs are left alone, fewer are read out of range."""
     o = mul_cell_op()
     ws = run_forward(o, feeds())
-    g = gradient_op(o)
-    g.output.append("extra_grad")
     ws.feed("hidden_all_grad", np.ones((T, N, D)))
     ws.feed("hidden_last_grad", np.ones((1, N, D)))
-    with pytest.raises(errors.ArgumentError, match="ask for 2 outputs .* the op has 3"):
+    g = gradient_op(o)
+    g.output.append("extra_grad")
+    ws.run_operator_once(g)
+    assert ws.fetch("h0_grad").shape == (N, D)
+    g = gradient_op(o)
+    del g.output[-1]
+    with pytest.raises(errors.ArgumentError, match="ask for 2 outputs .* the op has 1"):
         ws.run_operator_once(g)
 
 
@@ -346,9 +428,12 @@ def test_row_checks_run_once_per_shape_and_refuse_every_time(monkeypatch):
             ws.run_net("bad_rows")
 
 
-def test_written_link_into_an_input_would_overwrite_it():
+def test_link_writing_into_an_input_overwrites_it():
+    """The cell's ``hidden_t`` linked into ``input`` row t + 1 writes there (the
+    next step then reads it as its x); the state rows it no longer writes are
+    never written, and reading them is refused."""
     o = set_arg(mul_cell_op(), "link_external", ["hidden", "input", "input"])
-    forward_error(o, errors.ArgumentError, "'link_external' is 'input' for link 'hidden_t'")
+    forward_error(o, errors.ArgumentError, "row 1 of the 4 rows of 'hidden' is never written")
 
 
 def test_backward_link_that_leaves_the_states_gradient_unwritten():

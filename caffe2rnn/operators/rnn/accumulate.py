@@ -100,7 +100,9 @@ class AccumulateOpsAndLast:
                 continue
             g = ws.blob(rg.grad).value
             last = ws.blob(rg.last_external_grad).value
-            if last.ndim != 3 or last.shape[1:] != g.shape[1:]:
+            # Caffe2's checks (CAFFE_ENFORCE_EQ of dims 1 and 2 and of the sizes):
+            # any shape (1, N, D, ...) holding one row's N * D values is accepted.
+            if last.ndim < 3 or last.shape[1:3] != g.shape[1:3] or last.size != g[-1].size:
                 raise ShapeError(
                     "gradient '%s' of a _last output has shape %s; "
                     "expected (1, %d, %d) like a row of '%s'"
@@ -108,6 +110,6 @@ class AccumulateOpsAndLast:
                 )
             checked.inplace_add(
                 g[-1],
-                last,
+                last.reshape(g[-1].shape),
                 "adding '%s' into the last row of '%s'" % (rg.last_external_grad, rg.grad),
             )

@@ -44,13 +44,20 @@ The gradient op's inputs are ``[GO(j) for j in outputs_with_grads]``, the
 forward inputs, then the forward outputs (the last being the step workspaces);
 ``param`` and ``initial_recurrent_state_ids`` index the *forward* inputs.
 
-What is checked, and why (each was a silent wrong result before): index
-ranges (an ``outputs_with_grads`` of 7 gave all-zero gradients; an initial
-state id of -1 picked an output gradient as h0); windows >= 1 and offsets >= 0
-(a window of 0 left the states unwritten); and that no name the op *creates*
-(timestep, states, link views, aliases, recomputed blobs) is one of its inputs
-or parameters — creating a blob that exists in an outer workspace writes the
-outer one, so a link called ``W`` overwrote the weight ``W``.
+What is refused, and why. caffe2rnn refuses only what Caffe2 refused (a
+``CAFFE_ENFORCE`` of caffe2/operators/recurrent_network_op.{h,cc}, 042e8ede4)
+or what would have made Caffe2 crash, index out of bounds or read memory it
+never wrote; everything else runs with Caffe2's result, even where that
+result surprises (a link or alias named like an input overwrites it, exactly
+as Caffe2's ``Workspace::CreateBlob`` did). Refused: lists of unequal length
+(``extractLinks``, ``constructAliases``, ``constructRecurrentInputs``,
+``constructParams``), a negative link offset or window (``RNNApplyLinkOp``),
+an alias with a gradient at an offset other than 1 or -1
+(``constructRecurrentGradients``); state and parameter indices outside the
+op's inputs (protobuf read out of range); a gradient op with fewer inputs or
+outputs than its arguments address (out of range); rows read before any step
+wrote them (:meth:`RecurrentArguments.check_rows`: uninitialised memory).
+``tests/rnn/test_refusal_audit.py`` lists every refusal with its reason.
 """
 
 from dataclasses import dataclass, field
@@ -64,7 +71,8 @@ from .rows import RowSchedule
 FORWARD = "RecurrentNetwork"
 GRADIENT = "RecurrentNetworkGradient"
 RNN_TYPES = (FORWARD, GRADIENT)
-#: The most threads an RNN executor may be asked for (Caffe2 had no limit).
+#: The most threads an RNN executor is given (Caffe2 started as many as asked;
+#: a larger request runs with this many, with the same results).
 MAX_EXECUTOR_THREADS = 64
 
 
@@ -215,19 +223,16 @@ def read_recurrent_arguments(op_def, where=None):
     fail = _Failer(where)
     gradient = op_def.type == GRADIENT
 
-    if not args.has_net("step_net"):
-        fail("step_net", "is required (the step net to run at each timestep)")
+    # Absent: an empty NetDef (Caffe2's extractNetDef parsed the default "").
     step_net = args.net("step_net")
     backward = None
-    if args.has_net("backward_step_net"):
+    if gradient or args.has_net("backward_step_net"):
         backward = args.net("backward_step_net")
-    elif gradient:
-        fail("backward_step_net", "is required by the gradient op")
 
     outputs_with_grads = tuple(args.repeated("outputs_with_grads", kind=int))
     n_go = len(outputs_with_grads) if gradient else 0
     aliases = _aliases(args, fail)
-    inputs, forward_outputs = _split_inputs(op_def, gradient, n_go, aliases, fail)
+    inputs, _ = _split_inputs(op_def, gradient, n_go, aliases, fail)
     result = RecurrentArguments(
         op_type=op_def.type,
         where=where,
@@ -247,7 +252,7 @@ def read_recurrent_arguments(op_def, where=None):
         recompute_blobs=tuple(args.repeated("recompute_blobs_on_backward", kind=str)),
         num_workspaces=args.single("num_workspaces", None, int),
         enable_rnn_executor=args.single("enable_rnn_executor", None, bool),
-        executor_threads=args.single("rnn_executor.num_threads", 0, int),
+        executor_threads=_executor_threads(args.single("rnn_executor.num_threads", 0, int)),
         batch_param_gradients=args.single("caffe2rnn_batch_param_gradients", False, bool),
         renames={
             a.name[: -len(".rename")]: args.single(a.name, kind=str)
@@ -255,11 +260,12 @@ def read_recurrent_arguments(op_def, where=None):
             if a.name.endswith(".rename")
         },
     )
-    _check_names(result, op_def, gradient, forward_outputs, fail)
-    _check_indices(result, fail)
+    _check_indices(result, op_def, gradient, fail)
     if gradient:
+        # Caffe2 read output(1 + i) for parameter i and output(1 + P + i) for
+        # state i; more outputs than that are never written.
         expected = 1 + len(result.params) + len(result.states)
-        if len(op_def.output) != expected:
+        if len(op_def.output) < expected:
             fail(
                 "param",
                 "and recurrent_states ask for %d outputs (input, %d parameter and %d "
@@ -267,6 +273,13 @@ def read_recurrent_arguments(op_def, where=None):
                 % (expected, len(result.params), len(result.states), len(op_def.output)),
             )
     return result
+
+
+def _executor_threads(requested):
+    """``rnn_executor.num_threads``: <= 0 means not given (Caffe2 kept its
+    default then); more than :data:`MAX_EXECUTOR_THREADS` runs with that many
+    (the results are the same whatever the number of threads)."""
+    return min(max(requested, 0), MAX_EXECUTOR_THREADS)
 
 
 class _Failer:
@@ -302,12 +315,8 @@ def _links(args, fail, prefix, window):
     for name, o, w in zip(internal, offset, windows):
         if o < 0:
             fail(prefix + "offset", "is %d for link '%s'; a row offset must be >= 0" % (o, name))
-        if w < 1:
-            fail(
-                prefix + "window",
-                "is %d for link '%s'; a link views >= 1 rows (a window of 0 "
-                "would leave the states unwritten)" % (w, name),
-            )
+        if w < 0:
+            fail(prefix + "window", "is %d for link '%s'; a window must be >= 0" % (w, name))
     return tuple(Link(*fields) for fields in zip(internal, external, offset, windows))
 
 
@@ -343,124 +352,48 @@ def _split_inputs(op_def, gradient, n_go, aliases, fail):
     return tuple(forward[:-n_out]), tuple(forward[-n_out:])
 
 
-def _check_indices(a, fail):
-    if not 0 <= a.executor_threads <= MAX_EXECUTOR_THREADS:
-        fail(
-            "rnn_executor.num_threads",
-            "is %d; expected 0 .. %d" % (a.executor_threads, MAX_EXECUTOR_THREADS),
-        )
+def _check_indices(a, op_def, gradient, fail):
     _same_length(
         fail,
         [("recurrent_states", a.states), ("initial_recurrent_state_ids", a.initial_state_ids)],
     )
     n = len(a.inputs)
-    for argument, ids in (
-        ("initial_recurrent_state_ids", a.initial_state_ids),
-        ("param", a.params),
-    ):
-        for i in ids:
-            if not 1 <= i < n:
+    for i in a.initial_state_ids:
+        if not 0 <= i < n:
+            fail(
+                "initial_recurrent_state_ids",
+                "holds %d; expected an input index in 0..%d (the op has %d forward inputs)"
+                % (i, n - 1, n),
+            )
+    # The forward op never reads ``param``; the gradient op reads input
+    # ``p + len(outputs_with_grads)`` for each (its forward inputs, then the
+    # forward outputs).
+    if gradient:
+        addressable = len(op_def.input) - len(a.outputs_with_grads)
+        for p in a.params:
+            if not 0 <= p < addressable:
                 fail(
-                    argument,
-                    "holds %d; expected an input index in 1..%d (input 0 is the sequence; "
-                    "the op has %d forward inputs)" % (i, n - 1, n),
+                    "param",
+                    "holds %d; expected an index in 0..%d of the forward inputs and outputs "
+                    "the gradient op has" % (p, addressable - 1),
                 )
-    _unique(fail, "initial_recurrent_state_ids", a.initial_state_ids)
-    _unique(fail, "param", a.params)
-    both = sorted(set(a.params) & set(a.initial_state_ids))
-    if both:
-        fail("param", "and initial_recurrent_state_ids both list input %d" % both[0])
     if a.param_grads and len(a.param_grads) != len(a.params):
         fail("param_grads", "has %d names for %d params" % (len(a.param_grads), len(a.params)))
-    # A forward-only op never uses outputs_with_grads (no gradient can be made).
-    for j in a.outputs_with_grads if a.backward_step_net is not None else ():
-        if not 0 <= j < len(a.aliases):
-            fail(
-                "outputs_with_grads",
-                "holds %d; expected the index of an aliased output, 0..%d"
-                % (j, len(a.aliases) - 1),
-            )
-        alias = a.aliases[j]
-        if alias.src not in a.states:
-            fail(
-                "outputs_with_grads",
-                "holds %d, output '%s', which views '%s', not a recurrent state: its "
-                "gradient would be ignored" % (j, alias.dst, alias.src),
-            )
-        if alias.offset not in (1, -1):
-            fail(
-                "outputs_with_grads",
-                "holds %d, output '%s' of '%s' at alias_offset %d; only offsets 1 (all "
-                "steps) and -1 (last step) can take a gradient"
-                % (j, alias.dst, alias.src, alias.offset),
-            )
+    # Caffe2's gradient op (constructRecurrentGradients): an alias of a
+    # recurrent state that takes a gradient must cover all steps (1) or the
+    # last one (-1). Indices naming no alias of a state take no gradient.
+    if gradient:
+        for j in a.outputs_with_grads:
+            if not 0 <= j < len(a.aliases):
+                continue
+            alias = a.aliases[j]
+            if alias.src in a.states and alias.offset not in (1, -1):
+                fail(
+                    "outputs_with_grads",
+                    "holds %d, output '%s' of '%s' at alias_offset %d; only offsets 1 (all "
+                    "steps) and -1 (last step) can take a gradient"
+                    % (j, alias.dst, alias.src, alias.offset),
+                )
     if a.num_workspaces is not None and a.num_workspaces < 1:
+        # Not a Caffe2 argument (PyTorch's copy of the op added it).
         fail("num_workspaces", "is %d; expected >= 1" % a.num_workspaces)
-
-
-def _unique(fail, argument, values):
-    seen = set()
-    for v in values:
-        if v in seen:
-            fail(argument, "lists %r twice" % (v,))
-        seen.add(v)
-
-
-def _check_names(a, op_def, gradient, forward_outputs, fail):
-    """No blob the op creates may be one of its inputs, or another created blob."""
-    protected = {name: "an input of the op" for name in op_def.input}
-    if not gradient:
-        for name in op_def.output:
-            protected.setdefault(name, "an output of the op")
-
-    def claim(argument, name, what, share=False):
-        if not name:
-            fail(argument, "holds an empty blob name")
-        if name in protected and not (share and protected[name] == what):
-            fail(
-                argument,
-                "names %s '%s', which is already %s: it would overwrite it"
-                % (what, name, protected[name]),
-            )
-        protected[name] = what
-
-    claim("timestep", a.timestep, "the timestep blob")
-    for state in a.states:
-        claim("recurrent_states", state, "a recurrent state")
-    for link in a.links:
-        claim("link_internal", link.internal, "a link view")
-    # Backward links may share a view (a pass-through cell's one gradient blob is
-    # linked as both the input's and the state's gradient), not a forward one.
-    for link in a.backward_links:
-        claim("backward_link_internal", link.internal, "a backward link view", share=True)
-    for name in a.recompute_blobs:
-        if name in a.inputs or name == a.timestep or name in a.states:
-            fail(
-                "recompute_blobs_on_backward",
-                "names '%s', an input, state or the timestep: recomputing it would "
-                "overwrite it" % name,
-            )
-    written = {name for op in a.step_net.op for name in op.output}
-    for link in a.links:
-        if link.internal in written and link.external not in a.states:
-            fail(
-                "link_external",
-                "is '%s' for link '%s', which the step net writes: only a recurrent "
-                "state may be written through a link (it would overwrite '%s')"
-                % (link.external, link.internal, link.external),
-            )
-    outputs = set(forward_outputs[:-1])
-    for alias in a.aliases:
-        if alias.dst in a.inputs or alias.dst in a.states or alias.dst == a.timestep:
-            fail(
-                "alias_dst",
-                "names '%s', an input, a state or the timestep: the alias would "
-                "overwrite it" % alias.dst,
-            )
-        if not gradient and alias.dst not in outputs:
-            fail(
-                "alias_dst",
-                "names '%s', which is not one of the op's outputs (before the step "
-                "workspaces)" % alias.dst,
-            )
-    _unique(fail, "alias_dst", [alias.dst for alias in a.aliases])

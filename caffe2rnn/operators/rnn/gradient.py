@@ -231,10 +231,15 @@ class GetRecurrentNetworkGradient(GradientMaker):
 
     def get_gradient_defs(self):
         outputs_with_grads = self.arg("outputs_with_grads", [])
-        if not outputs_with_grads:
+        if not outputs_with_grads:  # CAFFE_ENFORCE(outputs_with_grads.size() > 0)
             raise GradientError(
                 "RecurrentNetwork: argument 'outputs_with_grads' must list at least one output"
             )
+        # Caffe2's maker read GO(j) and GI(i) with bounds-checked accessors
+        # (std::out_of_range) and protobuf reads out of range.
+        _check_index_range("outputs_with_grads", outputs_with_grads, len(self.def_.output))
+        for argument in ("param", "initial_recurrent_state_ids"):
+            _check_index_range(argument, self.arg(argument, []), len(self.def_.input))
         inputs = [self.GO(j) for j in outputs_with_grads]
         inputs += list(self.def_.input) + list(self.def_.output)
         outputs = [self.GI(0)]
@@ -277,3 +282,18 @@ def prepared_backward_step_net(op_def, era=None):
     era = eras.get(era) if era is not None else eras.named()
     cls = registry.operator_class("RecurrentNetworkGradient", era)
     return copy_net(cls(grad_def, scratch, era).step_net)
+
+
+def _check_index_range(argument, indices, size):
+    for i in indices:
+        if not 0 <= i < size:
+            raise GradientError(
+                "RecurrentNetwork: argument '%s' holds %d; the op has %d %s (0..%d)"
+                % (
+                    argument,
+                    i,
+                    size,
+                    "outputs" if argument == "outputs_with_grads" else "inputs",
+                    size - 1,
+                )
+            )

@@ -37,7 +37,7 @@ net of an older era runs with (docs/concepts/history.md).
 import functools
 from typing import Any
 
-from ...errors import ShapeError
+from ...errors import ArgumentError, ShapeError
 from ...runtime.registry import register
 from ..base import Operator
 from ..fc_layout import step_loop
@@ -107,6 +107,14 @@ class RecurrentNetworkOp(Operator):
 
     def run(self):
         seq_len, batch = sequence_shape(self, 0)
+        for alias in self.aliases:
+            # Caffe2's applyOffsetAlias wrote through ws->GetBlob(dst): any blob of
+            # that name (usually an output) is overwritten; none is a null pointer.
+            if self.ws.get_blob(alias.dst) is None:
+                raise ArgumentError(
+                    "argument 'alias_dst' names '%s', which is neither an output of the op "
+                    "nor a blob of its workspace" % alias.dst
+                )
         # Initial states, and the rows steps and aliases read, are checked before any write.
         rows = {}
         for ri in self.recurrent_inputs:

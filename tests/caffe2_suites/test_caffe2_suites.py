@@ -1,0 +1,208 @@
+"""Caffe2's own test files, run unchanged on caffe2rnn, checked against a table.
+
+Each file of :data:`caffe2_expectations.SUITES` runs in a subprocess exactly as
+a user would run it (docs/caffe2-tests.md)::
+
+    python -m pytest -p caffe2rnn.compat.pytest_plugin --caffe2-source SRC \\
+        --caffe2-era E5 SRC/caffe2/python/operator_test/rnn_cell_test.py
+
+with fixed seeds (``--caffe2-seed``, ``--hypothesis-seed``) so a run can be
+repeated. The per-test results are read from pytest's ``--junitxml`` report
+and compared with the table: every test must pass, or skip itself for want
+of a GPU or MKL-DNN, unless the table says otherwise (a known failure, with
+its reason).
+
+Caffe2's sources are not part of this repository: ``$CAFFE2_SOURCE`` names a
+checkout of facebookarchive/caffe2 at 0cdd09da6 (E5), ``$CAFFE2_SOURCE_E4``
+and ``$CAFFE2_SOURCE_E6`` checkouts at 23bd132c1 and 042e8ede4; a file whose
+checkout is not given skips with the reason.
+"""
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+from caffe2_expectations import ERA_COMMITS, ERA_SOURCES, HARDWARE_SKIP_WORDS, SUITES
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SEED = 0
+#: A whole file may take this long on a loaded 2-core machine (E5 rnn_cell_test:
+#: 5-9 min; E4 recurrent_network_test, whose attention tests check gradients
+#: through the E4 operator: ~20 min).
+TIMEOUT_SECONDS = 3600
+
+
+def checkout_for(suite):
+    """The Caffe2 checkout for the suite's era, or skip saying which variable to set."""
+    variable = ERA_SOURCES[suite.era]
+    source = os.environ.get(variable)
+    if not source:
+        pytest.skip(
+            "set %s to a checkout of facebookarchive/caffe2 at %s to run Caffe2's %s tests"
+            % (variable, ERA_COMMITS[suite.era], suite.era)
+        )
+    if not os.path.isfile(os.path.join(source, "caffe2", "python", suite.path)):
+        pytest.skip("caffe2/python/%s is not in %s=%s" % (suite.path, variable, source))
+    return source
+
+
+def run_suite(suite, source, report):
+    """Run one Caffe2 test file in a fresh process; write the JUnit XML ``report``."""
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "caffe2rnn.compat.pytest_plugin",
+        "--caffe2-source",
+        source,
+        "--caffe2-era",
+        suite.era,
+        "--caffe2-seed",
+        str(SEED),
+        "--hypothesis-seed",
+        str(SEED),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-W",
+        "ignore",
+        "--junitxml",
+        str(report),
+        os.path.join(source, "caffe2", "python", suite.path),
+    ]
+    if suite.select:
+        command += ["-k", suite.select]
+    environment = dict(os.environ, PYTHONPATH=REPOSITORY)
+    return subprocess.run(
+        command,
+        cwd=report.parent,  # not the repository: Caffe2's tests write files where they run
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_SECONDS,
+    )
+
+
+def read_outcomes(report):
+    """``{"Class::test": (outcome, message)}`` from a JUnit XML report."""
+    outcomes = {}
+    for case in ET.parse(report).getroot().iter("testcase"):
+        test_id = "%s::%s" % (case.get("classname", "").rsplit(".", 1)[-1], case.get("name"))
+        outcome, message = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                outcome = {"failure": "failed", "error": "failed"}.get(child.tag, child.tag)
+                message = child.get("message") or (child.text or "")
+        outcomes[test_id] = (outcome, message)
+    return outcomes
+
+
+def mismatches(suite, outcomes):
+    """Lines describing every test whose outcome differs from the table."""
+    problems = []
+    for test_id, (outcome, message) in sorted(outcomes.items()):
+        expected, reason = suite.outcomes.get(test_id, ("passed", ""))
+        if expected == "flaky" and outcome in ("passed", "failed"):
+            continue
+        hardware = any(word in message.lower() for word in HARDWARE_SKIP_WORDS)
+        if test_id not in suite.outcomes and outcome == "skipped" and hardware:
+            continue  # a GPU or MKL-DNN test skipping itself
+        if outcome != expected:
+            problems.append(
+                "%s: %s, expected %s%s — %s"
+                % (test_id, outcome, expected, " (%s)" % reason if reason else "", message[:300])
+            )
+        elif outcome == "skipped" and reason and reason.lower() not in message.lower():
+            problems.append("%s: skipped for %r, expected a %s skip" % (test_id, message, reason))
+    for test_id in sorted(set(suite.outcomes) - set(outcomes)):
+        problems.append("%s: listed in the table but not run" % test_id)
+    return problems
+
+
+@pytest.mark.parametrize("suite", SUITES, ids=[s.id for s in SUITES])
+def test_caffe2_test_file(suite, tmp_path):
+    source = checkout_for(suite)
+    report = tmp_path / "report.xml"
+    run = run_suite(suite, source, report)
+    if not report.exists():
+        pytest.fail(
+            "caffe2/python/%s did not run (exit %d):\n%s"
+            % (suite.path, run.returncode, (run.stdout + run.stderr)[-3000:])
+        )
+    outcomes = read_outcomes(report)
+    assert outcomes, "no test of caffe2/python/%s ran:\n%s" % (suite.path, run.stdout[-3000:])
+    problems = mismatches(suite, outcomes)
+    assert not problems, "caffe2/python/%s (era %s):\n%s\n\n%s" % (
+        suite.path,
+        suite.era,
+        "\n".join(problems),
+        run.stdout[-4000:],
+    )
+
+
+# -- the runner's own logic, on made-up reports (no checkout needed) -------------------
+
+
+def _report(tmp_path, cases):
+    path = tmp_path / "r.xml"
+    body = "".join(
+        '<testcase classname="m.C" name="%s">%s</testcase>' % (name, inner) for name, inner in cases
+    )
+    path.write_text("<testsuites><testsuite>%s</testsuite></testsuites>" % body)
+    return path
+
+
+def test_runner_reads_outcomes_and_compares_them(tmp_path):
+    from caffe2_expectations import Suite
+
+    report = _report(
+        tmp_path,
+        [
+            ("test_a", ""),
+            ("test_gpu", '<skipped message="No GPU support"/>'),
+            ("test_mkl", '<skipped message="No MKLDNN support."/>'),
+            ("test_other", '<skipped message="Sparse operators not available"/>'),
+            ("test_b", '<failure message="AssertionError: 1 != 2"/>'),
+            ("test_c", '<error message="collection"/>'),
+        ],
+    )
+    outcomes = read_outcomes(report)
+    assert outcomes == {
+        "C::test_a": ("passed", ""),
+        "C::test_gpu": ("skipped", "No GPU support"),
+        "C::test_mkl": ("skipped", "No MKLDNN support."),
+        "C::test_other": ("skipped", "Sparse operators not available"),
+        "C::test_b": ("failed", "AssertionError: 1 != 2"),
+        "C::test_c": ("failed", "collection"),
+    }
+    suite = Suite(
+        "E5",
+        "x_test.py",
+        outcomes={
+            "C::test_other": ("skipped", "Sparse operators"),
+            "C::test_b": ("failed", "a known failure"),
+            "C::test_d": ("flaky", "random"),
+        },
+    )
+    problems = mismatches(suite, outcomes)
+    assert problems == [
+        "C::test_c: failed, expected passed — collection",
+        "C::test_d: listed in the table but not run",
+    ]
+    suite = Suite("E5", "x_test.py", outcomes={"C::test_other": ("skipped", "MKL")})
+    assert any("expected a MKL skip" in p for p in mismatches(suite, outcomes))
+    # A skip for any other reason, not listed, is a mismatch.
+    suite = Suite("E5", "x_test.py")
+    assert any(p.startswith("C::test_other: skipped") for p in mismatches(suite, outcomes))
+
+
+def test_without_a_checkout_every_suite_skips_with_the_variable_to_set(monkeypatch):
+    for variable in ERA_SOURCES.values():
+        monkeypatch.delenv(variable, raising=False)
+    with pytest.raises(
+        pytest.skip.Exception, match="set CAFFE2_SOURCE_E6 to a checkout .*042e8ede4"
+    ):
+        checkout_for(next(s for s in SUITES if s.era == "E6"))

@@ -1,0 +1,38 @@
+"""The 2017 libraries compat provides: one-element arrays as scalars, future.utils."""
+
+import subprocess
+import sys
+
+from caffe2rnn import compat
+
+
+def test_one_element_arrays_convert_to_scalars_as_in_numpy_1_13():
+    """Run in a fresh interpreter: the installation changes numpy.random."""
+    program = (
+        "import numpy as np\n"
+        "from caffe2rnn.compat import environment2017\n"
+        "environment2017.install_numpy_aliases()\n"
+        "print(int(np.random.choice(3, 1)) in (0, 1, 2))\n"  # Caffe2 E4's recurrent_network_test
+        "print(float(np.random.randint(5, 6, size=(1, 1))))\n"
+        "try:\n"
+        "    int(np.random.choice(3, 2))\n"
+        "except TypeError as e:\n"
+        "    print('TypeError', e)\n"
+        "print(type(np.random.choice(3)).__name__, np.float is float)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out == [
+        "True",
+        "5.0",
+        "TypeError only size-1 arrays can be converted to Python scalars",
+        "int True",  # no size: a scalar, left alone
+    ]
+
+
+def test_future_utils_bytes_to_native_str():
+    compat.install()
+    from future.utils import bytes_to_native_str
+
+    assert bytes_to_native_str(b"caffe2") == "caffe2"
