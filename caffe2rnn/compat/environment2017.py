@@ -17,6 +17,13 @@ means giving those names back — their 2017 meaning, nothing more:
 
 * **NetworkX 1.x** for ``memonger`` (:mod:`.networkx2017`).
 
+* **Python 2's lazy itertools** (:func:`install_python2_itertools`):
+  ``itertools.izip``, ``imap``, ``ifilter``, ``ifilterfalse`` and
+  ``izip_longest`` are Python 3's ``zip``, ``map``, ``filter``,
+  ``itertools.filterfalse`` and ``itertools.zip_longest`` (Python 3 made the
+  built-ins lazy and dropped the ``i`` names). Caffe2 0cdd09da6's
+  ``models/seq2seq/translate.py`` starts with ``from itertools import izip``.
+
 * **One-element arrays as scalars**: NumPy 1.13 let ``int()`` and
   ``float()`` take any array of one element (``int(np.random.choice(3, 1))``
   in Caffe2's E4 recurrent_network_test); NumPy 2 takes only 0-d arrays. The
@@ -30,6 +37,7 @@ Caffe2's test files (both).
 
 import functools
 import inspect
+import itertools
 
 import numpy as np
 
@@ -60,6 +68,23 @@ REMOVED_SETTINGS = frozenset(
         "database_file",
     ]
 )
+
+
+#: Python 2's ``itertools`` names → their Python 3 equivalents (the same lazy iterators).
+PYTHON2_ITERTOOLS = {
+    "izip": zip,
+    "imap": map,
+    "ifilter": filter,
+    "ifilterfalse": itertools.filterfalse,
+    "izip_longest": itertools.zip_longest,
+}
+
+
+def install_python2_itertools():
+    """Give ``itertools`` back the names Python 2 code imports from it."""
+    for name, value in PYTHON2_ITERTOOLS.items():
+        if not hasattr(itertools, name):
+            setattr(itertools, name, value)
 
 
 def install_numpy_aliases():
@@ -189,9 +214,10 @@ def install_hypothesis3_api():
 
 def install():
     """All: NumPy's aliases, Hypothesis 3's API, NetworkX 1.x's
-    (:mod:`.networkx2017`, for ``memonger``)."""
+    (:mod:`.networkx2017`, for ``memonger``), Python 2's itertools names."""
     from . import networkx2017
 
     install_numpy_aliases()
+    install_python2_itertools()
     install_hypothesis3_api()
     networkx2017.install()
