@@ -9,7 +9,7 @@ into a beam-search decoder and translates the sentences it reads from stdin::
         --source-corpus train.src --target-corpus train.tgt \\
         --source-corpus-eval eval.src --target-corpus-eval eval.tgt --checkpoint ck ...
     printf 'one two three\\n' | python -m caffe2rnn.compat \\
-        SRC/caffe2/python/models/seq2seq/translate.py --checkpoint ck-11 --beam-size 3 ...
+        SRC/caffe2/python/models/seq2seq/translate.py --checkpoint ck-19 --beam-size 3 ...
 
 The task is a toy translation, "reverse the words and capitalise them"
 (``one two three`` → ``THREE TWO ONE``); the test sentences are not in the
@@ -133,12 +133,12 @@ class Configuration:
 
 
 CONFIGURATIONS = {
-    "E5-attention": Configuration("E5", ("--use-attention",), 12),
+    "E5-attention": Configuration("E5", ("--use-attention",), 20),
     "E5-bidirectional-attention": Configuration(
-        "E5", ("--use-bidirectional-encoder", "--use-attention"), 12
+        "E5", ("--use-bidirectional-encoder", "--use-attention"), 20
     ),
-    "E6-plain": Configuration("E6", (), 20),  # two LSTM layers each side (E6's default)
-    "E6-attention": Configuration("E6", ("--use-attention",), 12),
+    "E6-plain": Configuration("E6", (), 40),  # two LSTM layers each side (E6's default)
+    "E6-attention": Configuration("E6", ("--use-attention",), 20),
 }
 
 
