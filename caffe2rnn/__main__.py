@@ -26,6 +26,7 @@ from . import eras, errors, viz
 from .history import catalog
 from .viz import examples, netdraw, sources
 from .viz.gallery import VIEWS
+from .viz.sizing import WIDTHS
 
 # version -> (description, {cell name: builder}). 'current' is caffe2rnn's own
 # recurrent_net (v3 with the forward_only fix); the others are caffe2rnn.history.
@@ -157,6 +158,13 @@ def _parser():
         help="sequence length T drawn by the timeline and unroll views",
     )
     render.add_argument(
+        "--width",
+        choices=WIDTHS,
+        default="full",
+        help="full: Graphviz's natural layout; page: laid out for a ~700 px text column "
+        "(top to bottom, rows, legend below, long sequences collapsed)",
+    )
+    render.add_argument(
         "-o",
         "--output",
         metavar="FILE",
@@ -177,6 +185,9 @@ def _parser():
     )
     compare.add_argument(
         "--only-differences", action="store_true", help="leave out arguments no version changed"
+    )
+    compare.add_argument(
+        "--width", choices=WIDTHS, default="full", help="page: cells wrapped for a text column"
     )
     compare.add_argument(
         "-o", "--output", metavar="FILE", help="file to write; without it the DOT text is printed"
@@ -350,13 +361,14 @@ def _render(args):
         what = args.net
         view = args.view or "net"
         if view == "net":
-            graph = viz.net(netdef, nested=args.nested)
+            graph = viz.net(netdef, nested=args.nested, width=args.width)
         elif view == "ssa":
-            graph = viz.ssa(netdef)
+            graph = viz.ssa(netdef, width=args.width)
         elif view == "recurrent":
-            graph = viz.recurrent(_rnn_op_of(netdef, args.op, args.net), nested=args.nested)
+            op = _rnn_op_of(netdef, args.op, args.net)
+            graph = viz.recurrent(op, nested=args.nested, width=args.width)
         else:
-            graph = VIEWS[view][1](_rnn_op_of(netdef, args.op, args.net), args.steps)
+            graph = VIEWS[view][1](_rnn_op_of(netdef, args.op, args.net), args.steps, args.width)
     else:
         view = args.view or "recurrent"
         what = "%s, %s" % (args.cell, args.version)
@@ -365,9 +377,9 @@ def _render(args):
         era = eras.use(args.version) if args.version in eras.VERSION_NAMES else nullcontext()
         with era:
             if view == "recurrent":
-                graph = viz.recurrent(op, nested=args.nested)
+                graph = viz.recurrent(op, nested=args.nested, width=args.width)
             else:
-                graph = VIEWS[view][1](op, args.steps)
+                graph = VIEWS[view][1](op, args.steps, args.width)
     if args.output is None:
         sys.stdout.write(graph.source)
         return 0
@@ -378,7 +390,9 @@ def _render(args):
 
 def _compare(args):
     versions = [v for v in args.versions.split(",") if v]
-    graph = viz.compare(versions, args.cell, only_differences=args.only_differences)
+    graph = viz.compare(
+        versions, args.cell, only_differences=args.only_differences, width=args.width
+    )
     if args.output is None:
         sys.stdout.write(graph.source)
     else:

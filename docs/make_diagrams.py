@@ -5,10 +5,14 @@ Run at docs build time (the SVGs are build outputs, never committed):
     python docs/make_diagrams.py [--cell lstm] [--out docs/_static/diagrams]
                                  [--stepper-out docs/_static/stepper]
 
-It also writes the time stepper, ``<cell>_stepper.html``: a kernel-free HTML
-fragment (one pre-rendered SVG per step and direction) the "Step through
-time" page embeds, and, with matplotlib, ``bug_<id>.svg``: the per-timestep
-gradient error of each bug of the gallery (``caffe2rnn.viz.plots.plot_bug``).
+Each view is written twice: ``<cell>_<view>.svg`` laid out for the text column
+(``width="page"``, what the pages show) and ``<cell>_<view>_full.svg`` at full
+size (what a click on it opens). It also writes the time stepper,
+``<cell>_stepper.html``: a kernel-free HTML fragment (one pre-rendered
+page-width SVG per step and direction) the "Step through time" page embeds,
+and, with matplotlib, ``bug_<id>.svg``: the per-timestep gradient error of
+each bug of the gallery (``caffe2rnn.viz.plots.plot_bug``), its text kept as
+text (``svg.fonttype: none``) so the site check can measure it.
 
 Needs Graphviz's ``dot``; without it the .dot sources are written instead,
 and the script says how to install Graphviz.
@@ -38,25 +42,26 @@ def main(argv=None):
     args = parser.parse_args(argv)
     op = build_cell(args.cell)
     fmt = "svg"
-    for view, (_, draw) in VIEWS.items():
-        graph = draw(op, args.steps)
-        path = os.path.join(args.out, "%s_%s.%s" % (args.cell, view, fmt))
-        try:
-            render(graph, path)
-        except GraphvizNotFoundError as error:
-            print(error, file=sys.stderr)
-            fmt = "dot"
-            path = render(graph, path[: -len("svg")] + fmt)
-        print("wrote", path)
+    drawings = {view: draw(op, args.steps, "page") for view, (_, draw) in VIEWS.items()}
     # the historical versions side by side (the history page)
-    graph = compare(["v1", "april", "v2", "v3", "newest"], args.cell, only_differences=True)
-    path = os.path.join(args.out, "%s_compare.%s" % (args.cell, fmt))
-    print("wrote", render(graph, path))
+    versions = ["v1", "april", "v2", "v3", "newest"]
+    drawings["compare"] = compare(versions, args.cell, only_differences=True, width="page")
+    for view, graph in drawings.items():
+        for suffix, drawing in (("", graph), ("_full", graph.full_size())):
+            path = os.path.join(args.out, "%s_%s%s.%s" % (args.cell, view, suffix, fmt))
+            try:
+                render(drawing, path)
+            except GraphvizNotFoundError as error:
+                print(error, file=sys.stderr)
+                fmt = "dot"
+                path = render(drawing, path[: -len("svg")] + fmt)
+            print("wrote", path)
     if fmt == "svg":
         os.makedirs(args.stepper_out, exist_ok=True)
         path = os.path.join(args.stepper_out, "%s_stepper.html" % args.cell)
+        title = "the %s cell" % args.cell
         with open(path, "w", encoding="utf-8") as handle:
-            handle.write(stepper_html(op, args.steps, title="the %s cell" % args.cell))
+            handle.write(stepper_html(op, args.steps, title=title, width="page"))
         print("wrote", path)
     write_bug_plots(args.out)
     return 0
@@ -69,6 +74,8 @@ def write_bug_plots(out):
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+
+        plt.rcParams["svg.fonttype"] = "none"  # text stays text: measurable, searchable
     except ImportError:
         print("matplotlib is not installed: no bug plots", file=sys.stderr)
         return

@@ -155,14 +155,15 @@ def char_rnn_section(report, training, out_dir, source, about_text="", level=2):
 def write_diagrams(model, out_dir, T=4):
     """Every view of the model's RecurrentNetwork op: ``[(path, view name)]``.
 
-    SVG when Graphviz's ``dot`` is installed, DOT text otherwise.
+    SVG when Graphviz's ``dot`` is installed, DOT text otherwise; laid out for
+    the report's text column (``width="page"``, :mod:`caffe2rnn.viz.sizing`).
     """
     from ..viz import gallery, render
 
     op = [o for o in model.net.Proto().op if o.type == "RecurrentNetwork"][0]
     directory = os.path.join(out_dir, "diagrams")
     written = []
-    for name, graph in gallery.all_views(op, T).items():
+    for name, graph in gallery.all_views(op, T, "page").items():
         path = os.path.join(directory, "lstm_%s.svg" % name)
         try:
             render(graph, path)
@@ -214,6 +215,9 @@ def run(out_dir="demo-out", steps=None, small_steps=400, seed=0, stream=None):
         [(name, count, "%.2e" % error, ok) for name, count, error, ok in small["checks"]],
     )
     report.heading("Diagrams of the LSTM's RecurrentNetwork op")
+    report.paragraph(
+        "Laid out for this column; `python -m caffe2rnn render --view VIEW` draws each full size."
+    )
     for path, view in diagrams:
         caption = "`%s`: %s" % (view, VIEWS[view][0])
         if path.endswith(".svg"):

@@ -17,6 +17,13 @@ Every function returns a ``graphviz.Digraph``: its DOT text is
 * :func:`compare` — the historical versions' op arguments side by side;
 * :func:`stepper` — a slider over t (forward and backward) highlighting the rows
   each step reads and writes (:func:`stepper_html`: the same without a kernel).
+
+Every view takes ``width="page"``: laid out for a text column of about 700 px
+(top to bottom, rows, the legend below, long sequences collapsed; see
+:mod:`caffe2rnn.viz.sizing`), with ``graph.full_size()`` the same view at full
+size, which :func:`show` keeps one click away. The default, ``"full"``, is
+Graphviz's natural layout (what ``python -m caffe2rnn render`` draws unless
+asked for ``--width page``).
 """
 
 from .backward_timeline import backward_timeline  # noqa: F401

@@ -30,15 +30,17 @@ their order (Graphviz would otherwise order them to save crossings).
 
 from .. import core
 from ..errors import DrawingError, op_context
+from . import sizing
+from .canvas import Canvas
 from .rnn_op import ACCUMULATE_OP, RecurrentOp
-from .style import BLOB_KINDS, Canvas, html_text, wrap
+from .style import BLOB_KINDS, html_text, wrap
 from .timeline import HIGHLIGHT, highlight_cell
 
 _ACCUM_FILL = "#F6C7C3"
 _READ_FILL = "#E8F0FE"
 
 
-def _step_label(t, order, T, ports, forward_reads, scratches, param_grads, now=False):
+def _step_label(t, order, T, ports, forward_reads, scratches, param_grads, now=False, sep=", "):
     """One backward step as an HTML-like table; a port on each gradient row."""
     head = "backward step t = %d" % t
     runs = "runs %s of %d" % (_ordinal(order + 1), T)
@@ -50,27 +52,32 @@ def _step_label(t, order, T, ports, forward_reads, scratches, param_grads, now=F
     for port, verb, blob, where in ports:
         rows.append(
             '<tr><td port="%s" align="left" bgcolor="%s">%s</td><td align="left">%s</td></tr>'
-            % (port, _READ_FILL if verb == "reads" else "#FFFFFF", html_text(blob), where)
+            % (port, _READ_FILL if verb == "reads" else "#FFFFFF", _lines(blob), _lines(where))
         )
     if forward_reads:
         left = '<br align="left"/>'
         rows.append(
             '<tr><td colspan="2" align="left"><font point-size="9">reads forward:%s%s%s'
-            "</font></td></tr>" % (left, left.join(html_text(x) for x in forward_reads), left)
+            "</font></td></tr>" % (left, left.join(_lines(x, left) for x in forward_reads), left)
         )
     if scratches:
         rows.append(
             '<tr><td colspan="2" align="left"><font point-size="9">'
-            "step workspace %d keeps: %s</font></td></tr>" % (t, html_text(", ".join(scratches)))
+            "step workspace %d keeps: %s</font></td></tr>" % (t, _lines(sep.join(scratches)))
         )
     if param_grads:
         rows.append(
             '<tr><td port="params" colspan="2" align="left" bgcolor="%s"><font point-size="9">'
-            "+= into: %s</font></td></tr>" % (_ACCUM_FILL, html_text(", ".join(param_grads)))
+            "+= into: %s</font></td></tr>" % (_ACCUM_FILL, _lines(sep.join(param_grads)))
         )
     return '<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>' % "".join(
         rows
     )
+
+
+def _lines(text, br='<br align="left"/>'):
+    """``text`` for an HTML-like cell, its line breaks kept."""
+    return br.join(html_text(line) for line in text.split("\n"))
 
 
 def _ordinal(n):
@@ -85,7 +92,7 @@ def _grad_table(title, n_rows, writers, readers, added, final, now=None, index=0
     )
     rows = [
         '<tr><td colspan="4" bgcolor="%s"><b>%s</b></td></tr><tr>%s</tr>'
-        % (fill, html_text(title), head)
+        % (fill, _lines(title, "<br/>"), head)
     ]
     now = now or {}
     for r in range(n_rows):
@@ -95,12 +102,12 @@ def _grad_table(title, n_rows, writers, readers, added, final, now=None, index=0
         for texts in (writers.get(r, []), readers.get(r, []) + final.get(r, [])):
             cells.append(
                 '<td align="left"%s>%s</td>'
-                % (fill, "<br/>".join(html_text(x) for x in texts) or "&#8212;")
+                % (fill, "<br/>".join(_lines(x) for x in texts) or "&#8212;")
             )
         extra = added.get(r, [])
         cells.append(
             '<td port="a%d" align="left" bgcolor="%s">%s</td>'
-            % (r, _ACCUM_FILL if extra else "#FFFFFF", "<br/>".join(html_text(x) for x in extra))
+            % (r, _ACCUM_FILL if extra else "#FFFFFF", "<br/>".join(_lines(x) for x in extra))
         )
         rows.append("<tr>%s</tr>" % "".join(cells))
     return '<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>' % "".join(
@@ -152,11 +159,15 @@ def backward_plan(op, T):
     return rnn, cpp, steps, lengths
 
 
-def backward_timeline(op, T=3, highlight=None):
+def backward_timeline(op, T=3, highlight=None, width=None):
     """The backward pass of RecurrentNetwork ``op`` over a sequence of length ``T``.
 
     ``highlight=t`` colours the gradient rows backward step t reads and
-    writes (one frame of the time stepper)."""
+    writes (one frame of the time stepper). ``width="page"``
+    (:mod:`~caffe2rnn.viz.sizing`): the steps one under the other in the order
+    they run, then the gradient tensors, then the parameter gradients; long
+    cells break their lines."""
+    page = sizing.check(width) == "page"
     rnn, cpp, steps, lengths = backward_plan(op, T)
     if highlight not in (None, *range(T)):
         raise DrawingError(
@@ -170,15 +181,26 @@ def backward_timeline(op, T=3, highlight=None):
     canvas = Canvas(
         "backward_timeline_" + rnn.name,
         "'%s' backward over T = %d steps: the gradient rows each step reads and writes,\n"
-        "steps left to right in the order they run (t = %d first)" % (rnn.name, T, T - 1),
+        "steps %s in the order they run (t = %d first)"
+        % (rnn.name, T, "top to bottom" if page else "left to right", T - 1),
         "TB",
+        width,
     )
+    gap = "\n" if page else " "  # where a page breaks a long cell
+
+    def name(text):  # and how it breaks a long name
+        return wrap(text, 22, "/_") if page else text
+
     writers, readers = {}, {}
     for t, step in steps.items():
         for tensor, row, blob in step["writes"]:
-            writers.setdefault(tensor, {}).setdefault(row, []).append("step %d: %s" % (t, blob))
+            writers.setdefault(tensor, {}).setdefault(row, []).append(
+                "step %d: %s" % (t, name(blob))
+            )
         for tensor, row, blob in step["reads"]:
-            readers.setdefault(tensor, {}).setdefault(row, []).append("step %d: %s" % (t, blob))
+            readers.setdefault(tensor, {}).setdefault(row, []).append(
+                "step %d: %s" % (t, name(blob))
+            )
 
     # Output gradients (GO) added into state-gradient rows.
     added, go_nodes = {}, []
@@ -187,11 +209,13 @@ def backward_timeline(op, T=3, highlight=None):
         go, grad = o.input[1], o.input[2]
         for t in range(T):
             added.setdefault(grad, {}).setdefault(t + 1, []).append(
-                "%s[%d] (before step %d)" % (go, t, t)
+                "%s[%d]%s(before step %d)" % (name(go), t, gap, t)
             )
         go_nodes.append((go, grad, 1, "+= row t+1 before step t"))
     for go, grad in cpp.last_row_grads:
-        added.setdefault(grad, {}).setdefault(T, []).append("%s (once, before the loop)" % go)
+        added.setdefault(grad, {}).setdefault(T, []).append(
+            "%s%s(once, before the loop)" % (name(go), gap)
+        )
         go_nodes.append((go, grad, T, "+= row T"))
     final = {}
     for state in rnn.states:
@@ -202,6 +226,9 @@ def backward_timeline(op, T=3, highlight=None):
             ]
 
     order = list(range(T - 1, -1, -1))
+    # At full size the steps share one rank, left to right in run order (an
+    # invisible chain fixes their order: Graphviz would otherwise order them to
+    # save crossings); on a page each step is a part of the column, in run order.
     with canvas.graph.subgraph(name="steps") as top:
         top.attr(rank="same")
         for k, t in enumerate(order):
@@ -211,51 +238,82 @@ def backward_timeline(op, T=3, highlight=None):
                 for tensor, row, blob in step[verb]:
                     port = "%s%d" % (verb[0], len(ports))
                     ports.append(
-                        (port, verb, blob, "%s row %d of %s" % (verb, row, html_text(tensor)))
+                        (
+                            port,
+                            verb,
+                            name(blob),
+                            "%s row %d of%s%s" % (verb, row, gap, name(tensor)),
+                        )
                     )
                     step.setdefault("ports", []).append((port, verb, tensor, row))
-            forward = ["%s = row %d of %s" % (b, row, x) for x, row, b in step["forward"]]
-            canvas.table(
-                "bstep%d" % t,
-                _step_label(
-                    t, k, T, ports, forward, step["scratch"], step["params"], t == highlight
-                ),
-                graph=top,
-                kind="backward_step",
+            forward = [
+                "%s = row %d of%s%s" % (name(b), row, gap, name(x)) for x, row, b in step["forward"]
+            ]
+            label = _step_label(
+                t,
+                k,
+                T,
+                ports,
+                forward,
+                step["scratch"],
+                step["params"],
+                t == highlight,
+                "\n" if page else ", ",
             )
-    for a, b in zip(order, order[1:]):
-        canvas.graph.edge("bstep%d" % a, "bstep%d" % b, style="invis", weight="10")
+            with canvas.part("step%d" % t) as part:
+                canvas.table(
+                    "bstep%d" % t, label, graph=part if page else top, kind="backward_step"
+                )
+    if not page:
+        canvas.chain(["bstep%d" % t for t in order], weight="10")
 
     for index, (tensor, n_rows) in enumerate(lengths.items()):
-        canvas.table(
-            "grad/" + tensor,
-            _grad_table(
-                "%s  (%d rows)" % (tensor, n_rows),
-                n_rows,
-                writers.get(tensor, {}),
-                readers.get(tensor, {}),
-                added.get(tensor, {}),
-                final.get(tensor, {}),
-                now.get(tensor),
-                index,
-            ),
-            kind="gradient",
-        )
-    # Row-level edges (5 per step for an LSTM) would hide the tables; each
-    # step box and each table row names its rows instead. Invisible edges
-    # keep the tables under the steps that use them.
-    for tensor in lengths:
-        canvas.graph.edge("bstep%d" % order[len(order) // 2], "grad/" + tensor, style="invis")
-    for go, grad, row, label in go_nodes:
-        canvas.blob("io/" + go, wrap(go), ["external_input", "gradient"])
-        canvas.edge("io/" + go, "grad/" + grad, "accumulate", label, head_port="a%d:e" % row)
+        with canvas.part("tensor%d" % index) as part:
+            canvas.table(
+                ("grad/", tensor),
+                _grad_table(
+                    "%s  (%d rows)" % (name(tensor), n_rows),
+                    n_rows,
+                    writers.get(tensor, {}),
+                    readers.get(tensor, {}),
+                    added.get(tensor, {}),
+                    final.get(tensor, {}),
+                    now.get(tensor),
+                    index,
+                ),
+                graph=part,
+                kind="gradient",
+            )
+            if page:  # the output gradients added into this table, in its part
+                for go, grad, row, label in go_nodes:
+                    if grad == tensor:
+                        text = canvas.wrap(go) + "\n" + label  # the label would widen the part
+                        canvas.blob(("io/", go), text, ["external_input", "gradient"], part)
+                        canvas.edge(
+                            ("io/", go), ("grad/", grad), "accumulate", head_port="a%d:e" % row
+                        )
+    if not page:
+        # Row-level edges (5 per step for an LSTM) would hide the tables; each
+        # step box and each table row names its rows instead. Invisible edges
+        # keep the tables under the steps that use them.
+        for tensor in lengths:
+            canvas.invisible("bstep%d" % order[len(order) // 2], ("grad/", tensor))
+        for go, grad, row, label in go_nodes:
+            canvas.blob(("io/", go), canvas.wrap(go), ["external_input", "gradient"])
+            canvas.edge(("io/", go), ("grad/", grad), "accumulate", label, head_port="a%d:e" % row)
     params = steps[0]["params"]
     if params:
-        canvas.blob(
-            "io/param_grads",
-            "parameter gradients: every step adds its part\n(w_grad += w_grad_tmpstep)\n"
-            + "\n".join(map(wrap, params)),
-            ["gradient", "external_output"],
-        )
-        canvas.graph.edge("bstep%d" % order[-1], "io/param_grads", style="invis")
-    return canvas.finish()
+        with canvas.part("params") as part:
+            canvas.blob(
+                "io/param_grads",
+                "parameter gradients: every step adds its part\n(w_grad += w_grad_tmpstep)\n"
+                + "\n".join(map(canvas.wrap, params)),
+                ["gradient", "external_output"],
+                part,
+            )
+        if not page:
+            canvas.invisible("bstep%d" % order[-1], "io/param_grads")
+    graph = canvas.finish()
+    if page:
+        sizing.with_full_size(graph, lambda: backward_timeline(op, T, highlight))
+    return graph

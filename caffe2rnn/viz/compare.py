@@ -8,9 +8,13 @@ summarised by their op types (the full nets are what :func:`recurrent`
 draws), so the table shows *what* changed and the other views show how.
 """
 
+import textwrap
+
 import graphviz
 
 from ..proto import caffe2_pb2
+from . import sizing
+from .page import PageGraph
 from .style import FONT, html_text
 
 DIFFERS = "#FCE8E6"  # rows whose values differ between versions
@@ -94,12 +98,45 @@ def table(versions, rows, title):
     return graph
 
 
-def compare(versions, cell="lstm", only_differences=False):
+def page_tables(versions, rows, title):
+    """The page layout of :func:`table`: one small table per argument (a row
+    per version, the value next to it), two side by side, the pairs one under
+    the other (:class:`~caffe2rnn.viz.page.PageGraph`). Same shading: a changed value is
+    darker than the rest of a differing argument."""
+    attrs = ({"fontname": FONT}, {"fontname": FONT, "fontsize": "10"}, {})
+    heading = graphviz.Digraph("compare_title", graph_attr={"label": title, "labelloc": "t",
+                                                             "fontname": FONT})  # fmt: skip
+    parts = [heading]
+    for i, row in enumerate(rows):
+        colour = DIFFERS if row.differs else SAME
+        shades = [colour] + [
+            CHANGED if v != previous else colour for previous, v in zip(row.values, row.values[1:])
+        ]
+        body = "".join(
+            '<tr><td bgcolor="%s" align="left"><b>%s</b></td><td bgcolor="%s" align="left">%s</td>'
+            "</tr>" % (HEADER, html_text(version), shade, _cell_text(value, 40))
+            for version, shade, value in zip(versions, shades, row.values)
+        )
+        label = (
+            '<<table border="0" cellborder="1" cellspacing="0" cellpadding="4">'
+            '<tr><td colspan="2" bgcolor="%s"><b>%s</b></td></tr>%s</table>>'
+            % (colour, html_text(row.argument), body)
+        )
+        if i % 2 == 0:  # two tables a part, side by side (each is narrow)
+            parts.append(
+                graphviz.Digraph("compare_%d" % i, graph_attr=attrs[0], node_attr=attrs[1])
+            )
+        parts[-1].node("table%d" % i, label=label, shape="plaintext", **{"class": "compare"})
+    return PageGraph("compare", parts, *attrs)
+
+
+def compare(versions, cell="lstm", only_differences=False, width=None):
     """The ops ``versions`` of ``recurrent_net`` build for ``cell``, as a table.
 
     ``cell`` is a name in :data:`caffe2rnn.history.cells.HISTORICAL` (or a Cell);
     rows that differ between versions are highlighted, or alone with
-    ``only_differences``.
+    ``only_differences``. ``width="page"`` draws one table per argument, one
+    under the other (:func:`page_tables`), for a text column.
     """
     from ..history.compare import compare as compare_rows
 
@@ -111,4 +148,7 @@ def compare(versions, cell="lstm", only_differences=False):
         name,
         " vs ".join(versions),
     )
+    if sizing.check(width) == "page":
+        graph = page_tables(list(versions), rows, textwrap.fill(title, sizing.PAGE_TITLE_CHARS))
+        return sizing.with_full_size(graph, lambda: table(list(versions), rows, title))
     return table(list(versions), rows, title)

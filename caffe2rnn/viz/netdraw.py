@@ -17,8 +17,9 @@ own next to the op that runs them, or *collapsed* to a line in the op's label
 """
 
 from ..errors import DrawingError
-from . import sources
-from .style import Canvas, is_gradient_name, op_label, wrap
+from . import sizing, sources
+from .canvas import Canvas
+from .style import is_gradient_name
 
 # With nested="auto", nested nets are expanded up to this many ops in all.
 AUTO_EXPAND_OPS = 40
@@ -31,9 +32,10 @@ def net(
     minimal_dependency=False,
     params=None,
     append_output=False,
-    rankdir="LR",
+    rankdir=None,
     nested="auto",
     shapes=None,
+    width=None,
 ):
     """Draw a NetDef, ``core.Net``, model helper or list of OperatorDefs.
 
@@ -45,14 +47,17 @@ def net(
     ``"collapse"`` (a line in the op label) or ``"auto"`` (expanded when
     they hold at most :data:`AUTO_EXPAND_OPS` ops in all). ``shapes`` (a
     workspace after a run, or a dict of arrays) adds each blob's shape and dtype
-    to its label and its first values to its tooltip.
+    to its label and its first values to its tooltip. ``width="page"`` lays it
+    out for a text column (:mod:`~caffe2rnn.viz.sizing`); ``rankdir``
+    defaults to ``"LR"`` (net_drawer's), top to bottom on a page.
     """
     if nested not in NESTED:
         raise DrawingError("nested=%r: expected one of %s" % (nested, ", ".join(NESTED)))
     netdef = sources.as_netdef(net_like)
     name = netdef.name or "unnamed"
     title = "net '%s'%s" % (name, " (ops only)" if minimal else "")
-    canvas = Canvas(("minimal_" if minimal else "net_") + name, title, rankdir)
+    direction = rankdir or ("TB" if sizing.check(width) == "page" else "LR")
+    canvas = Canvas(("minimal_" if minimal else "net_") + name, title, direction, width)
     if minimal:
         _draw_minimal(canvas, netdef, minimal_dependency)
     else:
@@ -66,7 +71,12 @@ def net(
             expand=nested == "expand",
             values=sources.blob_values(shapes),
         )
-    return canvas.finish()
+    graph = canvas.finish()
+    if canvas.page:
+        options = dict(minimal=minimal, minimal_dependency=minimal_dependency, params=params)
+        options.update(append_output=append_output, rankdir=rankdir, nested=nested, shapes=shapes)
+        sizing.with_full_size(graph, lambda: net(net_like, **options))
+    return graph
 
 
 def _nested_op_count(netdef):
@@ -77,17 +87,17 @@ def _nested_op_count(netdef):
     )
 
 
-def _label(op, index, with_outputs):
-    label = op_label(op, index)
+def _label(canvas, op, index, with_outputs):
+    label = canvas.op_label(op, index)
     if with_outputs:
-        label += "".join("\n" + wrap(o) for o in op.output)
+        label += "".join("\n" + canvas.wrap(o) for o in op.output)
     return label
 
 
 def _draw_bipartite(
-    canvas, netdef, params, append_output, expand, prefix="", graph=None, values=None
+    canvas, netdef, params, append_output, expand, prefix=(), graph=None, values=None
 ):
-    """Ops and blob nodes of ``netdef``; ids start with ``prefix`` (nested nets)."""
+    """Ops and blob nodes of ``netdef``; keys start with ``prefix`` (nested nets)."""
     external_in, external_out = set(netdef.external_input), set(netdef.external_output)
     written_last = {}
     for index, op in enumerate(netdef.op):
@@ -96,12 +106,12 @@ def _draw_bipartite(
     current, count = {}, {}
 
     def blob(name, kinds):
-        node_id = "%s%s#%d" % (prefix, name, count.get(name, 0))
+        node_id = prefix + (name, "#%d" % count.get(name, 0))
         if name in params:
             kinds.append("param")
         if is_gradient_name(name):
             kinds.append("gradient")
-        label, tooltip = wrap(name), None
+        label, tooltip = canvas.wrap(name), None
         value = values(name) if values and not prefix else None
         if sources.shape_text(value):
             label += "\n" + sources.shape_text(value)
@@ -111,9 +121,9 @@ def _draw_bipartite(
         return node_id
 
     for index, op in enumerate(netdef.op):
-        op_id = "%sop#%d" % (prefix, index)
+        op_id = prefix + ("op#%d" % index,)
         inner = sources.nested_nets(op)
-        label = _label(op, index, append_output)
+        label = _label(canvas, op, index, append_output)
         if inner and not expand:
             label += "".join("\n\u25b8 %s: %d ops" % (n, len(d.op)) for n, d in inner)
         canvas.op(
@@ -137,22 +147,22 @@ def _draw_bipartite(
 def _draw_nested(canvas, op_id, inner, params, append_output, parent):
     """Each nested net in a box beside ``op_id``, a dotted edge into the box."""
     for argument, netdef in inner:
-        box = "%s/%s" % (op_id, argument)
+        box = "".join(op_id) + "/" + argument
         kind = "backward" if argument.startswith("backward") else "step"
-        title = "%s of %s: %d ops" % (argument, op_id.rsplit("/", 1)[-1], len(netdef.op))
+        title = "%s of %s: %d ops" % (argument, op_id[-1], len(netdef.op))
+        prefix = op_id + ("/%s/" % argument,)
         with canvas.cluster(box, title, kind, parent=parent) as sub:
-            _draw_bipartite(
-                canvas, netdef, params, append_output, True, prefix=box + "/", graph=sub
-            )
+            _draw_bipartite(canvas, netdef, params, append_output, True, prefix=prefix, graph=sub)
         canvas.graph.attr(compound="true")
-        canvas.edge(op_id, box + "/op#0", "reference", argument, lhead="cluster_" + box)
+        lhead = canvas.cluster_id(box)
+        canvas.edge(op_id, prefix + ("op#0",), "reference", argument, lhead=lhead)
 
 
 def _draw_minimal(canvas, netdef, minimal_dependency):
     producer, ancestors = {}, {}
     for index, op in enumerate(netdef.op):
         op_id = "op#%d" % index
-        canvas.op(op_id, _label(op, index, True), op)
+        canvas.op(op_id, _label(canvas, op, index, True), op)
         via = {}
         for name in op.input:
             if name in producer:
@@ -168,6 +178,7 @@ def _draw_minimal(canvas, netdef, minimal_dependency):
                 if not any(p in ancestors[other] for other in parents if other != p)
             }
         for parent in sorted(parents):
-            canvas.edge("op#%d" % parent, op_id, label=wrap(", ".join(dict.fromkeys(via[parent]))))
+            names = ", ".join(dict.fromkeys(via[parent]))
+            canvas.edge("op#%d" % parent, op_id, label=canvas.wrap(names))
         for name in op.output:
             producer[name] = index

@@ -8,6 +8,7 @@ hid a failure behind a 1×1 placeholder image; we say what is missing and how
 to get it instead.
 """
 
+import base64
 import html
 import os
 import subprocess
@@ -66,14 +67,23 @@ def render(graph, path, format=None):
 
 
 class Figure:
-    """Shows a drawing in Jupyter: the SVG, or the install hint and DOT text."""
+    """Shows a drawing in Jupyter: the SVG, or the install hint and DOT text.
+
+    A page-width drawing (``width="page"``, :mod:`~caffe2rnn.viz.sizing`) is
+    shown at the width of the text and keeps its full-size drawing one click
+    away: a "full size" switch under it opens the full layout, scrollable.
+    """
 
     def __init__(self, graph):
         self.graph = graph
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         try:
-            return {"image/svg+xml": pipe(self.graph, "svg").decode("utf-8")}
+            svg = pipe(self.graph, "svg").decode("utf-8")
+            full = getattr(self.graph, "full_size", None)
+            if full is None:
+                return {"image/svg+xml": svg}
+            return {"image/svg+xml": svg, "text/html": page_html(svg, pipe(full(), "svg"))}
         except GraphvizNotFoundError as error:
             return {
                 "text/plain": "%s\n\n%s" % (error, self.graph.source),
@@ -82,6 +92,33 @@ class Figure:
             }
 
 
+def _data_uri(svg):
+    data = svg.encode("utf-8") if isinstance(svg, str) else svg
+    return "data:image/svg+xml;base64," + base64.b64encode(data).decode("ascii")
+
+
+def page_html(svg, full_svg, alt="diagram"):
+    """HTML of a page-width drawing with its full size behind a click.
+
+    Both are ``<img>`` of the SVG (a notebook's sanitizer keeps them); the
+    page one fits the text column, the full one sits in a closed
+    ``<details>`` box that scrolls. On the docs site a click on the drawing
+    also opens the full one in the zoom viewer (``docs/_static/caffe2rnn-zoom.js``).
+    """
+    alt = html.escape(alt, quote=True)
+    return (
+        '<figure class="c2r-figure" style="margin:0">'
+        '<img class="c2r-diagram" alt="%s" src="%s" style="max-width:100%%;height:auto">'
+        '<details class="c2r-full"><summary>full size (the same view, laid out without '
+        "the page's limits; scroll to pan)</summary>"
+        '<div style="overflow:auto;max-height:85vh">'
+        '<img alt="%s, full size" src="%s" style="max-width:none">'
+        "</div></details></figure>" % (alt, _data_uri(svg), alt, _data_uri(full_svg))
+    )
+
+
 def show(graph):
-    """``show(viz.ssa(net))`` as the last line of a notebook cell displays it."""
+    """``show(viz.ssa(net))`` as the last line of a notebook cell displays it;
+    ``show(viz.recurrent(op, width="page"))`` fits it to the text, full size
+    one click away."""
     return Figure(graph)

@@ -37,13 +37,32 @@ from ..operators.rnn.links import Link
 ACCUMULATE_OP = "rnn_internal_accumulate_gradient_input"
 APPLY_LINK_OP = "rnn_internal_apply_link"
 
-__all__ = ["RecurrentOp", "CppBackward", "Link", "OffsetAlias", "link_label", "alias_label"]
+__all__ = [
+    "RecurrentOp",
+    "CppBackward",
+    "Link",
+    "OffsetAlias",
+    "link_label",
+    "row_label",
+    "alias_label",
+]
 
 
 def link_label(link, backward=False):
     """Edge label of a link: ``link t+1`` (``, window 3`` when it spans rows)."""
     text = "%slink t%+d" % ("backward " if backward else "", link.offset)
     return text if link.window == 1 else text + ", window %d" % link.window
+
+
+def row_label(link):
+    """A link's edge label on a page, the rows it views: ``row t+1``, ``rows t..t+2``."""
+
+    def row(offset):
+        return "t" if offset == 0 else "t%+d" % offset
+
+    if link.window == 1:
+        return "row " + row(link.offset)
+    return "rows %s..%s" % (row(link.offset), row(link.offset + link.window - 1))
 
 
 def alias_label(alias):

@@ -17,10 +17,10 @@ function ``recurrent_net`` itself uses.
 
 from .. import core
 from ..recurrent_stages import find_scratches
-from . import sources
+from . import sizing, sources
+from .canvas import Canvas
 from .rnn_op import RecurrentOp
 from .ssa import draw_versions
-from .style import Canvas
 
 _TIPS = {
     "scratch": "scratch: read by the backward step, kept in each step's workspace",
@@ -29,11 +29,12 @@ _TIPS = {
 }
 
 
-def scratches(cell_net, backward_net, recompute=None, params=None, rankdir="TB"):
+def scratches(cell_net, backward_net, recompute=None, params=None, rankdir="TB", width=None):
     """The forward cell with scratch, recompute and read-by-backward blobs marked.
 
     ``recompute`` defaults to the outputs of backward ops that are copies of
-    cell ops (how ``recurrent_net`` inserts recompute ops).
+    cell ops (how ``recurrent_net`` inserts recompute ops); ``width="page"``
+    lays it out for a text column (:mod:`~caffe2rnn.viz.sizing`).
     """
     cell = sources.as_netdef(cell_net)
     backward = sources.as_netdef(backward_net)
@@ -48,7 +49,7 @@ def scratches(cell_net, backward_net, recompute=None, params=None, rankdir="TB")
     recompute = set(map(str, recompute))
     name = cell.name or "cell"
     title = "cell '%s': scratches kept per step =\n[%s]" % (name, ", ".join(scratch))
-    canvas = Canvas("scratches_" + name, title, rankdir)
+    canvas = Canvas("scratches_" + name, title, rankdir, width)
     tooltips = {}
     _, versions = core.get_ssa(cell)
 
@@ -74,10 +75,14 @@ def scratches(cell_net, backward_net, recompute=None, params=None, rankdir="TB")
         params=sources.param_names(cell_net, cell, params),
         tooltips=tooltips,
     )
-    return canvas.finish()
+    graph = canvas.finish()
+    if canvas.page:
+        full = dict(recompute=recompute, params=params, rankdir=rankdir)
+        sizing.with_full_size(graph, lambda: scratches(cell_net, backward_net, **full))
+    return graph
 
 
-def scratches_of(op, rankdir="TB"):
+def scratches_of(op, rankdir="TB", width=None):
     """:func:`scratches` for a RecurrentNetwork op's own step nets."""
     rnn = RecurrentOp(op)
     backward = [] if rnn.backward_step_net is None else rnn.backward_step_net
@@ -87,4 +92,5 @@ def scratches_of(op, rankdir="TB"):
         recompute=rnn.recompute,
         params={rnn.inputs[i] for i in rnn.params},
         rankdir=rankdir,
+        width=width,
     )

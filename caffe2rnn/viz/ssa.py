@@ -13,20 +13,26 @@ version > 0 that the backward step reads at version 0. The drawing uses
 """
 
 from .. import core
-from . import sources
-from .style import Canvas, is_gradient_name, op_label, wrap
+from . import sizing, sources
+from .canvas import Canvas
+from .style import is_gradient_name
 
 
 class VersionNodes:
-    """Node ids of the blob versions drawn for one net (optionally prefixed)."""
+    """Node keys of the blob versions drawn for one net (optionally prefixed).
+
+    A key is a tuple ``(prefix, name, "@v")``: the canvas turns it into a node
+    id (``fwd/lstm/gates_t@2``), distinct for distinct blobs whatever their names.
+    """
 
     def __init__(self, prefix, blob_versions):
         self.prefix = prefix
         self.final = dict(blob_versions)
         self.drawn = set()
+        self.reads = []  # keys of the blobs the net reads (version 0), in order
 
     def id(self, name, version):
-        return "%s%s@%d" % (self.prefix, name, version)
+        return (self.prefix, name, "@%d" % version)
 
     def first(self, name):
         """The node of the version a link *into* the net feeds (version 0)."""
@@ -36,7 +42,7 @@ class VersionNodes:
         return self.id(name, self.final.get(name, 0))
 
     def ids(self):
-        """Ids of every blob version drawn."""
+        """Keys of every blob version drawn."""
         return sorted(self.id(n, v) for n, v in self.drawn)
 
     def has(self, name, version=None):
@@ -55,6 +61,7 @@ def draw_versions(
     tooltips=None,
     inplace_edges=True,
     values=None,
+    fold=None,
 ):
     """Draw ``netdef``'s ops and blob versions into ``graph``.
 
@@ -64,8 +71,9 @@ def draw_versions(
     it more than once; ``inplace_edges`` joins the versions an in-place op
     reads and writes with a dotted line; ``values(name)`` (what a run left
     in the workspace) adds shape and dtype to the label of each blob's *final*
-    version, the only one whose value survives the run. Returns the
-    :class:`VersionNodes`.
+    version, the only one whose value survives the run; ``fold=k`` lays the
+    blobs the net reads (version 0) out in rows of ``k`` instead of one wide
+    row. Returns the :class:`VersionNodes`.
     """
     ssa, blob_versions = core.get_ssa(netdef)
     external_in, external_out = set(netdef.external_input), set(netdef.external_output)
@@ -90,7 +98,7 @@ def draw_versions(
         if extra_kinds is not None:
             kinds.extend(extra_kinds(name, version))
         shown = always_version or nodes.final.get(name, 0) > 1
-        label = wrap(name) + ("@%d" % version if shown else "")
+        label = canvas.wrap(name) + ("@%d" % version if shown else "")
         tooltip = (tooltips or {}).get(name)
         value = values(name) if values and version == nodes.final.get(name, 0) else None
         if sources.shape_text(value):
@@ -100,9 +108,9 @@ def draw_versions(
         return nodes.id(name, version)
 
     for index, (op, (inputs, outputs)) in enumerate(zip(netdef.op, ssa)):
-        op_id = "%sop#%d" % (prefix, index)
+        op_id = (prefix, "op#%d" % index)
         inplace = sorted({n for n, _ in outputs} & {n for n, _ in inputs})
-        label = op_label(op, index) + ("\nin-place" if inplace else "")
+        label = canvas.op_label(op, index) + ("\nin-place" if inplace else "")
         extra = op_class(index, op) if op_class else ""
         canvas.op(
             op_id,
@@ -124,10 +132,13 @@ def draw_versions(
                 graph=graph,
                 constraint="false",
             )
+    nodes.reads = list(dict.fromkeys(nodes.id(n, v) for ins, _ in ssa for n, v in ins if v == 0))
+    if fold:
+        canvas.fold(nodes.reads, fold, graph)
     return nodes
 
 
-def ssa(net_like, params=None, rankdir="TB", shapes=None):
+def ssa(net_like, params=None, rankdir="TB", shapes=None, width=None):
     """SSA drawing of a net (NetDef, ``core.Net``, model helper or list of ops).
 
     Nodes: ``Type (op#i)`` boxes and one ``name@v`` node per blob version;
@@ -136,10 +147,11 @@ def ssa(net_like, params=None, rankdir="TB", shapes=None):
     outputs are bold pills. ``params`` overrides which blobs are parameters;
     ``shapes`` (a workspace after a run, or a dict of arrays) labels each
     blob's final version with its shape and dtype (its values in the tooltip).
+    ``width="page"`` lays it out for a text column (:mod:`~caffe2rnn.viz.sizing`).
     """
     netdef = sources.as_netdef(net_like)
     name = netdef.name or "unnamed"
-    canvas = Canvas("ssa_" + name, "SSA of net '%s': name@version" % name, rankdir)
+    canvas = Canvas("ssa_" + name, "SSA of net '%s': name@version" % name, rankdir, width)
     draw_versions(
         canvas,
         canvas.graph,
@@ -147,4 +159,8 @@ def ssa(net_like, params=None, rankdir="TB", shapes=None):
         params=sources.param_names(net_like, netdef, params),
         values=sources.blob_values(shapes) if shapes is not None else None,
     )
-    return canvas.finish()
+    graph = canvas.finish()
+    if canvas.page:
+        full = dict(params=params, rankdir=rankdir, shapes=shapes)
+        sizing.with_full_size(graph, lambda: ssa(net_like, **full))
+    return graph

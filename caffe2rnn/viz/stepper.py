@@ -60,12 +60,13 @@ def _backward_touches(op, T):
     }
 
 
-def frames(op, T=3):
+def frames(op, T=3, width=None):
     """``{"forward": [...], "backward": [...]}``: one frame per step, in run order.
 
     Each frame is a dict: ``t``, ``svg`` (the highlighted drawing, as text),
     ``reads`` and ``writes`` (``"tensor[row]"`` strings) and ``caption``.
-    Forward frames run t = 0..T-1, backward frames t = T-1..0.
+    Forward frames run t = 0..T-1, backward frames t = T-1..0; ``width="page"``
+    draws them for a text column (:mod:`~caffe2rnn.viz.sizing`).
     """
     if not isinstance(T, int) or not 1 <= T <= MAX_STEPS:
         raise DrawingError("stepper: T must be a whole number in 1..%d, got %r" % (MAX_STEPS, T))
@@ -77,7 +78,7 @@ def frames(op, T=3):
         out[direction] = []
         for t in order:
             reads, writes = touches[t]
-            svg = pipe(draw(op, T, highlight=t), "svg").decode("utf-8")
+            svg = pipe(draw(op, T, highlight=t, width=width), "svg").decode("utf-8")
             svg = svg[svg.index("<svg") :]  # drop the XML prolog and DOCTYPE: inlined
             caption = "%s step t = %d reads %s; writes %s" % (
                 direction,
@@ -121,18 +122,20 @@ _SCRIPT = """
 """
 
 
-def stepper_html(op, T=3, title=None):
+def stepper_html(op, T=3, title=None, width=None):
     """A self-contained HTML fragment: slider, forward/backward switch, one SVG per step.
 
     Needs no kernel and no network: the frames are inline and the script is
     a dozen lines. Each highlighted row is an SVG group ``<g id="a_hl_read_...">``
-    or ``<g id="a_hl_write_...">`` (the browser test reads them).
+    or ``<g id="a_hl_write_...">`` (the browser test reads them). With
+    ``width="page"`` the frames are laid out for a text column and the
+    fragment's class ``c2r-page`` lets a page's CSS fit them to it.
     """
-    data = frames(op, T)
+    data = frames(op, T, width)
     uid = "c2r-stepper-%d" % next(_ids)
     name = title or "'%s'" % (RecurrentOp(op).name)
     parts = [
-        '<div class="c2r-stepper" id="%s">' % uid,
+        '<div class="c2r-stepper%s" id="%s">' % (" c2r-page" if width == "page" else "", uid),
         '<div class="c2r-controls">',
         "<b>%s</b> over T = %d steps: " % (html.escape(name), T),
     ]
@@ -168,22 +171,22 @@ def stepper_html(op, T=3, title=None):
 class HTMLStepper:
     """Shows :func:`stepper_html` in Jupyter (no ipywidgets needed)."""
 
-    def __init__(self, op, T):
-        self.html = stepper_html(op, T)
+    def __init__(self, op, T, width=None):
+        self.html = stepper_html(op, T, width=width)
 
     def _repr_html_(self):
         return self.html
 
 
-def stepper(op, T=3):
+def stepper(op, T=3, width=None):
     """In Jupyter: a slider over t and a forward/backward toggle over the highlighted
     timelines of RecurrentNetwork ``op``. Uses ipywidgets when it is installed
     (the kernel swaps the SVG), else the kernel-free HTML version."""
     try:
         import ipywidgets as widgets
     except ImportError:
-        return HTMLStepper(op, T)
-    data = frames(op, T)
+        return HTMLStepper(op, T, width)
+    data = frames(op, T, width)
     slider = widgets.IntSlider(value=0, min=0, max=T - 1, description="step", readout=False)
     direction = widgets.ToggleButtons(options=["forward", "backward"], value="forward")
     caption = widgets.HTML()

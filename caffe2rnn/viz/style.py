@@ -17,10 +17,11 @@ common diagram practice (TensorBoard, Netron) elsewhere:
   state tensors are cylinders (storage that outlives one step);
 * links and aliases are dashed edges labelled with their offset and window.
 
-Every drawing is built on a :class:`Canvas`, which remembers which styles it
-used and appends a legend naming exactly those, so the key in each figure
-matches the figure. Every node carries a ``class`` attribute naming its kinds
-(Graphviz copies it into the SVG), which is also what the tests read.
+Every drawing is built on a :class:`~caffe2rnn.viz.canvas.Canvas`, which
+remembers which of these styles it used and appends a legend naming exactly
+those, so the key in each figure matches the figure. Text reaches Graphviz
+through :func:`dot_text` (plain labels) or :func:`html_text` (tables), each
+applied once.
 """
 
 import html
@@ -161,7 +162,7 @@ CLUSTER_STYLES = {
 }
 
 # Blob kinds that decide the shape/fill; later ones win.
-_KIND_PRIORITY = [
+KIND_PRIORITY = [
     "blob",
     "external_input",
     "external_output",
@@ -184,7 +185,7 @@ def op_family(op_type):
     return "compute"
 
 
-def _accumulates_gradient(op):
+def accumulates_gradient(op):
     """A Sum belongs to the red "accumulate" family only when it adds gradients."""
     return is_gradient_op(op) or any(is_gradient_name(name) for name in op.output)
 
@@ -199,219 +200,50 @@ def is_gradient_name(name):
     return "_grad" in name
 
 
-def wrap(text, width=24):
-    """Break long blob paths after '/' so labels stay narrow."""
-    if len(text) <= width or "/" not in text:
+def wrap(text, width=24, breaks="/"):
+    """Break long blob paths after '/' (and any other character of ``breaks``,
+    e.g. '_' on a page) so labels stay narrow; the break character ends the
+    line, so the lines joined give the name back."""
+    text = str(text)
+    if len(text) <= width or not any(c in text for c in breaks):
         return text
+    pieces, piece = [], ""
+    for char in text:
+        piece += char
+        if char in breaks:
+            pieces.append(piece)
+            piece = ""
+    pieces.append(piece)
     lines, line = [], ""
-    for piece in text.split("/"):
-        candidate = piece if not line else line + "/" + piece
-        if line and len(candidate) > width:
-            lines.append(line + "/")
+    for piece in pieces:
+        if line and len(line + piece) > width:
+            lines.append(line)
             line = piece
         else:
-            line = candidate
+            line += piece
     lines.append(line)
     return "\n".join(lines)
 
 
 def html_text(text):
+    """Text for an HTML-like label (tables): ``&``, ``<``, ``>`` and quotes as entities."""
     return html.escape(str(text), quote=True)
 
 
-def safe_id(text):
-    """Node ids for the ``graphviz`` package: a ':' would be read as a port."""
-    return str(text).replace(":", "_")
+def dot_text(text):
+    """Text for a plain DOT label, shown exactly as given.
 
-
-class Canvas:
-    """A ``graphviz.Digraph`` that styles nodes by kind and adds a legend.
-
-    ``graph`` arguments let callers draw into a cluster subgraph; the legend
-    still counts what was used there.
+    In a DOT string Graphviz reads ``\\n``, ``\\l``, ``\\N`` and ``\\"`` as
+    escapes and ``&amp;`` as an entity, and the ``graphviz`` package treats
+    ``<...>`` as an HTML label. So backslashes are doubled, ``&`` becomes
+    ``&amp;`` and the result is marked as not HTML; the package then escapes
+    the quotes. Line breaks stay line breaks. Called once, by the canvas, on
+    every label it writes.
     """
-
-    def __init__(self, name, title=None, rankdir="LR"):
-        self.graph = graphviz.Digraph(name)
-        self.graph.attr(
-            rankdir=rankdir,
-            fontname=FONT,
-            fontsize="12",
-            nodesep="0.25",
-            ranksep="0.35",
-            newrank="true",
-        )
-        if title:
-            self.graph.attr(label=title, labelloc="t", fontsize="14")
-        self.graph.attr("node", fontname=FONT, fontsize="10", margin="0.06,0.03", height="0.3")
-        self.graph.attr("edge", fontname=FONT, fontsize="9", arrowsize="0.6")
-        self._families = []  # (legend text, op node attributes) in drawing order
-        self._blob_kinds = []
-        self._edge_kinds = []
-
-    def _note(self, seen, item):
-        if item not in seen:
-            seen.append(item)
-
-    def _note_blob(self, kinds, attrs):
-        """Remember a blob style for the legend, exactly as drawn: keyed by its
-        deciding kind and its shape (a parameter that is a net input is a pill,
-        one inside a net an ellipse)."""
-        main = kinds[-1]
-        text = BLOB_KINDS[main][1]
-        for side, words in (("external_input", "net input"), ("external_output", "net output")):
-            if side in kinds and main != side and not main.startswith("external"):
-                text += " (%s)" % words
-        key = (main, attrs.get("shape"), text)
-        if key not in (k for k, _ in self._blob_kinds):
-            self._blob_kinds.append((key, dict(attrs)))
-
-    def op(self, node_id, label, op, graph=None, extra_class=""):
-        family = op_family(op.type)
-        if family == "accumulate" and not _accumulates_gradient(op):
-            family = "compute"  # a forward Sum is arithmetic, not the red += of backward
-        attrs = {
-            "shape": "box",
-            "style": "filled",
-            "fillcolor": OP_FAMILIES[family][0],
-            "fontcolor": "#FFFFFF",
-            "color": OP_FAMILIES[family][0],
-        }
-        classes = ["op", family]
-        if is_gradient_op(op):
-            attrs["style"] = "rounded,filled"
-            classes.append("gradient_op")
-        text = ("gradient operator: %s" if is_gradient_op(op) else "operator: %s") % family
-        self._note(self._families, (text, tuple(sorted(attrs.items()))))
-        if extra_class:
-            classes.append(extra_class)
-        attrs["class"] = " ".join(classes)
-        (graph or self.graph).node(safe_id(node_id), label, **attrs)
-
-    def blob(self, node_id, label, kinds=("blob",), graph=None, tooltip=None):
-        kinds = [k for k in _KIND_PRIORITY if k in kinds] or ["blob"]
-        attrs = dict(BLOB_KINDS["blob"][0])
-        for kind in kinds:
-            attrs.update(BLOB_KINDS[kind][0])
-        self._note_blob(kinds, attrs)
-        attrs["class"] = " ".join(["blob"] + [k for k in kinds if k != "blob"])
-        if tooltip:
-            attrs["tooltip"] = tooltip
-        (graph or self.graph).node(safe_id(node_id), label, **attrs)
-
-    def table(self, node_id, html_label, graph=None, kind="state"):
-        """An HTML-like table node (state tensors drawn row by row)."""
-        self._note_blob([kind], {**BLOB_KINDS["blob"][0], **BLOB_KINDS[kind][0], "shape": "box"})
-        (graph or self.graph).node(
-            safe_id(node_id),
-            "<%s>" % html_label,
-            shape="plaintext",
-            margin="0",
-            **{"class": "blob table " + kind},
-        )
-
-    def edge(
-        self,
-        tail,
-        head,
-        kind="data",
-        label=None,
-        graph=None,
-        tail_port=None,
-        head_port=None,
-        **extra,
-    ):
-        """An edge between node ids (ports name cells of table nodes)."""
-        self._note(self._edge_kinds, kind)
-        attrs = dict(EDGE_KINDS[kind][0])
-        attrs["class"] = kind
-        if label:
-            attrs["label"] = label
-        attrs.update(extra)
-        tail, head = safe_id(tail), safe_id(head)
-        (graph or self.graph).edge(
-            tail + (":" + tail_port if tail_port else ""),
-            head + (":" + head_port if head_port else ""),
-            **attrs,
-        )
-
-    def cluster(self, name, label, kind, parent=None):
-        """``with canvas.cluster(...) as sub:`` draws into a labelled box
-        (nested in ``parent``, another cluster, when given)."""
-        sub = (parent or self.graph).subgraph(name="cluster_" + safe_id(name))
-        return _Cluster(sub, label, CLUSTER_STYLES[kind])
-
-    def finish(self):
-        """Append the legend for what was drawn and return the Digraph.
-
-        The legend is drawn with the same node and edge attributes as the
-        figure (an ellipse for a blob, a pill for a net input, a cylinder for a
-        state tensor...), in a box of its own, rows of a few entries each.
-        """
-        entries = []  # (node attributes, text, edge attributes or None)
-        for text, attrs in self._families:  # each op look as drawn
-            entries.append((dict(attrs), text, None))
-        for (_, _, text), attrs in self._blob_kinds:
-            entries.append((attrs, text, None))
-        for kind in self._edge_kinds:
-            attrs, text = EDGE_KINDS[kind]
-            entries.append(({}, text, attrs))
-        per_row = 4
-        with self.graph.subgraph(name="cluster_legend") as box:
-            box.attr(
-                label="legend",
-                style="rounded",
-                color="#9AA0A6",
-                fontsize="10",
-                fontname=FONT,
-                **{"class": "legend"},
-            )
-            firsts = []
-            for start in range(0, len(entries), per_row):
-                with box.subgraph() as row:
-                    row.attr(rank="same")
-                    for i, (attrs, text, edge) in enumerate(entries[start : start + per_row]):
-                        node = "legend/%d" % (start + i)
-                        if edge is None:
-                            row.node(node, text, fontsize="9", **attrs)
-                        else:  # a sample of the line: colour and dash pattern
-                            row.node(node, _edge_sample(edge, text), shape="plaintext")
-                firsts.append("legend/%d" % start)
-            for a, b in zip(firsts, firsts[1:]):
-                box.edge(a, b, style="invis")
-        return self.graph
+    return graphviz.nohtml(str(text).replace("\\", "\\\\").replace("&", "&amp;"))
 
 
-def _edge_sample(attrs, text):
-    """An HTML-like label drawing an edge style as text: ``- - -▶ link: ...``."""
-    line = {"dashed": "&#8211; &#8211; &#8211;", "dotted": "&#183; &#183; &#183; &#183;"}.get(
-        (attrs.get("style") or "").split(",")[0], "&#8212;&#8212;&#8212;"
-    )
-    head = "" if attrs.get("arrowhead") == "none" else "&#9654;"
-    weight = "<b>%s</b>" if float(attrs.get("penwidth", "1")) > 1 else "%s"
-    return '<<font color="%s" point-size="10">%s</font><font point-size="9">  %s</font>>' % (
-        attrs.get("color", "#5F6368"),
-        weight % (line + head),
-        html_text(text),
-    )
-
-
-class _Cluster:
-    def __init__(self, context, label, attrs):
-        self._context = context
-        self._label = label
-        self._attrs = attrs
-
-    def __enter__(self):
-        sub = self._context.__enter__()
-        sub.attr(label=self._label, fontname=FONT, fontsize="12", **self._attrs)
-        return sub
-
-    def __exit__(self, *exc):
-        return self._context.__exit__(*exc)
-
-
-def op_label(op, index):
+def op_label(op, index, width=28, breaks="/"):
     """net_drawer's label, ``"<name>/<Type> (op#<i>)"``, wrapped to stay narrow."""
     text = "%s (op#%d)" % (op.type, index)
-    return wrap(op.name + "/" + text, 28) if op.name else text
+    return wrap(op.name + "/" + text, width, breaks) if op.name else text

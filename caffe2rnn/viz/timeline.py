@@ -19,10 +19,14 @@ from ``hidden_t`` on row t+1 (offset 1). Alias outputs hang off the first row
 they view (``_all``: offset 1, ``_last``: offset -1).
 """
 
+from contextlib import nullcontext
+
 from .. import core
 from ..errors import DrawingError, op_context
+from . import sizing
+from .canvas import Canvas
 from .rnn_op import RecurrentOp, alias_label
-from .style import BLOB_KINDS, Canvas, html_text, wrap
+from .style import BLOB_KINDS, html_text, wrap
 
 _ALIAS_FILL = "#CEEAD6"
 _INITIAL_FILL = "#E8EAED"
@@ -52,17 +56,27 @@ def _alias_rows(alias, n_rows):
     return range(start, n_rows)
 
 
-def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, index=0):
+def fitted(text, fit, br="<br/>"):
+    """``text`` escaped for an HTML-like label; ``fit`` (a page's wrap) breaks it
+    into lines."""
+    if fit is None:
+        return html_text(text)
+    return br.join(html_text(line) for line in fit(text).split("\n"))
+
+
+def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, index=0, fit=None):
     """HTML-like label: one row per tensor row, a port ``r<i>`` on each.
 
-    ``now`` maps rows to "read"/"write" for the step the stepper shows."""
+    ``now`` maps rows to "read"/"write" for the step the stepper shows; ``fit``
+    breaks long names into lines (on a page)."""
     now = now or {}
+    sep = '<br align="left"/>' if fit else "<br/>"
     fill = BLOB_KINDS["state"][0]["fillcolor"]
     head = [
         '<td bgcolor="%s"><b>row</b></td><td bgcolor="%s"><b>written by</b></td>'
         '<td bgcolor="%s"><b>read by</b></td>' % (fill, fill, fill)
     ]
-    head += ['<td bgcolor="%s"><b>%s</b></td>' % (_ALIAS_FILL, html_text(a.dst)) for a in aliases]
+    head += ['<td bgcolor="%s"><b>%s</b></td>' % (_ALIAS_FILL, fitted(a.dst, fit)) for a in aliases]
     rows = [
         '<tr><td colspan="%d" bgcolor="%s"><b>%s</b></td></tr>'
         % (3 + len(aliases), fill, html_text(title)),
@@ -82,7 +96,7 @@ def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, ind
         for texts in (written, readers.get(r, [])):
             cells.append(
                 '<td align="left"%s>%s</td>'
-                % (fill, "<br/>".join(html_text(x) for x in texts) or "&#8212;")
+                % (fill, sep.join(fitted(x, fit, sep) for x in texts) or "&#8212;")
             )
         for j, alias in enumerate(aliases):
             covered = _alias_rows(alias, n_rows)
@@ -97,11 +111,22 @@ def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, ind
     )
 
 
-def timeline(op, T=3, steps=None, rankdir="LR", highlight=None):
+def _page_fit(text):
+    """A table cell on a page: long names broken after '/' and '_'."""
+    return wrap(text, 22, "/_")
+
+
+def timeline(op, T=3, steps=None, rankdir="LR", highlight=None, width=None):
     """The (T+1)-row state tensors of a RecurrentNetwork op for a sequence of
     length ``T``, with the link views of each step in ``steps`` (default all)
     and the ``_all``/``_last`` aliases. ``highlight=t`` colours the rows step
-    t reads and writes (one frame of the time stepper)."""
+    t reads and writes (one frame of the time stepper).
+
+    ``width="page"`` (:mod:`~caffe2rnn.viz.sizing`) draws the tables one
+    under the other, each with its initial state above and its aliases below,
+    and no step boxes: the tables' "written by" / "read by" columns already
+    name, row by row, the step and blob each link connects (the legend says so).
+    """
     rnn = RecurrentOp(op)
     if not isinstance(T, int) or T < 1:
         raise DrawingError(
@@ -114,10 +139,12 @@ def timeline(op, T=3, steps=None, rankdir="LR", highlight=None):
             % (op_context(op), list(steps), highlight, T - 1)
         )
     _, versions = core.get_ssa(rnn.step_net)
+    page = sizing.check(width) == "page"
     canvas = Canvas(
         "timeline_" + rnn.name,
         "'%s' over T = %d steps: which row each step reads and writes" % (rnn.name, T),
-        rankdir,
+        "TB" if page else rankdir,
+        width,
     )
     lengths = {state: T + 1 for state in rnn.states}
     lengths[rnn.sequence_input] = T
@@ -142,44 +169,56 @@ def timeline(op, T=3, steps=None, rankdir="LR", highlight=None):
         is_state = tensor in rnn.states
         initial = rnn.initial_state(tensor) if is_state else None
         aliases = [a for a in rnn.aliases if a.src == tensor]
-        canvas.table(
-            "tensor/" + tensor,
-            _table(
-                "%s  (%d rows)" % (tensor, n_rows),
-                n_rows,
-                writers.get(tensor, {}),
-                readers.get(tensor, {}),
-                aliases,
-                initial,
-                now.get(tensor),
-                index,
-            ),
+        table = ("tensor/", tensor)
+        # On a page each table, with its initial state and aliases, is one
+        # part of the column (the tables one under the other).
+        with canvas.part("tensor%d" % index) if page else nullcontext() as part:
+            canvas.table(
+                table,
+                _table(
+                    "%s  (%d rows)" % (tensor, n_rows),
+                    n_rows,
+                    writers.get(tensor, {}),
+                    readers.get(tensor, {}),
+                    aliases,
+                    initial,
+                    now.get(tensor),
+                    index,
+                    fit=_page_fit if page else None,
+                ),
+                graph=part,
+            )
+            if initial:
+                canvas.blob(("io/", initial), canvas.wrap(initial), ["external_input"], part)
+                canvas.edge(("io/", initial), table, label="copied to row 0", head_port="r0:w")
+            for j, alias in enumerate(aliases):
+                rows = _alias_rows(alias, n_rows)
+                text = "%s\n= rows %d..%d" % (canvas.wrap(alias.dst), rows.start, n_rows - 1)
+                if page:  # the edge's label in the node: beside the table it would widen it
+                    text += " (alias %+d)" % alias.offset
+                canvas.blob(("io/", alias.dst), text, ["external_output"], part)
+                canvas.edge(
+                    table,
+                    ("io/", alias.dst),
+                    "alias",
+                    None if page else alias_label(alias),
+                    tail_port="a%d:e" % j,
+                )
+
+    if page:  # each table a part of the page's column; no step boxes (their rows say it)
+        canvas.note(
+            "Each row lists the steps that write and read it: in step t, a link "
+            "with offset k makes the step-net blob a view of row t + k."
         )
-        if initial:
-            canvas.blob("io/" + initial, wrap(initial), ["external_input"])
-            canvas.edge(
-                "io/" + initial, "tensor/" + tensor, label="copied to row 0", head_port="r0:w"
-            )
-        for j, alias in enumerate(aliases):
-            canvas.blob(
-                "io/" + alias.dst,
-                "%s\n= rows %d..%d"
-                % (wrap(alias.dst), _alias_rows(alias, n_rows).start, n_rows - 1),
-                ["external_output"],
-            )
-            canvas.edge(
-                "tensor/" + tensor,
-                "io/" + alias.dst,
-                "alias",
-                alias_label(alias),
-                tail_port="a%d:e" % j,
-            )
+        graph = canvas.finish()
+        full = dict(steps=steps, rankdir=rankdir, highlight=highlight)
+        return sizing.with_full_size(graph, lambda: timeline(op, T, **full))
 
     for t in steps:
         kind = "now" if t == highlight else "time"
         with canvas.cluster("step%d" % t, "step t = %d" % t, kind) as sub:
             for link in links:
-                node = "t%d/%s" % (t, link.internal)
+                node = ("t%d/" % t, link.internal)
                 rows = _rows_of(link, t)
                 where = (
                     "row %d" % rows.start
@@ -190,7 +229,7 @@ def timeline(op, T=3, steps=None, rankdir="LR", highlight=None):
                 # edges into one table has no room for labels.
                 canvas.blob(
                     node,
-                    "%s\nlink %+d: %s" % (wrap(link.internal), link.offset, where),
+                    "%s\nlink %+d: %s" % (canvas.wrap(link.internal), link.offset, where),
                     ["blob"],
                     graph=sub,
                 )
@@ -199,7 +238,7 @@ def timeline(op, T=3, steps=None, rankdir="LR", highlight=None):
                 written = versions.get(link.internal, 0) > 0
                 canvas.edge(
                     node,
-                    "tensor/" + link.external,
+                    ("tensor/", link.external),
                     "link",
                     head_port="r%d:w" % rows.start,
                     **({} if written else {"dir": "back"}),

@@ -1,81 +1,138 @@
-"""``unroll(op, T)``: the step net drawn once per timestep, side by side.
+"""``unroll(op, T)``: the step net drawn once per timestep, one after the other.
 
 RecurrentNetwork runs one step net T times; what connects the copies is the
 state tensors. Unrolled, that connection becomes an ordinary edge: the blob
 step t writes at offset 1 (``hidden_t``) *is* the blob step t+1 reads at
 offset 0 (``hidden_t_prev``) — the same row of ``<cell_input>_states``. This
-view draws those recurrent edges (thick red) between columns; row t of the
+view draws those recurrent edges (thick red) between the steps; row t of the
 input sequence feeds step t; the initial state feeds step 0; every step's
 output is one row of ``_all``, the last step's is ``_last``.
+
+At full size the steps stand left to right. On a page (``width="page"``) time
+runs down, and for T > :data:`PAGE_STEPS` only the first two steps and the
+last are drawn, with an ellipsis between them that says which steps it stands
+for (``steps="all"`` draws every one).
 
 Caffe2 itself unrolled RNNs this way in ``rnn_cell`` ``static_rnn`` tests
 (2017-06), comparing the unrolled and the dynamic op's results.
 """
 
 from ..errors import DrawingError, op_context
+from . import sizing
+from .canvas import Canvas
 from .rnn_op import RecurrentOp, link_label
+from .rnn_parts import AUTO_EXPAND_OPS, draw_net
 from .ssa import draw_versions
-from .style import Canvas, wrap
+
+#: On a page, a sequence longer than this is drawn as steps 0, 1, ..., T-1.
+PAGE_STEPS = 4
+#: On a page, the blobs a step reads go in rows of this many.
+PAGE_ROW = 3
+STEPS = ("auto", "all")
 
 
-def unroll(op, T=3):
-    """One cluster per timestep t = 0..T-1, left to right, recurrent edges between them.
+def _shown_steps(T, page, steps):
+    if steps not in STEPS:
+        raise DrawingError("steps=%r: expected 'auto' or 'all'" % (steps,))
+    if not page or steps == "all" or T <= PAGE_STEPS:
+        return list(range(T))
+    return [0, 1, T - 1]
 
-    Left to right *is* time, and it is enforced, not hoped for: Graphviz
-    orders nodes within a rank by crossing minimisation and happily draws
-    side-by-side columns as steps 1, 2, 0, 3. So the drawing flows left to
-    right and each step sits between two invisible gates: every node of step
-    t points (invisibly) to the gate after it, which points to the gate
-    before step t+1, which points to every node of step t+1. Step t+1 then
-    lies on strictly higher ranks, i.e. to the right.
+
+def unroll(op, T=3, width=None, steps="auto"):
+    """One cluster per timestep t = 0..T-1, recurrent edges between them.
+
+    Time order *is* enforced, not hoped for: Graphviz orders nodes within a
+    rank by crossing minimisation and happily draws side-by-side columns as
+    steps 1, 2, 0, 3. So each step sits between two invisible gates: every
+    node of step t points (invisibly) to the gate after it, which points to
+    the gate before step t+1, which points to every node of step t+1. Step
+    t+1 then lies on strictly higher ranks: to the right at full size (left
+    to right), below on a page (top to bottom).
+
+    ``width="page"`` (:mod:`~caffe2rnn.viz.sizing`): time runs down; with
+    ``steps="auto"`` a sequence longer than :data:`PAGE_STEPS` shows steps
+    0, 1 and T-1 around an ellipsis (the legend says what it stands for);
+    ``steps="all"`` draws every step.
     """
     rnn = RecurrentOp(op)
     if not isinstance(T, int) or T < 1:
         raise DrawingError(
             "%s: unroll needs a sequence length T >= 1, got %r" % (op_context(op), T)
         )
-    canvas = Canvas("unroll_" + rnn.name, "'%s' unrolled over T = %d steps" % (rnn.name, T), "LR")
+    canvas = Canvas(
+        "unroll_" + rnn.name,
+        "'%s' unrolled over T = %d steps" % (rnn.name, T),
+        "TB" if sizing.check(width) == "page" else "LR",
+        width,
+    )
+    shown = _shown_steps(T, canvas.page, steps)
+    # On a page a big step net is drawn as one box per step (its ops listed):
+    # what the view shows is the recurrence between the steps.
+    collapse = canvas.page and len(rnn.step_net.op) > AUTO_EXPAND_OPS
+    if collapse:
+        canvas.note(
+            "Each step's net (%d ops) is one box listing its ops, with the blobs its links "
+            "connect; the full-size drawing draws every op." % len(rnn.step_net.op)
+        )
     params = {rnn.inputs[i] for i in rnn.params}
-    columns = []
-    for t in range(T):
+    columns = {}
+    for t in shown:
         with canvas.cluster("t%d" % t, "step t = %d" % t, "time") as sub:
-            columns.append(
-                draw_versions(
-                    canvas,
-                    sub,
-                    rnn.step_net,
-                    prefix="t%d/" % t,
-                    params=params,
-                    always_version=False,
-                    inplace_edges=False,
+            if collapse:
+                linked = [l.internal for l in rnn.links]
+                columns[t] = draw_net(
+                    canvas, sub, rnn.step_net, "t%d/" % t, params, False, linked, rnn.inputs
                 )
+                continue
+            columns[t] = draw_versions(
+                canvas,
+                sub,
+                rnn.step_net,
+                prefix="t%d/" % t,
+                params=params,
+                always_version=False,
+                inplace_edges=False,
+                fold=PAGE_ROW if canvas.page else None,
             )
-    for t, nodes in enumerate(columns):
-        for gate in ("in", "out"):
-            canvas.graph.node(
-                _gate(t, gate), "", shape="point", style="invis", width="0", group="time"
-            )
-        for node in nodes.ids():
-            canvas.graph.edge(_gate(t, "in"), node, style="invis")
-            canvas.graph.edge(node, _gate(t, "out"), style="invis")
-        # A straight, heavy spine of gates keeps the steps on one line.
-        canvas.graph.edge(_gate(t, "in"), _gate(t, "out"), style="invis", weight="50")
-        if t:
-            canvas.graph.edge(_gate(t - 1, "out"), _gate(t, "in"), style="invis", weight="50")
+    gaps = [t for t, after in zip(shown, shown[1:]) if after != t + 1]
+    if canvas.page:
+        _stack_steps(canvas, rnn, columns, shown, gaps)
+    else:
+        _gate_steps(canvas, columns, shown)
+    if gaps:
+        first, last = gaps[0] + 1, shown[-1] - 1
+        canvas.text(
+            "skipped",
+            "\u22ee\nsteps %d..%d: the same step net\n(steps='all' draws them)\n\u22ee"
+            % (first, last),
+            fontsize="11",
+        )
+        canvas.note(
+            "steps %d..%d are not drawn: each is the step net above, reading row t "
+            "of the input and of each state tensor and writing row t+1; "
+            "unroll(op, T, width='page', steps='all') draws every step" % (first, last)
+        )
     sequence_links = [l for l in rnn.links if l.external == rnn.sequence_input]
-    for t, nodes in enumerate(columns):
+    for t, nodes in columns.items():
         for link in sequence_links:
-            row = "io/%s[%d]" % (rnn.sequence_input, t)
-            canvas.blob(row, "%s[%d]" % (wrap(rnn.sequence_input), t), ["external_input"])
+            row = ("io/", rnn.sequence_input, "[%d]" % t)
+            canvas.blob(row, "%s[%d]" % (canvas.wrap(rnn.sequence_input), t), ["external_input"])
             canvas.edge(row, nodes.first(link.internal), "link", link_label(link))
     for state, read, written in rnn.recurrent_pairs():
         initial = rnn.initial_state(state)
-        canvas.blob("io/" + initial, wrap(initial), ["external_input"])
-        canvas.edge("io/" + initial, columns[0].first(read), label="row 0")
-        for t in range(T - 1):
+        canvas.blob(("io/", initial), canvas.wrap(initial), ["external_input"])
+        canvas.edge(("io/", initial), columns[0].first(read), label="row 0")
+        for t, after in zip(shown, shown[1:]):
+            if t in gaps:
+                tail, head = columns[t].last(written), "skipped"
+                canvas.edge(tail, head, "recurrent", "row %d" % (t + 1), constraint="false")
+                tail, head = "skipped", columns[after].first(read)
+                canvas.edge(tail, head, "recurrent", "row %d" % after, constraint="false")
+                continue
             canvas.edge(
                 columns[t].last(written),
-                columns[t + 1].first(read),
+                columns[after].first(read),
                 "recurrent",
                 "row %d" % (t + 1),
                 constraint="false",
@@ -83,14 +140,65 @@ def unroll(op, T=3):
         for alias in rnn.aliases:
             if alias.src != state:
                 continue
-            out = "io/" + alias.dst
-            canvas.blob(out, wrap(alias.dst), ["external_output"])
+            out = ("io/", alias.dst)
+            last = columns[shown[-1]].last(written)
             if alias.offset == -1:
-                canvas.edge(columns[-1].last(written), out, "alias", "last row")
+                canvas.blob(out, canvas.wrap(alias.dst), ["external_output"])
+                canvas.edge(last, out, "alias", "last row")
+            elif alias.offset == 1 and canvas.page:
+                # One edge, from the last step: an edge from every step would
+                # cross every step below it. The label says what the rest do.
+                canvas.blob(
+                    out, "%s\n[t] from step t" % canvas.wrap(alias.dst), ["external_output"]
+                )
+                canvas.edge(last, out, "alias", "[%d]" % shown[-1])
             elif alias.offset == 1:
-                for t in range(T):
+                canvas.blob(out, canvas.wrap(alias.dst), ["external_output"])
+                for t in shown:
                     canvas.edge(columns[t].last(written), out, "alias", "[%d]" % t)
-    return canvas.finish()
+    if canvas.page:  # the outputs in rows, not one wide row
+        canvas.fold([("io/", alias.dst) for alias in rnn.aliases], PAGE_ROW)
+    graph = canvas.finish()
+    if canvas.page:
+        sizing.with_full_size(graph, lambda: unroll(op, T))
+    return graph
+
+
+def _gate_steps(canvas, columns, shown):
+    """Full size: the gates that put step t+1 to the right of step t (see unroll)."""
+    for t, nodes in columns.items():
+        for gate in ("in", "out"):
+            canvas.point(_gate(t, gate), group="time")
+        for node in nodes.ids():
+            canvas.invisible(_gate(t, "in"), node)
+            canvas.invisible(node, _gate(t, "out"))
+        # A straight, heavy spine of gates keeps the steps on one line.
+        canvas.invisible(_gate(t, "in"), _gate(t, "out"), weight="50")
+        if t:
+            canvas.invisible(_gate(t - 1, "out"), _gate(t, "in"), weight="50")
+
+
+def _stack_steps(canvas, rnn, columns, shown, gaps):
+    """On a page: step t+1 under step t. The blobs step t writes last (its
+    outputs, at its bottom) point invisibly to the first row of blobs step
+    t+1 reads (its top): short edges from box to box. (Gates beside the
+    boxes, as at full size, would pull the steps into a staircase.)"""
+    linked = {l.internal for l in rnn.links}
+
+    def ends(t):
+        nodes = columns[t]
+        return [nodes.last(n) for n in nodes.final if n in linked and nodes.final[n] > 0]
+
+    def tops(t):
+        nodes = columns[t]
+        return [k for k in nodes.reads[:PAGE_ROW]]
+
+    for t, after in zip(shown, shown[1:]):
+        if t in gaps:
+            canvas.chain_all(ends(t), ["skipped"])
+            canvas.chain_all(["skipped"], tops(after))
+        else:
+            canvas.chain_all(ends(t), tops(after))
 
 
 def _gate(t, side):

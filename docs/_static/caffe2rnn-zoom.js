@@ -1,7 +1,9 @@
 /* caffe2rnn docs: every diagram opens full size in a pan/zoom viewer.
-   Diagrams are SVG images; the page shows them scaled to the text column,
-   where a big one would have 2 px text. A click opens the viewer at 100 %
-   (drag to pan, wheel or +/- to zoom, 0 to fit, Esc or x to close). */
+   Diagrams are SVG images laid out for the text column (width="page"); a
+   click opens their full-size drawing in the viewer at 100 % (drag to pan,
+   wheel or +/- to zoom, 0 to fit, Esc or x to close). The full-size drawing
+   is the image's link target (concept pages: <a href="..._full.svg">) or,
+   in a notebook's output, the image in the figure's "full size" box. */
 (function () {
   "use strict";
 
@@ -73,14 +75,29 @@
     apply();
   }
 
+  function isSvg(src) {
+    return /\.svg(\?|#|$)/.test(src || "") || /^data:image\/svg\+xml/.test(src || "");
+  }
+
+  /* The full-size drawing of a page-width image: its link's SVG, or the
+     image in its figure's "full size" box; else the image itself. */
+  function fullSize(img) {
+    var link = img.closest("a");
+    if (link && isSvg(link.getAttribute("href"))) { return link.href; }
+    var figure = img.closest(".c2r-figure");
+    var full = figure && figure.querySelector(".c2r-full img");
+    if (full && full !== img) { return full.src; }
+    return img.currentSrc || img.src;
+  }
+
   function setUp() {
     document.querySelectorAll("article img, .bd-article img").forEach(function (img) {
-      if (!/\.svg(\?|#|$)/.test(img.getAttribute("src") || "")) { return; }
+      if (!isSvg(img.getAttribute("src")) || img.closest(".c2r-full")) { return; }
       img.classList.add("c2r-zoomable");
       img.title = "click to open full size (drag to pan, wheel to zoom)";
       img.addEventListener("click", function (e) {
         e.preventDefault();
-        open(img.currentSrc || img.src, img.alt);
+        open(fullSize(img), img.alt);
       });
       var link = img.closest("a");
       if (link) { link.addEventListener("click", function (e) { e.preventDefault(); }); }

@@ -94,7 +94,42 @@ def test_every_notebook_is_rendered_with_outputs(built_site):
     notebook3 = (
         copy / "docs" / "_build" / "html" / "notebooks" / "03_recurrent_network_op.html"
     ).read_text()
-    assert len(re.findall(r'<img[^>]+\.svg"', notebook3)) >= 3
+    # the drawings: SVG files, or (page-width figures with their full size) data URIs
+    assert len(re.findall(r'<img[^>]+(?:\.svg"|src="data:image/svg\+xml)', notebook3)) >= 3
+
+
+def test_no_notebook_prints_the_cnn_model_helper_deprecation_banner(built_site):
+    """Notebooks build with ModelHelper + brew; 07 and 09, about the 2017 API,
+    explain the banner once in their text instead of printing it."""
+    copy, build = built_site
+    assert build.returncode == 0, build.stderr[-3000:]
+    for page in sorted((copy / "docs" / "_build" / "html" / "notebooks").glob("0*.html")):
+        outputs = "".join(re.findall(r'<div class="cell_output.*?</div>', page.read_text(), re.S))
+        assert "DEPRECATE WARNING" not in outputs, page.name
+
+
+def _check_site():
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import check_site  # scripts/check_site.py
+
+    return check_site
+
+
+def test_every_embedded_diagram_is_readable_at_the_column_width(built_site, capsys):
+    """Each diagram a page or notebook embeds, measured as the theme shows it:
+    median label >= 9 px and smallest >= 7 px in the 688 px article column."""
+    copy, build = built_site
+    assert build.returncode == 0, build.stderr[-3000:]
+    check_site = _check_site()
+    rows = check_site.diagram_report(str(copy / "docs" / "_build" / "html"))
+    with capsys.disabled():  # the table, in the test log
+        print()
+        check_site.print_report(rows)
+    pages = {row[0] for row in rows}
+    assert {"concepts/recurrent-op.html", "notebooks/06_attention.html"} <= pages
+    assert len(rows) >= 40, "fewer diagrams than the site embeds: %d" % len(rows)
+    failed = ["%s %s: %s" % (row[0], row[1], row[-1]) for row in rows if row[-1]]
+    assert not failed, failed
 
 
 def test_concept_pages_show_the_svg_diagrams(built_site):
@@ -216,6 +251,64 @@ def test_the_time_stepper_page_moves_in_a_real_browser(built_site):
         assert caption.startswith("backward step t = ")
 
 
+COLUMN_AND_DIAGRAMS = """
+(function () {
+  var article = document.querySelector('.bd-article');
+  var style = getComputedStyle(article);
+  var column = article.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  var shown = [];
+  article.querySelectorAll('img').forEach(function (img) {
+    var src = img.getAttribute('src') || '';
+    if (!/\\.svg$|^data:image\\/svg/.test(src) || img.closest('.c2r-full')) { return; }
+    shown.push(img.getBoundingClientRect().width);
+  });
+  article.querySelectorAll('.c2r-frame:not([hidden]) svg').forEach(function (svg) {
+    shown.push(svg.getBoundingClientRect().width);
+  });
+  return [column, shown];
+})()
+"""
+
+
+def test_the_check_measures_what_a_browser_shows(built_site):
+    """The theme's column is the check's (688 px beside a contents sidebar, 960
+    without), and every diagram is shown as wide as the check assumes (so its
+    label sizes are the reader's)."""
+    from browser import Browser
+
+    copy, build = built_site
+    assert build.returncode == 0, build.stderr[-3000:]
+    _browser_or_skip()
+    check_site = _check_site()
+    html = copy / "docs" / "_build" / "html"
+    pages = [
+        "concepts/recurrent-op.html",
+        "concepts/links-and-aliases.html",
+        "concepts/time-stepper.html",
+        "notebooks/06_attention.html",
+    ]
+    with Browser(width=1280, height=900) as browser:
+        for page in pages:
+            browser.open(str(html / page))
+            column, shown = browser.evaluate(COLUMN_AND_DIAGRAMS)
+            assert abs(column - check_site.column_px((html / page).read_text())) <= 1, (
+                page,
+                column,
+            )
+            diagrams = check_site.page_diagrams(
+                (html / page).read_text(), str((html / page).parent)
+            )
+            expected = [check_site.measure(d)[1] for d in diagrams if not d["full"]]
+            if page.endswith("time-stepper.html"):  # one stepper frame is visible
+                frames = [d for d in diagrams if d["name"] == "stepper frame"]
+                expected = [check_site.measure(d)[1] for d in diagrams
+                            if not d["full"] and d["name"] != "stepper frame"]  # fmt: skip
+                expected.append(check_site.measure(frames[0])[1])
+            assert len(shown) == len(expected), (page, shown, expected)
+            for got, want in zip(shown, expected):
+                assert abs(got - want) <= 2, (page, got, want)
+
+
 def test_every_diagram_opens_full_size(built_site):
     from browser import Browser
 
@@ -236,5 +329,12 @@ def test_every_diagram_opens_full_size(built_site):
             "return v ? [v.style.transform, v.naturalWidth] : null;})()"
         )
         assert shown is not None and "scale(1)" in shown[0] and shown[1] > 0
+        opened = browser.evaluate("document.querySelector('.c2r-viewer img').src")
+        assert opened.endswith("_full.svg")  # the page shows the page layout; a click, full size
         browser.press("Escape", "Escape", 27)
         assert browser.evaluate("document.querySelector('.c2r-viewer')") is None
+        # a notebook's figure: a click opens the drawing in its "full size" box
+        browser.open(str(copy / "docs" / "_build" / "html" / "notebooks" / "06_attention.html"))
+        browser.click(".c2r-figure img.c2r-diagram")
+        full = browser.evaluate("document.querySelector('.c2r-figure .c2r-full img').src")
+        assert browser.evaluate("document.querySelector('.c2r-viewer img').src") == full

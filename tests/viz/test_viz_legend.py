@@ -18,9 +18,10 @@ def _look(attrs):
     )
 
 
+@pytest.mark.parametrize("width", [None, "page"])
 @pytest.mark.parametrize("view", ["net", "ssa", "scratches", "backward", "recurrent", "unroll"])
-def test_every_blob_look_in_the_figure_is_in_the_legend_and_back(parse_dot, view):
-    dot = parse_dot(all_views(examples.lstm(), 2)[view])
+def test_every_blob_look_in_the_figure_is_in_the_legend_and_back(parse_dot, view, width):
+    dot = parse_dot(all_views(examples.lstm(), 2, width)[view])
     legend = {n: a for n, a in dot.nodes.items() if n.startswith("legend/")}
     figure_blobs = {
         _look(a)

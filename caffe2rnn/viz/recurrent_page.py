@@ -1,0 +1,132 @@
+"""``recurrent(op, width="page")``: a RecurrentNetwork op in two panels, for a text column.
+
+At full size :func:`~caffe2rnn.viz.recurrent.recurrent` draws one box with
+two sides next to each other: the forward side (state tensors over the step
+net) and the backward side (their gradients over the backward step net). On a
+page that is twice too wide, and it says two things at once. So the page
+layout draws two panels, one under the other, each read top to bottom:
+
+1. **forward** — the op's inputs (the sequence and the initial states; the
+   references, which every step reads as they are, are drawn only where the
+   step nets read them: the legend says so), then the op: the step net, and
+   under it the state tensors its links read (row t) and write (row t+1);
+   under the op its outputs, each an alias of a state tensor;
+2. **backward** — the backward step net the gradient op runs for t = T-1..0,
+   under it the gradient tensors its backward links read and write, and
+   under those the input gradients they fill.
+
+No edge crosses from one panel to the other: the backward step net reads
+the forward blobs of step t in step workspace t (drawn as its inputs), not
+through edges. The tensors sit *under* the nets, so the aliases drop straight
+from their tensor to the outputs; the reads of row t go back up.
+"""
+
+from . import rnn_parts as parts
+from .canvas import Canvas
+from .rnn_op import RecurrentOp, alias_label
+
+
+def recurrent_page(op, nested="auto"):
+    """The page layout of :func:`~caffe2rnn.viz.recurrent.recurrent` (its
+    arguments checked there)."""
+    rnn = RecurrentOp(op)
+    canvas = Canvas(
+        "recurrent_" + rnn.name,
+        "%s '%s': step nets, links and aliases" % (op.type, rnn.name),
+        "TB",
+        "page",
+    )
+    params = {rnn.inputs[i] for i in rnn.params}
+
+    def expand(netdef):
+        return nested == "expand" or (nested == "auto" and len(netdef.op) <= parts.AUTO_EXPAND_OPS)
+
+    with canvas.part("forward"):
+        _forward_panel(canvas, rnn, params, expand(rnn.step_net))
+    if rnn.backward_step_net is not None:
+        with canvas.part("backward"):
+            _backward_panel(canvas, rnn, params, expand(rnn.backward_step_net))
+    return canvas.finish()
+
+
+def _forward_panel(canvas, rnn, params, expand):
+    """The op's inputs, its step net, the state tensors under it, its outputs."""
+    drawn, references = set(), set(rnn.references())
+    inputs = {
+        b: parts.io_node(canvas, b, ["external_input"] + (["param"] if b in params else []), drawn)
+        for b in rnn.inputs
+        if b not in references
+    }
+    tensors = dict(inputs)
+    title = "%s '%s': the forward pass" % (rnn.op.type, rnn.name)
+    with canvas.cluster("rnn", title, "rnn") as outer:
+        with canvas.cluster(
+            "step", "step net '%s' (one timestep)" % rnn.step_net.name, "step", outer
+        ) as inner:
+            before = set(canvas.drawn())
+            forward = parts.draw_step_net(canvas, inner, rnn, params, expand)
+            top = [k for k in canvas.drawn() if k not in before and k[-1] == "@0"]
+        with parts.tensor_row(canvas, "states", "state tensors, (T+1) rows", outer) as row:
+            for state in rnn.states:
+                initial = "row 0 = %s" % rnn.initial_state(state)
+                tensors[state] = parts.state_node(canvas, state, row, note=initial)
+    # On a page the labels of long edges would widen the figure: what such an
+    # edge says goes into the node it ends on ("row 0 = h0", "= alias +1 ...").
+    for state in rnn.states:
+        canvas.edge(inputs[rnn.initial_state(state)], tensors[state], tooltip="copied to row 0")
+    parts.link_edges(canvas, forward, rnn.links, tensors, below=True)
+    if references:
+        canvas.note(
+            "The op's other inputs, which every step reads as they are (parameters, "
+            "seq_lengths...: the references), are drawn once, in the step nets that read them."
+        )
+    outputs = []
+    for alias in rnn.aliases:
+        label = alias_label(alias)
+        outputs.append(parts.io_node(canvas, alias.dst, ["external_output"], drawn, "= " + label))
+        canvas.edge(tensors[alias.src], outputs[-1], "alias", tooltip=label)
+    for extra in rnn.op.output[len(rnn.aliases) :]:
+        outputs.append(parts.io_node(canvas, extra, ["external_output"], drawn))
+    inputs = list(dict.fromkeys(inputs.values()))
+    _block(canvas, "inputs", inputs)
+    _block(canvas, "outputs", list(dict.fromkeys(outputs)))
+    canvas.below("inputs", inputs, top[: parts.PAGE_ROW])  # the inputs above the step net
+
+
+def _backward_panel(canvas, rnn, params, expand):
+    """The backward step net, the gradient tensors under it, the input gradients."""
+    tensors, drawn = {}, set()
+    title = "its backward pass (argument backward_step_net, run for t = T-1 .. 0)"
+    with canvas.cluster("rnn_backward", title, "rnn") as outer:
+        with canvas.cluster(
+            "backward",
+            "backward step net '%s'" % rnn.backward_step_net.name,
+            "backward",
+            outer,
+        ) as inner:
+            grads = parts.draw_step_net(canvas, inner, rnn, params, expand, backward=True)
+        with parts.tensor_row(canvas, "grads", "their gradients", outer) as row:
+            for state in rnn.states:
+                tensors[state + "_grad"] = parts.state_node(canvas, state + "_grad", row, True)
+    gradients = []
+    for link in rnn.backward_links:
+        if link.external not in tensors:
+            tensors[link.external] = parts.io_node(
+                canvas, link.external, ["external_output", "gradient"], drawn
+            )
+            gradients.append(tensors[link.external])
+    parts.link_edges(canvas, grads, rnn.backward_links, tensors, backward=True, below=True)
+    if gradients:  # the input gradients under the gradient tensors
+        _block(canvas, "input gradients", gradients)
+        states = [tensors[state + "_grad"] for state in rnn.states]
+        canvas.below("gradients", states, gradients[: parts.PAGE_ROW])
+
+
+def _block(canvas, name, keys):
+    """``keys`` (the op's inputs, its outputs) in rows, in a borderless box."""
+    if not keys:
+        return
+    canvas.fold(keys, parts.PAGE_ROW)
+    with canvas.cluster(name, "", "side") as box:
+        for key in keys:
+            canvas.mention(key, box)
