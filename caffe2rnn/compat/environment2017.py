@@ -7,6 +7,10 @@ means giving those names back — their 2017 meaning, nothing more:
 * **NumPy's aliases** ``np.float``, ``np.int``, ``np.object``, ``np.str``,
   ``np.long``, ``np.unicode``, ``np.complex`` (the Python types; removed in
   NumPy 1.24) and ``np.asscalar`` (``a.item()``; removed in 1.23).
+* ``np.delete`` with a non-integer index array: NumPy 1.13 cast it to
+  integers (with a DeprecationWarning; an error since 1.19), so
+  ``np.delete(x, np.array([]), axis=0)`` — an empty list made an array —
+  returned ``x``.
 * **Hypothesis 3's API** (:func:`install_hypothesis3_api`): ``settings`` and
   ``register_profile`` took keywords later removed (``min_satisfying_examples``,
   ``timeout``, ``perform_health_check``...); Hypothesis 3 had no deadline and
@@ -95,6 +99,8 @@ def install_numpy_aliases():
         function = getattr(np.random, name)
         if not getattr(function, "_caffe2rnn_2017", False):
             setattr(np.random, name, _one_element_scalars(function))
+    if not getattr(np.delete, "_caffe2rnn_2017", False):
+        np.delete = _delete_casting_indices(np.delete)
 
 
 def _one_element_scalars(function):
@@ -126,6 +132,20 @@ class OneElementScalars(np.ndarray):
 
     def __complex__(self):
         return complex(self._scalar())
+
+
+def _delete_casting_indices(delete):
+    """``np.delete`` that casts a non-integer index array, as NumPy 1.13 did."""
+    import numpy as np
+
+    @functools.wraps(delete)
+    def delete2017(arr, obj, axis=None):
+        if isinstance(obj, np.ndarray) and obj.dtype.kind not in "iub":
+            obj = obj.astype(np.intp)
+        return delete(arr, obj, axis=axis)
+
+    delete2017._caffe2rnn_2017 = True
+    return delete2017
 
 
 def _settings_keywords(kwargs):

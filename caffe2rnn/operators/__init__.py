@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     gru_unit,
     image_input,
     layer_norm,
+    lengths,
     load_save,
     lrn,
     lstm_unit,

@@ -1,4 +1,4 @@
-"""Gather (rows of a tensor by index), SparseToDense (its adjoint), LengthsGather.
+"""Gather, SparseToDense (its adjoint), EnsureDense, LengthsGather.
 
 ``Gather([DATA, INDICES])`` picks rows of DATA's first dimension::
 
@@ -124,6 +124,31 @@ class GetSparseToDenseGradient(GradientMaker):
 
     def get_gradient_defs(self):
         return [self.op_def("Gather", [self.GO(0), self.I(0)], [self.GI(1)])]
+
+
+@register("EnsureDense", inputs=1, outputs=1, inplace=[(0, 0)])
+class EnsureDense(Operator):
+    """A copy of the input (at least 1-D, ``CAFFE_ENFORCE_GT(ndim, 0)``). What it
+    is for is its gradient: a sparse (GradientSlice) gradient of the output
+    becomes a dense one, ``SparseToDense([indices, values, X])``; a dense one
+    passes through."""
+
+    def run(self):
+        x = self.input(0)
+        if x.ndim < 1:
+            raise self.shape_error(0, "at least a vector")
+        self.copy_to_output(0, x)
+
+
+@register_gradient("EnsureDense")
+class GetEnsureDenseGradient(GradientMaker):
+    """Dense dY: passed through. Sparse dY: ``SparseToDense([dY.indices, dY.values, X])``."""
+
+    def get_gradient_defs(self):
+        if not self.is_sparse_GO(0):
+            self.SetDense(0, self.GO(0))
+            return []
+        return [self.op_def("SparseToDense", [self.GO_I(0), self.GO_V(0), self.I(0)], [self.GI(0)])]
 
 
 @register("LengthsGather", inputs=3, outputs=1)

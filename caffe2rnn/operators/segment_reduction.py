@@ -11,7 +11,8 @@ two reducers (``Sum``, ``Mean``); here one class covers each:
 * ``LengthsR([DATA, LENGTHS])``: consecutive ranges of ``LENGTHS[k]`` rows
   (int32), which must add up to DATA's rows; an empty range gives zeros.
 
-``Sparse…`` variants take ``INDICES`` (int64) before the ids or lengths and
+``Sparse…`` variants take ``INDICES`` before the ids or lengths (int64 at
+0cdd09da6; int32 or int64 from 042e8ede4, accepted here in every era) and
 reduce ``DATA[INDICES]`` — Gather and reduction fused — and their gradient
 is sparse: the slice ``(INDICES, gradient values)``.
 
@@ -67,7 +68,7 @@ class _SegmentReduction(Operator):
         if not self.sparse:
             return x
         indices = self.typed_input(
-            1, (np.int64,), "int64 indices (INDICES must be a vector)", ndim=1
+            1, (np.int32, np.int64), "int32 or int64 indices (INDICES must be a vector)", ndim=1
         )
         if indices.size and (indices.min() < 0 or indices.max() >= x.shape[0]):
             raise ShapeError(

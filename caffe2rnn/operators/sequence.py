@@ -1,73 +1,26 @@
 """Operators on batches of variable-length sequences, described by lengths.
 
-* ``LengthsRangeFill(lengths)``: ``[0, 1, ..., l_0 - 1, 0, 1, ..., l_1 - 1, ...]``
-  (int32), each sequence's positions; ``crf.py`` numbers time steps with it.
-* ``LengthsToShape(lengths)``: ``[len(lengths), l]`` (int32) when every
-  length is the same ``l``.
 * ``ReversePackedSegs([data, lengths])``: data is ``T × B × D`` (time,
   batch, features); the first ``lengths[b]`` steps of sequence b are
   reversed, the padding after them stays where it is. The backward half of
   a bidirectional encoder reads its input this way
   (``seq2seq_util.rnn_bidirectional_encoder``), and the gradient is the
   same reversal of the output gradient.
+* ``RemoveDataBlocks``, ``FindDuplicateElements``: rows removed by index,
+  and the positions of repeated elements.
 
-Caffe2 sources at 0cdd09da6: caffe2/operators/filler_op.{h,cc}
-(LengthsRangeFill), utility_ops.{h,cc} (LengthsToShape),
-reverse_packed_segs_op.{h,cc}.
+(Lengths turned into positions, ids, ranges or shapes: :mod:`.lengths`.)
+
+Caffe2 sources at 0cdd09da6: caffe2/operators/reverse_packed_segs_op.{h,cc},
+remove_data_blocks_op.{h,cc}, find_duplicate_elements_op.{h,cc}.
 """
 
 import numpy as np
 
-from ..errors import ArgumentError, ShapeError
+from ..errors import ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
-from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
-
-
-def int32_vector(op, i, what="lengths"):
-    """Input i: a 1-D int32 tensor (Caffe2 read it with ``data<int32_t>()``)."""
-    return op.typed_input(i, (np.int32,), "int32 %s (Input must be a vector.)" % what, ndim=1)
-
-
-@register("LengthsRangeFill", inputs=1, outputs=1)
-class LengthsRangeFill(Operator):
-    """``0 .. l-1`` for each length l, concatenated (int32)."""
-
-    def run(self):
-        lengths = int32_vector(self, 0)
-        if lengths.size and lengths.min() < 0:
-            # std::iota over a reversed range: Caffe2 ran past the output.
-            raise ArgumentError(
-                "input 0 ('%s') holds a negative length (%d)" % (self.input_name(0), lengths.min())
-            )
-        total = int(lengths.sum(dtype=np.int64))
-        out = self.output(0, (total,), np.int32)
-        starts = np.repeat(np.cumsum(lengths, dtype=np.int64) - lengths, lengths)
-        np.subtract(np.arange(total, dtype=np.int64), starts, out=out, casting="unsafe")
-
-
-register_gradient("LengthsRangeFill")(NoGradient)
-
-
-@register("LengthsToShape", inputs=1, outputs=1)
-class LengthsToShape(Operator):
-    """``[len(lengths), l]`` for equal lengths ``l`` (int32)."""
-
-    def run(self):
-        lengths = int32_vector(self, 0)
-        if lengths.size == 0:
-            # Caffe2 read lengths[0] of an empty tensor.
-            raise self.shape_error(0, "at least one length")
-        if np.any(lengths != lengths[0]):
-            raise ShapeError(
-                "input 0 ('%s'): All elements of input must be same (got %s)"
-                % (self.input_name(0), np.unique(lengths).tolist())
-            )
-        out = self.output(0, (2,), np.int32)
-        out[0], out[1] = lengths.size, lengths[0]
-
-
-register_gradient("LengthsToShape")(ShouldNotDoGradient)
+from .gradient_maker import GradientMaker, ShouldNotDoGradient
 
 _REVERSIBLE = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64, np.bool_))
 
@@ -110,3 +63,56 @@ class GetReversePackedSegsGradient(GradientMaker):
 
     def get_gradient_defs(self):
         return [self.op_def("ReversePackedSegs", [self.GO(0), self.I(1)], [self.GI(0)])]
+
+
+@register("RemoveDataBlocks", inputs=2, outputs=1)
+class RemoveDataBlocks(Operator):
+    """``[DATA, INDICES]``: DATA without the rows INDICES names (int32/int64,
+    1-D, repeats allowed, each in ``[0, rows)`` as Caffe2 enforced).
+    Source: caffe2/operators/remove_data_blocks_op.{h,cc} at 0cdd09da6."""
+
+    def run(self):
+        data = self.input(0)
+        indices = self.input(1)
+        if indices.ndim != 1:
+            raise self.shape_error(1, "1-D (INDICES should be 1-D)")
+        if indices.size == 0:
+            self.copy_to_output(0, data)
+            return
+        self.typed_input(1, (np.int32, np.int64), "int32 or int64 indices")
+        if data.ndim < 1:
+            raise self.shape_error(0, "at least 1 dimension (DATA should be at leat 1-D)")
+        if indices.min() < 0 or indices.max() >= data.shape[0]:
+            raise ShapeError(
+                "input 1 ('%s') holds indices from %d to %d; expected them in [0, %d)"
+                % (self.input_name(1), indices.min(), indices.max(), data.shape[0])
+            )
+        self.copy_to_output(0, np.delete(data, np.unique(indices), axis=0))
+
+
+register_gradient("RemoveDataBlocks")(ShouldNotDoGradient)
+
+
+@register("FindDuplicateElements", inputs=1, outputs=1)
+class FindDuplicateElements(Operator):
+    """The positions (int64) of the elements of a 1-D tensor that equal an
+    earlier one. Source: caffe2/operators/find_duplicate_elements_op.{h,cc}
+    at 0cdd09da6."""
+
+    def run(self):
+        data = self.input(0)
+        if data.dtype != object:
+            self.typed_input(
+                0, _REVERSIBLE - {np.dtype(np.bool_)}, "float32, float64, int32, int64 or strings"
+            )
+        if data.ndim != 1:
+            raise self.shape_error(0, "1-D (data should be 1-D.)")
+        seen, duplicates = set(), []
+        for position, value in enumerate(data.tolist()):
+            if value in seen:
+                duplicates.append(position)
+            seen.add(value)
+        np.copyto(self.output(0, (len(duplicates),), np.int64), np.array(duplicates, np.int64))
+
+
+register_gradient("FindDuplicateElements")(ShouldNotDoGradient)

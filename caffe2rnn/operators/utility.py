@@ -1,4 +1,4 @@
-"""Utility ops: Sum, Copy, Alias, StopGradient, ZeroGradient, Print, Shape, Size, NanCheck, Free.
+"""Utility ops: Sum, Copy, Alias, Stop/ZeroGradient, Print, Shape, Size, HasElements, NanCheck.
 
 These are the plumbing of a Caffe2 net (``caffe2/operators/utility_ops.h``).
 Two matter in every recurrent step: ``Sum`` (it adds the input projection to
@@ -276,6 +276,23 @@ class Size(Operator):
 register_gradient("Size")(NoGradient)
 
 
+class _Emptiness(Operator):
+    """A 0-d bool: whether the input has elements (``HasElements``) or none
+    (``IsEmpty``). Caffe2: utility_ops.{h,cc} at 0cdd09da6."""
+
+    has_elements = True
+
+    def run(self):
+        self.output(0, (), np.bool_)[...] = (self.input(0).size > 0) == self.has_elements
+
+
+for _name, _has in (("HasElements", True), ("IsEmpty", False)):
+    register(_name, inputs=1, outputs=1)(
+        type(_name, (_Emptiness,), {"has_elements": _has, "__module__": __name__})
+    )
+    register_gradient(_name)(ShouldNotDoGradient)
+
+
 @register("NanCheck", inputs=(1, None), outputs=1, inplace=[(0, 0)])
 class NanCheck(Operator):
     """A copy of input 0 if all its values are finite; else an error naming the
@@ -293,9 +310,7 @@ class NanCheck(Operator):
             raise EnforceNotMet(
                 "Tensor contained NaN or inf: [%s]; %s" % (self.input_name(0), "; ".join(where))
             )
-        out = self.output(0, x.shape, x.dtype)
-        if out is not x:
-            np.copyto(out, x)
+        self.copy_to_output(0, x)
 
 
 @register_gradient("NanCheck")

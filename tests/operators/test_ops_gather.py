@@ -273,3 +273,25 @@ def test_lengths_gather_concatenates_the_picked_ranges():
         ShapeError,
         "LENGTHS must match",
     )
+
+
+# --- EnsureDense ---------------------------------------------------------------------------
+def test_ensure_dense_copies_and_densifies_a_sparse_gradient():
+    x = random((4, 2), 1)
+    np.testing.assert_array_equal(run1("EnsureDense", {"x": x}), x)
+    ops, g_input = gradient_of("EnsureDense", ["x"], ["y"])
+    assert ops == [] and g_input == ["y_grad"]
+    ops, g_input = gradient_of("EnsureDense", ["x"], ["y"], g_output=[core.GradientSlice("i", "v")])
+    assert ops == [("SparseToDense", "", ["i", "v", "x"], ["x_grad"], [], True)]
+    # a Gather's slice made dense for a dense consumer (EnsureDense, then Gather)
+    net = core.Net("dense_table")
+    dense = net.EnsureDense(["table"], "dense")
+    loss = net.SumElements(net.Gather([dense, "ind"], "e"), "loss")
+    grads = net.AddGradientOperators([loss])
+    assert grads["table"] == "table_grad"
+    ws = Workspace()
+    ws.feed("table", random((4, 2), 2))
+    ws.feed("ind", np.array([1, 1, 3], np.int32))
+    ws.run_net_once(net.Proto())
+    np.testing.assert_array_equal(ws.fetch("table_grad"), [[0, 0], [2, 2], [0, 0], [1, 1]])
+    run_fails("EnsureDense", {"x": np.array(1.0, np.float32)}, ShapeError, "'x'")

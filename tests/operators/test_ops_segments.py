@@ -193,3 +193,31 @@ def test_deduplicate_gradient_slices(aggregator):
         net.DeduplicateGradientSlices(core.GradientSlice("i", "v"), aggregator="max")
     with pytest.raises(ArgumentError, match="GradientSlice"):
         net.DeduplicateGradientSlices("dense_grad")
+
+
+@pytest.mark.parametrize("aggregator", [None, "sum"])
+def test_adagrad_with_a_sparse_dedup_aggregator_merges_repeated_rows(aggregator):
+    from caffe2rnn import optimizer, workspace
+    from caffe2rnn.model_helper import ModelHelper
+
+    workspace.ResetWorkspace()
+    model = ModelHelper(name="dedup_adagrad")
+    table = model.param_init_net.ConstantFill([], "table", shape=[5, 2], value=1.0)
+    model.params.append(table)
+    loss = model.net.SumElements(model.net.Gather([table, "ind"], "emb"), "loss")
+    model.AddGradientOperators([loss])
+    optimizer.build_adagrad(model, base_learning_rate=0.1, sparse_dedup_aggregator=aggregator)
+    types = [op.type for op in model.net.Proto().op]
+    assert ("UnsortedSegmentSum" in types) == (aggregator == "sum")
+    workspace.FeedBlob("ind", np.array([3, 3], np.int32))
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.RunNetOnce(model.net)
+    row = workspace.FetchBlob("table")[3]
+    (update,) = [op for op in model.net.Proto().op if op.type == "SparseAdagrad"]
+    eps = [a.f for a in update.arg if a.name == "epsilon"][0]
+    if aggregator:  # one update with gradient 2
+        expected = 1 - 0.1 * 2 / (np.sqrt(4.0) + eps)
+    else:  # two updates with gradient 1, one after the other (Caffe2's order)
+        first = 1 - 0.1 * 1 / (np.sqrt(1.0) + eps)
+        expected = first - 0.1 * 1 / (np.sqrt(2.0) + eps)
+    np.testing.assert_allclose(row, [expected] * 2, rtol=1e-5)

@@ -1,4 +1,4 @@
-"""LengthsRangeFill, LengthsToShape, ReversePackedSegs, AddPadding,
+"""ReversePackedSegs, RemoveDataBlocks, FindDuplicateElements, AddPadding,
 RemovePadding, GatherPadding: forward against loops written here, gradient
 makers and finite differences, refusals naming the blob."""
 
@@ -9,38 +9,6 @@ from ops_testing import gradient_of, random, run1, run_fails, run_op
 from caffe2rnn import core
 from caffe2rnn.errors import ArgumentError, DTypeError, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
-
-
-# --- LengthsRangeFill, LengthsToShape ----------------------------------------------------
-def test_lengths_range_fill():
-    lengths = np.array([3, 0, 2, 1], np.int32)
-    out = run1("LengthsRangeFill", {"l": lengths})
-    assert out.dtype == np.int32
-    assert out.tolist() == [i for n in lengths for i in range(n)]
-
-
-@pytest.mark.parametrize(
-    "lengths, error, match",
-    [
-        (np.array([1, -1], np.int32), ArgumentError, "'l'.*negative"),
-        (np.array([1], np.int64), DTypeError, "'l'.*int32"),
-        (np.array([[1]], np.int32), ShapeError, "'l'"),
-    ],
-)
-def test_lengths_range_fill_refusals(lengths, error, match):
-    run_fails("LengthsRangeFill", {"l": lengths}, error, match, outputs=["o"])
-
-
-def test_lengths_to_shape():
-    assert run1("LengthsToShape", {"l": np.array([4, 4, 4], np.int32)}).tolist() == [3, 4]
-    run_fails(
-        "LengthsToShape",
-        {"l": np.array([4, 3], np.int32)},
-        ShapeError,
-        "must be same",
-        outputs=["o"],
-    )
-    run_fails("LengthsToShape", {"l": np.zeros(0, np.int32)}, ShapeError, "'l'", outputs=["o"])
 
 
 # --- ReversePackedSegs --------------------------------------------------------------------
@@ -219,3 +187,22 @@ def test_add_padding_gradients_match_finite_differences(index):
 def test_remove_padding_gradient_matches_finite_differences():
     op = core.CreateOperator("RemovePadding", ["d", "l"], ["o", "ol"], padding_width=1)
     assert_gradient_close(op, [random((7, 2), 1, np.float64), np.array([4, 3], np.int32)], 0)
+
+
+# --- RemoveDataBlocks, FindDuplicateElements ---------------------------------------------
+def test_remove_data_blocks():
+    data = np.arange(10, dtype=np.float32).reshape(5, 2)
+    out = run1("RemoveDataBlocks", {"d": data, "i": np.array([3, 0, 3], np.int64)})
+    np.testing.assert_array_equal(out, data[[1, 2, 4]])
+    np.testing.assert_array_equal(
+        run1("RemoveDataBlocks", {"d": data, "i": np.zeros(0, np.int32)}), data
+    )
+    # CAFFE_ENFORCE(ind_vec[indices_size - 1] < outer_size)
+    run_fails("RemoveDataBlocks", {"d": data, "i": np.array([5], np.int32)}, ShapeError, "'i'")
+
+
+def test_find_duplicate_elements():
+    data = np.array([3, 1, 3, 2, 1, 3], np.int64)
+    out = run1("FindDuplicateElements", {"d": data})
+    assert out.dtype == np.int64 and out.tolist() == [2, 4, 5]
+    assert run1("FindDuplicateElements", {"d": np.array(["a", "b"], object)}).tolist() == []

@@ -254,3 +254,10 @@ def test_nan_check_copies_finite_values_and_fails_naming_the_blob_otherwise():
         ws.run_operator_once(core.CreateOperator("NanCheck", ["bad"], ["y"]))
     ops, _ = gradient_of("NanCheck", ["x"], ["y"])
     assert ops == [("NanCheck", "", ["y_grad"], ["x_grad"], [], True)]
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (3,), ()])
+def test_has_elements_and_is_empty(shape):
+    x = np.zeros(shape, np.float32)
+    assert bool(run1("HasElements", {"x": x})) == (x.size > 0)
+    assert bool(run1("IsEmpty", {"x": x})) == (x.size == 0)
