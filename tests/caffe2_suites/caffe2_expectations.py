@@ -59,7 +59,8 @@ SUITES = [
         "core_gradients_test.py",
         outcomes={
             # Caffe2's own condition: SparseFunHash is an operator of
-            # caffe2/experiments, which Caffe2's standard build left out too.
+            # caffe2/experiments, which Caffe2's build left out too
+            # (caffe2/CMakeLists.txt: "# add_subdirectory(experiments)", 0cdd09da6).
             "TestSparseGradientsAccumulation::" + name: ("skipped", "Sparse operators")
             for name in (
                 "testSparseAccumulationWithIndicesAndValues",

@@ -18,6 +18,7 @@ and ``$CAFFE2_SOURCE_E6`` checkouts at 23bd132c1 and 042e8ede4; a file whose
 checkout is not given skips with the reason.
 """
 
+import collections
 import os
 import subprocess
 import sys
@@ -134,6 +135,11 @@ def test_caffe2_test_file(suite, tmp_path):
         )
     outcomes = read_outcomes(report)
     assert outcomes, "no test of caffe2/python/%s ran:\n%s" % (suite.path, run.stdout[-3000:])
+    counts = collections.Counter(outcome for outcome, _ in outcomes.values())
+    print(
+        "%s %s: %s"
+        % (suite.era, suite.path, ", ".join("%d %s" % (n, o) for o, n in sorted(counts.items())))
+    )  # shown with pytest -s (or -rP)
     problems = mismatches(suite, outcomes)
     assert not problems, "caffe2/python/%s (era %s):\n%s\n\n%s" % (
         suite.path,

@@ -129,7 +129,9 @@ class RecurrentNetworkGradientOp(Operator):
         for i, param_id in enumerate(a.params):
             grad = self.def_.output[i + 1]
             cell = self.remapped(a.param_grads[i]) if a.param_grads else grad
-            params.append(policy.param(a.inputs[param_id], grad, cell, self.step_net))
+            # Caffe2: input(param[i] + len(outputs_with_grads)), any forward input or output
+            param = self.def_.input[self.n_go + param_id]
+            params.append(policy.param(param, grad, cell, self.step_net))
         return params
 
     def _recurrent_gradients(self):
