@@ -36,3 +36,26 @@ def test_future_utils_bytes_to_native_str():
     from future.utils import bytes_to_native_str
 
     assert bytes_to_native_str(b"caffe2") == "caffe2"
+
+
+def test_python2_itertools_names_for_2017_programs(tmp_path):
+    """A program run through compat imports ``izip`` as Caffe2 0cdd09da6's
+    seq2seq/translate.py did; the names are Python 3's lazy iterators."""
+    program = tmp_path / "py2_itertools.py"
+    program.write_text(
+        "from itertools import izip, imap, ifilter, ifilterfalse, izip_longest\n"
+        "print(list(izip('ab', [1, 2])), list(imap(abs, [-1, 2])))\n"
+        "print(list(ifilter(None, [0, 3])), list(ifilterfalse(None, [0, 3])))\n"
+        "print(list(izip_longest('a', [1, 2])), type(izip([], [])).__name__)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "caffe2rnn.compat", str(program)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert out == [
+        "[('a', 1), ('b', 2)] [1, 2]",
+        "[3] [0]",
+        "[('a', 1), (None, 2)] zip",
+    ]

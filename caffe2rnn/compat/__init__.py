@@ -244,7 +244,8 @@ def run_program(path, argv=(), checkout=None, era=None):
     is not changed: what it imports from ``caffe2`` is caffe2rnn, and what
     caffe2rnn lacks comes from ``checkout`` — by default the Caffe2 checkout
     the program lies in, else ``$CAFFE2_SOURCE`` (:mod:`.checkout`). NumPy's
-    2017 aliases are provided (:mod:`.environment2017`). ``era`` (e.g.
+    2017 aliases and Python 2's ``itertools.izip``... are provided
+    (:mod:`.environment2017`). ``era`` (e.g.
     ``"E6"``) builds and runs the program under that Caffe2 era
     (:func:`caffe2rnn.eras.use`).
     """
@@ -254,6 +255,7 @@ def run_program(path, argv=(), checkout=None, era=None):
 
     install(checkout or find_checkout(path))
     environment2017.install_numpy_aliases()
+    environment2017.install_python2_itertools()
     saved = sys.argv[:]
     saved_path = sys.path[:]
     sys.argv = [path, *argv]

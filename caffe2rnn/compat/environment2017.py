@@ -28,6 +28,12 @@ means giving those names back — their 2017 meaning, nothing more:
   arrays ``np.random.choice`` and ``np.random.randint`` return (the way 2017
   tests drew sizes and indices) convert again (:class:`OneElementScalars`).
 * **NetworkX 1.x** for ``memonger`` (:mod:`.networkx2017`).
+* **Python 2's lazy itertools** (:func:`install_python2_itertools`):
+  ``itertools.izip``, ``imap``, ``ifilter``, ``ifilterfalse`` and
+  ``izip_longest`` are Python 3's ``zip``, ``map``, ``filter``,
+  ``itertools.filterfalse`` and ``itertools.zip_longest`` (Python 3 made the
+  built-ins lazy and dropped the ``i`` names). Caffe2 0cdd09da6's
+  ``models/seq2seq/translate.py`` starts with ``from itertools import izip``.
 
 These change the process's modules, so they are installed only where 2017 code
 runs: :func:`caffe2rnn.compat.run_program` (NumPy) and the pytest plugin for
@@ -36,6 +42,7 @@ Caffe2's test files (both).
 
 import functools
 import inspect
+import itertools
 
 import numpy as np
 
@@ -66,6 +73,23 @@ REMOVED_SETTINGS = frozenset(
         "database_file",
     ]
 )
+
+
+#: Python 2's ``itertools`` names → their Python 3 equivalents (the same lazy iterators).
+PYTHON2_ITERTOOLS = {
+    "izip": zip,
+    "imap": map,
+    "ifilter": filter,
+    "ifilterfalse": itertools.filterfalse,
+    "izip_longest": itertools.zip_longest,
+}
+
+
+def install_python2_itertools():
+    """Give ``itertools`` back the names Python 2 code imports from it."""
+    for name, value in PYTHON2_ITERTOOLS.items():
+        if not hasattr(itertools, name):
+            setattr(itertools, name, value)
 
 
 def install_numpy_aliases():
@@ -235,10 +259,12 @@ def install_scipy_misc_logsumexp():
 
 def install():
     """All: NumPy's aliases, Hypothesis 3's API, NetworkX 1.x's
-    (:mod:`.networkx2017`, for ``memonger``), SciPy's ``misc.logsumexp``."""
+    (:mod:`.networkx2017`, for ``memonger``), SciPy's ``misc.logsumexp``,
+    Python 2's itertools names."""
     from . import networkx2017
 
     install_numpy_aliases()
+    install_python2_itertools()
     install_hypothesis3_api()
     networkx2017.install()
     install_scipy_misc_logsumexp()

@@ -94,4 +94,8 @@ SUITES = [
     Suite("E6", "operator_test/recurrent_net_executor_test.py"),
     # -- E4 (23bd132c1) ---------------------------------------------------------------
     Suite("E4", "operator_test/recurrent_network_test.py"),
+    # -- the seq2seq model (its programs: tests/programs/test_caffe2_seq2seq.py) --------
+    Suite("E5", "models/seq2seq/seq2seq_model_helper_test.py"),
+    Suite("E6", "models/seq2seq/seq2seq_model_helper_test.py"),
+    Suite("E6", "models/seq2seq/seq2seq_beam_search_test.py"),
 ]
