@@ -24,12 +24,13 @@ The package holds three kinds of thing:
 * **The demo application**: ``demo`` (``python -m caffe2rnn demo``).
 
 Importing the package registers every operator, today's and the older
-eras' (:mod:`caffe2rnn.runtime.registry`).
+eras' (:mod:`caffe2rnn.runtime.registry`), and the drawing layer's net drawer
+for the gradient checker.
 """
 
 __version__ = "0.1.0"
 
-from . import (
-    history,  # noqa: F401, E402  (registers the operators of older eras)
-    operators,  # noqa: F401  (registers every operator)
-)
+# Importing these registers what they contribute: every operator; the
+# operators of older eras and their recurrent_net texts; the gradient
+# checker's net drawer.
+from . import history, operators, viz  # noqa: F401, E402

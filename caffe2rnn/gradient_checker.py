@@ -282,6 +282,28 @@ def _net_gradients(net, outputs, outputs_with_grad, input_values, inputs_with_gr
     return results, grads, grad_net
 
 
+#: Draws a net as PNG bytes for ``CompareNets(print_net_images=True)``:
+#: :mod:`caffe2rnn.viz` registers its drawing here when imported (the drawing
+#: layer sits above this module, so it plugs in rather than being imported);
+#: ``import caffe2rnn`` imports it. Caffe2 used ``net_drawer`` (pydot).
+net_png_drawer = None
+
+
+def register_net_png_drawer(drawer):
+    """Set what draws nets for ``print_net_images`` (``drawer(net) -> bytes``)."""
+    global net_png_drawer
+    net_png_drawer = drawer
+
+
+def _write_net_images(nets, prefix):
+    """Caffe2's files: ``<prefix><i><net name>.png`` in the current folder."""
+    if net_png_drawer is None:
+        raise ArgumentError("print_net_images: no net drawer is registered (import caffe2rnn.viz)")
+    for i, net in enumerate(nets):
+        with open("%s%d%s.png" % (prefix, i, net.Name()), "wb") as handle:
+            handle.write(net_png_drawer(net))
+
+
 class NetGradientChecker:
     """Caffe2's whole-net checks: ``Check`` (finite differences of the summed
     outputs) and ``CompareNets`` (nets that must agree on outputs and
@@ -300,20 +322,16 @@ class NetGradientChecker:
         """Run each net (with gradients of its outputs ``outputs_with_grad_ids``)
         and assert that all agree with the first on outputs and on the
         gradients of ``inputs_with_grads``."""
-        if print_net_images:
-            # Caffe2 wrote PNGs with net_drawer (pydot). The drawing module sits
-            # above this one (it imports the history, which checks gradients).
-            raise ArgumentError(
-                "print_net_images: the gradient checker draws no nets here; draw them with "
-                "caffe2rnn.viz.net(net) (and net.Clone(...).AddGradientOperators for the "
-                "backward pass)"
-            )
+        if print_net_images:  # as Caffe2: the forward nets, then the gradient nets
+            _write_net_images(nets, "caffe2_net_forward_")
         results = []
         for net, net_outputs in zip(nets, outputs):
             with_grad = [net_outputs[j] for j in outputs_with_grad_ids]
             results.append(
                 _net_gradients(net, net_outputs, with_grad, input_values, inputs_with_grads)
             )
+        if print_net_images:
+            _write_net_images([grad_net for _, _, grad_net in results], "caffe2_net_")
         first_results, first_grads, _ = results[0]
         for net_results, net_grads, _ in results[1:]:
             assert len(net_results) == len(first_results)

@@ -5,6 +5,8 @@ gradient_check_test.py call these; the loss (½ Σ y²), the step and the
 tolerance rule are Caffe2's (caffe2/python/gradient_checker.py, 0cdd09da6).
 """
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -74,8 +76,16 @@ def test_net_gradient_checker_check_and_compare():
         )
 
 
-def test_compare_nets_draws_no_images():
-    from caffe2rnn import errors
-
-    with pytest.raises(errors.ArgumentError, match="print_net_images: .*caffe2rnn.viz.net"):
-        NetGradientChecker.CompareNets([], [], [0], ["x"], print_net_images=True)
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_compare_nets_prints_net_images_as_caffe2_named_them(tmp_path, monkeypatch):
+    """Caffe2 wrote caffe2_net_forward_<i><name>.png, then caffe2_net_<i><name>.png
+    for the gradient nets (net_drawer); the drawing layer registers the drawer."""
+    monkeypatch.chdir(tmp_path)
+    x = np.array([0.5, -1.0], np.float32)
+    net = core.Net("double")
+    net.Scale(["x"], "out", scale=2.0)
+    NetGradientChecker.CompareNets([net], [["out"]], [0], ["x"], {"x": x}, print_net_images=True)
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == ["caffe2_net_0double_copy.png", "caffe2_net_forward_0double.png"]
+    for name in written:
+        assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")

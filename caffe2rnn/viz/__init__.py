@@ -26,13 +26,18 @@ Graphviz's natural layout (what ``python -m caffe2rnn render`` draws unless
 asked for ``--width page``).
 """
 
+from .. import gradient_checker as _gradient_checker
 from .backward_timeline import backward_timeline  # noqa: F401
 from .compare import compare  # noqa: F401
 from .netdraw import net  # noqa: F401
 from .recurrent import backward, recurrent  # noqa: F401
+from .render import pipe as _pipe
 from .render import render, show  # noqa: F401
 from .scratches import scratches, scratches_of  # noqa: F401
 from .ssa import ssa  # noqa: F401
 from .stepper import stepper, stepper_html  # noqa: F401
 from .timeline import timeline  # noqa: F401
 from .unroll import unroll  # noqa: F401
+
+# ``NetGradientChecker.CompareNets(print_net_images=True)`` draws with this.
+_gradient_checker.register_net_png_drawer(lambda net_: _pipe(net(net_), "png"))
