@@ -116,6 +116,9 @@ class Era:
     #: required) and writes ints. Before: both read as strings (an int ``to``
     #: failed), missing ones as "", written as strings.
     cast_gradient_type_enums: bool = False
+    #: 993e43955 (2017-08-07): ``L1Distance`` gives one distance per row of X
+    #: (shape ``(N,)``). Before: one sum over all elements, shape ``(1,)``.
+    l1_distance_rowwise: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -145,6 +148,7 @@ E6 = _define(
         late_2017_optimizers=True,
         fetched_names_are_bytes=True,
         cast_gradient_type_enums=True,
+        l1_distance_rowwise=True,
         version="newest",
     )
 )

@@ -1,4 +1,6 @@
-"""Accuracy: the share of a batch whose label is among the top-k scores.
+"""Classifier metrics: Accuracy, MultiClassAccuracy, Perplexity.
+
+**Accuracy**: the share of a batch whose label is among the top-k scores.
 
 ``Accuracy([predictions, labels]) → accuracy`` (a 0-d float32): predictions
 are ``N × D`` float32 scores, labels ``N`` int32 class indices. Row i counts
@@ -12,6 +14,19 @@ mismatched shapes or a label outside ``[0, D)`` would have read outside
 the scores, so they are refused here. No gradient
 (``SHOULD_NOT_DO_GRADIENT``). Source: caffe2/operators/accuracy_op.{h,cc}
 at 0cdd09da6.
+
+**MultiClassAccuracy** ``([prediction, labels] → [accuracies, amounts])``:
+for each of the D classes, how many rows have that label (``amounts``, int32)
+and the share of them whose highest score — the first one, on a tie — is
+that class (``accuracies``, float32; 0 for a class with no row). Caffe2 checked
+the shapes with ``DCHECK`` only and a label outside ``[0, D)`` would have
+written outside the outputs: refused here. (multi_class_accuracy_op.cc at
+0cdd09da6.)
+
+**Perplexity** ``(probabilities → perplexity)``: the 0-d float32
+``Π p_i^(−1/N)`` of the N probabilities the model gave the true labels
+(perplexity_op.cc at 0cdd09da6; ``DCHECK_EQ(X.ndim(), 1)``: a 1-D input).
+Neither has a gradient (``SHOULD_NOT_DO_GRADIENT``).
 """
 
 import numpy as np
@@ -52,3 +67,44 @@ class Accuracy(Operator):
 
 
 register_gradient("Accuracy")(ShouldNotDoGradient)
+
+
+@register("MultiClassAccuracy", inputs=2, outputs=2)
+class MultiClassAccuracy(Operator):
+    """Per class: the share of its rows predicted right, and how many rows it has."""
+
+    def run(self):
+        x = self.typed_input(0, (np.float32,), "float32 scores")
+        if x.ndim != 2:
+            raise self.shape_error(0, "2-D (batch × classes)")
+        labels = self.typed_input(1, (np.int32,), "int32 labels")
+        n, d = x.shape
+        if labels.shape != (n,):
+            raise self.shape_error(1, "(%d,): one label per row of input 0" % n)
+        if n and (labels.min() < 0 or labels.max() >= d):
+            raise ShapeError(
+                "input 1 ('%s') holds labels from %d to %d; expected them in [0, %d)"
+                % (self.input_name(1), labels.min(), labels.max(), d)
+            )
+        amounts = np.bincount(labels, minlength=d).astype(np.int32)
+        hits = np.bincount(labels[np.argmax(x, axis=1) == labels], minlength=d) if n else amounts
+        accuracies = self.output(0, (d,), np.float32)
+        accuracies[...] = np.divide(hits, np.maximum(amounts, 1), dtype=np.float64)
+        self.output(1, (d,), np.int32)[...] = amounts
+
+
+@register("Perplexity", inputs=1, outputs=1)
+class Perplexity(Operator):
+    """0-d float32: the product of ``p_i^(−1/N)`` over the N probabilities."""
+
+    def run(self):
+        p = self.typed_input(0, (np.float32,), "float32 probabilities")
+        if p.ndim != 1:
+            raise self.shape_error(0, "1-D (one probability per sample)")
+        with np.errstate(divide="ignore", over="ignore"):
+            value = np.prod(np.power(p.astype(np.float64), -1.0 / max(p.size, 1)))
+        self.output(0, (), np.float32)[...] = value
+
+
+register_gradient("MultiClassAccuracy")(ShouldNotDoGradient)
+register_gradient("Perplexity")(ShouldNotDoGradient)

@@ -1,4 +1,4 @@
-"""Row-wise distances: SquaredL2Distance and DotProduct, with their gradients.
+"""Row-wise distances: SquaredL2Distance, DotProduct, L1Distance, CosineSimilarity.
 
 Both ops (``caffe2/operators/distance_op.cc``) take X and Y of the same dims
 and treat them as ``N`` rows of ``D`` values, ``N = X.dim(0)`` (1 for a 0-d
@@ -14,10 +14,19 @@ The demos train a recurrent net by feeding the squared distance to
   ``dX[i] = (X[i] − Y[i]) · dZ[i]`` and ``dY = −dX``;
 * ``DotProductGradient([X, Y, dZ] → [dX, dY])``: ``dX[i] = Y[i] · dZ[i]``,
   ``dY[i] = X[i] · dZ[i]``.
+
+``L1Distance`` is ``Σ_d |X[i, d] − Y[i, d]|``: one value per row since
+993e43955 (2017-08-07, E6); before (E5, 0cdd09da6) one sum over every element,
+shape ``(1,)`` (:attr:`caffe2rnn.eras.Era.l1_distance_rowwise`). Its gradient
+is ``±dZ`` by the sign of ``X − Y``, and 0 where ``|X − Y| ≤ 1e-12``.
+``CosineSimilarity`` is ``⟨X[i], Y[i]⟩ / sqrt(max(‖X[i]‖², ε) · max(‖Y[i]‖², ε))``
+with ε = 1e-12, one value per row. ``DotProductWithPadding`` (rows of
+different lengths) lives in :mod:`.padded_dot`.
 """
 
 import numpy as np
 
+from .. import eras
 from ..errors import DTypeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
@@ -127,3 +136,98 @@ class GetDotProductGradient(GradientMaker):
                 "DotProductGradient", [self.I(0), self.I(1), self.GO(0)], [self.GI(0), self.GI(1)]
             )
         ]
+
+
+def _pair_gradient_maker(op_type):
+    """Register ``<op_type>Gradient([I0, I1, GO0] → [GI0, GI1])`` as the op's gradient."""
+
+    @register_gradient(op_type)
+    class GetGradient(GradientMaker):
+        def get_gradient_defs(self):
+            return [
+                self.op_def(
+                    op_type + "Gradient",
+                    [self.I(0), self.I(1), self.GO(0)],
+                    [self.GI(0), self.GI(1)],
+                )
+            ]
+
+    GetGradient.__name__ = GetGradient.__qualname__ = "Get%sGradient" % op_type
+    GetGradient.__doc__ = "``%sGradient([I0, I1, GO0] → [GI0, GI1])``." % op_type
+    return GetGradient
+
+
+def _l1_rows(op):
+    """X, Y, and the (rows, row length) L1Distance of the running era sums over."""
+    x, y, n, d = _rows(op)
+    if not eras.current().l1_distance_rowwise:
+        return x, y, 1, x.size
+    return x, y, n, d
+
+
+@register("L1Distance", inputs=2, outputs=1)
+class L1Distance(Operator):
+    """Z[i] = Σ |X[i] − Y[i]| per row (E6); E5: one sum, Z of shape (1,)."""
+
+    def run(self):
+        x, y, n, d = _l1_rows(self)
+        diff = np.abs(np.subtract(x, y)).reshape(n, d)
+        np.sum(diff, axis=1, out=self.output(0, (n,), x.dtype))
+
+
+@register("L1DistanceGradient", inputs=3, outputs=2)
+class L1DistanceGradient(Operator):
+    """Inputs X, Y, dZ → dX = sign(X − Y) · dZ (0 within 1e-12 of a tie), dY = −dX."""
+
+    def run(self):
+        x, y, n, d = _l1_rows(self)
+        dz = _row_gradient(self, x, n)
+        diff = np.subtract(x, y).reshape(n, d)
+        sign = np.where(diff > 1e-12, 1, np.where(diff < -1e-12, -1, 0)).astype(x.dtype)
+        dx = self.output(0, x.shape, x.dtype)
+        np.multiply(sign, dz[:, None], out=dx.reshape(n, d))
+        np.negative(dx, out=self.output(1, x.shape, x.dtype))
+
+
+GetL1DistanceGradient = _pair_gradient_maker("L1Distance")
+
+#: CosineSimilarity floors each squared norm here (Caffe2's kEps, distance_op.cc).
+COSINE_EPSILON = 1e-12
+
+
+def _cosine_terms(x, y, n, d):
+    """Per row: ⟨x, y⟩, and the floored norms ‖x‖, ‖y‖ (float64 sums, then X's type)."""
+    x2, y2 = x.reshape(n, d), y.reshape(n, d)
+    dot = np.einsum("ij,ij->i", x2, y2)
+    norm_x = np.sqrt(np.maximum(np.einsum("ij,ij->i", x2, x2), COSINE_EPSILON))
+    norm_y = np.sqrt(np.maximum(np.einsum("ij,ij->i", y2, y2), COSINE_EPSILON))
+    return x2, y2, dot, norm_x, norm_y
+
+
+@register("CosineSimilarity", inputs=2, outputs=1)
+class CosineSimilarity(Operator):
+    """Z[i] = ⟨X[i], Y[i]⟩ / (‖X[i]‖ ‖Y[i]‖), squared norms floored at 1e-12."""
+
+    def run(self):
+        x, y, n, d = _rows(self)
+        _, _, dot, norm_x, norm_y = _cosine_terms(x, y, n, d)
+        np.divide(dot, norm_x * norm_y, out=self.output(0, (n,), x.dtype))
+
+
+@register("CosineSimilarityGradient", inputs=3, outputs=2)
+class CosineSimilarityGradient(Operator):
+    """Inputs X, Y, dZ → per row ``dX = dZ (Y / (|X||Y|) − ⟨X,Y⟩ X / (|X|³|Y|))``, dY alike."""
+
+    def run(self):
+        x, y, n, d = _rows(self)
+        dz = _row_gradient(self, x, n)
+        x2, y2, dot, norm_x, norm_y = _cosine_terms(x, y, n, d)
+        both = (norm_x * norm_y)[:, None]
+        dz = dz[:, None]
+        dx = self.output(0, x.shape, x.dtype)
+        dx.reshape(n, d)[...] = dz * (y2 / both - dot[:, None] * x2 / (norm_x[:, None] ** 2 * both))
+        dy = self.output(1, y.shape, y.dtype)
+        dy.reshape(n, d)[...] = dz * (x2 / both - dot[:, None] * y2 / (norm_y[:, None] ** 2 * both))
+
+
+GetCosineSimilarityGradient = _pair_gradient_maker("CosineSimilarity")

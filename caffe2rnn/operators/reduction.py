@@ -1,4 +1,4 @@
-"""Reductions: front/back sums, SumElements, AveragedLoss, SumSqrElements, Row/ColwiseMax.
+"""Reductions: front/back sums and means, SumElements, AveragedLoss, SumSqrElements, Row/ColwiseMax.
 
 * ``ReduceFrontSum`` sums over the first ``num_reduce_dim`` dims (default 1):
   ``(T, N, D) → (N, D)``; ``ReduceBackSum`` over the last ones:
@@ -6,6 +6,11 @@
   dims, so it needs X's *shape* but not X: the 2017 makers (E3–E5,
   ``segment_reduction_op.cc``) emit a ``Shape`` op writing ``_<Y>_dims`` and
   pass that small int64 tensor to the gradient op.
+* ``ReduceFrontMean`` / ``ReduceBackMean``: the same with the mean (Caffe2's
+  ``MeanReducer``, reducer_functors.h at 0cdd09da6); their gradient divides
+  dY by the number of reduced elements. When the reduced dims hold no element
+  the front mean is 0 (Caffe2 zeroed the output first); Caffe2 left the back
+  mean's output unwritten there, and caffe2rnn writes 0 as for the front.
 * ``SumElements`` sums every element into a 0-d tensor (``average=1``: the
   mean); ``AveragedLoss`` is the mean, the usual last op of a training net.
 * ``SumSqrElements`` sums the squares (``average=1``: their mean): the
@@ -24,9 +29,10 @@ from .gradient_maker import GradientMaker
 
 
 class ReduceSumBase(Operator):
-    """``num_reduce_dim`` parsing shared by the front/back sums and gradients."""
+    """``num_reduce_dim`` parsing shared by the front/back sums, means and gradients."""
 
     front = True
+    mean = False
 
     def setup(self):
         self.num_reduce_dim = self.args.single("num_reduce_dim", 1, int)
@@ -45,13 +51,23 @@ class ReduceSumBase(Operator):
             return tuple(shape[self.num_reduce_dim :])
         return tuple(shape[: len(shape) - self.num_reduce_dim])
 
+    def reduced_count(self, shape):
+        """How many elements of X each output element reduces (the reduced dims' product)."""
+        n = self.num_reduce_dim
+        reduced = shape[:n] if self.front else shape[len(shape) - n :]
+        return int(np.prod(reduced, dtype=np.int64))
+
 
 class ReduceSum(ReduceSumBase):
     def run(self):
         x = self.float_input(0)
         kept = self.kept_dims(x.shape, 0)
         axes = tuple(range(self.num_reduce_dim)) if self.front else tuple(range(len(kept), x.ndim))
-        np.sum(x, axis=axes, out=self.output(0, kept, x.dtype))
+        y = self.output(0, kept, x.dtype)
+        np.sum(x, axis=axes, out=y)
+        count = self.reduced_count(x.shape)
+        if self.mean and count:
+            y /= count
 
 
 class ReduceSumGradient(ReduceSumBase):
@@ -75,7 +91,11 @@ class ReduceSumGradient(ReduceSumBase):
             )
         if not self.front:
             dy = dy.reshape(kept + (1,) * self.num_reduce_dim)
-        np.copyto(self.output(0, shape, dy.dtype), dy)
+        dx = self.output(0, shape, dy.dtype)
+        np.copyto(dx, dy)
+        count = self.reduced_count(shape)
+        if self.mean and count:
+            dx /= count
 
 
 @register("ReduceFrontSum", inputs=1, outputs=1)
@@ -115,8 +135,34 @@ class GetReduceSumGradient(GradientMaker):
         ]
 
 
-register_gradient("ReduceFrontSum")(GetReduceSumGradient)
-register_gradient("ReduceBackSum")(GetReduceSumGradient)
+@register("ReduceFrontMean", inputs=1, outputs=1)
+class ReduceFrontMean(ReduceSum):
+    """Y = the mean of X over its first ``num_reduce_dim`` dims."""
+
+    mean = True
+
+
+@register("ReduceBackMean", inputs=1, outputs=1)
+class ReduceBackMean(ReduceSum):
+    """Y = the mean of X over its last ``num_reduce_dim`` dims."""
+
+    front = False
+    mean = True
+
+
+@register("ReduceFrontMeanGradient", inputs=2, outputs=1)
+class ReduceFrontMeanGradient(ReduceSumGradient):
+    mean = True
+
+
+@register("ReduceBackMeanGradient", inputs=2, outputs=1)
+class ReduceBackMeanGradient(ReduceSumGradient):
+    front = False
+    mean = True
+
+
+for _name in ("ReduceFrontSum", "ReduceBackSum", "ReduceFrontMean", "ReduceBackMean"):
+    register_gradient(_name)(GetReduceSumGradient)
 
 
 class SumAll(Operator):

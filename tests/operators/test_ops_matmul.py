@@ -103,3 +103,41 @@ def test_gradients(trans_a, trans_b):
 def test_bad_inputs(a, b, error, match):
     with pytest.raises(error, match=match):
         run1("BatchMatMul", {"A": a, "B": b})
+
+
+# -- MatMul: two matrices (N-D inputs flattened at axis_a / axis_b, E6) ------------------
+
+
+@pytest.mark.parametrize("trans_a, trans_b", FLAGS)
+def test_matmul_forward_and_gradients(trans_a, trans_b):
+    a = random((4, 3) if trans_a else (3, 4), 1, np.float64)
+    b = random((5, 4) if trans_b else (4, 5), 2, np.float64)
+    y = run1("MatMul", {"A": a, "B": b}, trans_a=trans_a, trans_b=trans_b)
+    np.testing.assert_allclose(y, (a.T if trans_a else a) @ (b.T if trans_b else b))
+    check_gradients("MatMul", {"A": a, "B": b}, ["Y"], trans_a=trans_a, trans_b=trans_b)
+    ops, _ = gradient_of("MatMul", ["A", "B"], ["Y"], trans_a=trans_a, trans_b=trans_b)
+    assert [op[0] for op in ops] == ["MatMul", "MatMul"]
+
+
+@pytest.mark.parametrize(
+    "a_shape, axis_a, b_shape, axis_b, a_matrix, b_matrix",
+    [
+        ((2, 3, 4), 1, (12, 5), 1, (2, 12), (12, 5)),
+        ((2, 3, 4), 2, (4, 5), 1, (6, 4), (4, 5)),
+        ((2, 3, 4), -1, (2, 2, 5), -1, (6, 4), (4, 5)),
+        ((2, 3, 4), 1, (3, 4, 5), 2, (2, 12), (12, 5)),
+    ],
+)
+def test_matmul_flattens_at_the_axes(a_shape, axis_a, b_shape, axis_b, a_matrix, b_matrix):
+    a, b = random(a_shape, 1, np.float64), random(b_shape, 2, np.float64)
+    y = run1("MatMul", {"A": a, "B": b}, axis_a=axis_a, axis_b=axis_b)
+    np.testing.assert_allclose(y, a.reshape(a_matrix) @ b.reshape(b_matrix))
+
+
+def test_matmul_bad_inputs():
+    with pytest.raises(ShapeError, match=r"input 1 \('B'\)"):
+        run1("MatMul", {"A": random((3, 4)), "B": random((3, 4))})
+    with pytest.raises(DTypeError, match=r"1 \('B'\) have different types"):
+        run1("MatMul", {"A": random((3, 4)), "B": random((4, 2), dtype=np.float64)})
+    with pytest.raises(Exception, match=r"axis_a 3 is outside the 2 dims of input 0 \('A'\)"):
+        run1("MatMul", {"A": random((3, 4)), "B": random((4, 2))}, axis_a=3)

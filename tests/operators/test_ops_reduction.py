@@ -1,4 +1,4 @@
-"""ReduceFrontSum / ReduceBackSum, SumElements, AveragedLoss and their gradients."""
+"""ReduceFront/BackSum and Mean, SumElements, AveragedLoss and their gradients."""
 
 import numpy as np
 import pytest
@@ -17,13 +17,44 @@ def test_reduce_front_and_back_sum(num):
     assert front.shape == x.shape[num:] and back.shape == x.shape[: 3 - num]
 
 
-@pytest.mark.parametrize("op_type", ["ReduceFrontSum", "ReduceBackSum"])
+@pytest.mark.parametrize("num", [0, 1, 2, 3])
+def test_reduce_front_and_back_mean(num):
+    x = random((2, 3, 4), 1, np.float64)
+    front = run1("ReduceFrontMean", {"X": x}, num_reduce_dim=num)
+    back = run1("ReduceBackMean", {"X": x}, num_reduce_dim=num)
+    np.testing.assert_allclose(front, x.mean(axis=tuple(range(num))) if num else x)
+    np.testing.assert_allclose(back, x.mean(axis=tuple(range(3 - num, 3))) if num else x)
+    assert front.shape == x.shape[num:] and back.shape == x.shape[: 3 - num]
+
+
+def test_reduce_mean_over_no_element_is_zero():
+    x = np.zeros((0, 3), np.float32)
+    np.testing.assert_array_equal(run1("ReduceFrontMean", {"X": x}), np.zeros(3))
+    x = np.zeros((3, 0), np.float32)
+    np.testing.assert_array_equal(run1("ReduceBackMean", {"X": x}), np.zeros(3))
+    dx = run1("ReduceFrontMeanGradient", {"dY": np.ones(3, np.float32), "dims": np.array([0, 3])})
+    assert dx.shape == (0, 3)
+
+
+def test_reduce_mean_gradient_op_formula():
+    dy = random((2, 3), 1, np.float64)
+    dx = run1("ReduceBackMeanGradient", {"dY": dy, "dims": np.array([2, 3, 4])})
+    np.testing.assert_allclose(dx, np.repeat(dy[:, :, None], 4, axis=2) / 4)
+    dx = run1("ReduceFrontMeanGradient", {"dY": dy, "dims": np.array([5, 2, 3])}, num_reduce_dim=1)
+    np.testing.assert_allclose(dx, np.broadcast_to(dy / 5, (5, 2, 3)))
+
+
+@pytest.mark.parametrize(
+    "op_type", ["ReduceFrontSum", "ReduceBackSum", "ReduceFrontMean", "ReduceBackMean"]
+)
 @pytest.mark.parametrize("num", [1, 2])
 def test_reduce_sum_gradients(op_type, num):
     check_gradients(op_type, {"X": random((2, 3, 2), 1)}, ["Y"], num_reduce_dim=num)
 
 
-@pytest.mark.parametrize("op_type", ["ReduceFrontSum", "ReduceBackSum"])
+@pytest.mark.parametrize(
+    "op_type", ["ReduceFrontSum", "ReduceBackSum", "ReduceFrontMean", "ReduceBackMean"]
+)
 def test_reduce_sum_gradient_maker_reads_the_shape(op_type):
     ops, g_input = gradient_of(op_type, ["X"], ["Y"], num_reduce_dim=2)
     assert ops == [
