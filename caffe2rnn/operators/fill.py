@@ -15,8 +15,11 @@ Random fillers draw from :mod:`caffe2rnn.operators.rng` (seeded by
 ``device_option.random_seed`` or :func:`seed`); they produce float32, as
 Caffe2's ``FillerOp<float>`` did.
 
+``UniformIntFill`` is ``UniformFill`` for int32 (bounds included);
+``GivenTensorDoubleFill`` (E6's) is ``GivenTensorFill`` for float64.
+
 Caffe2: caffe2/operators/filler_op.{h,cc}, given_tensor_fill_op.{h,cc}
-(at 0cdd09da6).
+(at 0cdd09da6; GivenTensorDoubleFill at 042e8ede4).
 """
 
 import math
@@ -190,23 +193,29 @@ class UniformFill(Filler):
     With min/max blobs and min > max the output is empty along dim 0.
     """
 
+    bound_kind = float
+
     def setup(self):
         if len(self.inputs) == 2:
             raise ArgumentError(
-                "UniformFill takes 0, 1 or 3 inputs (shape source, min blob, max blob); got 2"
+                "%s takes 0, 1 or 3 inputs (shape source, min blob, max blob); got 2"
+                % self.def_.type
             )
         super().setup()
         self.random = rng.OpRandom(self.def_)
-        self.min = self.args.single("min", 0.0, float)
-        self.max = self.args.single("max", 1.0, float)
+        self.min = self.args.single("min", self.bound_kind(0), self.bound_kind)
+        self.max = self.args.single("max", self.bound_kind(1), self.bound_kind)
         if len(self.inputs) != 3 and not self.min < self.max:
             raise ArgumentError("argument min (%g) must be < max (%g)" % (self.min, self.max))
 
     def _bound(self, i):
-        value = self.float_input(i)
+        if self.bound_kind is int:
+            value = self.typed_input(i, (np.int32,), "an int32 bound")
+        else:
+            value = self.float_input(i)
         if value.size != 1:
             raise self.shape_error(i, "one element (the %s bound)" % ("min" if i == 1 else "max"))
-        return float(value.reshape(-1)[0])
+        return self.bound_kind(value.reshape(-1)[0])
 
     def run(self):
         shape = self.output_shape()
@@ -217,7 +226,22 @@ class UniformFill(Filler):
                 self.output(0, (0,) + shape[1:], self.dtype)  # empty
                 return
         out = self.output(0, shape, self.dtype)
-        out[...] = self.random.generator.uniform(low, high, shape)
+        out[...] = self.draw(low, high, shape)
+
+    def draw(self, low, high, shape):
+        return self.random.generator.uniform(low, high, shape)
+
+
+@register("UniformIntFill", inputs=(0, 3), outputs=1, inplace=[(0, 0)])
+class UniformIntFill(UniformFill):
+    """i.i.d. int32, uniform over the integers of [min, max] (both included, as
+    ``std::uniform_int_distribution``); min/max are ints (default 0 and 1)."""
+
+    dtype = np.int32
+    bound_kind = int
+
+    def draw(self, low, high, shape):
+        return self.random.generator.integers(low, high, shape, endpoint=True)
 
 
 @register("GaussianFill", inputs=(0, 1), outputs=1, inplace=[(0, 0)])
@@ -324,6 +348,7 @@ def _given_fill(op_type, dtype, kind):
 
 
 GivenTensorFill = _given_fill("GivenTensorFill", np.float32, float)
+GivenTensorDoubleFill = _given_fill("GivenTensorDoubleFill", np.float64, float)
 GivenTensorIntFill = _given_fill("GivenTensorIntFill", np.int32, int)
 GivenTensorInt64Fill = _given_fill("GivenTensorInt64Fill", np.int64, int)
 GivenTensorBoolFill = _given_fill("GivenTensorBoolFill", np.bool_, int)
@@ -332,10 +357,12 @@ GivenTensorStringFill = _given_fill("GivenTensorStringFill", object, str)
 for _op_type in (
     "ConstantFill",
     "UniformFill",
+    "UniformIntFill",
     "GaussianFill",
     "XavierFill",
     "MSRAFill",
     "GivenTensorFill",
+    "GivenTensorDoubleFill",
     "GivenTensorIntFill",
     "GivenTensorInt64Fill",
     "GivenTensorBoolFill",
