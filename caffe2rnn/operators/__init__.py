@@ -27,6 +27,7 @@ from . import (  # noqa: F401
     gather,
     gru_unit,
     image_input,
+    last_n_window,
     layer_norm,
     lengths,
     load_save,

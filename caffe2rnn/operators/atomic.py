@@ -1,4 +1,4 @@
-"""CreateMutex: a blob holding a mutex, for ops that must update atomically.
+"""CreateMutex: a blob holding a mutex, for ops that must update atomically; AtomicFetchAdd.
 
 Caffe2's optimizers count iterations with ``AtomicIter([mutex, iter] → iter)``
 rather than ``Iter``, so that several nets sharing one workspace (Hogwild
@@ -9,9 +9,15 @@ A mutex blob is not a tensor: ``FetchBlob`` describes it
 (``std::unique_ptr<std::mutex>``, the C++ type Caffe2 reported) and an op that
 expects one names the blob when it finds anything else.
 
-Caffe2: caffe2/operators/atomic_ops.cc (CreateMutex), caffe2/sgd/iter_op.h
-(AtomicIter, in :mod:`caffe2rnn.operators.training`).
+``AtomicFetchAdd([mutex, a, b] → [c, d])``: under the mutex, ``d = a`` and
+``c = a + b``, both 0-d int32 (with c = a in place, a shared counter that many
+threads fetch from and add to). The sum wraps around as int32.
+
+Caffe2: caffe2/operators/atomic_ops.cc (CreateMutex, AtomicFetchAdd),
+caffe2/sgd/iter_op.h (AtomicIter, in :mod:`caffe2rnn.operators.training`).
 """
+
+import numpy as np
 
 import threading
 
@@ -63,3 +69,24 @@ class CreateMutex(Operator):
 
 
 register_gradient("CreateMutex")(ShouldNotDoGradient)
+
+
+@register("AtomicFetchAdd", inputs=3, outputs=2, inplace=[(1, 0)])
+class AtomicFetchAdd(Operator):
+    """Under the mutex: d = a (the value fetched), c = a + b; 0-d int32 outputs."""
+
+    def run(self):
+        mutex = mutex_input(self, 0)
+        with mutex:  # read and write under the lock: other threads share a and c
+            values = []
+            for i in (1, 2):
+                x = self.typed_input(i, (np.int32,), "an int32 tensor")
+                if x.size == 0:
+                    raise self.shape_error(i, "at least one element (its first is read)")
+                values.append(x.reshape(-1)[:1].copy())
+            total = np.add(values[0], values[1])  # an array sum wraps around, as int32 did
+            self.output(1, (), np.int32)[...] = values[0][0]
+            self.output(0, (), np.int32)[...] = total[0]
+
+
+register_gradient("AtomicFetchAdd")(ShouldNotDoGradient)

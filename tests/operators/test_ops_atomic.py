@@ -65,3 +65,40 @@ def test_atomic_iter_errors_name_the_blob():
         ws.run_operator_once(core.CreateOperator("AtomicIter", ["mutex", "iter"], ["iter"]))
     with pytest.raises(EnforceNotMet, match="same blob"):
         ws.run_operator_once(core.CreateOperator("AtomicIter", ["mutex", "iter"], ["other"]))
+
+
+def test_atomic_fetch_add_from_threads_loses_no_update():
+    ws = Workspace()
+    ws.run_operator_once(core.CreateOperator("CreateMutex", [], ["mutex"]))
+    ws.feed("counter", np.array(0, np.int32))
+    ws.feed("one", np.array(1, np.int32))
+    op = core.CreateOperator("AtomicFetchAdd", ["mutex", "counter", "one"], ["counter", "old"])
+
+    def work():
+        for _ in range(200):
+            ws.run_operator_once(op)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert ws.fetch("counter") == 800 and ws.fetch("counter").dtype == np.int32
+    ws.feed("counter", np.array([5], np.int32))
+    ws.feed("step", np.array(np.iinfo(np.int32).max, np.int32))
+    ws.run_operator_once(
+        core.CreateOperator("AtomicFetchAdd", ["mutex", "counter", "step"], ["sum", "old"])
+    )
+    assert ws.fetch("old") == 5 and ws.fetch("old").shape == ()
+    assert ws.fetch("sum") == np.iinfo(np.int32).min + 4  # wraps around as int32
+
+
+def test_atomic_fetch_add_names_a_bad_blob():
+    ws = Workspace()
+    ws.run_operator_once(core.CreateOperator("CreateMutex", [], ["mutex"]))
+    ws.feed("a", np.array(1.0, np.float32))
+    ws.feed("b", np.array(1, np.int32))
+    with pytest.raises(DTypeError, match=r"input 1 \('a'\)"):
+        ws.run_operator_once(core.CreateOperator("AtomicFetchAdd", ["mutex", "a", "b"], ["c", "d"]))
+    with pytest.raises(DTypeError, match=r"input 0 \('b'\).*CreateMutex"):
+        ws.run_operator_once(core.CreateOperator("AtomicFetchAdd", ["b", "b", "b"], ["c", "d"]))

@@ -1,0 +1,105 @@
+"""LastNWindowCollector: keep the last N rows seen, across runs, in a ring buffer.
+
+``LastNWindowCollector([last_n, next, data] → [last_n, next])``, both in place
+(Caffe2's ``EnforceOneToOneInplace``), with ``num_to_collect = N`` (required,
+> 0). Each run appends the rows of ``data`` (its first dim) to ``last_n``:
+
+* until ``last_n`` holds N rows it grows, row ``next`` onwards being written;
+* then it is a ring: the rows go to ``next, next + 1, ...`` modulo N, so
+  ``last_n`` holds the last N rows seen, in ring order (Caffe2 promised no
+  order); ``next`` (a 0-d int32) becomes where the following row goes;
+* a ``data`` of more than N rows replaces ``last_n`` by its last N rows, and
+  ``next`` becomes 0.
+
+``last_n`` may start as an empty blob (``workspace.CreateBlob``): it takes
+``data``'s type and row shape. An empty ``data`` changes nothing (it only
+gives an uninitialised ``last_n`` its type and shape, as Caffe2's
+``CopyFrom``).
+
+Refused as Caffe2 did (``CAFFE_ENFORCE``): N ≤ 0, a 0-d ``data``, ``last_n``
+rows of another shape, a ``next`` that is not 0-d or not below the rows
+``last_n`` will hold. Refused here where Caffe2 would have written outside
+the rows or lost them: a negative ``next``, a ``next`` so far past the rows
+that the new ones would not fit, a ``last_n`` of another type than
+``data`` (Caffe2 reallocated it, uninitialised) and a ``next`` that is not
+int32 (likewise).
+
+Caffe2: caffe2/operators/last_n_window_collector.cc at 0cdd09da6.
+"""
+
+import numpy as np
+
+from ..errors import ArgumentError, DTypeError, ShapeError
+from ..runtime.registry import register, register_gradient
+from .base import Operator
+from .gradient_maker import ShouldNotDoGradient
+
+
+@register("LastNWindowCollector", inputs=3, outputs=2, enforce_inplace=[(0, 0), (1, 1)])
+class LastNWindowCollector(Operator):
+    """Append data's rows to a ring buffer of the last ``num_to_collect`` rows."""
+
+    def setup(self):
+        self.n = self.args.single("num_to_collect", -1, int)
+        if self.n <= 0:
+            raise ArgumentError("num_to_collect must be > 0, got %d" % self.n)
+
+    def run(self):
+        data = self.input(2)
+        if not isinstance(data, np.ndarray) or data.ndim < 1:
+            raise self.shape_error(2, "a tensor of at least 1 dim (its rows)")
+        old = self.inputs[0].value
+        initialized = isinstance(old, np.ndarray) and old.size > 0
+        if initialized:
+            if old.ndim != data.ndim or old.shape[1:] != data.shape[1:]:
+                raise self.shape_error(0, "rows of shape %s like input 2" % (data.shape[1:],))
+            if old.dtype != data.dtype:
+                raise DTypeError(
+                    "input 0 ('%s') holds %s rows; expected %s like input 2 ('%s')"
+                    % (self.input_name(0), old.dtype, data.dtype, self.input_name(2))
+                )
+        entries = data.shape[0]
+        if entries == 0:
+            if not initialized:
+                self.output(0, data.shape, data.dtype)
+            return
+        to_copy = min(entries, self.n)
+        held = old.shape[0] if initialized else 0
+        rows = min(self.n, held + to_copy)
+        start = self._next(rows)
+        first = min(to_copy + start, self.n) - start
+        if entries <= self.n and start + first > rows:
+            raise ShapeError(
+                "input 1 ('%s') = %d: %d new rows from there do not fit the %d rows of "
+                "'%s'" % (self.input_name(1), start, first, rows, self.input_name(0))
+            )
+        kept = old[:held].copy() if held else None
+        out = self.output(0, (rows,) + data.shape[1:], data.dtype)
+        if held:
+            out[:held] = kept
+        if entries > self.n:
+            out[...] = data[entries - self.n :]
+            following = 0
+        else:
+            out[start : start + first] = data[:first]
+            out[: to_copy - first] = data[first:to_copy]
+            following = (start + to_copy) % self.n
+        self.output(1, (), np.int32)[...] = following
+
+    def _next(self, rows):
+        """Input 1: a 0-d int32 in ``[0, rows)``."""
+        nxt = self.input(1)
+        if not isinstance(nxt, np.ndarray) or nxt.dtype != np.int32:
+            raise DTypeError("input 1 ('%s') must be a 0-d int32 tensor" % self.input_name(1))
+        if nxt.ndim != 0:
+            raise self.shape_error(1, "a 0-d tensor (the next row to write)")
+        start = int(nxt)
+        if not 0 <= start < rows:
+            raise ShapeError(
+                "input 1 ('%s') = %d; expected it in [0, %d) (the rows of '%s')"
+                % (self.input_name(1), start, rows, self.input_name(0))
+            )
+        return start
+
+
+register_gradient("LastNWindowCollector")(ShouldNotDoGradient)
