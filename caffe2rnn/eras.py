@@ -119,6 +119,11 @@ class Era:
     #: 993e43955 (2017-08-07): ``L1Distance`` gives one distance per row of X
     #: (shape ``(N,)``). Before: one sum over all elements, shape ``(1,)``.
     l1_distance_rowwise: bool = False
+    #: 0c50143fe (2017-11-01): a broadcast B (Add/Sub/Mul/Div...,
+    #: SumReduceLike) may have as many dims as A, and its leading and trailing
+    #: size-1 dims are dropped before it is matched as a block of A's dims.
+    #: Before: B had fewer dims than A, matched as it was.
+    broadcast_strips_unit_dims: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -149,6 +154,7 @@ E6 = _define(
         fetched_names_are_bytes=True,
         cast_gradient_type_enums=True,
         l1_distance_rowwise=True,
+        broadcast_strips_unit_dims=True,
         version="newest",
     )
 )

@@ -14,7 +14,10 @@ Caffe2 looped over ``(pre, n, post)`` = (product of A's dims before the block,
 B.size, product after it). Here B is reshaped to ``B.dims + (1,) * len(post
 dims)`` and NumPy broadcasts it: the same arithmetic, one ufunc call.
 ``axis_str`` (one letter of ``order``, e.g. ``"C"`` in ``"NCHW"``) names the
-axis instead. Size-1 dims inside B are *not* expanded ("1-dim expansion").
+axis instead. Size-1 dims inside B are *not* expanded ("1-dim expansion");
+from E6 (0c50143fe, 2017-11-01) B may have A's rank, and its size-1 dims at
+either end are left out of the block: A (2, 3, 4, 5), B (1, 4, 1), axis=1 adds
+B's 4 values along A's dim 2.
 
 Also here: ``SumReduceLike`` (the reduction the broadcast gradients need),
 ``Negative``, ``Exp`` and ``ElementwiseLinear`` (MILSTM's ``Y = X * w + b``).
@@ -27,6 +30,7 @@ from typing import Optional
 
 import numpy as np
 
+from .. import eras
 from ..errors import ArgumentError, DTypeError, EnforceNotMet
 from ..runtime.registry import register, register_gradient
 from .base import Operator
@@ -69,15 +73,19 @@ def parse_broadcast_axis(op, enabled):
 
 
 def broadcast_block(op, a, b, axis):
-    """Validate that B is a block of A's dims; return where the block starts.
+    """Validate that B is a block of A's dims; return ``(start, block)``: where
+    in A the block starts and B's dims that form it.
 
-    Only for a non-scalar B. Errors name input 1 and the dims it must have.
+    Only for a non-scalar B. From E6 (:attr:`~caffe2rnn.eras.Era.broadcast_strips_unit_dims`)
+    B may have A's rank and its leading/trailing size-1 dims are not part of
+    the block. Errors name input 1 and the dims it must have.
     """
-    if b.ndim >= a.ndim:
+    strips = eras.current().broadcast_strips_unit_dims
+    if b.ndim > a.ndim or (b.ndim == a.ndim and not strips):
         raise op.shape_error(
             1,
-            "fewer dimensions than input 0 ('%s', shape %s) "
-            "when broadcasting" % (op.input_name(0), a.shape),
+            "%s dimensions than input 0 ('%s', shape %s) when broadcasting"
+            % ("no more" if strips else "fewer", op.input_name(0), a.shape),
         )
     start = a.ndim - b.ndim if axis == -1 else axis
     if not 0 <= start <= a.ndim - b.ndim:
@@ -85,20 +93,28 @@ def broadcast_block(op, a, b, axis):
             "Broadcast axis should be in the range of [0, %d] "
             "(A.ndim - B.ndim), but axis = %d" % (a.ndim - b.ndim, axis)
         )
-    if a.shape[start : start + b.ndim] != b.shape:
+    first, last = 0, b.ndim
+    if strips:
+        while first < last and b.shape[first] == 1:
+            first += 1
+        while last > first and b.shape[last - 1] == 1:
+            last -= 1
+    block = b.shape[first:last]
+    start += first
+    if a.shape[start : start + len(block)] != block:
         raise op.shape_error(
             1,
             "%s (dims %d..%d of input 0 ('%s'), shape %s): "
             "Broadcast dimension mismatch"
             % (
-                a.shape[start : start + b.ndim],
+                a.shape[start : start + len(block)],
                 start,
-                start + b.ndim - 1,
+                start + len(block) - 1,
                 op.input_name(0),
                 a.shape,
             ),
         )
-    return start
+    return start, block
 
 
 class BinaryElementwise(Operator):
@@ -135,8 +151,8 @@ class BinaryElementwise(Operator):
                     "broadcasting (input 1 '%s' is also the output)" % self.input_name(1)
                 )
             if b.size != 1:
-                start = broadcast_block(self, a, b, self.axis)
-                b = b.reshape(b.shape + (1,) * (a.ndim - start - b.ndim))
+                start, block = broadcast_block(self, a, b, self.axis)
+                b = b.reshape(block + (1,) * (a.ndim - start - len(block)))
             else:
                 b = b.reshape(())
         elif a.shape != b.shape:
@@ -222,9 +238,9 @@ class SumReduceLike(Operator):
             c = self.output(0, b.shape, a.dtype)
             c.reshape(-1)[0] = a.sum()
             return
-        start = broadcast_block(self, a, b, self.axis)
+        start, block = broadcast_block(self, a, b, self.axis)
         pre = math.prod(a.shape[:start])
-        post = math.prod(a.shape[start + b.ndim :])
+        post = math.prod(a.shape[start + len(block) :])
         c = self.output(0, b.shape, a.dtype)
         np.sum(a.reshape(pre, b.size, post), axis=(0, 2), out=c.reshape(b.size))
 

@@ -269,3 +269,28 @@ def test_exp_gradient_is_y_times_dy():
 def test_exp_needs_floats():
     with pytest.raises(DTypeError, match=r"input 0 \('X'\) has type int32"):
         run1("Exp", {"X": np.arange(3, dtype=np.int32)})
+
+
+# -- E6 (0c50143fe): size-1 dims at either end of B are left out of the block -----------
+
+
+@pytest.mark.parametrize(
+    "b_shape, axis, numpy_b_shape",
+    [((1, 4, 1), 1, (1, 1, 4, 1)), ((1, 3, 4, 1), 0, (1, 3, 4, 1)), ((3, 1), 1, (1, 3, 1, 1))],
+)
+def test_e6_broadcast_strips_unit_end_dims(b_shape, axis, numpy_b_shape):
+    from caffe2rnn import eras
+
+    a = random((2, 3, 4, 5), 1, np.float64)
+    b = random(b_shape, 2, np.float64)
+    with eras.use("E6"):
+        out = run1("Add", {"A": a, "B": b}, broadcast=1, axis=axis)
+        np.testing.assert_allclose(out, a + b.reshape(numpy_b_shape))
+        reduced = run1("SumReduceLike", {"A": a, "B": b}, axis=axis)
+        expected = np.broadcast_to(a, a.shape).sum(
+            axis=tuple(i for i, d in enumerate(numpy_b_shape) if d == 1), keepdims=True
+        )
+        np.testing.assert_allclose(reduced, expected.reshape(b_shape))
+        check_gradients("Mul", {"A": a, "B": b}, ["C"], broadcast=1, axis=axis)
+    with eras.use("E5"), pytest.raises(ShapeError, match=r"input 1 \('B'\)"):
+        run1("Add", {"A": a, "B": b}, broadcast=1, axis=axis)
