@@ -124,6 +124,9 @@ class Era:
     #: size-1 dims are dropped before it is matched as a block of A's dims.
     #: Before: B had fewer dims than A, matched as it was.
     broadcast_strips_unit_dims: bool = False
+    #: 1b0ac3c45 (2017-10-13): ``Flatten`` reads ``axis`` (default 1) and
+    #: needs rank >= axis. Before: rank >= 2, flattened after dim 0.
+    flatten_axis: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -155,6 +158,7 @@ E6 = _define(
         cast_gradient_type_enums=True,
         l1_distance_rowwise=True,
         broadcast_strips_unit_dims=True,
+        flatten_axis=True,
         version="newest",
     )
 )

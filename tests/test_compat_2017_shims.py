@@ -63,6 +63,17 @@ def test_np_delete_casts_a_non_integer_index_array_as_numpy_113_did():
         original(x, np.array([1.0]), axis=0)  # today's NumPy refuses it
 
 
+def test_np_sum_of_a_generator_is_pythons_sum_as_numpy_113_did():
+    original = getattr(np.sum, "__wrapped__", np.sum)
+    total = environment2017._sum_of_generators(original)
+    assert total(x * 0.5 for x in range(4)) == 3.0
+    out = np.zeros(())
+    assert total((x for x in range(3)), out=out) is out and out == 3
+    np.testing.assert_array_equal(total(np.ones((2, 3)), axis=0), [2, 2, 2])
+    with pytest.raises(TypeError):
+        original(x for x in range(3))  # today's NumPy refuses it
+
+
 def test_scipy_misc_logsumexp_is_special_logsumexp():
     scipy_misc = pytest.importorskip("scipy.misc")
     scipy_special = pytest.importorskip("scipy.special")

@@ -12,6 +12,10 @@ means giving those names back — their 2017 meaning, nothing more:
   integers (with a DeprecationWarning; an error since 1.19), so
   ``np.delete(x, np.array([]), axis=0)`` — an empty list made an array —
   returned ``x``.
+* ``np.sum`` of a generator: NumPy 1.13 summed it with Python's ``sum``
+  (``fromnumeric.sum``: ``if isinstance(a, _gentype): res = _sum_(a)``;
+  deprecated in 1.15, a TypeError in NumPy 2). Caffe2's
+  ``cross_entropy_ops_test.py`` writes its reference that way.
 * **Hypothesis 3's API** (:func:`install_hypothesis3_api`): ``settings`` and
   ``register_profile`` took keywords later removed (``min_satisfying_examples``,
   ``timeout``, ``perform_health_check``...); Hypothesis 3 had no deadline and
@@ -98,6 +102,8 @@ def install_numpy_aliases():
             setattr(np, name, value)
     if not getattr(np.delete, "_caffe2rnn_2017", False):
         np.delete = _delete_casting_indices(np.delete)
+    if not getattr(np.sum, "_caffe2rnn_2017", False):
+        np.sum = _sum_of_generators(np.sum)
     for name in ("choice", "randint"):
         function = getattr(np.random, name)
         if not getattr(function, "_caffe2rnn_2017", False):
@@ -116,6 +122,24 @@ def _delete_casting_indices(delete):
 
     delete2017._caffe2rnn_2017 = True
     return delete2017
+
+
+def _sum_of_generators(numpy_sum):
+    """``np.sum`` that sums a generator with Python's ``sum``, as NumPy 1.13 did."""
+
+    @functools.wraps(numpy_sum)
+    def sum2017(a, *args, **kwargs):
+        if inspect.isgenerator(a):
+            result = sum(a)
+            out = kwargs.get("out")
+            if out is not None:
+                out[...] = result
+                return out
+            return result
+        return numpy_sum(a, *args, **kwargs)
+
+    sum2017._caffe2rnn_2017 = True
+    return sum2017
 
 
 def _one_element_scalars(function):

@@ -17,9 +17,9 @@ Caffe2: caffe2/operators/atomic_ops.cc (CreateMutex, AtomicFetchAdd),
 caffe2/sgd/iter_op.h (AtomicIter, in :mod:`caffe2rnn.operators.training`).
 """
 
-import numpy as np
-
 import threading
+
+import numpy as np
 
 from ..errors import DTypeError
 from ..runtime.registry import register, register_gradient

@@ -2,7 +2,9 @@
 
 * ``Flatten(X → Y)``: X of rank ≥ 2 becomes a matrix that keeps the first
   dimension, ``Y: (X.dim(0), X.size / X.dim(0))``. lstm_benchmark flattens
-  the ``T × N × H`` LSTM output this way before ``SoftmaxWithLoss``.
+  the ``T × N × H`` LSTM output this way before ``SoftmaxWithLoss``. From E6
+  (1b0ac3c45, 2017-10-13) it reads ``axis`` (default 1): ``Y`` is
+  ``(Π dims before axis, Π dims from axis)`` and X needs rank ≥ axis.
 * ``FlattenToVec(X → Y)``: X of rank ≥ 1 becomes a vector, ``Y: (X.size,)``.
 * ``ResizeLike([X, like] → Y)``: X's values with ``like``'s shape (the sizes
   must agree). It is the gradient of both flattens: ``dX =
@@ -16,6 +18,7 @@ Caffe2: caffe2/operators/utility_ops.{h,cc}.
 
 import math
 
+from .. import eras
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker, ShouldNotDoGradient
@@ -30,11 +33,20 @@ def _copy_reshaped(op, x, shape):
 class Flatten(Operator):
     """``Y = X`` as a ``dim(0) × rest`` matrix; X must have rank ≥ 2."""
 
+    def setup(self):
+        self.axis = self.args.single("axis", 1, int) if eras.current().flatten_axis else None
+
     def run(self):
         x = self.input(0)
-        if x.ndim < 2:
-            raise self.shape_error(0, "rank >= 2 (Flatten keeps dim 0 and joins the rest)")
-        _copy_reshaped(self, x, (x.shape[0], math.prod(x.shape[1:])))
+        if self.axis is None:
+            if x.ndim < 2:
+                raise self.shape_error(0, "rank >= 2 (Flatten keeps dim 0 and joins the rest)")
+            axis = 1
+        else:
+            axis = self.axis
+            if not 0 <= axis <= x.ndim:
+                raise self.shape_error(0, "rank >= axis (%d)" % axis)
+        _copy_reshaped(self, x, (math.prod(x.shape[:axis]), math.prod(x.shape[axis:])))
 
 
 @register("FlattenToVec", inputs=1, outputs=1)

@@ -45,3 +45,16 @@ def test_rank_errors_name_the_blob():
         run1("Flatten", {"X": random((4,))})
     with pytest.raises(ShapeError, match=r"input 0 \('X'\) has shape \(\); expected rank >= 1"):
         run1("FlattenToVec", {"X": random(())})
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, 3])
+def test_e6_flatten_at_an_axis(axis):
+    from caffe2rnn import eras
+
+    x = random((2, 3, 4), 1)
+    with eras.use("E6"):
+        y = run1("Flatten", {"X": x}, axis=axis)
+        np.testing.assert_array_equal(y, x.reshape(int(np.prod(x.shape[:axis])), -1))
+        np.testing.assert_array_equal(run1("Flatten", {"X": random((4,))}), random((4,))[:, None])
+        with pytest.raises(ShapeError, match=r"input 0 \('X'\).*rank >= axis \(4\)"):
+            run1("Flatten", {"X": x}, axis=4)
