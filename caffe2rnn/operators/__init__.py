@@ -41,6 +41,7 @@ from . import (  # noqa: F401
     padding,
     python_op,
     queue,
+    range_op,
     reduction,
     rmsprop,
     rnn,

@@ -1,4 +1,4 @@
-"""Log, Sqr, Pow, Clip, Logit, Softsign, ReplaceNaN: float element-wise functions.
+"""Log, Sqr, Pow, Clip, Logit, Softsign, ReplaceNaN, Sign, Swish: float element-wise functions.
 
 Each maps a float tensor to one of its shape and type, and may run in place:
 
@@ -16,6 +16,10 @@ Each maps a float tensor to one of its shape and type, and may run in place:
   ``ClipGradient([Y, dY])``: dY where Y lies strictly inside the bounds.
 * ``Logit`` (``ln(x / (1 - x))`` of X clamped to ``[eps, 1 - eps]``; no
   gradient), ``Softsign`` (``X / (1 + |X|)``), ``ReplaceNaN``.
+* E6's ``Sign`` (−1, 0 or 1; 0 for NaN, as ``(x > 0) − (x < 0)``; no
+  gradient, math_ops.cc at 042e8ede4) and ``Swish`` (``X · sigmoid(X)``,
+  not in place; gradient ``SwishGradient([X, Y, dY]) = dY · (Y + σ(X)(1 − Y))``,
+  which may overwrite dY; swish_op.{h,cc} at 042e8ede4).
 
 Caffe2 registered them for float32 (``TensorTypes<float>``; ReplaceNaN also
 double); float64 is kept as float64 here. Sources at 0cdd09da6:
@@ -209,3 +213,50 @@ class ReplaceNaN(_UnaryFloat):
 
 
 register_gradient("ReplaceNaN")(ShouldNotDoGradient)
+
+
+@register("Sign", inputs=1, outputs=1)
+class Sign(_UnaryFloat):
+    """Y = 1 where X > 0, −1 where X < 0, else 0 (NaN included)."""
+
+    def compute(self, x, out):
+        np.subtract((x > 0).astype(x.dtype), x < 0, out=out)
+
+
+register_gradient("Sign")(ShouldNotDoGradient)
+
+
+def _sigmoid(x):
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-x))
+
+
+@register("Swish", inputs=1, outputs=1)
+class Swish(_UnaryFloat):
+    """Y = X / (1 + exp(−X))."""
+
+    def compute(self, x, out):
+        np.multiply(x, _sigmoid(x), out=out)
+
+
+@register("SwishGradient", inputs=3, outputs=1, inplace=[(2, 0)])
+class SwishGradient(Operator):
+    """Inputs X, Y, dY → dX = dY · (Y + sigmoid(X) · (1 − Y))."""
+
+    def run(self):
+        x = self.float_input(0)
+        for i in (1, 2):
+            if self.float_input(i).size != x.size:
+                raise self.shape_error(i, "%d elements like input 0" % x.size)
+            self.same_dtype(0, i)
+        y, dy = self.input(1).reshape(x.shape), self.input(2).reshape(x.shape)
+        dx = dy * (y + _sigmoid(x) * (1 - y))
+        self.output(0, self.input(1).shape, x.dtype)[...] = dx.reshape(self.input(1).shape)
+
+
+@register_gradient("Swish")
+class GetSwishGradient(GradientMaker):
+    """``SwishGradient([I0, O0, GO0] → GI0)``."""
+
+    def get_gradient_defs(self):
+        return [self.op_def("SwishGradient", [self.I(0), self.O(0), self.GO(0)], [self.GI(0)])]
