@@ -1,0 +1,145 @@
+"""PadImage and PadImageGradient: pad (or crop) the two spatial dims of images.
+
+``PadImage(X → Y)``: X is ``(N, C, H, W)`` (``order="NCHW"``, the default) or
+``(N, H, W, C)`` (``"NHWC"``); Y has ``H + pad_t + pad_b`` rows and ``W +
+pad_l + pad_r`` columns. The pads come as ConvPoolOpBase read them: ``pads``
+``[t, l, b, r]``, or ``pad`` for all four, or ``pad_t``/``pad_l``/``pad_b``/
+``pad_r`` (all four needed; default 0). A negative pad crops (Caffe2 checked
+pads ≥ 0 only for ops named Conv…/…Pool). ``mode``:
+
+* ``"constant"`` (default): the new cells hold ``value`` (default 0);
+* ``"reflect"``: the image mirrored at its edge row/column, without repeating
+  it (``np.pad``'s "reflect"); one reflection only, so a pad must stay below
+  the image's size — Caffe2 read outside the image otherwise: refused here;
+* ``"edge"``: the nearest edge row/column repeated.
+
+``PadImageGradient(dY → dX)`` (Caffe2's maker, arguments copied) adds each
+cell of dY into the cell of X it came from; cells of ``value`` give nothing.
+Refused as Caffe2 did: ``legacy_pad``, a stride or dilation other than 1,
+an empty X (``SetOutputSize``); and a padded size below 0.
+
+Caffe2: caffe2/operators/pad_op.{h,cc}, conv_pool_op_base.h at 0cdd09da6.
+"""
+
+import numpy as np
+
+from ..errors import ArgumentError
+from ..runtime.registry import register, register_gradient
+from .base import Operator
+from .gradient_maker import GradientMaker
+
+_SIDES = ("pad_t", "pad_l", "pad_b", "pad_r")
+
+
+class _PadImageBase(Operator):
+    def setup(self):
+        args = self.args
+        if args.has("pad"):
+            self.pads = [args.single("pad", 0, int)] * 4
+        elif all(args.has(side) for side in _SIDES):
+            self.pads = [args.single(side, 0, int) for side in _SIDES]
+        else:
+            self.pads = args.repeated("pads", kind=int) or [0, 0, 0, 0]
+        if len(self.pads) != 4:
+            raise ArgumentError("argument pads is %s; expected 4 values [t, l, b, r]" % self.pads)
+        self.mode = args.single("mode", "constant", str)
+        if self.mode not in ("constant", "reflect", "edge"):
+            raise ArgumentError("Unknown padding mode: %s" % self.mode)
+        self.order = args.single("order", "NCHW", str)
+        if self.order not in ("NCHW", "NHWC"):
+            raise ArgumentError("argument order is '%s'; expected NCHW or NHWC" % self.order)
+        if args.single("legacy_pad", 0, int):
+            raise ArgumentError("Padding layer only supports explicit pad values.")
+        for name in ("stride", "dilation"):
+            values = [args.single(name, 1, int)] + args.repeated(name + "s", kind=int)
+            values += [args.single(name + s, 1, int) for s in ("_h", "_w")]
+            if any(v != 1 for v in values):
+                raise ArgumentError("PadImage does not support %s right now." % name)
+        self.value = args.single("value", 0.0, float)
+
+    def spatial_axes(self):
+        return (2, 3) if self.order == "NCHW" else (1, 2)
+
+    def source_index(self, size, head, tail, i):
+        """For each padded position along a dim: the source index (−1: the constant)."""
+        out = size + head + tail
+        if out < 0:
+            raise self.shape_error(i, "at least %d cells along a padded dim" % (-head - tail))
+        index = np.arange(out) - head
+        if self.mode == "constant":
+            return np.where((index >= 0) & (index < size), index, -1)
+        if self.mode == "edge":
+            return np.clip(index, 0, size - 1)
+        index = np.abs(index)
+        index = np.minimum(index, 2 * size - index - 2)
+        if out and (index.min() < 0 or index.max() >= size):
+            raise ArgumentError(
+                "reflect mode: pads %s reach past a dim of %d (one reflection only)"
+                % (self.pads, size)
+            )
+        return index
+
+    def maps(self, image_shape, i):
+        """Source index arrays for the two spatial dims of an image of ``image_shape``."""
+        ah, aw = self.spatial_axes()
+        t, left, b, r = self.pads
+        return (
+            self.source_index(image_shape[ah], t, b, i),
+            self.source_index(image_shape[aw], left, r, i),
+        )
+
+
+@register("PadImage", inputs=1, outputs=1)
+class PadImage(_PadImageBase):
+    """Y = X with its spatial dims padded (or cropped) as ``mode`` says."""
+
+    def run(self):
+        x = self.typed_input(0, (np.float32, np.float64), "a float image tensor", ndim=4)
+        if x.size == 0:
+            raise self.shape_error(0, "a non-empty image tensor")
+        rows, cols = self.maps(x.shape, 0)
+        ah, aw = self.spatial_axes()
+        y = np.take(np.take(x, np.maximum(rows, 0), axis=ah), np.maximum(cols, 0), axis=aw)
+        if self.mode == "constant":
+            shape = [1, 1, 1, 1]
+            shape[ah], shape[aw] = len(rows), len(cols)
+            outside = ((rows < 0)[:, None] | (cols < 0)[None, :]).reshape(shape)
+            y = np.where(outside, x.dtype.type(self.value), y)
+        self.output(0, y.shape, x.dtype)[...] = y
+
+
+@register("PadImageGradient", inputs=1, outputs=1)
+class PadImageGradient(_PadImageBase):
+    """dX: every cell of dY added into the cell of X it was copied from."""
+
+    def run(self):
+        dy = self.typed_input(0, (np.float32, np.float64), "a float image gradient", ndim=4)
+        ah, aw = self.spatial_axes()
+        t, left, b, r = self.pads
+        shape = list(dy.shape)
+        shape[ah] -= t + b
+        shape[aw] -= left + r
+        if min(shape) < 0:
+            raise self.shape_error(0, "spatial dims larger than the pads %s" % self.pads)
+        if self.mode != "constant" and dy.size and 0 in (shape[ah], shape[aw]):
+            raise self.shape_error(0, "a gradient of a non-empty image")
+        rows, cols = self.maps(shape, 0)
+        keep_r, keep_c = np.flatnonzero(rows >= 0), np.flatnonzero(cols >= 0)
+        partial = np.zeros(shape[:aw] + [dy.shape[aw]] + shape[aw + 1 :], dy.dtype)
+        np.add.at(partial, _at(ah, rows[keep_r]), np.take(dy, keep_r, axis=ah))
+        dx = np.zeros(shape, dy.dtype)
+        np.add.at(dx, _at(aw, cols[keep_c]), np.take(partial, keep_c, axis=aw))
+        self.output(0, tuple(shape), dy.dtype)[...] = dx
+
+
+def _at(axis, index):
+    """An index tuple selecting ``index`` along ``axis`` of a 4-D array."""
+    return (slice(None),) * axis + (index,)
+
+
+@register_gradient("PadImage")
+class GetPadImageGradient(GradientMaker):
+    """``PadImageGradient(GO0 → GI0)``, the forward arguments copied."""
+
+    def get_gradient_defs(self):
+        return [self.op_def("PadImageGradient", [self.GO(0)], [self.GI(0)])]
