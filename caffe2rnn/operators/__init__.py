@@ -27,6 +27,7 @@ from . import (  # noqa: F401
     gather,
     gru_unit,
     histogram,
+    im2col,
     image_input,
     instance_norm,
     last_n_window,
