@@ -74,6 +74,19 @@ def test_np_sum_of_a_generator_is_pythons_sum_as_numpy_113_did():
         original(x for x in range(3))  # today's NumPy refuses it
 
 
+def test_np_fromstring_binary_mode_copies_bytes_as_numpy_113_did():
+    original = getattr(np.fromstring, "__wrapped__", np.fromstring)
+    fromstring = environment2017._fromstring_binary_mode(original)
+    data = np.array([1.5, -2.0], np.float32).tobytes()
+    out = fromstring(data, dtype=np.float32)
+    np.testing.assert_array_equal(out, [1.5, -2.0])
+    assert out.flags.writeable and out.flags.owndata
+    np.testing.assert_array_equal(fromstring(data, dtype="<u1"), list(data))
+    np.testing.assert_array_equal(fromstring("1 2", dtype=int, sep=" "), [1, 2])
+    with pytest.raises(ValueError):
+        original(data, dtype=np.float32)  # today's NumPy refuses it
+
+
 def test_scipy_misc_logsumexp_is_special_logsumexp():
     scipy_misc = pytest.importorskip("scipy.misc")
     scipy_special = pytest.importorskip("scipy.special")

@@ -16,6 +16,9 @@ means giving those names back — their 2017 meaning, nothing more:
   (``fromnumeric.sum``: ``if isinstance(a, _gentype): res = _sum_(a)``;
   deprecated in 1.15, a TypeError in NumPy 2). Caffe2's
   ``cross_entropy_ops_test.py`` writes its reference that way.
+* ``np.fromstring`` of bytes (``sep=""``, its binary mode): NumPy 1.13
+  returned a new array of them (``frombuffer`` plus a copy); deprecated in
+  1.14, an error in NumPy 2. Caffe2's ``hypothesis_test.py`` reads bytes so.
 * **Hypothesis 3's API** (:func:`install_hypothesis3_api`): ``settings`` and
   ``register_profile`` took keywords later removed (``min_satisfying_examples``,
   ``timeout``, ``perform_health_check``...); Hypothesis 3 had no deadline and
@@ -104,6 +107,8 @@ def install_numpy_aliases():
         np.delete = _delete_casting_indices(np.delete)
     if not getattr(np.sum, "_caffe2rnn_2017", False):
         np.sum = _sum_of_generators(np.sum)
+    if not getattr(np.fromstring, "_caffe2rnn_2017", False):
+        np.fromstring = _fromstring_binary_mode(np.fromstring)
     for name in ("choice", "randint"):
         function = getattr(np.random, name)
         if not getattr(function, "_caffe2rnn_2017", False):
@@ -140,6 +145,22 @@ def _sum_of_generators(numpy_sum):
 
     sum2017._caffe2rnn_2017 = True
     return sum2017
+
+
+def _fromstring_binary_mode(fromstring):
+    """``np.fromstring`` whose binary mode (``sep=""``) copies the bytes, as NumPy 1.13 did."""
+    import numpy as np
+
+    @functools.wraps(fromstring)
+    def fromstring2017(string, dtype=float, count=-1, sep="", **kwargs):
+        if sep == "":
+            if isinstance(string, str):
+                string = string.encode("latin-1")
+            return np.frombuffer(string, dtype=dtype, count=count).copy()
+        return fromstring(string, dtype=dtype, count=count, sep=sep, **kwargs)
+
+    fromstring2017._caffe2rnn_2017 = True
+    return fromstring2017
 
 
 def _one_element_scalars(function):

@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     activation,
     atomic,
     cast,
+    coalesce,
     comparison,
     conditional,
     conv,
@@ -65,5 +66,6 @@ from . import (  # noqa: F401
     training,
     unary_math,
     utility,
+    weighted_sample_queue,
     yellowfin,
 )

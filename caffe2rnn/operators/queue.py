@@ -227,13 +227,13 @@ class CreateBlobsQueue(Operator):
         self.set_output(0, queue)
 
 
-def queue_input(op):
-    """Input 0 of ``op``, which must hold a queue made by CreateBlobsQueue."""
-    value = op.inputs[0].value
+def queue_input(op, i=0):
+    """Input ``i`` of ``op``, which must hold a queue made by CreateBlobsQueue."""
+    value = op.inputs[i].value
     if not isinstance(value, BlobsQueue):
         raise DTypeError(
-            "input 0 ('%s') holds %s; expected a queue made by CreateBlobsQueue"
-            % (op.input_name(0), describe_content(op.inputs[0]))
+            "input %d ('%s') holds %s; expected a queue made by CreateBlobsQueue"
+            % (i, op.input_name(i), describe_content(op.inputs[i]))
         )
     return value
 

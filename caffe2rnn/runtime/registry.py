@@ -48,7 +48,9 @@ class OpSchema:
 
     ``inputs``/``outputs`` are an int or ``(min, max)`` (``max=None``: no limit).
     ``inplace`` lists the allowed ``(input, output)`` index pairs (``"any"``:
-    all); ``enforce_inplace`` the pairs that *must* share a name.
+    all; a function of ``(input, output)``: the pairs it accepts, as Caffe2's
+    ``AllowInplace(std::function)``); ``enforce_inplace`` the pairs that
+    *must* share a name.
     """
 
     def __init__(
@@ -57,7 +59,7 @@ class OpSchema:
         self.op_type = op_type
         self.inputs = (inputs, inputs) if isinstance(inputs, int) else tuple(inputs)
         self.outputs = (outputs, outputs) if isinstance(outputs, int) else tuple(outputs)
-        self.inplace = inplace if inplace == "any" else frozenset(inplace)
+        self.inplace = inplace if inplace == "any" or callable(inplace) else frozenset(inplace)
         self.enforce_inplace = frozenset(enforce_inplace)
         self.doc = doc
 
@@ -88,11 +90,12 @@ class OpSchema:
             for j, out in enumerate(op_def.output):
                 if name != out:
                     continue
-                if (
-                    self.inplace != "any"
-                    and (i, j) not in self.inplace
-                    and (i, j) not in self.enforce_inplace
-                ):
+                allowed = (
+                    self.inplace == "any"
+                    or (self.inplace(i, j) if callable(self.inplace) else (i, j) in self.inplace)
+                    or (i, j) in self.enforce_inplace
+                )
+                if not allowed:
                     return (
                         "%s does not allow input %d ('%s') to be written in "
                         "place as output %d" % (self.op_type, i, name, j)
