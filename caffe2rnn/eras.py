@@ -127,6 +127,9 @@ class Era:
     #: 1b0ac3c45 (2017-10-13): ``Flatten`` reads ``axis`` (default 1) and
     #: needs rank >= axis. Before: rank >= 2, flattened after dim 0.
     flatten_axis: bool = False
+    #: 39716d929 (2017-12-01): ``PackSegments`` requires the lengths to add up
+    #: to DATA's rows exactly. Before: rows after the last run were left out.
+    pack_segments_exact_lengths: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -159,6 +162,7 @@ E6 = _define(
         l1_distance_rowwise=True,
         broadcast_strips_unit_dims=True,
         flatten_axis=True,
+        pack_segments_exact_lengths=True,
         version="newest",
     )
 )

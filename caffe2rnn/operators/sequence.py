@@ -21,7 +21,8 @@ find_duplicate_elements_op.{h,cc}.
 
 import numpy as np
 
-from ..errors import ShapeError
+from .. import eras
+from ..errors import ArgumentError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import ShouldNotDoGradient, single_op_gradient
@@ -126,16 +127,23 @@ def _segment_lengths(op):
     return lengths.astype(np.int64)
 
 
-@register("PackSegments", inputs=2, outputs=1)
+@register("PackSegments", inputs=2, outputs=(1, 2))
 class PackSegments(Operator):
     """``[lengths, data]`` → ``len(lengths) × max(lengths) × ...``: consecutive
     runs of ``lengths[i]`` rows of data, one per output row, padded with 0
     (``pad_minf=1``: -inf; float32 data only, as in Caffe2; other types 0).
-    Rows of data after the last run are left out. Source:
-    caffe2/operators/pack_segments.{h,cc} at 0cdd09da6."""
+    Rows of data after the last run are left out — until E6, whose
+    PackSegments requires the lengths to add up to data's rows (39716d929).
+    ``return_presence_mask=1`` (05a0c35a0, 2017-10-12; accepted in every era)
+    adds output 1, a ``len(lengths) × max(lengths)`` bool tensor: True where
+    a row holds data. Source: caffe2/operators/pack_segments.{h,cc} at
+    0cdd09da6 and 042e8ede4."""
 
     def setup(self):
         self.pad_minf = self.args.single("pad_minf", False, bool)
+        self.presence = self.args.single("return_presence_mask", False, bool)
+        if self.presence and len(self.outputs) != 2:
+            raise ArgumentError("return_presence_mask=1 needs a second output, the mask")
 
     def run(self):
         lengths = _segment_lengths(self)
@@ -144,12 +152,21 @@ class PackSegments(Operator):
             raise self.shape_error(1, "at least 1 dimension (DATA should be at least 1-D)")
         if int(lengths.sum()) > data.shape[0]:
             raise self.shape_error(1, "at least %d rows (the sum of the lengths)" % lengths.sum())
+        if eras.current().pack_segments_exact_lengths and int(lengths.sum()) != data.shape[0]:
+            raise self.shape_error(
+                1,
+                "%d rows: PackSegments requires that the sum of the lengths is equal to "
+                "the first data dimension" % lengths.sum(),
+            )
         longest = int(lengths.max()) if lengths.size else 0
         out = self.output(0, (lengths.size, longest) + data.shape[1:], data.dtype)
         out.fill(-np.inf if self.pad_minf and data.dtype == np.float32 else 0)
         starts = np.cumsum(lengths) - lengths
         for i, (start, n) in enumerate(zip(starts.tolist(), lengths.tolist())):
             out[i, :n] = data[start : start + n]
+        if self.presence:
+            mask = self.output(1, (lengths.size, longest), np.bool_)
+            mask[...] = np.arange(longest)[None, :] < lengths[:, None]
 
 
 @register("UnpackSegments", inputs=2, outputs=1)

@@ -21,6 +21,9 @@ that never takes the exp of a large positive number::
 
 (``D`` the last dim; a 0-d input is one value). Y has logits' dims without
 the last. A last dim of 0 is refused: Caffe2 divided the size by it.
+E6's ``WeightedSigmoidCrossEntropyWithLogits([logits, targets, weights])``
+multiplies each term (and its gradient) by a weight of the same shape
+(cross_entropy_op.cc at 042e8ede4).
 
 Caffe2: caffe2/operators/cross_entropy_op.{h,cc} at 0cdd09da6.
 """
@@ -82,16 +85,22 @@ class CrossEntropyGradient(_SoftLabels):
 
 
 class _Logits(Operator):
+    weighted = False  # the Weighted… ops take a third input, the weights
+
     def terms(self, first):
-        """logits and targets (inputs ``first``, ``first + 1``) as ``(outer, D)``."""
+        """logits, targets and the weights (inputs ``first``...) as ``(outer, D)``."""
         logits = self.typed_input(first, (np.float32, np.float64), "float logits")
-        targets = self.typed_input(first + 1, (logits.dtype.type,), "%s targets" % logits.dtype)
-        if targets.shape != logits.shape:
-            raise self.shape_error(first + 1, "%s like the logits" % (logits.shape,))
         inner = logits.shape[-1] if logits.ndim else 1
         if inner == 0:
             raise self.shape_error(first, "a last dim > 0 (the mean is over it)")
-        return logits, logits.reshape(-1, inner), targets.reshape(-1, inner)
+        rows = []
+        for i in range(first + 1, first + (3 if self.weighted else 2)):
+            x = self.typed_input(i, (logits.dtype.type,), "%s values" % logits.dtype)
+            if x.shape != logits.shape:
+                raise self.shape_error(i, "%s like the logits" % (logits.shape,))
+            rows.append(x.reshape(-1, inner))
+        weights = rows[1] if self.weighted else 1
+        return logits, logits.reshape(-1, inner), rows[0], weights
 
 
 @register("SigmoidCrossEntropyWithLogits", inputs=2, outputs=1)
@@ -99,11 +108,11 @@ class SigmoidCrossEntropyWithLogits(_Logits):
     """The mean over the last dim of the sigmoid cross entropy of logits vs targets."""
 
     def run(self):
-        logits, lgt, tgt = self.terms(0)
+        logits, lgt, tgt, weights = self.terms(0)
         positive = (lgt >= 0).astype(lgt.dtype)
         value = lgt * (tgt - positive) - np.log1p(np.exp(lgt - 2 * lgt * positive))
         y = self.output(0, logits.shape[:-1], logits.dtype)
-        y.reshape(-1)[...] = -value.mean(axis=1)
+        y.reshape(-1)[...] = -(value * weights).mean(axis=1)
 
 
 @register("SigmoidCrossEntropyWithLogitsGradient", inputs=3, outputs=1)
@@ -111,7 +120,7 @@ class SigmoidCrossEntropyWithLogitsGradient(_Logits):
     """``[dY, logits, targets] → dlogits = −dY / D · (targets − sigmoid(logits))``."""
 
     def run(self):
-        logits, lgt, tgt = self.terms(1)
+        logits, lgt, tgt, weights = self.terms(1)
         g = self.float_input(0)
         if g.size != lgt.shape[0]:
             raise self.shape_error(0, "%d values, one per output of the forward op" % lgt.shape[0])
@@ -119,7 +128,21 @@ class SigmoidCrossEntropyWithLogitsGradient(_Logits):
             sigmoid = 1 / (1 + np.exp(-lgt))
         factor = -g.reshape(-1, 1).astype(lgt.dtype) / lgt.shape[1]
         dx = self.output(0, logits.shape, logits.dtype)
-        np.multiply(factor, tgt - sigmoid, out=dx.reshape(lgt.shape))
+        np.multiply(factor, (tgt - sigmoid) * weights, out=dx.reshape(lgt.shape))
+
+
+@register("WeightedSigmoidCrossEntropyWithLogits", inputs=3, outputs=1)
+class WeightedSigmoidCrossEntropyWithLogits(SigmoidCrossEntropyWithLogits):
+    """SigmoidCrossEntropyWithLogits with each term times its weight (input 2)."""
+
+    weighted = True
+
+
+@register("WeightedSigmoidCrossEntropyWithLogitsGradient", inputs=4, outputs=1)
+class WeightedSigmoidCrossEntropyWithLogitsGradient(SigmoidCrossEntropyWithLogitsGradient):
+    """``[dY, logits, targets, weights] → dlogits``, each term times its weight."""
+
+    weighted = True
 
 
 @register_gradient("CrossEntropy")
@@ -132,15 +155,13 @@ class GetCrossEntropyGradient(GradientMaker):
         ]
 
 
-@register_gradient("SigmoidCrossEntropyWithLogits")
 class GetSigmoidCrossEntropyWithLogitsGradient(GradientMaker):
-    """``SigmoidCrossEntropyWithLogitsGradient([GO0, I0, I1] → GI0)``."""
+    """``<Op>Gradient([GO0, I0, I1, (I2)] → GI0)``: the targets and weights get none."""
 
     def get_gradient_defs(self):
-        return [
-            self.op_def(
-                "SigmoidCrossEntropyWithLogitsGradient",
-                [self.GO(0), self.I(0), self.I(1)],
-                [self.GI(0)],
-            )
-        ]
+        inputs = [self.GO(0)] + [self.I(i) for i in range(len(self.def_.input))]
+        return [self.op_def(self.def_.type + "Gradient", inputs, [self.GI(0)])]
+
+
+register_gradient("SigmoidCrossEntropyWithLogits")(GetSigmoidCrossEntropyWithLogitsGradient)
+register_gradient("WeightedSigmoidCrossEntropyWithLogits")(GetSigmoidCrossEntropyWithLogitsGradient)

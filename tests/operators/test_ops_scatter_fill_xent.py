@@ -115,3 +115,19 @@ def test_sigmoid_cross_entropy_is_finite_for_large_logits():
     assert np.isfinite(y).all() and abs(y[0]) < 1e-6
     with pytest.raises(ShapeError, match=r"input 0 \('logits'\).*last dim > 0"):
         run1("SigmoidCrossEntropyWithLogits", {"logits": logits[:, :0], "targets": targets[:, :0]})
+
+
+def test_weighted_sigmoid_cross_entropy_with_logits():
+    logits = random((3, 4), 1, np.float64, -4, 4)
+    targets = random((3, 4), 2, np.float64, 0, 1)
+    weights = random((3, 4), 3, np.float64, 0, 2)
+    p = 1 / (1 + np.exp(-logits))
+    terms = targets * np.log(p) + (1 - targets) * np.log(1 - p)
+    inputs = {"l": logits, "t": targets, "w": weights}
+    y = run1("WeightedSigmoidCrossEntropyWithLogits", inputs)
+    np.testing.assert_allclose(y, -(terms * weights).mean(axis=-1))
+    check_gradients("WeightedSigmoidCrossEntropyWithLogits", inputs, ["Y"], indices=[0])
+    ops, _ = gradient_of("WeightedSigmoidCrossEntropyWithLogits", ["l", "t", "w"], ["Y"])
+    assert [(o[0], o[2]) for o in ops] == [
+        ("WeightedSigmoidCrossEntropyWithLogitsGradient", ["Y_grad", "l", "t", "w"])
+    ]

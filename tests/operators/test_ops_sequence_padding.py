@@ -231,3 +231,18 @@ def test_pack_segments_gradient():
     assert_gradient_close(op, [np.array([2, 1], np.int32), random((3, 2), 1, np.float64)], 1)
     op = core.CreateOperator("UnpackSegments", ["l", "p"], ["d"])
     assert_gradient_close(op, [np.array([2, 1], np.int32), random((2, 2, 3), 2, np.float64)], 1)
+
+
+def test_pack_segments_presence_mask_and_e6_exact_lengths():
+    from caffe2rnn import eras
+    from caffe2rnn.errors import ShapeError
+
+    lengths = np.array([1, 2, 0], np.int32)
+    data = np.arange(8, dtype=np.float32).reshape(4, 2)
+    ws = run_op("PackSegments", {"l": lengths, "d": data[:3]}, ["t", "p"], return_presence_mask=1)
+    np.testing.assert_array_equal(ws.fetch("p"), [[True, False], [True, True], [False, False]])
+    np.testing.assert_array_equal(ws.fetch("t")[1], data[1:3])
+    with eras.use("E5"):  # a fourth row after the runs is left out
+        run_op("PackSegments", {"l": lengths, "d": data}, ["t"])
+    with eras.use("E6"), pytest.raises(ShapeError, match="sum of the lengths is equal"):
+        run_op("PackSegments", {"l": lengths, "d": data}, ["t"])
