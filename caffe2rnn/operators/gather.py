@@ -1,4 +1,4 @@
-"""Gather, SparseToDense (its adjoint), EnsureDense, LengthsGather.
+"""Gather, SparseToDense (its adjoint), EnsureDense, LengthsGather, BatchGather.
 
 ``Gather([DATA, INDICES])`` picks rows of DATA's first dimension::
 
@@ -18,6 +18,12 @@ those rows (``ScatterWeightedSum``, ``SparseAdagrad``). With
 ``SparseToDense([indices, values(, like)])`` adds each ``values[k]`` into row
 ``indices[k]`` of a zero tensor; the first dimension is ``like.shape[0]``,
 the ``output_first_dim`` argument, or ``max(indices) + 1``.
+
+E6's ``BatchGather([DATA, INDICES])`` gathers along DATA's *second* dimension,
+for every entry of the first: ``OUTPUT[b, i..., ...] = DATA[b, INDICES[i...],
+...]``, shape ``(DATA.dim(0),) + INDICES.shape + DATA.shape[2:]`` (DATA at
+least 2-D); its gradient ``BatchGatherGradient([DATA, INDICES, dOUTPUT])`` adds
+each row back where it was read (batch_gather_ops.{h,cc} at 042e8ede4).
 
 Caffe2 sources, 0cdd09da6: caffe2/operators/utility_ops.{h,cc} (``GatherOp``,
 ``GetGatherGradient``), caffe2/operators/sparse_to_dense_op.{h,cc}.
@@ -181,3 +187,40 @@ class LengthsGather(Operator):
 
 
 register_gradient("LengthsGather")(ShouldNotDoGradient)
+
+
+def _batch_indices(op):
+    data = op.input(0)
+    if data.ndim < 2:
+        raise op.shape_error(0, "at least 2 dimensions (DATA should be at least 2-D)")
+    return data, op.input(1), index_input(op, 1, data.shape[1])
+
+
+@register("BatchGather", inputs=2, outputs=1)
+class BatchGather(Operator):
+    """``OUTPUT[b] = DATA[b][INDICES]`` for every b (module doc)."""
+
+    def run(self):
+        data, indices, flat = _batch_indices(self)
+        out = self.output(0, data.shape[:1] + indices.shape + data.shape[2:], data.dtype)
+        out.reshape((data.shape[0], flat.size) + data.shape[2:])[...] = data[:, flat]
+
+
+@register("BatchGatherGradient", inputs=3, outputs=1)
+class BatchGatherGradient(Operator):
+    """``[DATA, INDICES, dOUTPUT] → dDATA``: dOUTPUT added back where it was read."""
+
+    def run(self):
+        data, indices, flat = _batch_indices(self)
+        grad = self.float_input(2)
+        rows = (data.shape[0], flat.size) + data.shape[2:]
+        if grad.size != int(np.prod(rows)) or (grad.ndim and grad.shape[0] != data.shape[0]):
+            raise self.shape_error(2, "%s, the shape of the gathered rows" % (rows,))
+        dx = np.zeros(data.shape, grad.dtype)
+        np.add.at(dx, (slice(None), flat), grad.reshape(rows))
+        self.output(0, data.shape, grad.dtype)[...] = dx
+
+
+GetBatchGatherGradient = single_op_gradient(
+    "BatchGather", "BatchGatherGradient", ["I0", "I1", "GO0"]
+)

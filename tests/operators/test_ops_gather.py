@@ -295,3 +295,15 @@ def test_ensure_dense_copies_and_densifies_a_sparse_gradient():
     ws.run_net_once(net.Proto())
     np.testing.assert_array_equal(ws.fetch("table_grad"), [[0, 0], [2, 2], [0, 0], [1, 1]])
     run_fails("EnsureDense", {"x": np.array(1.0, np.float32)}, ShapeError, "'x'")
+
+
+def test_batch_gather_and_its_gradient():
+    data = random((3, 5, 2), 1, np.float64)
+    indices = np.array([[4, 0], [4, 2]], np.int64)
+    out = run1("BatchGather", {"D": data, "I": indices})
+    assert out.shape == (3, 2, 2, 2)
+    np.testing.assert_array_equal(out, data[:, indices])
+    op = core.CreateOperator("BatchGather", ["D", "I"], ["Y"])
+    assert_gradient_close(op, [data, indices], 0)  # index 4 is read twice: its rows add up
+    with pytest.raises(ShapeError, match=r"input 1 \('I'\) holds indices from 0 to 5"):
+        run1("BatchGather", {"D": data, "I": np.array([0, 5], np.int32)})
