@@ -28,6 +28,9 @@ RNN test runs a 1-D convolution (NHWC, ``kernel_h=1``) inside a step net.
 ``ConvGradient([X, filter, dY] → [dW, (db), (dX)])``: ``db`` unless
 ``no_bias=1``, ``dX`` unless the forward op had ``no_gradient_to_input=1``.
 
+E6 (042e8ede4) also registered the same op as ``Conv1D``, ``Conv2D`` and
+``Conv3D``, each with its ``…Gradient``; so does caffe2rnn, in every era.
+
 Caffe2: caffe2/operators/conv_pool_op_base.h, conv_op.{h,cc}, conv_op_impl.h,
 conv_gradient_op.cc.
 """
@@ -279,14 +282,25 @@ class ConvGradient(ConvBase):
 
 @register_gradient("Conv")
 class GetConvGradient(GradientMaker):
-    """``ConvGradient([I0, I1, GO0] → [GI1, GI2, GI0])`` (no GI2 and ``no_bias=1``
+    """``<Op>Gradient([I0, I1, GO0] → [GI1, GI2, GI0])`` (no GI2 and ``no_bias=1``
     without a bias input; no GI0 when ``no_gradient_to_input=1``)."""
 
     def get_gradient_defs(self):
         with_dx = not self.arg("no_gradient_to_input", 0)
         inputs = [self.I(0), self.I(1), self.GO(0)]
+        kind = self.def_.type + "Gradient"
         if len(self.def_.input) == 3:
             outputs = [self.GI(1), self.GI(2)] + ([self.GI(0)] if with_dx else [])
-            return [self.op_def("ConvGradient", inputs, outputs)]
+            return [self.op_def(kind, inputs, outputs)]
         outputs = [self.GI(1)] + ([self.GI(0)] if with_dx else [])
-        return [self.op_def("ConvGradient", inputs, outputs, no_bias=1)]
+        return [self.op_def(kind, inputs, outputs, no_bias=1)]
+
+
+# E6's Conv1D, Conv2D and Conv3D are Conv under other names (conv_op.cc,
+# conv_gradient_op.cc at 042e8ede4); their gradients are <name>Gradient.
+for _name in ("Conv1D", "Conv2D", "Conv3D"):
+    register(_name, inputs=(2, 3), outputs=1)(type(_name, (Conv,), {"__module__": __name__}))
+    register(_name + "Gradient", inputs=3, outputs=(1, 3))(
+        type(_name + "Gradient", (ConvGradient,), {"__module__": __name__})
+    )
+    register_gradient(_name)(GetConvGradient)
