@@ -403,8 +403,6 @@ def test_one_dimensional_kernels_list():
 
 @pytest.mark.parametrize("name, shape", [("Conv1D", (1, 2, 5)), ("Conv2D", (1, 2, 4, 5))])
 def test_e6_conv_aliases_compute_conv_and_name_their_gradient(name, shape):
-    from ops_testing import gradient_of, random, run1
-
     x = random(shape, 1, np.float64)
     w = random((3, 2) + (2,) * (len(shape) - 2), 2, np.float64)
     kernel = {"kernels": [2] * (len(shape) - 2)}
