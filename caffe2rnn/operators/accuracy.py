@@ -37,6 +37,23 @@ from .base import Operator
 from .gradient_maker import ShouldNotDoGradient
 
 
+def scores_and_labels(op):
+    """Inputs 0 and 1: ``N × D`` float32 scores and ``N`` int32 labels in ``[0, D)``."""
+    x = op.typed_input(0, (np.float32,), "float32 scores")
+    if x.ndim != 2:
+        raise op.shape_error(0, "2-D (batch × classes)")
+    labels = op.typed_input(1, (np.int32,), "int32 labels")
+    n, d = x.shape
+    if labels.shape != (n,):
+        raise op.shape_error(1, "(%d,): one label per row of input 0" % n)
+    if n and (labels.min() < 0 or labels.max() >= d):
+        raise ShapeError(
+            "input 1 ('%s') holds labels from %d to %d; expected them in [0, %d)"
+            % (op.input_name(1), labels.min(), labels.max(), d)
+        )
+    return x, labels
+
+
 @register("Accuracy", inputs=2, outputs=1)
 class Accuracy(Operator):
     """0-d float32: the fraction of rows whose label is in the top ``top_k``."""
@@ -45,18 +62,8 @@ class Accuracy(Operator):
         self.top_k = self.args.single("top_k", 1, int)
 
     def run(self):
-        x = self.typed_input(0, (np.float32,), "float32 scores")
-        if x.ndim != 2:
-            raise self.shape_error(0, "2-D (batch × classes)")
-        labels = self.typed_input(1, (np.int32,), "int32 labels")
+        x, labels = scores_and_labels(self)
         n, d = x.shape
-        if labels.shape != (n,):
-            raise self.shape_error(1, "(%d,): one label per row of input 0" % n)
-        if n and (labels.min() < 0 or labels.max() >= d):
-            raise ShapeError(
-                "input 1 ('%s') holds labels from %d to %d; expected them in [0, %d)"
-                % (self.input_name(1), labels.min(), labels.max(), d)
-            )
         rows = np.arange(n)
         label_score = x[rows, labels][:, None]
         beaten_by = (x > label_score) | ((x == label_score) & (np.arange(d) < labels[:, None]))
@@ -74,18 +81,8 @@ class MultiClassAccuracy(Operator):
     """Per class: the share of its rows predicted right, and how many rows it has."""
 
     def run(self):
-        x = self.typed_input(0, (np.float32,), "float32 scores")
-        if x.ndim != 2:
-            raise self.shape_error(0, "2-D (batch × classes)")
-        labels = self.typed_input(1, (np.int32,), "int32 labels")
+        x, labels = scores_and_labels(self)
         n, d = x.shape
-        if labels.shape != (n,):
-            raise self.shape_error(1, "(%d,): one label per row of input 0" % n)
-        if n and (labels.min() < 0 or labels.max() >= d):
-            raise ShapeError(
-                "input 1 ('%s') holds labels from %d to %d; expected them in [0, %d)"
-                % (self.input_name(1), labels.min(), labels.max(), d)
-            )
         amounts = np.bincount(labels, minlength=d).astype(np.int32)
         hits = np.bincount(labels[np.argmax(x, axis=1) == labels], minlength=d) if n else amounts
         accuracies = self.output(0, (d,), np.float32)

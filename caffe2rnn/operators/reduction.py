@@ -135,31 +135,13 @@ class GetReduceSumGradient(GradientMaker):
         ]
 
 
-@register("ReduceFrontMean", inputs=1, outputs=1)
-class ReduceFrontMean(ReduceSum):
-    """Y = the mean of X over its first ``num_reduce_dim`` dims."""
-
-    mean = True
-
-
-@register("ReduceBackMean", inputs=1, outputs=1)
-class ReduceBackMean(ReduceSum):
-    """Y = the mean of X over its last ``num_reduce_dim`` dims."""
-
-    front = False
-    mean = True
-
-
-@register("ReduceFrontMeanGradient", inputs=2, outputs=1)
-class ReduceFrontMeanGradient(ReduceSumGradient):
-    mean = True
-
-
-@register("ReduceBackMeanGradient", inputs=2, outputs=1)
-class ReduceBackMeanGradient(ReduceSumGradient):
-    front = False
-    mean = True
-
+# The means: the sums' classes with ``mean`` set (and their gradients likewise).
+for _name, _front in (("ReduceFrontMean", True), ("ReduceBackMean", False)):
+    _fields = {"front": _front, "mean": True, "__module__": __name__}
+    register(_name, inputs=1, outputs=1)(type(_name, (ReduceSum,), dict(_fields)))
+    register(_name + "Gradient", inputs=2, outputs=1)(
+        type(_name + "Gradient", (ReduceSumGradient,), dict(_fields))
+    )
 
 for _name in ("ReduceFrontSum", "ReduceBackSum", "ReduceFrontMean", "ReduceBackMean"):
     register_gradient(_name)(GetReduceSumGradient)
