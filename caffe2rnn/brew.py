@@ -22,9 +22,9 @@ The FC operator ignores them, but they are part of the step net Caffe2 built.
 Registered helpers: ``arg_scope``, ``fc``, ``dropout``, ``lrn``, ``softmax``,
 ``relu``, ``concat``, ``depth_concat``, ``sum``, ``transpose``, ``iter``,
 ``conv``, ``conv_nd``, ``group_conv``, ``add_weight_decay``,
-``elementwise_linear``, ``layer_norm``, ``image_input`` (its op is built, not
-run: :mod:`caffe2rnn.operators.image_input`). Caffe2's other E5 helpers build
-ops caffe2rnn does not implement (pooling, batch/instance norm, PRelu,
+``elementwise_linear``, ``layer_norm``, ``instance_norm``, ``image_input`` (its
+op is built, not run: :mod:`caffe2rnn.operators.image_input`). Caffe2's other
+E5 helpers build ops caffe2rnn does not implement (pooling, batch norm, PRelu,
 Accuracy, ConvTranspose, video input, the FC variants) and are not
 registered: asking for one is the same AttributeError as for any unknown
 helper.
@@ -48,7 +48,7 @@ from .helpers.elementwise_linear import elementwise_linear
 from .helpers.fc import fc
 from .helpers.layer_norm import layer_norm
 from .helpers.nonlinearity import relu
-from .helpers.normalization import lrn, softmax
+from .helpers.normalization import instance_norm, lrn, softmax
 from .helpers.tools import image_input
 from .helpers.train import add_weight_decay, iter  # noqa: A004 - Caffe2's name
 from .model_helper import ModelHelper as _ModelHelper
@@ -72,6 +72,7 @@ _REGISTRY = {
     "add_weight_decay": add_weight_decay,
     "elementwise_linear": elementwise_linear,
     "layer_norm": layer_norm,
+    "instance_norm": instance_norm,
     "image_input": image_input,
 }
 

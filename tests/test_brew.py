@@ -304,3 +304,23 @@ def test_depth_concat_is_concat():
     model = ModelHelper(name="m")
     out = brew.depth_concat(model, ["a", "b"], "ab", axis=1)
     assert out == "ab" and model.net.Proto().op[0].type == "Concat"
+
+
+def test_instance_norm_helper_makes_scale_bias_and_saved_statistics():
+    model = ModelHelper(name="inorm")
+    out = brew.instance_norm(model, "x", "y", 3, epsilon=1e-3)
+    assert str(out) == "y"
+    assert [str(p) for p in model.params] == ["y_s", "y_b"]
+    op = model.net.Proto().op[-1]
+    assert op.type == "InstanceNorm" and list(op.output) == ["y", "y_sm", "y_siv"]
+    test_model = ModelHelper(name="inorm_test")
+    brew.instance_norm(test_model, "x", "y", 3, is_test=True)
+    assert list(test_model.net.Proto().op[-1].output) == ["y"]
+    x = np.random.RandomState(0).rand(2, 3, 4, 4).astype(np.float32)
+    workspace.FeedBlob("x", x)
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.RunNetOnce(model.net)
+    y = workspace.FetchBlob("y")
+    mean = x.mean(axis=(2, 3), keepdims=True)
+    expected = (x - mean) / np.sqrt(x.var(axis=(2, 3), keepdims=True) + 1e-3)
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5)
