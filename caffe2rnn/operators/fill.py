@@ -16,7 +16,10 @@ Random fillers draw from :mod:`caffe2rnn.operators.rng` (seeded by
 Caffe2's ``FillerOp<float>`` did.
 
 ``UniformIntFill`` is ``UniformFill`` for int32 (bounds included);
-``GivenTensorDoubleFill`` (E6's) is ``GivenTensorFill`` for float64.
+``GivenTensorDoubleFill`` (E6's) is ``GivenTensorFill`` for float64; E6's
+``DiagonalFill`` is ``ConstantFill``'s type and value on the diagonal
+(``[i, i, ...]``) of a tensor of rank ≥ 2 (all dims equal above rank 2;
+a 2-D one may be rectangular), zeros elsewhere.
 
 Caffe2: caffe2/operators/filler_op.{h,cc}, given_tensor_fill_op.{h,cc}
 (at 0cdd09da6; GivenTensorDoubleFill at 042e8ede4).
@@ -184,6 +187,35 @@ class ConstantFill(Filler):
 
     def fill(self, out):
         out.fill(self.value)
+
+
+@register("DiagonalFill", inputs=(0, 1), outputs=1, inplace=[(0, 0)])
+class DiagonalFill(ConstantFill):
+    """``value`` on the diagonal, 0 elsewhere (filler_op.{h,cc} at 042e8ede4)."""
+
+    def validate(self, shape):
+        if len(shape) < 2:
+            raise ShapeError("output '%s': Input shape must be >= 2D" % self.outputs[0].name)
+        if len(shape) > 2 and len(set(shape)) != 1:
+            raise ShapeError(
+                "output '%s' of shape %s: All dimensions of input must be of equal length"
+                % (self.outputs[0].name, shape)
+            )
+
+    def run(self):
+        shape = self.output_shape()
+        self.validate(shape)
+        if len(shape) == 2:
+            step = shape[1] + 1
+        else:  # 1 + d + d² + ... + d^(n−1): from [i, ..., i] to [i+1, ..., i+1]
+            step = 1 + sum(shape[0] ** k for k in range(1, len(shape)))
+        super().run()
+        out = self.outputs[0].value
+        flat = out.reshape(-1)
+        value = flat[:1].copy()
+        flat[...] = 0
+        if flat.size:
+            flat[::step] = value
 
 
 @register("UniformFill", inputs=(0, 3), outputs=1, inplace=[(0, 0)])
@@ -356,6 +388,7 @@ GivenTensorStringFill = _given_fill("GivenTensorStringFill", object, str)
 
 for _op_type in (
     "ConstantFill",
+    "DiagonalFill",
     "UniformFill",
     "UniformIntFill",
     "GaussianFill",

@@ -11,6 +11,11 @@
   dY by the number of reduced elements. When the reduced dims hold no element
   the front mean is 0 (Caffe2 zeroed the output first); Caffe2 left the back
   mean's output unwritten there, and caffe2rnn writes 0 as for the front.
+* E6's ``ReduceFrontMax`` / ``ReduceBackMax`` (reduction_front_back_ops.{h,cc}
+  at 042e8ede4): the maximum over the reduced dims; the gradient
+  ``…MaxGradient([dY, X, Y])`` goes to every element equal to its maximum.
+  Caffe2 wrote nothing when the reduced dims hold no element; the
+  maximum's identity, −inf, is written here.
 * ``SumElements`` sums every element into a 0-d tensor (``average=1``: the
   mean); ``AveragedLoss`` is the mean, the usual last op of a training net.
 * ``SumSqrElements`` sums the squares (``average=1``: their mean): the
@@ -25,7 +30,7 @@ import numpy as np
 from ..errors import ArgumentError, DTypeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
-from .gradient_maker import GradientMaker
+from .gradient_maker import GradientMaker, single_op_gradient
 
 
 class ReduceSumBase(Operator):
@@ -145,6 +150,46 @@ for _name, _front in (("ReduceFrontMean", True), ("ReduceBackMean", False)):
 
 for _name in ("ReduceFrontSum", "ReduceBackSum", "ReduceFrontMean", "ReduceBackMean"):
     register_gradient(_name)(GetReduceSumGradient)
+
+
+class ReduceMax(ReduceSumBase):
+    """The maximum over the reduced dims (−inf where they hold no element)."""
+
+    def axes(self, ndim, kept):
+        return tuple(range(self.num_reduce_dim)) if self.front else tuple(range(len(kept), ndim))
+
+    def run(self):
+        x = self.float_input(0)
+        kept = self.kept_dims(x.shape, 0)
+        np.max(x, axis=self.axes(x.ndim, kept), out=self.output(0, kept, x.dtype), initial=-np.inf)
+
+
+class ReduceMaxGradient(ReduceMax):
+    """Inputs dY, X, Y → dX: dY at every element equal to its maximum, else 0."""
+
+    def run(self):
+        x = self.float_input(1)
+        kept = self.kept_dims(x.shape, 1)
+        for i in (0, 2):
+            if self.float_input(i).shape != kept:
+                raise self.shape_error(i, "%s, the shape of the forward output" % (kept,))
+            self.same_dtype(1, i)
+        shape = (
+            kept + (1,) * self.num_reduce_dim
+            if not self.front
+            else (1,) * self.num_reduce_dim + kept
+        )
+        y, dy = self.input(2).reshape(shape), self.input(0).reshape(shape)
+        np.multiply(x == y, dy, out=self.output(0, x.shape, x.dtype))
+
+
+for _name, _front in (("ReduceFrontMax", True), ("ReduceBackMax", False)):
+    _fields = {"front": _front, "__module__": __name__}
+    register(_name, inputs=1, outputs=1)(type(_name, (ReduceMax,), dict(_fields)))
+    register(_name + "Gradient", inputs=3, outputs=1)(
+        type(_name + "Gradient", (ReduceMaxGradient,), dict(_fields))
+    )
+    single_op_gradient(_name, _name + "Gradient", ["GO0", "I0", "O0"])
 
 
 class SumAll(Operator):

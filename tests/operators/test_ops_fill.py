@@ -243,3 +243,27 @@ def test_constant_fill_follows_a_float64_shape_source_without_dtype():
     assert workspace.FetchBlob("y32").dtype == np.float32
     assert workspace.FetchBlob("yint").dtype == np.int64
     assert workspace.FetchBlob("yf").dtype == np.float32
+
+
+@pytest.mark.parametrize("shape", [[3, 3], [2, 4], [3, 3, 3]])
+def test_diagonal_fill(shape):
+    out = run1("DiagonalFill", {}, shape=shape, value=2.5)
+    expected = np.zeros(shape, np.float32)
+    for i in range(min(shape)):
+        expected[(i,) * len(shape)] = 2.5
+    np.testing.assert_array_equal(out, expected)
+    assert out.dtype == np.float32
+
+
+def test_diagonal_fill_of_a_tall_matrix_wraps_as_caffe2s_stride_did():
+    # Caffe2 set every (cols + 1)-th element: in a 5 × 2 matrix, [0, 0], [1, 1], [3, 0], [4, 1]
+    out = run1("DiagonalFill", {}, shape=[5, 2], value=1.0)
+    np.testing.assert_array_equal(np.argwhere(out), [[0, 0], [1, 1], [3, 0], [4, 1]])
+
+
+def test_diagonal_fill_refusals_and_int_value():
+    assert run1("DiagonalFill", {}, shape=[2, 2], value=3).dtype == np.int64
+    with pytest.raises(ShapeError, match="must be >= 2D"):
+        run1("DiagonalFill", {}, shape=[4], value=1.0)
+    with pytest.raises(ShapeError, match="equal length"):
+        run1("DiagonalFill", {}, shape=[2, 3, 2], value=1.0)

@@ -120,3 +120,25 @@ def test_averaged_loss():
 def test_sum_elements_gradient_checks_dy():
     with pytest.raises(ShapeError, match=r"input 1 \('dY'\) has shape \(2,\); expected a single"):
         run1("SumElementsGradient", {"X": random((3,)), "dY": random((2,))})
+
+
+@pytest.mark.parametrize("num", [1, 2])
+def test_e6_reduce_front_and_back_max(num):
+    x = random((3, 4, 5), 1, np.float64)
+    front = run1("ReduceFrontMax", {"X": x}, num_reduce_dim=num)
+    back = run1("ReduceBackMax", {"X": x}, num_reduce_dim=num)
+    np.testing.assert_array_equal(front, x.max(axis=tuple(range(num))))
+    np.testing.assert_array_equal(back, x.max(axis=tuple(range(3 - num, 3))))
+    check_gradients("ReduceFrontMax", {"X": x}, ["Y"], num_reduce_dim=num)
+    check_gradients("ReduceBackMax", {"X": x}, ["Y"], num_reduce_dim=num)
+    ops, _ = gradient_of("ReduceBackMax", ["X"], ["Y"])
+    assert ops[0][:4] == ("ReduceBackMaxGradient", "", ["Y_grad", "X", "Y"], ["X_grad"])
+
+
+def test_reduce_max_gradient_goes_to_every_tie():
+    x = np.array([[1.0, 3.0, 3.0]], np.float32)
+    dx = run1(
+        "ReduceBackMaxGradient",
+        {"dY": np.array([2.0], np.float32), "X": x, "Y": np.array([3.0], np.float32)},
+    )
+    np.testing.assert_array_equal(dx, [[0.0, 2.0, 2.0]])
