@@ -67,5 +67,6 @@ from . import (  # noqa: F401
     unary_math,
     utility,
     weighted_sample_queue,
+    weighted_sum_gradient,
     yellowfin,
 )
