@@ -148,11 +148,12 @@ class GradientMaker:
         return self.get_gradient_defs(), self.g_input
 
 
-def single_op_gradient(op_type, gradient_type, inputs, grad_input=0):
+def single_op_gradient(op_type, gradient_type, inputs, grad_input=0, register=True):
     """Register the maker Caffe2 wrote as one ``SingleGradientDef``: a
     ``gradient_type`` op reading ``inputs`` — forward blobs named in the
     vocabulary above, ``"I0"``, ``"O1"``, ``"GO0"`` — and writing
-    ``GI(grad_input)``; forward arguments copied. Returns the maker class."""
+    ``GI(grad_input)``; forward arguments copied. Returns the maker class
+    (``register=False``: only returns it, e.g. for an era's variant)."""
     specs = [(spec.rstrip("0123456789"), int(spec.lstrip("GIO"))) for spec in inputs]
 
     class SingleOpGradient(GradientMaker):
@@ -166,7 +167,7 @@ def single_op_gradient(op_type, gradient_type, inputs, grad_input=0):
         ", ".join(inputs),
         grad_input,
     )
-    return registry.register_gradient(op_type)(SingleOpGradient)
+    return registry.register_gradient(op_type)(SingleOpGradient) if register else SingleOpGradient
 
 
 class NoGradient(GradientMaker):

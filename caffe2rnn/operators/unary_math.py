@@ -1,4 +1,5 @@
-"""Log, Sqr, Pow, Clip, Logit, Softsign, ReplaceNaN, Sign, Swish: float element-wise functions.
+"""Float element-wise functions: Log, Sqr, Pow, Clip, Logit, Softsign, ReplaceNaN, Sign,
+Swish, Abs, Sin, Cos.
 
 Each maps a float tensor to one of its shape and type, and may run in place:
 
@@ -15,7 +16,12 @@ Each maps a float tensor to one of its shape and type, and may run in place:
 * ``Clip``: ``Y = min(max(X, min), max)``; gradient
   ``ClipGradient([Y, dY])``: dY where Y lies strictly inside the bounds.
 * ``Logit`` (``ln(x / (1 - x))`` of X clamped to ``[eps, 1 - eps]``; no
-  gradient), ``Softsign`` (``X / (1 + |X|)``), ``ReplaceNaN``.
+  gradient until d75955a6b, 2017-09-26: E6's ``LogitGradient([X, dY])`` is
+  ``dY / (x (1 − x))``, 0 where X lies outside ``[eps, 1 − eps]``),
+  ``Softsign`` (``X / (1 + |X|)``), ``ReplaceNaN``.
+* ``Abs``, ``Sin``, ``Cos`` (190209652, 2017-07-03; accepted in every era):
+  gradients ``<Op>Gradient([X, dY])`` = ``sign(X) dY`` (0 at 0), ``cos(X) dY``,
+  ``−sin(X) dY``.
 * E6's ``Sign`` (−1, 0 or 1; 0 for NaN, as ``(x > 0) − (x < 0)``; no
   gradient, math_ops.cc at 042e8ede4) and ``Swish`` (``X · sigmoid(X)``,
   not in place; gradient ``SwishGradient([X, Y, dY]) = dY · (Y + σ(X)(1 − Y))``,
@@ -30,7 +36,7 @@ softsign_op.cc, replace_nan_op.{h,cc}.
 import numpy as np
 
 from ..errors import ArgumentError, GradientError
-from ..runtime.registry import register, register_gradient
+from ..runtime.registry import register, register_gradient, register_gradient_variant
 from .base import Operator
 from .gradient_maker import (
     GradientMaker,
@@ -166,6 +172,62 @@ class Logit(_UnaryFloat):
 
 
 register_gradient("Logit")(GradientNotImplementedYet)
+
+
+@register("LogitGradient", inputs=2, outputs=1)
+class LogitGradient(Logit):
+    """Inputs X, dY → dX = dY / (X (1 − X)) inside ``[eps, 1 − eps]``, else 0."""
+
+    def run(self):
+        x, dy = _same_size_pair(self)
+        eps = x.dtype.type(self.eps)
+        inside = (x >= eps) & (x <= 1 - eps)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dx = np.where(inside, dy / ((1 - x) * x), 0)
+        self.output(0, x.shape, x.dtype)[...] = dx
+
+
+register_gradient_variant("Logit", eras=["E6"])(
+    single_op_gradient("Logit", "LogitGradient", ["I0", "GO0"], register=False)
+)
+
+
+def _same_size_pair(op):
+    """Inputs 0 and 1: two float tensors of one type and size (X and dY)."""
+    x, dy = op.float_input(0), op.float_input(1)
+    op.same_dtype(0, 1)
+    if dy.size != x.size:
+        raise op.shape_error(1, "%d elements like input 0" % x.size)
+    return x, dy.reshape(x.shape)
+
+
+#: Abs, Sin, Cos: (function, derivative) — the gradient op is dY times the derivative.
+_SIMPLE = {
+    "Abs": (np.abs, np.sign),
+    "Sin": (np.sin, np.cos),
+    "Cos": (np.cos, lambda x: -np.sin(x)),
+}
+
+
+def _simple_ops(name, function, derivative):
+    forward = type(name, (_UnaryFloat,), {"compute": lambda self, x, out: function(x, out=out)})
+    forward.__doc__ = "Y = %s(X), element-wise." % name.lower()
+
+    def run(self):
+        x, dy = _same_size_pair(self)
+        np.multiply(dy, derivative(x), out=self.output(0, x.shape, x.dtype))
+
+    gradient = type(name + "Gradient", (Operator,), {"run": run})
+    gradient.__doc__ = "Inputs X, dY → dX = dY · %s'(X)." % name.lower()
+    forward.__module__ = gradient.__module__ = __name__
+    register(name, inputs=1, outputs=1)(forward)
+    register(name + "Gradient", inputs=2, outputs=1)(gradient)
+    single_op_gradient(name, name + "Gradient", ["I0", "GO0"])
+    return forward, gradient
+
+
+for _name, (_function, _derivative) in _SIMPLE.items():
+    _simple_ops(_name, _function, _derivative)
 
 
 @register("Softsign", inputs=1, outputs=1, inplace=[(0, 0)])

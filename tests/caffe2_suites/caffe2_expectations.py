@@ -49,6 +49,29 @@ class Suite:
         return "%s-%s%s" % (self.era, name, "[%s]" % self.select if self.select else "")
 
 
+#: Why the sparse optimizer tests fail: in the test's own NumPy reference, not in the operator.
+NUMPY2_ELEMENT_FROM_ARRAY = (
+    "the test's reference assigns the one-element array lr * ... (lr = np.array([lr])) to one "
+    "element, param_out[index], when param is 1-D: NumPy 1.13 converted a one-element array "
+    "there, NumPy 2 raises 'setting an array element with a sequence'. NumPy's ndarray item "
+    "assignment cannot be given that 2017 rule back (a C method). With that line reshaping the "
+    "value, the test passes (SparseAdagrad; SparseAdam: 2 passed with --hypothesis-seed 1)"
+)
+
+
+def missing(*operators):
+    """The reason of a test that needs operators caffe2rnn does not implement."""
+    return "needs %s, which caffe2rnn does not implement" % ", ".join(operators)
+
+
+#: E5 and E6 toy_regression_test: ITER is an int32 tensor.
+INT32_ITER = (
+    "ITER is made int32 (ConstantFill dtype=INT32); Caffe2's Iter (sgd/iter_op.h, IncrementIter) "
+    "took mutable_data<int64_t>() of it, which reallocates the tensor as int64 without "
+    "initialising it, so the count went on from whatever that memory held; caffe2rnn refuses "
+    "(DTypeError) rather than read memory nothing wrote"
+)
+
 SUITES = [
     # -- E5 (0cdd09da6), the default era ---------------------------------------------
     Suite("E5", "scope_test.py"),
@@ -71,9 +94,120 @@ SUITES = [
     ),
     Suite("E5", "workspace_test.py"),
     Suite("E5", "gradient_check_test.py"),
-    Suite("E5", "hypothesis_test.py", select="test_elman_recurrent_network"),
+    Suite(
+        "E5",
+        "hypothesis_test.py",
+        outcomes={"TestOperators::test_tt_layer": ("failed", missing("TT (tt_linear_op)"))},
+    ),
     Suite("E5", "operator_test/recurrent_network_test.py"),
     Suite("E5", "operator_test/rnn_cell_test.py"),
+    # the operators of the E5 test files below: gather, tile, top-k, one-hot, pow, clip,
+    # sequences and segments, element-wise, reductions, utilities, packing, optimizers,
+    # distances, losses, fillers, conv, padding, normalisation, save/load, Python ops...
+    Suite("E5", "operator_test/gather_ops_test.py"),
+    Suite("E5", "operator_test/tile_op_test.py"),
+    Suite("E5", "operator_test/top_k_test.py"),
+    Suite("E5", "operator_test/one_hot_ops_test.py"),
+    Suite("E5", "operator_test/pow_op_test.py"),
+    Suite("E5", "operator_test/clip_op_test.py"),
+    Suite("E5", "operator_test/sequence_ops_test.py"),
+    Suite("E5", "operator_test/segment_ops_test.py"),
+    Suite("E5", "operator_test/elementwise_ops_test.py"),
+    Suite("E5", "operator_test/elementwise_logical_ops_test.py"),
+    Suite("E5", "operator_test/elementwise_op_broadcast_test.py"),
+    Suite("E5", "operator_test/elementwise_linear_op_test.py"),
+    Suite("E5", "operator_test/reduction_ops_test.py"),
+    Suite("E5", "operator_test/reduce_ops_test.py"),
+    Suite("E5", "operator_test/utility_ops_test.py"),
+    Suite("E5", "operator_test/pack_ops_test.py"),
+    Suite("E5", "operator_test/lengths_tile_op_test.py"),
+    Suite("E5", "operator_test/counter_ops_test.py"),
+    Suite("E5", "operator_test/checkpoint_test.py"),
+    Suite("E5", "operator_test/atomic_ops_test.py"),
+    Suite(
+        "E5",
+        "operator_test/adagrad_test.py",
+        outcomes={"TestAdagrad::test_sparse_adagrad": ("failed", NUMPY2_ELEMENT_FROM_ARRAY)},
+    ),
+    Suite(
+        "E5",
+        "operator_test/adam_test.py",
+        outcomes={"TestAdam::test_sparse_adam": ("failed", NUMPY2_ELEMENT_FROM_ARRAY)},
+    ),
+    Suite("E5", "operator_test/momentum_sgd_test.py"),
+    Suite("E5", "operator_test/dropout_op_test.py"),
+    Suite("E5", "operator_test/given_tensor_fill_op_test.py"),
+    Suite("E5", "operator_test/filler_ops_test.py"),
+    Suite("E5", "operator_test/loss_ops_test.py"),
+    Suite("E5", "operator_test/cross_entropy_ops_test.py"),
+    Suite(
+        "E5",
+        "operator_test/softmax_ops_test.py",
+        outcomes={
+            "TestSoftmaxOps::" + name: ("failed", missing("SpatialSoftmaxWithLoss"))
+            for name in (
+                "test_spatial_softmax_with_loss",
+                "test_spatial_softmax_with_loss_allignore",
+            )
+        },
+    ),
+    Suite("E5", "operator_test/relu_op_test.py"),
+    Suite("E5", "operator_test/reshape_ops_test.py"),
+    Suite("E5", "operator_test/duplicate_operands_test.py"),
+    Suite("E5", "operator_test/distance_op_test.py"),
+    Suite("E5", "operator_test/matmul_op_test.py"),
+    Suite("E5", "operator_test/fc_operator_test.py"),
+    Suite("E5", "operator_test/conv_test.py"),
+    Suite("E5", "operator_test/group_conv_test.py"),
+    Suite("E5", "operator_test/pad_test.py"),
+    Suite(
+        "E5",
+        "operator_test/instance_norm_test.py",
+        outcomes={
+            "TestInstanceNorm::test_instance_norm_model_helper_helper": (
+                "failed",
+                "for order NHWC the test feeds NHWC data to an op built with the default order "
+                "NCHW, so the op sees H channels where scale and bias hold C values; Caffe2's "
+                "InstanceNorm (instance_norm_op.cc, no size check) read scale[c] and bias[c] past "
+                "their end and the test checks only the output's shape; caffe2rnn refuses to "
+                "read outside them (ShapeError)",
+            )
+        },
+    ),
+    Suite("E5", "operator_test/copy_ops_test.py"),
+    Suite("E5", "operator_test/sparse_ops_test.py"),
+    Suite(
+        "E5",
+        "operator_test/shape_inference_test.py",
+        outcomes={
+            "TestShapeInference::testShapeInferenceConvNet": (
+                "failed",
+                missing("SpatialBN (brew.spatial_bn)"),
+            ),
+            "TestShapeInference::testShapeInferenceRoiPool": ("failed", missing("RoIPool")),
+            "TestShapeInference::testShapeInferenceSoftmaxWithLoss": (
+                "failed",
+                missing("SpatialSoftmaxWithLoss"),
+            ),
+        },
+    ),
+    Suite("E5", "load_save_test.py"),
+    Suite("E5", "python_op_test.py"),
+    Suite("E5", "optimizer_test.py"),
+    Suite("E5", "memonger_test.py"),
+    Suite("E5", "context_test.py"),
+    Suite("E5", "schema_test.py"),
+    Suite("E5", "control_test.py"),
+    Suite(
+        "E5",
+        "toy_regression_test.py",
+        outcomes={"TestToyRegression::testToyRegression": ("failed", INT32_ITER)},
+    ),
+    Suite(
+        "E5",
+        "tt_core_test.py",
+        outcomes={"TestTTSVD::test_full_tt_svd": ("failed", missing("TT (tt_linear_op)"))},
+    ),
     # -- E6 (042e8ede4) ---------------------------------------------------------------
     Suite("E6", "hypothesis_test.py", select="test_elman_recurrent_network"),
     Suite("E6", "operator_test/recurrent_network_test.py"),
@@ -92,6 +226,128 @@ SUITES = [
     ),
     Suite("E6", "operator_test/gru_test.py"),
     Suite("E6", "operator_test/recurrent_net_executor_test.py"),
+    Suite("E6", "operator_test/gather_ops_test.py"),
+    Suite("E6", "operator_test/tile_op_test.py"),
+    Suite("E6", "operator_test/top_k_test.py"),
+    Suite(
+        "E6",
+        "operator_test/one_hot_ops_test.py",
+        outcomes={
+            "TestOneHotOps::test_batch_bucketized_one_hot": (
+                "failed",
+                missing("BatchBucketOneHot"),
+            )
+        },
+    ),
+    Suite("E6", "operator_test/clip_op_test.py"),
+    Suite(
+        "E6",
+        "operator_test/sequence_ops_test.py",
+        # Caffe2's own @unittest.skip("flaky test") (caffe2/caffe2 issue 1547)
+        outcomes={"TestSequenceOps::test_remove_padding": ("skipped", "flaky test")},
+    ),
+    Suite(
+        "E6",
+        "operator_test/segment_ops_test.py",
+        outcomes={
+            "TestSegmentOps::test_lengths_ops": ("failed", missing("LengthsMax")),
+            "TestSegmentOps::test_sparse_lengths_weighted_sum_gpu": (
+                "failed",
+                missing("SparseLengthsWeightedSum"),
+            ),
+            "TestSegmentOps::test_sparse_lengths_indices_in_gradient_sum_gpu": (
+                "failed",
+                missing("SparseLengthsIndicesInGradientSumGradient"),
+            ),
+        },
+    ),
+    Suite("E6", "operator_test/elementwise_ops_test.py"),
+    Suite("E6", "operator_test/elementwise_logical_ops_test.py"),
+    Suite("E6", "operator_test/elementwise_op_broadcast_test.py"),
+    Suite("E6", "operator_test/elementwise_linear_op_test.py"),
+    Suite("E6", "operator_test/math_ops_test.py"),
+    Suite("E6", "operator_test/reduction_ops_test.py"),
+    Suite("E6", "operator_test/reduce_ops_test.py"),
+    Suite("E6", "operator_test/utility_ops_test.py"),
+    Suite("E6", "operator_test/pack_ops_test.py"),
+    Suite("E6", "operator_test/lengths_tile_op_test.py"),
+    Suite("E6", "operator_test/counter_ops_test.py"),
+    Suite("E6", "operator_test/checkpoint_test.py"),
+    Suite("E6", "operator_test/atomic_ops_test.py"),
+    Suite(
+        "E6",
+        "operator_test/adagrad_test.py",
+        outcomes={
+            "TestAdagrad::" + name: ("failed", NUMPY2_ELEMENT_FROM_ARRAY)
+            for name in ("test_sparse_adagrad", "test_row_wise_sparse_adagrad")
+        },
+    ),
+    Suite(
+        "E6",
+        "operator_test/adam_test.py",
+        outcomes={"TestAdam::test_sparse_adam": ("failed", NUMPY2_ELEMENT_FROM_ARRAY)},
+    ),
+    Suite("E6", "operator_test/momentum_sgd_test.py"),
+    Suite("E6", "operator_test/weighted_sum_test.py"),
+    Suite("E6", "operator_test/dropout_op_test.py"),
+    Suite("E6", "operator_test/given_tensor_fill_op_test.py"),
+    Suite("E6", "operator_test/filler_ops_test.py"),
+    Suite("E6", "operator_test/loss_ops_test.py"),
+    Suite("E6", "operator_test/cross_entropy_ops_test.py"),
+    Suite(
+        "E6",
+        "operator_test/softmax_ops_test.py",
+        outcomes={
+            "TestSoftmaxOps::" + name: ("failed", missing("SpatialSoftmaxWithLoss"))
+            for name in (
+                "test_spatial_softmax_with_loss",
+                "test_spatial_softmax_with_loss_allignore",
+            )
+        },
+    ),
+    Suite("E6", "operator_test/relu_op_test.py"),
+    Suite("E6", "operator_test/reshape_ops_test.py"),
+    Suite("E6", "operator_test/flatten_op_test.py"),
+    Suite("E6", "operator_test/cast_op_test.py"),
+    Suite("E6", "operator_test/conditional_test.py"),
+    Suite("E6", "operator_test/duplicate_operands_test.py"),
+    Suite("E6", "operator_test/distance_op_test.py"),
+    Suite("E6", "operator_test/conv_test.py"),
+    Suite("E6", "operator_test/group_conv_test.py"),
+    Suite("E6", "operator_test/pad_test.py"),
+    Suite("E6", "operator_test/instance_norm_test.py"),
+    Suite("E6", "operator_test/layer_norm_op_test.py"),
+    Suite("E6", "operator_test/copy_ops_test.py"),
+    Suite("E6", "operator_test/sparse_ops_test.py"),
+    Suite("E6", "load_save_test.py"),
+    Suite("E6", "python_op_test.py"),
+    Suite(
+        "E6",
+        "optimizer_test.py",
+        # Caffe2's own skips in these classes (optimizer_test.py at 042e8ede4)
+        outcomes={
+            "TestYellowFin::testSparse": ("skipped", "no sparse support"),
+            "TestRmsProp::testSparse": ("skipped", "no sparse support"),
+            "TestYellowFin::test_caffe2_cpu_vs_numpy": ("skipped", "Results might vary too much"),
+            "TestYellowFin::test_caffe2_gpu_vs_numpy": ("skipped", "Results might vary too much"),
+        },
+    ),
+    Suite("E6", "memonger_test.py"),
+    Suite("E6", "observer_test.py"),
+    Suite("E6", "context_test.py"),
+    Suite("E6", "schema_test.py"),
+    Suite("E6", "control_test.py"),
+    Suite("E6", "layer_parameter_sharing_test.py"),
+    Suite(
+        "E6",
+        "toy_regression_test.py",
+        outcomes={"TestToyRegression::testToyRegression": ("failed", INT32_ITER)},
+    ),
+    Suite(
+        "E6",
+        "tt_core_test.py",
+        outcomes={"TestTTSVD::test_full_tt_svd": ("failed", missing("TT (tt_linear_op)"))},
+    ),
     # -- E4 (23bd132c1) ---------------------------------------------------------------
     Suite("E4", "operator_test/recurrent_network_test.py"),
     # -- the seq2seq model (its programs: tests/programs/test_caffe2_seq2seq.py) --------

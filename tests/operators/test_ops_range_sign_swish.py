@@ -50,3 +50,24 @@ def test_swish_and_its_gradient():
     ws = run_op("SwishGradient", {"X": x, "Y": y, "dY": dy}, ["dY"])  # in place on dY
     s = 1 / (1 + np.exp(-x))
     np.testing.assert_allclose(ws.fetch("dY"), dy * (y + s * (1 - y)))
+
+
+@pytest.mark.parametrize("name, function", [("Abs", np.abs), ("Sin", np.sin), ("Cos", np.cos)])
+def test_abs_sin_cos_and_their_gradients(name, function):
+    x = random((3, 4), 1, np.float64, -3, 3)
+    np.testing.assert_allclose(run1(name, {"X": x}), function(x))
+    check_gradients(name, {"X": x}, ["Y"])
+    ops, _ = gradient_of(name, ["X"], ["Y"])
+    assert [(o[0], o[2]) for o in ops] == [(name + "Gradient", ["X", "Y_grad"])]
+
+
+def test_e6_logit_gradient():
+    from caffe2rnn import eras
+
+    x = random((3, 4), 1, np.float64, 0.05, 0.95)
+    with eras.use("E6"):
+        check_gradients("Logit", {"X": x}, ["Y"], eps=1e-3)
+    dx = run1("LogitGradient", {"X": np.array([0.5, 1e-9]), "dY": np.array([1.0, 1.0])})
+    np.testing.assert_allclose(dx, [4.0, 0.0])  # outside [eps, 1 - eps]: 0
+    with eras.use("E5"), pytest.raises(Exception, match="not implemented yet"):
+        gradient_of("Logit", ["X"], ["Y"])
