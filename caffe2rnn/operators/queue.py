@@ -31,7 +31,9 @@ tensor, the dtype and rank) of the first record, so a mismatch is a clear
 error naming the blob, not a wrong batch three ops later; and a wait that no
 other thread could ever end (every other thread is itself waiting on a queue
 or for other threads to finish, :mod:`caffe2rnn.runtime.blocking`) fails at
-once with :class:`~caffe2rnn.errors.QueueTimeoutError` instead of hanging.
+once with :class:`~caffe2rnn.errors.QueueTimeoutError` instead of hanging —
+unless the op has a ``timeout_secs``: a bounded wait lasts its timeout, as in
+Caffe2 (E6's ``hypothesis_test.py`` times it).
 
 Caffe2: caffe2/queue/blobs_queue.h, queue_ops.{h,cc}.
 """
@@ -136,7 +138,8 @@ class BlobsQueue:
             return
         with blocking.waiting(can_go, bounded=deadline is not None) as me:
             while not can_go():
-                if blocking.nobody_can_help(me):
+                # A bounded wait ends by itself: it waits out its timeout, as Caffe2 did.
+                if deadline is None and blocking.nobody_can_help(me):
                     raise QueueTimeoutError(
                         "%s queue '%s' would wait forever: it is %s and no other thread "
                         "is running that could change that"

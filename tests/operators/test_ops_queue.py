@@ -199,6 +199,15 @@ def test_a_wait_nobody_can_end_fails_at_once_instead_of_hanging():
     assert ws.fetch("in0").tolist() == [2.0]  # not swapped: nothing half-done
 
 
+def test_a_bounded_wait_nobody_can_end_lasts_its_timeout():
+    ws = Workspace()
+    make_queue(ws)
+    start = time.monotonic()
+    with pytest.raises(QueueTimeoutError, match=r"timed out after 0.2 s"):
+        dequeue(ws, timeout_secs=0.2)
+    assert time.monotonic() - start >= 0.19  # Caffe2 waited it out
+
+
 def test_timeout_secs_bounds_the_wait():
     ws = Workspace()
     make_queue(ws)
