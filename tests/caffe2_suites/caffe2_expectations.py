@@ -210,6 +210,22 @@ SUITES = [
     ),
     # -- E6 (042e8ede4) ---------------------------------------------------------------
     Suite("E6", "hypothesis_test.py", select="test_elman_recurrent_network"),
+    Suite(
+        "E6",
+        "hypothesis_test.py",
+        # The Elman test runs alone (above): after a test fails inside
+        # hypothesis_test_util.temp_workspace, which restores the current workspace
+        # only when its body succeeds, the Elman test's own temp_workspace resets the
+        # workspace holding its blobs (in Caffe2 alike).
+        select="not test_elman_recurrent_network",
+        outcomes={
+            "TestOperators::test_depth_concat": (
+                "failed",
+                "needs Concat's add_axis argument (E6), which caffe2rnn's Concat lacks",
+            ),
+            "TestOperators::test_tt_layer": ("failed", missing("TT (tt_linear_op)")),
+        },
+    ),
     Suite("E6", "operator_test/recurrent_network_test.py"),
     Suite(
         "E6",
