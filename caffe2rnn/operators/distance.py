@@ -167,7 +167,7 @@ def _l1_rows(op):
 
 @register("L1Distance", inputs=2, outputs=1)
 class L1Distance(Operator):
-    """Z[i] = Σ |X[i] − Y[i]| per row (E6); E5: one sum, Z of shape (1,)."""
+    """``Z[i] = Σ |X[i] − Y[i]|`` per row (E6); E5: one sum, Z of shape (1,)."""
 
     def run(self):
         x, y, n, d = _l1_rows(self)

@@ -8,7 +8,7 @@ maker (utility_ops.cc at 042e8ede4) writes one op::
 
 with ``dX_i = w_i · dY`` and, when the forward op had ``grad_on_w=1``,
 ``dw_i = ⟨dY, X_i⟩`` (a 1-element tensor). Each weight must have one element
-and each X_i dY's size (Caffe2's ``CAFFE_ENFORCE_EQ``s). The maker is the E6
+and each X_i dY's size (Caffe2's ``CAFFE_ENFORCE_EQ`` checks). The maker is the E6
 variant of WeightedSum's; earlier eras keep refusing the gradient.
 """
 
