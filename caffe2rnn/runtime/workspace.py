@@ -45,6 +45,7 @@ class Workspace:
         self.root_folder = root_folder
         self._blobs = {}
         self._nets = {}
+        self._journals = []  # the open Rollback journals of calls on this workspace
 
     # --- blobs ----------------------------------------------------------------
     def has_blob(self, name):
@@ -163,11 +164,34 @@ class Workspace:
         """Yield a :class:`~caffe2rnn.runtime.rollback.Rollback` journal; on an
         exception, undo what it noted (and drop blobs created meanwhile)."""
         journal = Rollback(self)
+        self._journals.append(journal)
         try:
             yield journal
         except BaseException:
             journal.undo()
             raise
+        finally:
+            self._journals.remove(journal)
+
+    def note_writes(self, names):
+        """An operator is about to write the blobs ``names`` (as seen from this
+        workspace) besides its outputs: every open journal of this workspace
+        and of its parents notes them, so a failed call puts them back too.
+
+        ``RecurrentNetwork`` calls it for what its step nets write *through*
+        to outer workspaces: the state tensors, and any blob of an outer
+        workspace that a step-net output or the timestep happens to name
+        (Caffe2's ``CreateBlob`` returns the outer blob, which is written).
+        """
+        ws = self
+        blobs = None
+        while ws is not None:
+            if ws._journals:
+                if blobs is None:
+                    blobs = [b for b in map(self.get_blob, names) if b is not None]
+                for journal in ws._journals:
+                    journal.note(blobs)
+            ws = ws.parent
 
     @contextlib.contextmanager
     def dropping_new_empty_blobs(self):
