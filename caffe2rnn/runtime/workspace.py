@@ -120,13 +120,13 @@ class Workspace:
         return fetch_value(self.blob(name))
 
     # --- nets -----------------------------------------------------------------
-    def create_net(self, netdef, overwrite=False, era=None):
+    def create_net(self, netdef, overwrite=False, era=None, checked=False):
         if netdef.name in self._nets and not overwrite:
             raise WorkspaceError(
                 "I respectfully refuse to overwrite an existing net of the same "
                 'name "%s", unless you explicitly specify overwrite=True.' % netdef.name
             )
-        net = NetInstance(netdef, self, era)
+        net = NetInstance(netdef, self, era, checked)
         self._nets[netdef.name] = net
         return net
 

@@ -47,7 +47,7 @@ from .initial_states import ShareOrStripe, initial_rows
 from .links import Link, add_apply_link_ops
 from .param_gradients import BatchedOverTime, TmpstepSum
 from .recurrent_network import sequence_shape, written_through
-from .step_net import copy_net, run_step
+from .step_net import CheckedOnce, copy_net, run_step
 from .step_workspaces import ScratchWorkspaces
 
 
@@ -96,6 +96,7 @@ class RecurrentNetworkGradientOp(Operator):
         self.zero_tail_rows = self.args.single("caffe2rnn_zero_tail_rows", False, bool)
         self.n_go = len(self.grad_inputs)
         self.step_net = copy_net(a.backward_step_net)
+        self.step_net_checked = CheckedOnce()  # its T instances: checks once
         if self.step_net.name == a.step_net.name:
             raise ArgumentError(
                 "backward_step_net is named '%s' like step_net: both are instantiated "
@@ -214,7 +215,7 @@ class RecurrentNetworkGradientOp(Operator):
                 self.executor.run(scratch, range(seq_len - 1, -1, -1), (_same_index, None))
             else:
                 for t in range(seq_len - 1, -1, -1):
-                    run_step(scratch.step(t), self.step_net, t, self.era)
+                    run_step(scratch.step(t), self.step_net, t, self.era, self.step_net_checked)
         self.param_gradients.after_backward(self.ws, seq_len)
 
         for i, (rg, state_id) in enumerate(zip(self.recurrent_gradients, self.initial_state_ids)):

@@ -51,7 +51,7 @@ from .initial_states import (
     initialize_recurrent_input,
 )
 from .links import add_apply_link_ops
-from .step_net import copy_net, run_step
+from .step_net import CheckedOnce, copy_net, run_step
 from .step_workspaces import CycleWhenForwardOnly, scratch_of, update_timestep_blob
 
 
@@ -92,6 +92,7 @@ class RecurrentNetworkOp(Operator):
         self.arguments = a = read_recurrent_arguments(self.def_, where="")
         self.timestep = a.timestep
         self.step_net = copy_net(a.step_net)  # edited below; the parsed one stays as given
+        self.step_net_checked = CheckedOnce()  # its T instances: checks once
         self.links = list(a.links)
         self.aliases = list(a.aliases)
         self.recompute_blobs = list(a.recompute_blobs)
@@ -172,7 +173,7 @@ class RecurrentNetworkOp(Operator):
                     i = workspaces.index(t, self.has_backward_pass, self.num_workspaces)
                     step_ws = scratch.step(i)
                     update_timestep_blob(step_ws, self.timestep, t)
-                    run_step(step_ws, self.step_net, t, self.era)
+                    run_step(step_ws, self.step_net, t, self.era, self.step_net_checked)
 
         for alias in self.aliases:
             apply_offset_alias(alias, self.ws)
