@@ -104,6 +104,9 @@ class NetInstance:
 
     #: observers attached with ``Net.AddObserver`` (:mod:`.observers`)
     observers = ()
+    #: the rollback journal's copies of the last run, reused by the next
+    #: (:mod:`.rollback`); None before the first run
+    journal_spares = None
 
     def run(self):
         index = 0

@@ -153,17 +153,24 @@ class Workspace:
     def run_created(self, net, num_iter=1):
         """Run the :class:`NetInstance` ``net`` (created here) ``num_iter``
         times; all or nothing — what ``RunNet`` and ``ws.nets[name].run()`` do."""
-        with self.rolling_back() as journal:
-            journal.note_outputs(net.ops)
-            for _ in range(num_iter):
-                net.run()
+        # The journal copies into the net's spare arrays of its last run; a run
+        # of the same net on another thread meanwhile finds none and allocates.
+        spares, net.journal_spares = net.journal_spares or {}, None
+        try:
+            with self.rolling_back(spares) as journal:
+                journal.note_outputs(net.ops)
+                for _ in range(num_iter):
+                    net.run()
+        finally:
+            net.journal_spares = spares
         return True
 
     @contextlib.contextmanager
-    def rolling_back(self):
+    def rolling_back(self, spares=None):
         """Yield a :class:`~caffe2rnn.runtime.rollback.Rollback` journal; on an
-        exception, undo what it noted (and drop blobs created meanwhile)."""
-        journal = Rollback(self)
+        exception, undo what it noted (and drop blobs created meanwhile).
+        ``spares``: arrays to copy into (see the journal)."""
+        journal = Rollback(self, spares)
         self._journals.append(journal)
         try:
             yield journal

@@ -244,3 +244,44 @@ def test_a_failed_recurrent_op_undoes_a_timestep_written_into_its_input():
     with pytest.raises(errors.EnforceNotMet, match="written in place"):
         ws.run_operator_once(_recurrent_op(step, timestep="input"))
     _assert_kept(ws, before)
+
+
+def test_run_net_copies_into_the_spares_of_its_last_run_and_still_undoes():
+    # RunNet keeps its journal's copies between runs of a created net: the
+    # second run copies into the first run's arrays, and a failed run after
+    # them restores what the successful ones left.
+    ws = Workspace(name="spares")
+    ws.feed("x", np.arange(4, dtype=np.float32))
+    from caffe2rnn.proto import caffe2_pb2
+
+    netdef = caffe2_pb2.NetDef(name="scale")
+    o = netdef.op.add(type="Scale", input=["x"], output=["x"])
+    o.arg.add(name="scale", f=2.0)
+    net = ws.create_net(netdef)
+    ws.run_net("scale")
+    spares = net.journal_spares
+    ((blob, copy),) = spares.values()
+    assert blob is ws.blob("x")
+    np.testing.assert_array_equal(copy, np.arange(4))  # the contents before run 1
+    ws.run_net("scale")
+    assert net.journal_spares is spares and spares[id(blob)][1] is copy  # reused
+    np.testing.assert_array_equal(copy, 2 * np.arange(4))  # the contents before run 2
+
+    x = ws.blob("x").value
+    failing = caffe2_pb2.NetDef(name="scale_then_fail")
+    failing.op.extend(
+        [netdef.op[0], caffe2_pb2.OperatorDef(type="Relu", input=["x"], output=["y"])]
+    )
+    failing.op[1].input[0] = "missing"
+    with pytest.raises(errors.EnforceNotMet):
+        ws.create_net(failing)  # the missing input is found at creation
+    failing.op[1].type, failing.op[1].input[0] = "Add", "x"
+    failing.op[1].input.append("x")
+    failing.op[1].arg.add(name="broadcast", i=1)
+    failing.op[1].arg.add(name="axis", i=7)  # refused when it runs
+    ws.create_net(failing)
+    for _ in range(2):
+        with pytest.raises(errors.EnforceNotMet):
+            ws.run_net("scale_then_fail")
+        assert ws.blob("x").value is x
+        np.testing.assert_array_equal(x, 4 * np.arange(4))
