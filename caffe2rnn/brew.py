@@ -20,11 +20,12 @@ nets of each era): ``fc`` takes ``**kwargs`` and passes them all to the op.
 The FC operator ignores them, but they are part of the step net Caffe2 built.
 
 Registered helpers: ``arg_scope``, ``fc``, ``dropout``, ``lrn``, ``softmax``,
-``relu``, ``concat``, ``depth_concat``, ``sum``, ``transpose``, ``iter``,
-``conv``, ``conv_nd``, ``group_conv``, ``add_weight_decay``,
-``elementwise_linear``, ``layer_norm``, ``instance_norm``, ``image_input`` (its
-op is built, not run: :mod:`caffe2rnn.operators.image_input`). Caffe2's other
-E5 helpers build ops caffe2rnn does not implement (pooling, batch norm, PRelu,
+``relu``, ``prelu``, ``max_pool``, ``average_pool``, ``concat``,
+``depth_concat``, ``sum``, ``transpose``, ``iter``, ``conv``, ``conv_nd``,
+``group_conv``, ``add_weight_decay``, ``elementwise_linear``, ``layer_norm``,
+``instance_norm``, ``image_input`` (its op is built, not run:
+:mod:`caffe2rnn.operators.image_input`). Caffe2's other E5 helpers build ops
+caffe2rnn does not implement (batch norm, MaxPoolWithIndex,
 Accuracy, ConvTranspose, video input, the FC variants) and are not
 registered: asking for one is the same AttributeError as for any unknown
 helper.
@@ -47,8 +48,9 @@ from .helpers.dropout import dropout
 from .helpers.elementwise_linear import elementwise_linear
 from .helpers.fc import fc
 from .helpers.layer_norm import layer_norm
-from .helpers.nonlinearity import relu
+from .helpers.nonlinearity import prelu, relu
 from .helpers.normalization import instance_norm, lrn, softmax
+from .helpers.pooling import average_pool, max_pool
 from .helpers.tools import image_input
 from .helpers.train import add_weight_decay, iter  # noqa: A004 - Caffe2's name
 from .model_helper import ModelHelper as _ModelHelper
@@ -61,6 +63,9 @@ _REGISTRY = {
     "lrn": lrn,
     "softmax": softmax,
     "relu": relu,
+    "prelu": prelu,
+    "max_pool": max_pool,
+    "average_pool": average_pool,
     "concat": concat,
     "depth_concat": depth_concat,
     "sum": sum,

@@ -20,6 +20,7 @@ import logging
 
 from . import brew, core, eras
 from .errors import ArgumentError
+from .helpers import pooling
 from .model_helper import ModelHelper
 
 logger = logging.getLogger(__name__)
@@ -135,3 +136,19 @@ class CNNModelHelper(ModelHelper):
         if self._leaks():
             return brew.sum(self, blob_in, blob_out, **kwargs)
         return self.net.Sum(blob_in, blob_out, **kwargs)
+
+    def PRelu(self, *args, **kwargs):
+        """``brew.prelu`` (E0-E4 had the same code as a method)."""
+        return brew.prelu(self, *args, **kwargs)
+
+    def MaxPool(self, *args, **kwargs):
+        return self._pool(pooling.max_pool, brew.max_pool, args, kwargs)
+
+    def AveragePool(self, *args, **kwargs):
+        return self._pool(pooling.average_pool, brew.average_pool, args, kwargs)
+
+    def _pool(self, helper, brew_helper, args, kwargs):
+        """The pooling helper with the model's order and cuDNN choice; from E5
+        through brew, whose arg_scope then leaks into the op's arguments."""
+        call = brew_helper if self._leaks() else helper
+        return call(self, *args, use_cudnn=self.use_cudnn, order=self.order, **kwargs)

@@ -78,6 +78,10 @@ class Era:
     #: 0d9607ace (2017-08-24): FC reads ``axis_w`` and flattens an N-D W at
     #: it. Before: W must be 2-D.
     fc_axis_w: bool = False
+    #: c5307e6f9 (2017-10-10): MatMul reads ``axis_a``/``axis_b`` (flattening
+    #: N-D inputs to matrices there) and takes an optional third input whose
+    #: shape Y gets; its gradient ops pass both. Before: A and B must be 2-D.
+    matmul_axes: bool = False
     #: faaafeccd (2017-04-11): ``attention.apply_*_attention`` return
     #: ``(context, attention_weights_3d, attention_blobs)``; before, two values.
     attention_returns_blobs: bool = True
@@ -155,6 +159,7 @@ E6 = _define(
         date="2017-12-11",
         netdef_arguments=True,
         fc_axis_w=True,
+        matmul_axes=True,
         late_2017_cells=True,
         late_2017_optimizers=True,
         fetched_names_are_bytes=True,

@@ -50,13 +50,7 @@ nb_execution_show_tb = True
 nb_merge_streams = True
 
 autodoc_member_order = "bysource"
-# SEED_004 (the default operator era, a dataclass instance imported by several
-# modules) has no signature autodoc could show.
-autodoc_default_options = {
-    "members": True,
-    "undoc-members": False,
-    "exclude-members": "SEED_004, V1, V2, V3",
-}
+autodoc_default_options = {"members": True, "undoc-members": False}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 

@@ -151,10 +151,10 @@ def arg_dict(op):
 # --- the registry ------------------------------------------------------------------
 def test_registry_lookups_and_unknown_helpers():
     assert brew.has_helper("fc") and brew.has_helper(brew.conv) and brew.has_helper("arg_scope")
-    assert not brew.has_helper("max_pool")
+    assert not brew.has_helper("spatial_bn")
     assert brew.get_helper("fc") is brew.fc and brew.fc.__name__ == "fc"
-    with pytest.raises(AttributeError, match="Helper function max_pool not registered"):
-        brew.max_pool  # noqa: B018 - the attribute access is the test
+    with pytest.raises(AttributeError, match="Helper function spatial_bn not registered"):
+        brew.spatial_bn  # noqa: B018 - the attribute access is the test
     with pytest.raises(AttributeError, match="Did you mean: conv"):
         brew.get_helper("convv")
 
@@ -324,3 +324,28 @@ def test_instance_norm_helper_makes_scale_bias_and_saved_statistics():
     mean = x.mean(axis=(2, 3), keepdims=True)
     expected = (x - mean) / np.sqrt(x.var(axis=(2, 3), keepdims=True) + 1e-3)
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_prelu_and_pooling_train_a_small_image_model():
+    """brew.prelu, max_pool and average_pool build ops that run forward and backward.
+    brew.prelu gives PRelu no order (as Caffe2's did), so an NHWC model shares one slope."""
+    model = ModelHelper(name="pool_model", arg_scope={"order": "NHWC"})
+    brew.prelu(model, "x", "p", slope_init=("ConstantFill", {"value": 0.5}))
+    brew.max_pool(model, "p", "m", kernel=2, stride=2)
+    brew.average_pool(model, "m", "a", global_pooling=1)
+    model.net.SumElements("a", "loss")
+    model.AddGradientOperators(["loss"])
+    assert [op.type for op in model.net.Proto().op][:3] == ["PRelu", "MaxPool", "AveragePool"]
+    assert model.net.Proto().op[1].arg[0] == MakeArgument("order", "NHWC")
+    x = np.random.RandomState(0).uniform(-1, 1, (1, 4, 4, 2)).astype(np.float32)
+    workspace.FeedBlob("x", x)
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.RunNetOnce(model.net)
+    p = np.where(x > 0, x, 0.5 * x)
+    windows = p.reshape(2, 2, 2, 2, 2).transpose(0, 2, 4, 1, 3).reshape(2, 2, 2, 4)
+    np.testing.assert_allclose(workspace.FetchBlob("a").reshape(2), windows.max(-1).mean((0, 1)))
+    # dLoss/dp is 1/4 at each window's maximum; the slope collects x there where x <= 0
+    x_windows = x.reshape(2, 2, 2, 2, 2).transpose(0, 2, 4, 1, 3).reshape(2, 2, 2, 4)
+    at_max = np.take_along_axis(x_windows, windows.argmax(-1)[..., None], -1)
+    expected = np.sum(np.minimum(at_max, 0)) / 4
+    np.testing.assert_allclose(workspace.FetchBlob("p_slope_grad"), [expected], rtol=1e-5)

@@ -120,3 +120,26 @@ def test_other_ops_go_through_getattr():
     assert [op.type for op in model.net.Proto().op] == ["Copy", "Squeeze", "Tanh"]
     with core.NameScope("x"):
         assert model.Sigmoid("c", "d") == "x/d"
+
+
+@pytest.mark.parametrize("era", ["E3", "E5"])
+def test_pooling_takes_the_model_order_and_cudnn(era):
+    with eras.use(era):
+        model = CNNModelHelper(order="NHWC")
+        model.MaxPool("x", "m", kernel=2, stride=2)
+        model.AveragePool("m", "a", kernel=2)
+    max_pool, average_pool = model.net.Proto().op
+    assert (max_pool.type, max_pool.engine, average_pool.engine) == ("MaxPool", "CUDNN", "CUDNN")
+    leaked = ["cudnn_exhaustive_search"] if era == "E5" else []
+    assert arg_names(max_pool) == ["order"] + leaked + ["kernel", "stride"]
+    assert max_pool.arg[0] == MakeArgument("order", "NHWC")
+
+
+def test_prelu_makes_a_slope_parameter():
+    model = CNNModelHelper()
+    assert model.PRelu("x", "y", num_channels=3) == "y"
+    (fill,) = model.param_init_net.Proto().op
+    assert (fill.type, list(fill.output)) == ("ConstantFill", ["y_slope"])
+    assert [str(p) for p in model.params] == ["y_slope"]
+    (prelu,) = model.net.Proto().op
+    assert (prelu.type, list(prelu.input), list(prelu.arg)) == ("PRelu", ["x", "y_slope"], [])

@@ -11,14 +11,9 @@ kW, C)`` and Y ``(N, H', W', M)``. Each output size is::
 
     O = (S + pad_head + pad_tail − (dilation·(K − 1) + 1)) // stride + 1
 
-Arguments (Caffe2's ``ConvPoolOpBase``): the kernel as ``kernels`` (a list),
-``kernel`` (square) or ``kernel_h``/``kernel_w``; likewise ``strides`` /
-``stride`` / ``stride_h``+``stride_w`` (default 1), ``dilations`` /
-``dilation`` / ``dilation_h``+``dilation_w`` (default 1), and ``pads``
-(``[heads..., tails...]``, for 2-D ``[t, l, b, r]``) / ``pad`` /
-``pad_t``+``pad_l``+``pad_b``+``pad_r`` (default 0); ``group`` (default 1);
-``order`` (default ``"NCHW"``); ``legacy_pad`` 1 (VALID: no padding) or 2
-(SAME: pad so that ``O = ceil(S / stride)``, the odd pixel at the tail).
+Arguments: the kernel, strides, dilations, pads, ``order`` and ``legacy_pad``
+of Caffe2's ``ConvPoolOpBase`` (:mod:`caffe2rnn.operators.conv_pool_base`;
+Conv takes ``legacy_pad`` 0, 1 (VALID) or 2 (SAME)), and ``group`` (default 1).
 
 The computation loops over the kernel offsets ``k`` (a few) and does one
 matrix product per offset over channels, batch and every output position at
@@ -42,9 +37,16 @@ import numpy as np
 from ..errors import ArgumentError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
+from .conv_pool_base import (
+    NOTSET,
+    SAME,
+    VALID,
+    legacy_pad_argument,
+    pads_argument,
+    size_and_pad,
+    spatial_argument,
+)
 from .gradient_maker import GradientMaker
-
-NOTSET, VALID, SAME = 0, 1, 2
 
 
 class ConvBase(Operator):
@@ -52,43 +54,19 @@ class ConvBase(Operator):
 
     def setup(self):
         args = self.args
-        self.legacy_pad = args.single("legacy_pad", NOTSET, int)
-        if self.legacy_pad not in (NOTSET, VALID, SAME):
-            raise ArgumentError(
-                "argument legacy_pad is %d; Conv supports 0 (NOTSET), 1 (VALID) and 2 (SAME)"
-                % self.legacy_pad
-            )
-        self.kernel = self._spatial("kernel", ("kernel_h", "kernel_w"), [])
+        self.legacy_pad = legacy_pad_argument(args, (NOTSET, VALID, SAME))
+        self.kernel = spatial_argument(args, "kernel", [])
         if not self.kernel:
             raise ArgumentError(
                 "the kernel size is required: argument kernel, kernels or kernel_h and kernel_w"
             )
         d = len(self.kernel)
-        self.stride = self._spatial("stride", ("stride_h", "stride_w"), [1] * d)
-        self.dilation = self._spatial("dilation", ("dilation_h", "dilation_w"), [1] * d)
-        pads = args.repeated("pads")
-        if args.has("pad"):
-            pads = [args.single("pad")] * (2 * d)
-        elif all(args.has(n) for n in ("pad_t", "pad_l", "pad_b", "pad_r")):
-            pads = [args.single(n) for n in ("pad_t", "pad_l", "pad_b", "pad_r")]
-        if pads and self.legacy_pad != NOTSET:
-            raise ArgumentError(
-                "If you use legacy padding VALID or SAME, you should not specify "
-                "any specific padding values."
-            )
-        self.pads = pads or [0] * (2 * d)
+        self.stride = spatial_argument(args, "stride", [1] * d)
+        self.dilation = spatial_argument(args, "dilation", [1] * d)
+        self.pads = pads_argument(args, self.legacy_pad, d) or [0] * (2 * d)
         self.group = args.single("group", 1, int)
         self.order = args.single("order", "NCHW", str)
         self._check_arguments(d)
-
-    def _spatial(self, name, pair, default):
-        """A per-dimension list from ``<name>s``, ``<name>`` or the _h/_w pair."""
-        args = self.args
-        if args.has(name):
-            return [args.single(name)] * 2
-        if all(args.has(n) for n in pair):
-            return [args.single(n) for n in pair]
-        return args.repeated(name + "s") or default
 
     def _check_arguments(self, d):
         for name, values in (("stride", self.stride), ("dilation", self.dilation)):
@@ -145,16 +123,12 @@ class ConvBase(Operator):
     def padding(self, spatial):
         """``[(head, tail)]`` per spatial dim (legacy SAME may give a negative tail)."""
         d = len(self.kernel)
-        if self.legacy_pad == VALID:
-            return [(0, 0)] * d
-        if self.legacy_pad == SAME:
-            pads = []
-            for size, k, s in zip(spatial, self.kernel, self.stride):
-                needed = ((size + s - 1) // s - 1) * s + k - size
-                head = int(needed / 2)  # C++ division: truncates towards zero
-                pads.append((head, needed - head))
-            return pads
-        return list(zip(self.pads[:d], self.pads[d:]))
+        if self.legacy_pad == NOTSET:
+            return list(zip(self.pads[:d], self.pads[d:]))
+        return [
+            size_and_pad(size, k, s, dil, self.legacy_pad, 0, 0)[:2]
+            for size, k, s, dil in zip(spatial, self.kernel, self.stride, self.dilation)
+        ]
 
     def output_spatial(self, spatial, pads):
         out = []

@@ -1,26 +1,30 @@
-"""MatMul and BatchMatMul: a matrix product, and one per batch entry.
+"""Matrix products: MatMul (two matrices) and BatchMatMul (one product per batch entry).
 
-``MatMul([A, B] → Y)``: ``Y = op(A) · op(B)`` of two matrices. From E6
-(042e8ede4) A and B may have more dims: each is read as a matrix by
-flattening its dims before ``axis_a`` / ``axis_b`` (default 1; negative counts
-from the end) into rows and the rest into columns. E5's MatMul required 2-D
-inputs (``CAFFE_ENFORCE(A.ndim() == 2)``, matmul_op.h at 0cdd09da6), where
-flattening at axis 1 changes nothing, so caffe2rnn accepts E6's arguments in
-every era. The gradient is two MatMuls, as for BatchMatMul below (Caffe2's
-maker passes no ``axis_*`` on, so it is the gradient of the 2-D case).
+``MatMul([A, B] → Y)``: ``Y = op(A) · op(B)``, where ``op`` transposes when
+``trans_a`` / ``trans_b`` is set. Until Caffe2 c5307e6f9 (2017-10-10) A and B
+had to be 2-D; from then (the era policy ``matmul_axes``, E6) each is read as
+a matrix by flattening at ``axis_a`` / ``axis_b`` (default 1: rows are the dims
+before the axis, columns the dims from it; negative axes count from the end),
+and an optional third input gives Y its shape (the gradient ops pass the
+forward input there, so dA comes back in A's N-D shape). ``model_helper``
+lists MatMul among the ops a model may call; Caffe2's ``layers`` build
+``fc_without_bias`` with it.
 
-``Y[c] = op(A[c]) · op(B[c])`` for ``c < C``, where ``op`` transposes the
-last two dims when ``trans_a`` / ``trans_b`` is set. A and B are 3-D with the
-same batch size C (the 2017 operator, before numpy-style broadcasting).
-Attention uses it to weight the encoder outputs: (N, E, T) · (N, T, 1) →
-(N, E, 1).
+``BatchMatMul``: ``Y[c] = op(A[c]) · op(B[c])`` for ``c < C``, where ``op``
+transposes the last two dims. A and B are 3-D with the same batch size C (the
+2017 operator, before numpy-style broadcasting). Attention uses it to weight
+the encoder outputs: (N, E, T) · (N, T, 1) → (N, E, 1).
 
-Caffe2: caffe2/operators/matmul_op.{h,cc}, batch_matmul_op.{h,cc} (at 0cdd09da6).
+Caffe2: caffe2/operators/matmul_op.{h,cc} and batch_matmul_op.{h,cc} (at
+0cdd09da6; MatMul's axes at 042e8ede4).
 """
+
+import math
 
 import numpy as np
 
-from ..errors import ArgumentError
+from .. import eras
+from ..errors import ArgumentError, EnforceNotMet, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
@@ -53,44 +57,10 @@ class BatchMatMul(Operator):
         np.matmul(a, b, out=self.output(0, (a.shape[0], a.shape[1], b.shape[2]), dtype))
 
 
-@register("MatMul", inputs=2, outputs=1)
-class MatMul(Operator):
-    """A · B of two matrices (N-D inputs flattened at ``axis_a`` / ``axis_b``)."""
-
-    def setup(self):
-        self.trans_a = self.args.single("trans_a", 0, int)
-        self.trans_b = self.args.single("trans_b", 0, int)
-        self.axis_a = self.args.single("axis_a", 1, int)
-        self.axis_b = self.args.single("axis_b", 1, int)
-
-    def matrix(self, i, axis):
-        x = self.float_input(i)
-        canonical = axis + x.ndim if axis < 0 else axis
-        if not 0 <= canonical < max(x.ndim, 1) or x.ndim == 0:
-            raise ArgumentError(
-                "axis_%s %d is outside the %d dims of input %d ('%s')"
-                % ("ab"[i], axis, x.ndim, i, self.input_name(i))
-            )
-        rows = int(np.prod(x.shape[:canonical], dtype=np.int64))
-        m = x.reshape(rows, int(np.prod(x.shape[canonical:], dtype=np.int64)))
-        return m.T if (self.trans_a, self.trans_b)[i] else m
-
-    def run(self):
-        a, b = self.matrix(0, self.axis_a), self.matrix(1, self.axis_b)
-        dtype = self.same_dtype(0, 1)
-        if a.shape[1] != b.shape[0]:
-            raise self.shape_error(
-                1,
-                "%d rows after trans_b=%d (op(A) is %s, trans_a=%d)"
-                % (a.shape[1], self.trans_b, a.shape, self.trans_a),
-                got=b.shape,
-            )
-        np.matmul(a, b, out=self.output(0, (a.shape[0], b.shape[1]), dtype))
-
-
-class GetMatrixProductGradient(GradientMaker):
-    """dA and dB as two products of the forward type; which operands and flags
-    depends on the forward flags (the transposes move between the factors)."""
+@register_gradient("BatchMatMul")
+class GetBatchMatMulGradient(GradientMaker):
+    """dA and dB as two BatchMatMuls; which operands and flags depends on the
+    forward flags (the transposes move between the factors)."""
 
     copy_arguments = False  # each gradient op sets its own trans_a/trans_b
 
@@ -99,19 +69,130 @@ class GetMatrixProductGradient(GradientMaker):
         trans_b = bool(self.arg("trans_b", 0))
         a, b, dy = self.I(0), self.I(1), self.GO(0)
         da, db = self.GI(0), self.GI(1)
-        kind = self.def_.type
-
-        def mm(inputs, output, **flags):
-            return self.op_def(kind, inputs, [output], **flags)
-
+        mm = self.op_def
         if trans_a and trans_b:
-            return [mm([b, dy], da, trans_a=1, trans_b=1), mm([dy, a], db, trans_a=1, trans_b=1)]
+            return [
+                mm("BatchMatMul", [b, dy], [da], trans_a=1, trans_b=1),
+                mm("BatchMatMul", [dy, a], [db], trans_a=1, trans_b=1),
+            ]
         if trans_a:
-            return [mm([b, dy], da, trans_b=1), mm([a, dy], db)]
+            return [mm("BatchMatMul", [b, dy], [da], trans_b=1), mm("BatchMatMul", [a, dy], [db])]
         if trans_b:
-            return [mm([dy, b], da), mm([dy, a], db, trans_a=1)]
-        return [mm([dy, b], da, trans_b=1), mm([a, dy], db, trans_a=1)]
+            return [mm("BatchMatMul", [dy, b], [da]), mm("BatchMatMul", [dy, a], [db], trans_a=1)]
+        return [
+            mm("BatchMatMul", [dy, b], [da], trans_b=1),
+            mm("BatchMatMul", [a, dy], [db], trans_a=1),
+        ]
 
 
-register_gradient("BatchMatMul")(GetMatrixProductGradient)
-register_gradient("MatMul")(GetMatrixProductGradient)
+@register("MatMul", inputs=(2, 3), outputs=1)
+class MatMul(Operator):
+    """A (M×K) · B (K×N) → Y (M×N), with optional transposes (and, from E6, axes)."""
+
+    def setup(self):
+        self.trans_a = self.args.single("trans_a", 0, int) != 0
+        self.trans_b = self.args.single("trans_b", 0, int) != 0
+        self.axes = eras.current().matmul_axes
+        if self.axes:
+            self.axis_a = self.args.single("axis_a", 1, int)
+            self.axis_b = self.args.single("axis_b", 1, int)
+        elif len(self.inputs) == 3:
+            # matmul_op.cc, 0cdd09da6: OPERATOR_SCHEMA(MatMul).NumInputs(2)
+            raise EnforceNotMet(
+                "Operator def did not pass schema checking: MatMul takes 2 inputs, got 3 "
+                "(the third input, Y's shape, came with Caffe2 c5307e6f9)"
+            )
+
+    def matrix(self, i):
+        """Input i as the 2-D matrix MatMul multiplies (a reshape, no copy when possible)."""
+        x = self.float_input(i)
+        if not self.axes:
+            if x.ndim != 2:  # matmul_op.h, 0cdd09da6: CAFFE_ENFORCE(A.ndim() == 2)
+                raise self.shape_error(i, "a 2-D matrix")
+            return x
+        name, axis = ("axis_a", self.axis_a) if i == 0 else ("axis_b", self.axis_b)
+        if not -x.ndim <= axis < x.ndim:  # tensor.h: canonical_axis_index_'s enforces
+            raise ArgumentError(
+                "argument %s is %d; expected an axis of input %d ('%s', %d dims): "
+                "%d <= axis < %d" % (name, axis, i, self.input_name(i), x.ndim, -x.ndim, x.ndim)
+            )
+        axis %= x.ndim
+        return x.reshape(math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
+
+    def run(self):
+        a, b = self.matrix(0), self.matrix(1)
+        dtype = self.same_dtype(0, 1)
+        a = a.T if self.trans_a else a
+        b = b.T if self.trans_b else b
+        if a.shape[1] != b.shape[0]:
+            raise ShapeError(
+                "Dimension mismatch: %s%d %d, %s%d %d (inputs 'A' = '%s', 'B' = '%s')"
+                % (
+                    "trans(A): " if self.trans_a else "A: ",
+                    a.shape[0],
+                    a.shape[1],
+                    "trans(B): " if self.trans_b else "B: ",
+                    b.shape[0],
+                    b.shape[1],
+                    self.input_name(0),
+                    self.input_name(1),
+                )
+            )
+        shape = (a.shape[0], b.shape[1])
+        if len(self.inputs) < 3:
+            np.matmul(a, b, out=self.output(0, shape, dtype))
+            return
+        # Y->ResizeLike(Input(2)) after the product: Caffe2's Resize keeps the
+        # product's memory when the new size is not larger (keep_on_shrink), so Y
+        # holds the product's first elements in the new shape; a larger shape
+        # would leave Y's extra elements unwritten.
+        like = self.input(2).shape
+        if math.prod(like) > math.prod(shape):
+            raise self.shape_error(
+                2, "at most %d elements, the size of the product %s" % (math.prod(shape), shape)
+            )
+        product = np.matmul(a, b)
+        self.output(0, like, dtype)[...] = product.reshape(-1)[: math.prod(like)].reshape(like)
+
+
+@register_gradient("MatMul")
+class GetMatMulGradient(GradientMaker):
+    """dA and dB as two MatMuls (the transposes move between the factors).
+
+    From E6 each also takes the forward input it differentiates as a third
+    input (dA gets A's shape) and passes the axes on. Caffe2 held the axes in
+    C++ ``bool`` variables (matmul_op.cc, 042e8ede4), so an axis other than 0
+    reaches the gradient ops as 1; that is what they get here too.
+    """
+
+    copy_arguments = False  # each gradient op sets its own arguments
+
+    def get_gradient_defs(self):
+        if len(self.def_.input) != 2:  # CAFFE_ENFORCE_EQ(def_.input_size(), 2)
+            raise EnforceNotMet(
+                "MatMul's gradient needs a MatMul with 2 inputs; '%s' has %d"
+                % (self.def_.name or self.O(0), len(self.def_.input))
+            )
+        trans_a = bool(self.arg("trans_a", 0))
+        trans_b = bool(self.arg("trans_b", 0))
+        a, b, dy = self.I(0), self.I(1), self.GO(0)
+        if trans_a and trans_b:  # dA = B'G', dB = G'A'
+            da = ([b, dy], dict(trans_a=1, trans_b=1), "axis_a", "axis_b")
+            db = ([dy, a], dict(trans_a=1, trans_b=1), "axis_b", "axis_a")
+        elif trans_a:  # dA = BG', dB = AG
+            da = ([b, dy], dict(trans_b=1), "axis_a", "axis_b")
+            db = ([a, dy], {}, "axis_a", "axis_a")
+        elif trans_b:  # dA = GB, dB = G'A
+            da = ([dy, b], {}, "axis_b", "axis_b")
+            db = ([dy, a], dict(trans_a=1), "axis_b", "axis_a")
+        else:  # dA = GB', dB = A'G
+            da = ([dy, b], dict(trans_b=1), "axis_b", "axis_b")
+            db = ([a, dy], dict(trans_a=1), "axis_a", "axis_a")
+        axes = eras.current().matmul_axes
+        ops = []
+        for (inputs, args, axis_name, source), like, grad in ((da, a, 0), (db, b, 1)):
+            if axes:
+                inputs = inputs + [like]
+                args = dict(args, **{axis_name: int(bool(self.arg(source, 1)))})
+            ops.append(self.op_def("MatMul", inputs, [self.GI(grad)], **args))
+        return ops

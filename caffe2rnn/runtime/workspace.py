@@ -45,6 +45,7 @@ class Workspace:
         self.root_folder = root_folder
         self._blobs = {}
         self._nets = {}
+        self._journals = []  # the open Rollback journals of calls on this workspace
 
     # --- blobs ----------------------------------------------------------------
     def has_blob(self, name):
@@ -119,13 +120,13 @@ class Workspace:
         return fetch_value(self.blob(name))
 
     # --- nets -----------------------------------------------------------------
-    def create_net(self, netdef, overwrite=False, era=None):
+    def create_net(self, netdef, overwrite=False, era=None, checked=False):
         if netdef.name in self._nets and not overwrite:
             raise WorkspaceError(
                 "I respectfully refuse to overwrite an existing net of the same "
                 'name "%s", unless you explicitly specify overwrite=True.' % netdef.name
             )
-        net = NetInstance(netdef, self, era)
+        net = NetInstance(netdef, self, era, checked)
         self._nets[netdef.name] = net
         return net
 
@@ -152,22 +153,52 @@ class Workspace:
     def run_created(self, net, num_iter=1):
         """Run the :class:`NetInstance` ``net`` (created here) ``num_iter``
         times; all or nothing — what ``RunNet`` and ``ws.nets[name].run()`` do."""
-        with self.rolling_back() as journal:
-            journal.note_outputs(net.ops)
-            for _ in range(num_iter):
-                net.run()
+        # The journal copies into the net's spare arrays of its last run; a run
+        # of the same net on another thread meanwhile finds none and allocates.
+        spares, net.journal_spares = net.journal_spares or {}, None
+        try:
+            with self.rolling_back(spares) as journal:
+                journal.note_outputs(net.ops)
+                for _ in range(num_iter):
+                    net.run()
+        finally:
+            net.journal_spares = spares
         return True
 
     @contextlib.contextmanager
-    def rolling_back(self):
+    def rolling_back(self, spares=None):
         """Yield a :class:`~caffe2rnn.runtime.rollback.Rollback` journal; on an
-        exception, undo what it noted (and drop blobs created meanwhile)."""
-        journal = Rollback(self)
+        exception, undo what it noted (and drop blobs created meanwhile).
+        ``spares``: arrays to copy into (see the journal)."""
+        journal = Rollback(self, spares)
+        self._journals.append(journal)
         try:
             yield journal
         except BaseException:
             journal.undo()
             raise
+        finally:
+            self._journals.remove(journal)
+
+    def note_writes(self, names):
+        """An operator is about to write the blobs ``names`` (as seen from this
+        workspace) besides its outputs: every open journal of this workspace
+        and of its parents notes them, so a failed call puts them back too.
+
+        ``RecurrentNetwork`` calls it for what its step nets write *through*
+        to outer workspaces: the state tensors, and any blob of an outer
+        workspace that a step-net output or the timestep happens to name
+        (Caffe2's ``CreateBlob`` returns the outer blob, which is written).
+        """
+        ws = self
+        blobs = None
+        while ws is not None:
+            if ws._journals:
+                if blobs is None:
+                    blobs = [b for b in map(self.get_blob, names) if b is not None]
+                for journal in ws._journals:
+                    journal.note(blobs)
+            ws = ws.parent
 
     @contextlib.contextmanager
     def dropping_new_empty_blobs(self):

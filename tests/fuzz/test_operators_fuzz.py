@@ -80,6 +80,8 @@ HINTS = {
     "TopK": {"k": 1},
     "Cast": {"to": "int32"},
 }
+for _pool in ("MaxPool", "AveragePool", "LpPool"):  # and the pooling gradients
+    HINTS[_pool] = HINTS[_pool + "Gradient"] = {"kernel": 1, "order": "NCHW"}
 DTYPES = [np.float32] * 4 + [np.float64, np.int32, np.int64, np.bool_, object]
 ROOT = tempfile.mkdtemp(prefix="caffe2rnn-fuzz-")  # where Print(to_file=1) may write
 
@@ -220,6 +222,22 @@ def _recipes():
         idx, lr = np.array([1, 2], np.int32), np.array([-0.1], np.float32)
         return [w, m1, m2, idx, g, lr, np.array([0], np.int64)], ["in0", "in1", "in2"]
 
+    def matmul(rng):
+        return [_f(rng, 2, 3), _f(rng, 3, 4)], ["out0"]
+
+    def prelu(rng):
+        return [_f(rng, 2, 3, 2), _f(rng, 3)], ["out0"]
+
+    def prelu_grad(rng):
+        x = _f(rng, 2, 3)
+        return [x, _f(rng, 2, 3), x.copy(), _f(rng, 1)], ["out0", "out1"]
+
+    def pool(rng):
+        return [_f(rng, 1, 2, 3, 3)], ["out0"]
+
+    def pool_grad(rng):
+        return [_f(rng, 1, 2, 3, 3), _f(rng, 1, 2, 3, 3), _f(rng, 1, 2, 3, 3)], ["out0"]
+
     def scatter(rng):
         one = np.ones(1, np.float32)
         return [_f(rng, 4, 2), one, np.array([0, 2], np.int64), _f(rng, 2, 2), one], ["in0"]
@@ -239,6 +257,15 @@ def _recipes():
         "SparseAdagrad": sparse_adagrad,
         "SparseAdam": sparse_adam,
         "ScatterWeightedSum": scatter,
+        "MatMul": matmul,
+        "PRelu": prelu,
+        "PReluGradient": prelu_grad,
+        "MaxPool": pool,
+        "AveragePool": pool,
+        "LpPool": pool,
+        "MaxPoolGradient": pool_grad,
+        "AveragePoolGradient": pool_grad,
+        "LpPoolGradient": pool_grad,
     }
 
 

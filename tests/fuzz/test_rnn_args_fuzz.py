@@ -226,8 +226,12 @@ def cases(draw):
     return arguments, nets, as_text, h0_shape, renames, damage
 
 
-def check_unchanged_inputs(ws, feeds, what):
+def check_unchanged_inputs(ws, feeds, what, written):
+    """Inputs keep their values, except those the op writes through as Caffe2
+    did: an alias ``dst`` or a ``timestep`` that names an input is that blob."""
     for name, value in feeds.items():
+        if name in written:
+            continue
         FUZZ.check(
             np.array_equal(ws.fetch(name), value),
             "mismatches",
@@ -300,7 +304,8 @@ def test_recurrent_network_arguments(case, seed):
     what = "RecurrentNetwork (%s; damage %s)" % (", ".join(renames), damage)
     if not run_case(ws, op, what, intact):
         return
-    check_unchanged_inputs(ws, feeds, what)
+    written = set(arguments["alias_dst"]) | {arguments.get("timestep", "timestep")}
+    check_unchanged_inputs(ws, feeds, what, written)
     outputs = {name: ws.fetch(name) for name in arguments["alias_dst"] if ws.has_blob(name)}
     for name, value in outputs.items():
         FUZZ.check(
@@ -308,17 +313,22 @@ def test_recurrent_network_arguments(case, seed):
             "mismatches",
             "%s: '%s' holds unwritten memory" % (what, name),
         )
-    if arguments.get("enable_rnn_executor"):
+    # An op that writes into one of its own inputs (as Caffe2's did) reads
+    # other numbers when run again: its reruns are not comparable.
+    if arguments.get("enable_rnn_executor") and not written & set(INPUTS):
         check_plan_reruns(ws, op, outputs, what)
 
     go = {
         "hidden_all": rng.standard_normal((T, N, D)),
         "hidden_last": rng.standard_normal((1, N, D)),
     }
-    expected, expected_grads = reference(
-        feeds["input"], feeds["h0"], feeds["w"], go["hidden_all"], go["hidden_last"]
-    )
+    # The reference holds for the intact op only (a damaged one may, validly,
+    # read another blob as its initial state, h0 then being any shape).
+    expected, expected_grads = {}, {}
     if intact:
+        expected, expected_grads = reference(
+            feeds["input"], feeds["h0"], feeds["w"], go["hidden_all"], go["hidden_last"]
+        )
         for name, value in expected.items():
             FUZZ.check(np.allclose(outputs[name], value), "mismatches", "%s: %s" % (what, name))
 
@@ -333,7 +343,7 @@ def test_recurrent_network_arguments(case, seed):
     for grad_op in grad_ops:
         if not run_case(ws, grad_op, "gradient of " + what, intact):
             return
-    check_unchanged_inputs(ws, feeds, "gradient of " + what)
+    check_unchanged_inputs(ws, feeds, "gradient of " + what, written)
     for name, grad in zip(INPUTS, g_input):
         if grad is None:  # not listed in param: no gradient asked for
             continue

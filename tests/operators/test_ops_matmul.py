@@ -1,11 +1,14 @@
-"""BatchMatMul: forward against NumPy per batch entry, the four gradient-maker
-cases, and every gradient against finite differences."""
+"""BatchMatMul and MatMul: forward against NumPy (per batch entry), the four
+gradient-maker cases of each (MatMul's in E5 and E6 form), every gradient against
+finite differences, MatMul's axes and third input (E6), and bad input."""
 
 import numpy as np
 import pytest
-from ops_testing import check_gradients, gradient_of, random, run1
+from ops_testing import check_gradients, gradient_of, random, run1, run_fails, run_op
 
-from caffe2rnn.errors import DTypeError, ShapeError
+from caffe2rnn import core, eras
+from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
+from caffe2rnn.operators.gradient_maker import get_gradient_for_op
 
 FLAGS = [(0, 0), (1, 0), (0, 1), (1, 1)]
 
@@ -105,39 +108,162 @@ def test_bad_inputs(a, b, error, match):
         run1("BatchMatMul", {"A": a, "B": b})
 
 
-# -- MatMul: two matrices (N-D inputs flattened at axis_a / axis_b, E6) ------------------
+# -- MatMul ---------------------------------------------------------------------------
+
+
+def matrices(trans_a, trans_b, m=3, k=4, n=5, dtype=np.float32):
+    a = random((k, m) if trans_a else (m, k), 3, dtype)
+    b = random((n, k) if trans_b else (k, n), 4, dtype)
+    return a, b
 
 
 @pytest.mark.parametrize("trans_a, trans_b", FLAGS)
-def test_matmul_forward_and_gradients(trans_a, trans_b):
-    a = random((4, 3) if trans_a else (3, 4), 1, np.float64)
-    b = random((5, 4) if trans_b else (4, 5), 2, np.float64)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_forward(trans_a, trans_b, dtype):
+    a, b = matrices(trans_a, trans_b, dtype=dtype)
     y = run1("MatMul", {"A": a, "B": b}, trans_a=trans_a, trans_b=trans_b)
-    np.testing.assert_allclose(y, (a.T if trans_a else a) @ (b.T if trans_b else b))
+    expected = np.dot(a.T if trans_a else a, b.T if trans_b else b)
+    assert y.dtype == dtype and y.shape == (3, 5)
+    np.testing.assert_allclose(y, expected, rtol=1e-5)
+
+
+def _mm(inputs, output, **args):
+    return ("MatMul", "", inputs, [output], list(args.items()), True)
+
+
+MATMUL_E5_GRADIENTS = {
+    (0, 0): [_mm(["Y_grad", "B"], "A_grad", trans_b=1), _mm(["A", "Y_grad"], "B_grad", trans_a=1)],
+    (1, 0): [_mm(["B", "Y_grad"], "A_grad", trans_b=1), _mm(["A", "Y_grad"], "B_grad")],
+    (0, 1): [_mm(["Y_grad", "B"], "A_grad"), _mm(["Y_grad", "A"], "B_grad", trans_a=1)],
+    (1, 1): [
+        _mm(["B", "Y_grad"], "A_grad", trans_a=1, trans_b=1),
+        _mm(["Y_grad", "A"], "B_grad", trans_a=1, trans_b=1),
+    ],
+}
+
+
+@pytest.mark.parametrize("trans_a, trans_b", FLAGS)
+def test_matmul_gradient_maker_e5(trans_a, trans_b):
+    ops, g_input = gradient_of(
+        "MatMul", ["A", "B"], ["Y"], trans_a=trans_a, trans_b=trans_b, axis_a=2
+    )
+    assert ops == MATMUL_E5_GRADIENTS[trans_a, trans_b]  # no axes, no third input
+    assert g_input == ["A_grad", "B_grad"]
+
+
+@pytest.mark.parametrize("trans_a, trans_b", FLAGS)
+def test_matmul_gradient_maker_e6_adds_the_input_and_a_boolean_axis(trans_a, trans_b):
+    # axis 3 and -2 reach the gradient ops as 1: Caffe2 kept them in a C++ bool
+    with eras.use("E6"):
+        ops, _ = gradient_of(
+            "MatMul", ["A", "B"], ["Y"], trans_a=trans_a, trans_b=trans_b, axis_a=3, axis_b=-2
+        )
+    da, db = ops
+    expected_da, expected_db = MATMUL_E5_GRADIENTS[trans_a, trans_b]
+    axis_of_da = "axis_a" if trans_a else "axis_b"
+    axis_of_db = "axis_b" if trans_b else "axis_a"
+    assert da[2] == expected_da[2] + ["A"] and db[2] == expected_db[2] + ["B"]
+    assert da[4] == expected_da[4] + [(axis_of_da, 1)]
+    assert db[4] == expected_db[4] + [(axis_of_db, 1)]
+
+
+@pytest.mark.parametrize("trans_a, trans_b", FLAGS)
+def test_matmul_gradients(trans_a, trans_b):
+    a, b = matrices(trans_a, trans_b, m=2, k=3, n=2)
     check_gradients("MatMul", {"A": a, "B": b}, ["Y"], trans_a=trans_a, trans_b=trans_b)
-    ops, _ = gradient_of("MatMul", ["A", "B"], ["Y"], trans_a=trans_a, trans_b=trans_b)
-    assert [op[0] for op in ops] == ["MatMul", "MatMul"]
+
+
+def flattened(x, axis):
+    axis %= x.ndim
+    return x.reshape(int(np.prod(x.shape[:axis])), -1)
+
+
+MATMUL_AXES_CASES = [  # (A's shape, B's shape, arguments)
+    ((2, 3, 4), (4, 5), dict(axis_a=2)),
+    ((2, 3, 4), (3, 4, 5), dict(axis_a=1, axis_b=2)),
+    ((2, 3, 4), (6, 5), dict(axis_a=-1, trans_a=1)),
+    ((6, 4), (5, 2, 2), dict(axis_b=1, trans_b=1)),
+    ((4, 3), (12, 2), dict(axis_a=0)),
+    ((3, 2, 2), (5, 3), dict(axis_a=1, axis_b=-1, trans_a=1, trans_b=1)),
+]
+
+
+@pytest.mark.parametrize("a_shape, b_shape, args", MATMUL_AXES_CASES)
+def test_matmul_axes_e6_flatten_the_inputs(a_shape, b_shape, args):
+    a, b = random(a_shape, 6), random(b_shape, 7)
+    with eras.use("E6"):
+        y = run1("MatMul", {"A": a, "B": b}, **args)
+    a2, b2 = flattened(a, args.get("axis_a", 1)), flattened(b, args.get("axis_b", 1))
+    expected = np.dot(a2.T if args.get("trans_a") else a2, b2.T if args.get("trans_b") else b2)
+    np.testing.assert_allclose(y, expected, rtol=1e-5)
+
+
+def test_matmul_gradients_e6_come_back_in_the_inputs_shapes():
+    a, b = random((2, 3, 2), 8), random((6, 2), 9)
+    with eras.use("E6"):
+        check_gradients("MatMul", {"A": a, "B": b}, ["Y"], axis_a=1)
+        check_gradients("MatMul", {"A": b, "B": a}, ["Y"], trans_a=1, trans_b=1, axis_b=1)
+
+
+def test_matmul_gradient_e6_of_axis_2_fails_as_in_caffe2():
+    """The gradient ops get axis 1 for axis 2 (a C++ bool), so dB's product does not fit."""
+    with eras.use("E6"):
+        op = core.CreateOperator("MatMul", ["A", "B"], ["Y"], axis_a=2)
+        ws = run_op("MatMul", {"A": random((2, 3, 4)), "B": random((4, 5))}, ["Y"], axis_a=2)
+        ws.feed("Y_grad", np.ones((6, 5), np.float32))
+        grad_ops, _ = get_gradient_for_op(op, ["Y_grad"])
+        ws.run_operator_once(grad_ops[0])  # dA: fine
+        with pytest.raises(ShapeError, match="Dimension mismatch: trans\\(A\\): 12 2, B: 6 5"):
+            ws.run_operator_once(grad_ops[1])
+
+
+def test_matmul_third_input_shapes_y_e6():
+    a, b = random((2, 3), 1), random((3, 4), 2)
+    product = a @ b
+    with eras.use("E6"):
+        y = run1("MatMul", {"A": a, "B": b, "like": np.zeros((4, 2, 1), np.int32)})
+        np.testing.assert_allclose(y, product.reshape(4, 2, 1), rtol=1e-6)
+        shrunk = run1("MatMul", {"A": a, "B": b, "like": np.zeros(5)})
+        np.testing.assert_allclose(shrunk, product.reshape(-1)[:5], rtol=1e-6)
+        run_fails("MatMul", {"A": a, "B": b, "like": np.zeros((3, 3))}, ShapeError, "'like'")
 
 
 @pytest.mark.parametrize(
-    "a_shape, axis_a, b_shape, axis_b, a_matrix, b_matrix",
+    "era, inputs, args, error, match",
     [
-        ((2, 3, 4), 1, (12, 5), 1, (2, 12), (12, 5)),
-        ((2, 3, 4), 2, (4, 5), 1, (6, 4), (4, 5)),
-        ((2, 3, 4), -1, (2, 2, 5), -1, (6, 4), (4, 5)),
-        ((2, 3, 4), 1, (3, 4, 5), 2, (2, 12), (12, 5)),
+        ("E5", {"A": random((2, 3, 4)), "B": random((4, 5))}, {}, ShapeError, "'A'.*2-D"),
+        ("E5", {"A": random((2, 3)), "B": random((4, 5))}, {}, ShapeError, "A: 2 3, B: 4 5"),
+        (
+            "E5",
+            {"A": random((2, 3)), "B": random((3, 5))},
+            {"trans_a": 1},
+            ShapeError,
+            "Dimension mismatch: trans\\(A\\): 3 2, B: 3 5",
+        ),
+        (
+            "E5",
+            {"A": random((2, 3)), "B": random((3, 5)), "C": random(1)},
+            {},
+            EnforceNotMet,
+            "MatMul takes 2 inputs",
+        ),
+        (
+            "E6",
+            {"A": random((2, 3)), "B": random((3, 5))},
+            {"axis_a": 2},
+            ArgumentError,
+            "axis_a is 2.*'A'",
+        ),
+        ("E6", {"A": random(3), "B": random((3, 5))}, {}, ArgumentError, "axis_a is 1"),
+        ("E5", {"A": random((2, 3)), "B": random((3, 5), dtype=np.float64)}, {}, DTypeError, "'B'"),
+        ("E5", {"A": np.ones((2, 3), np.int32), "B": random((3, 5))}, {}, DTypeError, "'A'"),
     ],
 )
-def test_matmul_flattens_at_the_axes(a_shape, axis_a, b_shape, axis_b, a_matrix, b_matrix):
-    a, b = random(a_shape, 1, np.float64), random(b_shape, 2, np.float64)
-    y = run1("MatMul", {"A": a, "B": b}, axis_a=axis_a, axis_b=axis_b)
-    np.testing.assert_allclose(y, a.reshape(a_matrix) @ b.reshape(b_matrix))
+def test_matmul_bad_inputs(era, inputs, args, error, match):
+    with eras.use(era):
+        run_fails("MatMul", inputs, error, match, **args)
 
 
-def test_matmul_bad_inputs():
-    with pytest.raises(ShapeError, match=r"input 1 \('B'\)"):
-        run1("MatMul", {"A": random((3, 4)), "B": random((3, 4))})
-    with pytest.raises(DTypeError, match=r"1 \('B'\) have different types"):
-        run1("MatMul", {"A": random((3, 4)), "B": random((4, 2), dtype=np.float64)})
-    with pytest.raises(Exception, match=r"axis_a 3 is outside the 2 dims of input 0 \('A'\)"):
-        run1("MatMul", {"A": random((3, 4)), "B": random((4, 2))}, axis_a=3)
+def test_matmul_gradient_of_three_inputs_is_refused():
+    with eras.use("E6"), pytest.raises(EnforceNotMet, match="2 inputs"):
+        gradient_of("MatMul", ["A", "B", "C"], ["Y"])

@@ -20,6 +20,9 @@ from rnn_test_builders import (
     seeded_state_gradients,
 )
 
+from caffe2rnn.runtime import Workspace
+from caffe2rnn.utils import MakeArgument
+
 T, N, D = 4, 2, 3
 MUL_LINKS = [("hidden_t_prev", "hidden", 0), ("hidden_t", "hidden", 1), ("input_t", "input", 0)]
 MUL_BACKWARD_LINKS = [
@@ -497,3 +500,30 @@ def test_lstm_unit_cell():
     check_with_finite_differences(
         o, feeds, ["input", "gates_w", "gates_b", "h0", "c0"], (0, 1, 2, 3)
     )
+
+
+@pytest.mark.parametrize("executor", [0, 1], ids=["op_by_op", "executor"])
+def test_rows_a_windowed_link_leaves_unwritten_are_zeros(executor):
+    # Link hidden_t spans rows t+1 .. t+2 (window 2), but Mul writes one row:
+    # Resize keeps the front of the view's buffer (Caffe2's keep-on-shrink),
+    # so step t writes row t+1 only and the last row is written by no step.
+    # Caffe2 left it uninitialised; here it is zero, whatever np.empty held.
+    o = mul_cell_op()
+    links = [l if l[0] != "hidden_t" else ("hidden_t", "hidden", 1, 2) for l in MUL_LINKS]
+    for arg in o.arg:
+        if arg.name == "link_window":
+            arg.ints[:] = [l[3] if len(l) > 3 else 1 for l in links]
+        elif arg.name == "enable_rnn_executor":
+            arg.i = executor
+    if "enable_rnn_executor" not in [a.name for a in o.arg]:
+        o.arg.add().CopyFrom(MakeArgument("enable_rnn_executor", executor))
+    rng = np.random.RandomState(3)
+    x, h0 = rng.standard_normal((T, N, D)), rng.standard_normal((2, N, D))
+    ws = Workspace(name="windowed")
+    ws.feed("hidden", np.full((T + 2, N, D), np.nan))  # what an allocator might leave
+    ws = run_forward(o, {"input": x, "h0": h0}, ws)
+    expected = [h0[0]]
+    for t in range(T):
+        expected.append(x[t] * expected[-1])
+    np.testing.assert_allclose(ws.fetch("hidden_all")[:T], np.stack(expected[1:]))
+    np.testing.assert_array_equal(ws.fetch("hidden_all")[T], np.zeros((N, D)))

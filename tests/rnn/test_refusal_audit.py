@@ -76,6 +76,19 @@ def backward(change):
     ws.run_operator_once(g)
 
 
+def shared_timestep_then_gradient():
+    """A timestep named like a blob of the op's workspace: the forward runs
+    (it writes t there, as Caffe2's did); its gradient is refused."""
+    o = set_arg(mul_cell_op(), "timestep", "outer_t")
+    ws = Workspace(name="shared_timestep")
+    ws.feed("outer_t", np.zeros(1, np.int32))
+    run_forward(o, feeds(), ws)
+    assert ws.fetch("outer_t")[0] == T - 1
+    ws.feed("hidden_all_grad", np.ones((T, N, D)))
+    ws.feed("hidden_last_grad", np.ones((1, N, D)))
+    ws.run_operator_once(gradient_op(o))
+
+
 def with_arg(name, value, base=mul_cell_op):
     def make():
         return set_arg(base(), name, value)
@@ -516,6 +529,27 @@ REFUSALS = [
         lambda: backward(
             lambda g, ws: set_arg(g, "backward_step_net", str(ArgumentHelper(g).net("step_net")))
         ),
+    ),
+    Refusal(
+        "operators/rnn/gradient.py",
+        "a timestep shared by all steps (named like an outer blob)",
+        UNWRITTEN,
+        "the forward op's UpdateTimestepBlob wrote t into the outer blob CreateBlob returned, "
+        "the gradient op sets no timestep: every backward step read the last t and the "
+        "links left the other gradient rows unwritten, " + OP_H,
+        errors.ArgumentError,
+        "all 3 steps shared one timestep",
+        shared_timestep_then_gradient,
+    ),
+    Refusal(
+        "operators/rnn/gradient.py",
+        "state tensors of another sequence length than the gradient's input",
+        UNWRITTEN,
+        "the state gradient took the forward's T + k rows and only its last row was zeroed; "
+        "a backward over another T read rows nothing wrote (or past the end), " + OP_H,
+        errors.ShapeError,
+        "the forward op ran on another sequence",
+        lambda: backward(lambda g, ws: ws.feed("input", feeds()["input"][:2])),
     ),
     Refusal(
         "operators/rnn/gradient.py",

@@ -155,3 +155,133 @@ def test_a_created_net_run_through_the_bindings_is_all_or_nothing_too():
         np.testing.assert_array_equal(ws.blobs["x"].fetch(), np.ones(3, np.float32))
         # created with the net (as in Caffe2), still empty after the failed run
         assert ws.blobs["fresh"]._blob.value is None
+
+
+def _recurrent_op(step_ops, timestep="timestep"):
+    """RecurrentNetwork over ``input`` (T x N x D) with state ``hidden`` (from
+    ``h0``), whose step net is ``step_ops`` after the links' ops."""
+    from caffe2rnn.proto import caffe2_pb2
+    from caffe2rnn.utils import MakeArgument
+
+    def o(op_type, inputs, outputs):
+        d = caffe2_pb2.OperatorDef(type=op_type)
+        d.input.extend(inputs)
+        d.output.extend(outputs)
+        return d
+
+    step = caffe2_pb2.NetDef(name="step")
+    step.op.extend([o(*spec) for spec in step_ops])
+    step.external_input.extend(["input_t", "hidden_t_prev", "w"])
+    op_def = o("RecurrentNetwork", ["input", "h0", "w"], ["hidden_all", "step_workspaces"])
+    for key, value in dict(
+        step_net=str(step),
+        recurrent_states=["hidden"],
+        initial_recurrent_state_ids=[1],
+        link_internal=["hidden_t_prev", "hidden_t", "input_t"],
+        link_external=["hidden", "hidden", "input"],
+        link_offset=[0, 1, 0],
+        link_window=[1, 1, 1],
+        alias_src=["hidden"],
+        alias_dst=["hidden_all"],
+        alias_offset=[1],
+        timestep=timestep,
+    ).items():
+        op_def.arg.add().CopyFrom(MakeArgument(key, value))
+    return op_def
+
+
+def _recurrent_workspace():
+    ws = Workspace(name="write_through")
+    ws.feed("input", np.arange(12, dtype=np.float32).reshape(3, 2, 2))
+    ws.feed("h0", np.ones((1, 2, 2), np.float32))
+    ws.feed("w", np.full((2, 2), 0.5, np.float32))
+    ws.feed("outer", np.full((2, 2), 7.0, np.float32))
+    return ws
+
+
+def _assert_kept(ws, before):
+    assert sorted(ws.local_blobs()) == sorted(before)
+    for name, (value, contents) in before.items():
+        assert ws.blob(name).value is value, name
+        np.testing.assert_array_equal(value, contents)
+
+
+def _contents(ws):
+    return {n: (ws.blob(n).value, np.copy(ws.blob(n).value)) for n in ws.local_blobs()}
+
+
+def test_a_recurrent_op_writes_through_to_outer_blobs_as_caffe2_did():
+    # Caffe2's CreateBlob in a step workspace returns a visible outer blob of
+    # that name: a step-net output "outer" is the outer workspace's blob.
+    ws = _recurrent_workspace()
+    step = [("Mul", ["input_t", "hidden_t_prev"], ["hidden_t"]), ("Copy", ["input_t"], ["outer"])]
+    ws.run_operator_once(_recurrent_op(step))
+    np.testing.assert_array_equal(ws.blob("outer").value, ws.blob("input").value[2:3])
+
+
+def test_a_failed_recurrent_op_undoes_its_step_nets_writes_to_outer_blobs():
+    # Step 0 copies input_t into the outer blob "outer", then Mul fails on w's
+    # shape: "outer" is put back with the op's outputs and state tensors.
+    ws = _recurrent_workspace()
+    ws.feed("w", np.ones((3,), np.float32))
+    before = _contents(ws)
+    step = [
+        ("Copy", ["input_t"], ["outer"]),
+        ("Mul", ["input_t", "w"], ["hidden_t"]),
+    ]
+    with pytest.raises(errors.ShapeError):
+        ws.run_operator_once(_recurrent_op(step))
+    _assert_kept(ws, before)
+
+
+def test_a_failed_recurrent_op_undoes_a_timestep_written_into_its_input():
+    # The fuzz suite's case: a timestep named like the op's input "input" is
+    # written into that blob (as in Caffe2), then the links' op is refused by
+    # its schema (input 0, the timestep, is also output 1): "input" is restored.
+    ws = _recurrent_workspace()
+    before = _contents(ws)
+    step = [("Mul", ["input_t", "hidden_t_prev"], ["hidden_t"])]
+    with pytest.raises(errors.EnforceNotMet, match="written in place"):
+        ws.run_operator_once(_recurrent_op(step, timestep="input"))
+    _assert_kept(ws, before)
+
+
+def test_run_net_copies_into_the_spares_of_its_last_run_and_still_undoes():
+    # RunNet keeps its journal's copies between runs of a created net: the
+    # second run copies into the first run's arrays, and a failed run after
+    # them restores what the successful ones left.
+    ws = Workspace(name="spares")
+    ws.feed("x", np.arange(4, dtype=np.float32))
+    from caffe2rnn.proto import caffe2_pb2
+
+    netdef = caffe2_pb2.NetDef(name="scale")
+    o = netdef.op.add(type="Scale", input=["x"], output=["x"])
+    o.arg.add(name="scale", f=2.0)
+    net = ws.create_net(netdef)
+    ws.run_net("scale")
+    spares = net.journal_spares
+    ((blob, copy),) = spares.values()
+    assert blob is ws.blob("x")
+    np.testing.assert_array_equal(copy, np.arange(4))  # the contents before run 1
+    ws.run_net("scale")
+    assert net.journal_spares is spares and spares[id(blob)][1] is copy  # reused
+    np.testing.assert_array_equal(copy, 2 * np.arange(4))  # the contents before run 2
+
+    x = ws.blob("x").value
+    failing = caffe2_pb2.NetDef(name="scale_then_fail")
+    failing.op.extend(
+        [netdef.op[0], caffe2_pb2.OperatorDef(type="Relu", input=["x"], output=["y"])]
+    )
+    failing.op[1].input[0] = "missing"
+    with pytest.raises(errors.EnforceNotMet):
+        ws.create_net(failing)  # the missing input is found at creation
+    failing.op[1].type, failing.op[1].input[0] = "Add", "x"
+    failing.op[1].input.append("x")
+    failing.op[1].arg.add(name="broadcast", i=1)
+    failing.op[1].arg.add(name="axis", i=7)  # refused when it runs
+    ws.create_net(failing)
+    for _ in range(2):
+        with pytest.raises(errors.EnforceNotMet):
+            ws.run_net("scale_then_fail")
+        assert ws.blob("x").value is x
+        np.testing.assert_array_equal(x, 4 * np.arange(4))

@@ -61,7 +61,7 @@ from ...runtime import observers
 from ...runtime.net import with_context
 from ..bound_call import ASSIGN, TIMESTEP, BoundCall
 from . import fusion, schedule
-from .step_net import get_or_create_net
+from .step_net import CheckedOnce, get_or_create_net
 from .step_workspaces import update_timestep_blob
 
 #: How many plans may go stale through a fallback op's changing output
@@ -316,6 +316,7 @@ class StepNetExecutor:
         self.stale_plans = 0
         self.builds = 0  # plans built so far (tests and the benchmark read it)
         self.disabled_reason = None
+        self.checked = CheckedOnce()  # the step net's instances after the first skip its checks
 
     @property
     def plan(self):
@@ -422,7 +423,7 @@ class StepNetExecutor:
                     plan.where_step.append(s)
                     plan.where_op.append(-1)
                 try:
-                    net = get_or_create_net(ws, self.netdef, self.era)
+                    net = get_or_create_net(ws, self.netdef, self.era, self.checked)
                 except Exception as exc:
                     raise _fail(exc, t, None, None, ws) from exc
                 plan.steps.append((t, ws))
@@ -510,7 +511,7 @@ class StepNetExecutor:
             if self.timestep is not None:
                 update_timestep_blob(ws, self.timestep, t)
             try:
-                net = get_or_create_net(ws, self.netdef, self.era)
+                net = get_or_create_net(ws, self.netdef, self.era, self.checked)
             except Exception as exc:
                 raise _fail(exc, t, None, None, ws) from exc
             self._run_ops(net, t, ws, 0)
@@ -528,7 +529,7 @@ class StepNetExecutor:
         ran; finish its step and the rest of the loop op by op."""
         s, j = plan.where_step[position], plan.where_op[position]
         t, ws = plan.steps[s]
-        net = get_or_create_net(ws, self.netdef, self.era)
+        net = get_or_create_net(ws, self.netdef, self.era, self.checked)
         self.plans.clear()
         self.stale_plans += 1
         if self.stale_plans >= MAX_STALE_PLANS:

@@ -46,8 +46,8 @@ from .arguments import read_recurrent_arguments
 from .initial_states import ShareOrStripe, initial_rows
 from .links import Link, add_apply_link_ops
 from .param_gradients import BatchedOverTime, TmpstepSum
-from .recurrent_network import sequence_shape
-from .step_net import copy_net, run_step
+from .recurrent_network import sequence_shape, written_through
+from .step_net import CheckedOnce, copy_net, run_step
 from .step_workspaces import ScratchWorkspaces
 
 
@@ -96,6 +96,7 @@ class RecurrentNetworkGradientOp(Operator):
         self.zero_tail_rows = self.args.single("caffe2rnn_zero_tail_rows", False, bool)
         self.n_go = len(self.grad_inputs)
         self.step_net = copy_net(a.backward_step_net)
+        self.step_net_checked = CheckedOnce()  # its T instances: checks once
         if self.step_net.name == a.step_net.name:
             raise ArgumentError(
                 "backward_step_net is named '%s' like step_net: both are instantiated "
@@ -121,6 +122,11 @@ class RecurrentNetworkGradientOp(Operator):
         self.param_gradients.prepare(self.step_net, self.params, device)
         # The RNN executor (executor.py); the forward op set the timestep blobs.
         self.executor = executor.create(a, self.step_net, self.era, None)
+        # What a run may write besides its outputs, for an open rollback journal.
+        self.written_through = written_through(self.step_net, self.timestep)
+        self.written_through += [rg.grad for rg in self.recurrent_gradients]
+        self.written_through += [p.grad for p in self.params]
+        self.written_through.append(self.remapped(self.def_.input[self.n_go] + "_grad"))
 
     def _params(self):
         a = self.arguments
@@ -171,6 +177,8 @@ class RecurrentNetworkGradientOp(Operator):
         # state gradient behind a pass-through Sum was never written; 042e8ede4 zeroes
         # one tail row of k), so only today's operator checks.
         if self.era is None:
+            self._check_own_timesteps(scratch, seq_len)
+            self._check_state_rows(seq_len)
             self.arguments.check_gradient_rows(
                 seq_len,
                 {
@@ -179,6 +187,7 @@ class RecurrentNetworkGradientOp(Operator):
                 },
                 zeroed_tail_rows=None if self.zero_tail_rows else 1,
             )
+        self.ws.note_writes(self.written_through)
         self.param_gradients.before_backward(self.ws, self.params)
         for rg, state_id in zip(self.recurrent_gradients, self.initial_state_ids):
             state = self.ws.blob(rg.param).value
@@ -206,7 +215,7 @@ class RecurrentNetworkGradientOp(Operator):
                 self.executor.run(scratch, range(seq_len - 1, -1, -1), (_same_index, None))
             else:
                 for t in range(seq_len - 1, -1, -1):
-                    run_step(scratch.step(t), self.step_net, t, self.era)
+                    run_step(scratch.step(t), self.step_net, t, self.era, self.step_net_checked)
         self.param_gradients.after_backward(self.ws, seq_len)
 
         for i, (rg, state_id) in enumerate(zip(self.recurrent_gradients, self.initial_state_ids)):
@@ -216,6 +225,46 @@ class RecurrentNetworkGradientOp(Operator):
                 self.input(state_id + self.n_go),
                 batch,
             )
+
+    def _check_own_timesteps(self, scratch, seq_len):
+        """Each backward step reads the timestep its forward step left in its
+        step workspace (the gradient op does not set it, 042e8ede4). A
+        timestep named like a blob of an outer workspace was written *there*
+        (``CreateBlob`` returns the outer blob): one blob for all steps, so
+        every backward step would read the last t and the links would leave
+        the other rows of the gradients unwritten. Refused before any write."""
+        step0 = scratch.step_workspaces[0]
+        if seq_len > 1 and step0 is not None and not step0.has_local_blob(self.timestep):
+            raise ArgumentError(
+                "argument 'timestep' names '%s', a blob of an outer workspace, so all "
+                "%d steps shared one timestep and the backward steps would leave rows "
+                "of the gradients unwritten; name the timestep apart from the "
+                "workspace's blobs" % (self.timestep, seq_len)
+            )
+
+    def _check_state_rows(self, seq_len):
+        """The state tensors hold the forward's T + k rows, and the gradient's
+        rows are laid out for this input's T: another T (an input fed anew
+        between forward and backward) would make the backward steps read
+        rows of ``<state>_grad`` that nothing zeroed or wrote. Refused before
+        any write."""
+        for rg, state_id in zip(self.recurrent_gradients, self.initial_state_ids):
+            state = self.ws.blob(rg.param).value
+            k = initial_rows(self.input(state_id + self.n_go))
+            if getattr(state, "ndim", 0) == 3 and state.shape[0] != seq_len + k:
+                raise ShapeError(
+                    "state '%s' has %d rows, but input '%s' has %d timesteps and %d "
+                    "initial rows (%d): the forward op ran on another sequence; run it "
+                    "on this input first"
+                    % (
+                        rg.param,
+                        state.shape[0],
+                        self.def_.input[self.n_go],
+                        seq_len,
+                        k,
+                        seq_len + k,
+                    )
+                )
 
     def _create_shared_blobs(self, step0, shared):
         """Backward-op outputs not in step workspace 0 are shared by all steps."""

@@ -51,7 +51,7 @@ from .initial_states import (
     initialize_recurrent_input,
 )
 from .links import add_apply_link_ops
-from .step_net import copy_net, run_step
+from .step_net import CheckedOnce, copy_net, run_step
 from .step_workspaces import CycleWhenForwardOnly, scratch_of, update_timestep_blob
 
 
@@ -64,6 +64,15 @@ def sequence_shape(op, i):
             "least 2 dimensions (T x N x ...)" % (i, op.input_name(i), x.shape)
         )
     return x.shape[0], x.shape[1]
+
+
+def written_through(step_net, timestep):
+    """The names a step net's run may write in an outer workspace: its ops'
+    outputs and the timestep. Each is a step-local blob unless a blob of that
+    name is visible from the step workspace, which is then the one written
+    (Caffe2's ``CreateBlob``); a failed call must put those back
+    (:meth:`~caffe2rnn.runtime.Workspace.note_writes`)."""
+    return [timestep] + [name for op in step_net.op for name in op.output]
 
 
 @register("RecurrentNetwork", inputs=(1, None), outputs=(2, None))
@@ -83,6 +92,7 @@ class RecurrentNetworkOp(Operator):
         self.arguments = a = read_recurrent_arguments(self.def_, where="")
         self.timestep = a.timestep
         self.step_net = copy_net(a.step_net)  # edited below; the parsed one stays as given
+        self.step_net_checked = CheckedOnce()  # its T instances: checks once
         self.links = list(a.links)
         self.aliases = list(a.aliases)
         self.recompute_blobs = list(a.recompute_blobs)
@@ -104,6 +114,16 @@ class RecurrentNetworkOp(Operator):
         self.apply_links(self.links, self.timestep, self.def_.device_option, self.step_net)
         # The RNN executor (executor.py): the same loop from a plan of bound calls.
         self.executor = executor.create(a, self.step_net, self.era, self.timestep)
+        # State tensors an op of the step net writes through a link wider than
+        # one row (see run()).
+        written = {name for op in a.step_net.op for name in op.output}
+        self.zero_filled_states = {
+            link.external for link in self.links if link.window > 1 and link.internal in written
+        }
+        # What a run may write besides its outputs, for an open rollback journal.
+        self.written_through = written_through(self.step_net, self.timestep)
+        self.written_through += [ri.state for ri in self.recurrent_inputs]
+        self.written_through += [alias.dst for alias in self.aliases]
 
     def run(self):
         seq_len, batch = sequence_shape(self, 0)
@@ -122,8 +142,14 @@ class RecurrentNetworkOp(Operator):
             check_initial_state(h0, ri.input, batch)
             rows[ri.state] = initial_rows(h0)
         self.arguments.check_rows(seq_len, rows)
+        self.ws.note_writes(self.written_through)
         for ri in self.recurrent_inputs:
-            initialize_recurrent_input(ri, seq_len, batch, self.ws)
+            state = initialize_recurrent_input(ri, seq_len, batch, self.ws)
+            if ri.state in self.zero_filled_states:
+                # A link of window w > 1 is written by an op whose output may be
+                # smaller than the view (Resize keeps the front of the buffer):
+                # the rows it leaves are zeros here, uninitialised in Caffe2.
+                state[initial_rows(self.ws.blob(ri.input).value) :] = 0
 
         scratch = scratch_of(self.outputs[-1])
         shared = scratch.shared(self.ws)
@@ -147,7 +173,7 @@ class RecurrentNetworkOp(Operator):
                     i = workspaces.index(t, self.has_backward_pass, self.num_workspaces)
                     step_ws = scratch.step(i)
                     update_timestep_blob(step_ws, self.timestep, t)
-                    run_step(step_ws, self.step_net, t, self.era)
+                    run_step(step_ws, self.step_net, t, self.era, self.step_net_checked)
 
         for alias in self.aliases:
             apply_offset_alias(alias, self.ws)

@@ -42,19 +42,39 @@ def rename_op_input_output(netdef, from_name, to_name):
                 op.output[i] = to_name
 
 
-def get_or_create_net(ws, netdef, era=None):
+def get_or_create_net(ws, netdef, era=None, checked=None):
     """The net called ``netdef.name`` in ``ws``, instantiating it the first time
     (with ``era``, the era of the recurrent op that runs it).
 
     Each step workspace keeps its own instance of the step net (bound to that
     step's blobs); later runs of the recurrent op reuse it, as Caffe2 did.
+    ``checked`` (a :class:`CheckedOnce`, or None) lets the T instances of one
+    step net skip the creation checks the first one passed.
     """
-    return ws.get_net(netdef.name) or ws.create_net(netdef, era=era)
+    net = ws.get_net(netdef.name)
+    if net is None:
+        done = checked is not None and checked.done
+        net = ws.create_net(netdef, era=era, checked=done)
+        if checked is not None:
+            checked.done = True
+    return net
 
 
-def run_step(ws, netdef, t, era=None):
+class CheckedOnce:
+    """Whether one step net (a NetDef its op edited at setup and does not
+    change after) has passed Caffe2's creation checks in some step workspace:
+    then the other timesteps' instances skip them
+    (:class:`~caffe2rnn.runtime.net.NetInstance`'s ``checked``)."""
+
+    __slots__ = ("done",)
+
+    def __init__(self):
+        self.done = False
+
+
+def run_step(ws, netdef, t, era=None, checked=None):
     """Run the step net of timestep ``t`` in ``ws``; errors say which timestep."""
     try:
-        get_or_create_net(ws, netdef, era).run()
+        get_or_create_net(ws, netdef, era, checked).run()
     except Exception as exc:
         raise with_context(exc, "timestep %d" % t) from exc
