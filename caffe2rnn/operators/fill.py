@@ -65,7 +65,7 @@ def _raw_arg(op, name):
 class Filler(Operator):
     """Base of the fillers: shape rules; subclasses implement :meth:`fill`."""
 
-    dtype = np.float32
+    dtype: type = np.float32
 
     def setup(self):
         self.shape = self.args.repeated("shape", kind=int)
@@ -225,7 +225,7 @@ class UniformFill(Filler):
     With min/max blobs and min > max the output is empty along dim 0.
     """
 
-    bound_kind = float
+    bound_kind: type = float
 
     def setup(self):
         if len(self.inputs) == 2:

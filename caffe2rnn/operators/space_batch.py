@@ -114,7 +114,7 @@ class BatchToSpace(_SpaceBatch):
 class _Inverse(GradientMaker):
     """The gradient of one op is the other on dY (arguments copied)."""
 
-    inverse = None
+    inverse = ""  # the other op's type
 
     def get_gradient_defs(self):
         return [self.op_def(self.inverse, [self.GO(0)], [self.GI(0)])]
