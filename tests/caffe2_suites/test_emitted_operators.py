@@ -78,10 +78,8 @@ EXCLUDED = {
     "Barrier": Exclusion(("E6",), _COLLECTIVE),
     "CloneCommonWorld": Exclusion(("E6",), _COLLECTIVE),
     "SpatialBN": Exclusion(("E5", "E6"), "helpers/normalization.py's spatial_bn: " + _IMAGE),
-    "InstanceNorm": Exclusion(("E5", "E6"), "helpers/normalization.py's instance_norm: " + _IMAGE),
     "ConvTranspose": Exclusion(("E5", "E6"), "helpers/conv.py's conv_transpose: " + _IMAGE),
     "DepthSplit": Exclusion(("E5", "E6"), "helpers/conv.py's group_conv_deprecated: " + _IMAGE),
-    "PadImage": Exclusion(("E5", "E6"), "cnn.py's CNNModelHelper.PadImage: " + _IMAGE),
     "VideoInput": Exclusion(
         ("E5", "E6"),
         "helpers/tools.py's video_input: decodes video files with OpenCV/ffmpeg "
