@@ -64,6 +64,12 @@ def missing(*operators):
     return "needs %s, which caffe2rnn does not implement" % ", ".join(operators)
 
 
+#: E5 and E6 softmax_ops_test: the two tests of an operator caffe2rnn lacks.
+SPATIAL_SOFTMAX_TESTS = {
+    "TestSoftmaxOps::" + name: ("failed", missing("SpatialSoftmaxWithLoss"))
+    for name in ("test_spatial_softmax_with_loss", "test_spatial_softmax_with_loss_allignore")
+}
+
 #: E5 and E6 toy_regression_test: ITER is an int32 tensor.
 INT32_ITER = (
     "ITER is made int32 (ConstantFill dtype=INT32); Caffe2's Iter (sgd/iter_op.h, IncrementIter) "
@@ -143,13 +149,7 @@ SUITES = [
     Suite(
         "E5",
         "operator_test/softmax_ops_test.py",
-        outcomes={
-            "TestSoftmaxOps::" + name: ("failed", missing("SpatialSoftmaxWithLoss"))
-            for name in (
-                "test_spatial_softmax_with_loss",
-                "test_spatial_softmax_with_loss_allignore",
-            )
-        },
+        outcomes=SPATIAL_SOFTMAX_TESTS,
     ),
     Suite("E5", "operator_test/relu_op_test.py"),
     Suite("E5", "operator_test/reshape_ops_test.py"),
@@ -313,13 +313,7 @@ SUITES = [
     Suite(
         "E6",
         "operator_test/softmax_ops_test.py",
-        outcomes={
-            "TestSoftmaxOps::" + name: ("failed", missing("SpatialSoftmaxWithLoss"))
-            for name in (
-                "test_spatial_softmax_with_loss",
-                "test_spatial_softmax_with_loss_allignore",
-            )
-        },
+        outcomes=SPATIAL_SOFTMAX_TESTS,
     ),
     Suite("E6", "operator_test/relu_op_test.py"),
     Suite("E6", "operator_test/reshape_ops_test.py"),

@@ -8,12 +8,14 @@ from caffe2rnn.errors import ArgumentError, DTypeError, ShapeError
 
 
 @pytest.mark.parametrize("num", [0, 1, 2, 3])
-def test_reduce_front_and_back_sum(num):
+@pytest.mark.parametrize("kind, reduce", [("Sum", np.sum), ("Max", np.max)])
+def test_reduce_front_and_back(num, kind, reduce):
+    """Sum in every era; E6's Max (over no dim: the input itself)."""
     x = random((2, 3, 4), 1, np.float64)
-    front = run1("ReduceFrontSum", {"X": x}, num_reduce_dim=num)
-    back = run1("ReduceBackSum", {"X": x}, num_reduce_dim=num)
-    np.testing.assert_allclose(front, x.sum(axis=tuple(range(num))))
-    np.testing.assert_allclose(back, x.sum(axis=tuple(range(3 - num, 3))))
+    front = run1("ReduceFront" + kind, {"X": x}, num_reduce_dim=num)
+    back = run1("ReduceBack" + kind, {"X": x}, num_reduce_dim=num)
+    np.testing.assert_allclose(front, reduce(x, axis=tuple(range(num))))
+    np.testing.assert_allclose(back, reduce(x, axis=tuple(range(3 - num, 3))))
     assert front.shape == x.shape[num:] and back.shape == x.shape[: 3 - num]
 
 
@@ -122,17 +124,12 @@ def test_sum_elements_gradient_checks_dy():
         run1("SumElementsGradient", {"X": random((3,)), "dY": random((2,))})
 
 
+@pytest.mark.parametrize("op_type", ["ReduceFrontMax", "ReduceBackMax"])
 @pytest.mark.parametrize("num", [1, 2])
-def test_e6_reduce_front_and_back_max(num):
-    x = random((3, 4, 5), 1, np.float64)
-    front = run1("ReduceFrontMax", {"X": x}, num_reduce_dim=num)
-    back = run1("ReduceBackMax", {"X": x}, num_reduce_dim=num)
-    np.testing.assert_array_equal(front, x.max(axis=tuple(range(num))))
-    np.testing.assert_array_equal(back, x.max(axis=tuple(range(3 - num, 3))))
-    check_gradients("ReduceFrontMax", {"X": x}, ["Y"], num_reduce_dim=num)
-    check_gradients("ReduceBackMax", {"X": x}, ["Y"], num_reduce_dim=num)
-    ops, _ = gradient_of("ReduceBackMax", ["X"], ["Y"])
-    assert ops[0][:4] == ("ReduceBackMaxGradient", "", ["Y_grad", "X", "Y"], ["X_grad"])
+def test_e6_reduce_max_gradients(op_type, num):
+    check_gradients(op_type, {"X": random((3, 4, 5), 1, np.float64)}, ["Y"], num_reduce_dim=num)
+    ops, _ = gradient_of(op_type, ["X"], ["Y"])
+    assert ops[0][:4] == (op_type + "Gradient", "", ["Y_grad", "X", "Y"], ["X_grad"])
 
 
 def test_reduce_max_gradient_goes_to_every_tie():
