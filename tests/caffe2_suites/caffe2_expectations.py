@@ -78,6 +78,12 @@ INT32_ITER = (
     "(DTypeError) rather than read memory nothing wrote"
 )
 
+#: pooling_test.py's big-batch test is off unless CAFFE2_DEBUG=1 (a cuDNN
+#: reproducer, GPU only), a skip of Caffe2's own.
+POOLING_SKIPS = {
+    "TestPooling::test_pooling_big_batch": ("skipped", "CAFFE2_DEBUG"),
+}
+
 SUITES = [
     # -- E5 (0cdd09da6), the default era ---------------------------------------------
     Suite("E5", "scope_test.py"),
@@ -156,6 +162,8 @@ SUITES = [
     Suite("E5", "operator_test/duplicate_operands_test.py"),
     Suite("E5", "operator_test/distance_op_test.py"),
     Suite("E5", "operator_test/matmul_op_test.py"),
+    Suite("E5", "operator_test/pooling_test.py", outcomes=POOLING_SKIPS),
+    Suite("E5", "operator_test/activation_ops_test.py", select="prelu"),
     Suite("E5", "operator_test/fc_operator_test.py"),
     Suite("E5", "operator_test/conv_test.py"),
     Suite("E5", "operator_test/group_conv_test.py"),
@@ -241,6 +249,9 @@ SUITES = [
         },
     ),
     Suite("E6", "operator_test/gru_test.py"),
+    Suite("E6", "operator_test/pooling_test.py", outcomes=POOLING_SKIPS),
+    Suite("E6", "operator_test/activation_ops_test.py", select="prelu"),
+    Suite("E6", "operator_test/matmul_op_test.py", select="TestMatMul"),
     Suite("E6", "operator_test/recurrent_net_executor_test.py"),
     Suite("E6", "operator_test/gather_ops_test.py"),
     Suite("E6", "operator_test/tile_op_test.py"),
