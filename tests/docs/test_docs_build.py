@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -324,10 +325,17 @@ def test_every_diagram_opens_full_size(built_site):
         zoomable = browser.evaluate("document.querySelectorAll('img.c2r-zoomable').length")
         assert total >= 2 and zoomable == total
         browser.click("img.c2r-zoomable")
-        shown = browser.evaluate(
-            "(function(){var v=document.querySelector('.c2r-viewer img');"
-            "return v ? [v.style.transform, v.naturalWidth] : null;})()"
-        )
+        # The full-size SVG loads after the click: wait for it (a loaded
+        # machine takes a moment), then it must be shown unscaled.
+        deadline = time.monotonic() + 10
+        while True:
+            shown = browser.evaluate(
+                "(function(){var v=document.querySelector('.c2r-viewer img');"
+                "return v ? [v.style.transform, v.naturalWidth] : null;})()"
+            )
+            if shown is None or shown[1] > 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         assert shown is not None and "scale(1)" in shown[0] and shown[1] > 0
         opened = browser.evaluate("document.querySelector('.c2r-viewer img').src")
         assert opened.endswith("_full.svg")  # the page shows the page layout; a click, full size
