@@ -67,6 +67,7 @@ from . import (  # noqa: F401
     tile,
     top_k,
     training,
+    tt_linear,
     unary_math,
     utility,
     weighted_sample_queue,
