@@ -79,6 +79,7 @@ HINTS = {
     "TileGradient": {"tiles": 2, "axis": 0},
     "TopK": {"k": 1},
     "Cast": {"to": "int32"},
+    "TT": {"inp_sizes": [2, 2], "out_sizes": [2, 2], "tt_ranks": [1, 2, 1]},
 }
 for _pool in ("MaxPool", "AveragePool", "LpPool"):  # and the pooling gradients
     HINTS[_pool] = HINTS[_pool + "Gradient"] = {"kernel": 1, "order": "NCHW"}
