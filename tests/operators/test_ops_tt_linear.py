@@ -57,30 +57,32 @@ SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("inp_sizes, out_sizes, tt_ranks", SHAPES)
-def test_tt_of_one_row_is_x_times_the_full_weight_plus_bias(inp_sizes, out_sizes, tt_ranks):
-    rng = np.random.default_rng(0)
+def tt_and_reference(sizes, rows, bias, seed):
+    """TT of ``rows`` random rows (with a random bias or none), and X · W + b in
+    float64 from the full weight."""
+    inp_sizes, out_sizes, tt_ranks = sizes
+    rng = np.random.default_rng(seed)
     cores, cores4 = tt_cores(inp_sizes, out_sizes, tt_ranks, rng)
     K, N = int(np.prod(inp_sizes)), int(np.prod(out_sizes))
-    x = rng.standard_normal((1, K)).astype(np.float32)
-    b = rng.standard_normal(N).astype(np.float32)
+    x = rng.standard_normal((rows, K)).astype(np.float32)
+    b = rng.standard_normal(N).astype(np.float32) if bias else np.zeros(N, np.float32)
     y = run_tt(x, b, cores, inp_sizes, out_sizes, tt_ranks)
-    w = full_weight([c.astype(np.float64) for c in cores4])
-    np.testing.assert_allclose(y, x.astype(np.float64) @ w + b, rtol=1e-4, atol=1e-4)
+    return y, x.astype(np.float64) @ full_weight([c.astype(np.float64) for c in cores4]) + b
 
 
-@pytest.mark.parametrize("inp_sizes, out_sizes, tt_ranks", SHAPES)
-def test_tt_of_several_rows_holds_the_products_in_caffe2s_order(inp_sizes, out_sizes, tt_ranks):
+@pytest.mark.parametrize("sizes", SHAPES)
+def test_tt_of_one_row_is_x_times_the_full_weight_plus_bias(sizes):
+    y, expected = tt_and_reference(sizes, rows=1, bias=True, seed=0)
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("sizes", SHAPES)
+def test_tt_of_several_rows_holds_the_products_in_caffe2s_order(sizes):
     # Caffe2's regrouping keeps the batch index among the others: with M > 1 rows
     # Y holds exactly the values of X · W, in its own order (module docstring).
-    rng = np.random.default_rng(1)
-    cores, cores4 = tt_cores(inp_sizes, out_sizes, tt_ranks, rng)
-    K, N = int(np.prod(inp_sizes)), int(np.prod(out_sizes))
-    x = rng.standard_normal((3, K)).astype(np.float32)
-    y = run_tt(x, np.zeros(N, np.float32), cores, inp_sizes, out_sizes, tt_ranks)
-    assert y.shape == (3, N)
-    w = full_weight([c.astype(np.float64) for c in cores4])
-    np.testing.assert_allclose(np.sort(y.ravel()), np.sort((x @ w).ravel()), rtol=1e-4, atol=1e-4)
+    y, expected = tt_and_reference(sizes, rows=3, bias=False, seed=1)
+    assert y.shape == expected.shape
+    np.testing.assert_allclose(np.sort(y.ravel()), np.sort(expected.ravel()), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize(
