@@ -149,7 +149,7 @@ class RecurrentNetworkOp(Operator):
                 # A link of window w > 1 is written by an op whose output may be
                 # smaller than the view (Resize keeps the front of the buffer):
                 # the rows it leaves are zeros here, uninitialised in Caffe2.
-                state[initial_rows(self.ws.blob(ri.input).value) :] = 0
+                state[rows[ri.state] :] = 0
 
         scratch = scratch_of(self.outputs[-1])
         shared = scratch.shared(self.ws)
