@@ -36,6 +36,16 @@ demo: setup
 CAFFE2RNN_SEEDS ?= $(abspath $(wildcard ../shared/seeds))
 export CAFFE2RNN_SEEDS
 
+# Caffe2's own source at each era's commit (read-only, never copied here): Caffe2's test
+# files, tutorials and programs run from these folders. By default a sibling checkout's
+# shared/caffe2/E* (see docs/caffe2-tests.md); set a variable to another checkout (the folder
+# that holds caffe2/) to override it, or to the empty string to skip that era's suites.
+CAFFE2_SOURCE_E4 ?= $(abspath $(wildcard ../shared/caffe2/E4))
+CAFFE2_SOURCE    ?= $(abspath $(wildcard ../shared/caffe2/E5))
+CAFFE2_SOURCE_E6 ?= $(abspath $(wildcard ../shared/caffe2/E6))
+CAFFE2_SOURCE_E7 ?= $(abspath $(wildcard ../shared/caffe2/E7))
+export CAFFE2_SOURCE_E4 CAFFE2_SOURCE CAFFE2_SOURCE_E6 CAFFE2_SOURCE_E7
+
 test: setup lint
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
