@@ -204,8 +204,10 @@ def fig_history_timeline():
         10,
         y,
         "E7 (929c33cee) is Caffe2's last RNN code before the move; PyTorch carried it until "
-        "Caffe2 was removed. No version of `recurrent_net` from 2017-01-27 to 03-14 is "
-        "reproduced: the E1 bar runs on to E2.",
+        "Caffe2 was removed. Until 2017-09-06 (but for a day in August) the C++ applied links "
+        "itself; caffe2rnn runs "
+        "them as `rnn_internal_apply_link` ops in every era (a modelling choice). No version "
+        "of `recurrent_net` from 2017-01-27 to 03-14 is reproduced: the E1 bar runs on to E2.",
         style.NOTE,
         width=canvas.width - 20,
         fill=style.MUTED,

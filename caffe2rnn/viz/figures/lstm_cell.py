@@ -33,7 +33,11 @@ MAPPING = (
     ("`i2h_b` + `gates_t_b`", "`bias_ih_l0` + `bias_hh_l0`", "only the sum matters"),
     ("`hidden_t_all` (T × N × H)", "`output` (T × N × H)", "time-major in both"),
     ("`hidden_t_last`, `cell_t_last`", "`h_n`, `c_n`", "1 × N × H"),
-    ("`seq_lengths` (LSTMUnit input)", "`PackedSequence`", "steps past a length copy the state"),
+    (
+        "`seq_lengths` (LSTMUnit input)",
+        "`PackedSequence`",
+        "Caffe2: past its length a row keeps its state",
+    ),
 )
 
 

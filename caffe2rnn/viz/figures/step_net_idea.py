@@ -44,6 +44,8 @@ def _unrolled(canvas, cx, y, steps):
         _cell(canvas, cx - CELL_W / 2, y + t * pitch, label="t=%d" % t)
         if t:
             canvas.arrow(cx, y + t * pitch - 12, cx, y + t * pitch - 1, style.ACCUMULATE, 1.6)
+            if t == 1:
+                canvas.text(cx + 6, y + pitch - 6, "h, c", style.NOTE, fill=style.ACCUMULATE)
     return y + steps * pitch
 
 

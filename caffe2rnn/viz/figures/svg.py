@@ -356,10 +356,12 @@ class Canvas:
     def svg(self):
         """The SVG document: ``width`` px wide, text as ``<text>``, white background."""
         height = math.ceil(self._bottom + self.margin)
+        # ids unique to the figure: several may sit inline in one notebook page
+        slug = re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")[:40] or "figure"
         head = (
             '<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
-            'role="img" aria-labelledby="title desc">\n'
-            '<title id="title">%s</title>\n<desc id="desc">%s</desc>\n'
+            'role="img" aria-labelledby="%s-title %s-desc">\n'
+            '<title id="%s-title">%s</title>\n<desc id="%s-desc">%s</desc>\n'
             '<rect x="0" y="0" width="%d" height="%d" fill="#FFFFFF"/>\n'
             '<g font-family="%s" fill="%s">\n'
             % (
@@ -367,7 +369,11 @@ class Canvas:
                 height,
                 self.width,
                 height,
+                slug,
+                slug,
+                slug,
                 html.escape(self.title),
+                slug,
                 html.escape(self.description),
                 self.width,
                 height,
@@ -422,7 +428,7 @@ class Figure:
 
     @property
     def title(self):
-        start = self.svg.index('<title id="title">') + len('<title id="title">')
+        start = self.svg.index(">", self.svg.index("<title")) + 1
         return html.unescape(self.svg[start : self.svg.index("</title>", start)])
 
     def save(self, path, scale=1.0):
