@@ -98,7 +98,7 @@ def _swatch(attrs, edge):
     op_like = attrs.get("fontcolor") == "#FFFFFF"
     word = "op" if op_like else "blob"
     return (
-        '<td bgcolor="%s" color="%s" border="%s"%s><font point-size="8" color="%s"> %s </font>'
+        '<td bgcolor="%s" color="%s" border="%s"%s><font point-size="9" color="%s"> %s </font>'
         "</td>"
         % (
             fill,
