@@ -139,7 +139,8 @@ def fig_forward_rows(steps=3):
         y + 12,
         "The cell state has a tensor of its own, `cell_t_prev_states`, linked the same way. "
         "An initial state of k rows (k × N × D) fills rows 0 … k − 1, and the tensor has "
-        "T + k rows.",
+        "T + k rows. Forward-only (no backward pass) the op keeps 2 step workspaces and "
+        "alternates them.",
         style.NOTE,
         width=canvas.width - 20,
         fill=style.MUTED,
