@@ -16,8 +16,8 @@ The build
 * typesets math with a MathJax that ships with the build (the
   ``sphinx-mathjax-offline`` package of requirements-dev.txt copies MathJax 3
   into ``_static/mathjax``), so the site read offline shows formulas, not
-  ``\\(t\\)`` (tests/docs/test_offline_math.py checks it in Chromium with the
-  network blocked).
+  ``\\(t\\)`` (tests/docs/test_docs_build.py opens pages in Chromium with the
+  network off and checks).
 """
 
 import filecmp
