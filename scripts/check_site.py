@@ -157,7 +157,7 @@ def check_page(browser, profile, html_dir, page, min_svgs, height, out_dir):
             if not ok:
                 problems.append("%s: a notebook output is not an SVG" % page)
             continue
-        svg = os.path.normpath(os.path.join(os.path.dirname(path), source))
+        svg = os.path.abspath(os.path.join(os.path.dirname(path), source))  # a file:// URL
         if not os.path.exists(svg):
             problems.append("%s: SVG %s missing" % (page, source))
             continue
