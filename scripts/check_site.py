@@ -68,14 +68,18 @@ OUTPUT_INSET_PX = 16
 # tall enough to reach the first diagram)
 PAGES = [
     ("index.html", 0, 1800),
+    ("start-here.html", 2, 4200),
+    ("concepts/models.html", 0, 2400),
     ("concepts/recurrent-op.html", 1, 3400),
-    ("concepts/recurrent-gradient.html", 1, 3000),
-    ("concepts/links-and-aliases.html", 2, 3600),
+    ("concepts/recurrent-gradient.html", 2, 3000),
+    ("concepts/links-and-aliases.html", 3, 3600),
     ("concepts/time-stepper.html", 2, 4400),
+    ("concepts/cells.html", 1, 2400),
+    ("concepts/history.html", 2, 2400),
     ("concepts/bug-gallery.html", 4, 2400),
     ("glossary.html", 0, 1800),
-    ("notebooks/03_recurrent_network_op.html", 3, 7000),
-    ("notebooks/06_attention.html", 2, 9000),
+    ("notebooks/05_recurrent_network_op.html", 3, 7000),
+    ("notebooks/09_attention.html", 2, 9000),
 ]
 
 
@@ -153,7 +157,7 @@ def check_page(browser, profile, html_dir, page, min_svgs, height, out_dir):
             if not ok:
                 problems.append("%s: a notebook output is not an SVG" % page)
             continue
-        svg = os.path.normpath(os.path.join(os.path.dirname(path), source))
+        svg = os.path.abspath(os.path.join(os.path.dirname(path), source))  # a file:// URL
         if not os.path.exists(svg):
             problems.append("%s: SVG %s missing" % (page, source))
             continue

@@ -43,8 +43,11 @@ def missing_reason():
 class Browser:
     """One headless Chromium with one page; use as a context manager."""
 
-    def __init__(self, width=1280, height=900):
+    def __init__(self, width=1280, height=900, offline=False):
         self.size = (width, height)
+        #: no network at all (DevTools' offline emulation): a page must work
+        #: from its own files, as the site read from a disk or a laptop on a train
+        self.offline = offline
 
     def __enter__(self):
         import websocket
@@ -82,6 +85,15 @@ class Browser:
             pages = [t for t in json.load(r) if t["type"] == "page"]
         self.socket = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=60)
         self._next = 0
+        if self.offline:
+            self.send("Network.enable")
+            self.send(
+                "Network.emulateNetworkConditions",
+                offline=True,
+                latency=0,
+                downloadThroughput=-1,
+                uploadThroughput=-1,
+            )
         return self
 
     def __exit__(self, *exc):

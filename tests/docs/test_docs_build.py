@@ -87,24 +87,24 @@ def test_every_notebook_is_rendered_with_outputs(built_site):
     copy, build = built_site
     assert build.returncode == 0, build.stderr[-3000:]
     pages = sorted((copy / "docs" / "_build" / "html" / "notebooks").glob("[01]*.html"))
-    assert [p.name[:2] for p in pages] == ["%02d" % i for i in range(1, 11)]
+    assert [p.name[:2] for p in pages] == ["%02d" % i for i in range(1, 13)]
     for page in pages:
         text = page.read_text()
         assert 'class="output' in text, "%s has no executed outputs" % page.name
         assert "Traceback" not in text, "%s shows a traceback" % page.name
     notebook3 = (
-        copy / "docs" / "_build" / "html" / "notebooks" / "03_recurrent_network_op.html"
+        copy / "docs" / "_build" / "html" / "notebooks" / "05_recurrent_network_op.html"
     ).read_text()
     # the drawings: SVG files, or (page-width figures with their full size) data URIs
     assert len(re.findall(r'<img[^>]+(?:\.svg"|src="data:image/svg\+xml)', notebook3)) >= 3
 
 
 def test_no_notebook_prints_the_cnn_model_helper_deprecation_banner(built_site):
-    """Notebooks build with ModelHelper + brew; 07 and 09, about the 2017 API,
+    """Notebooks build with ModelHelper + brew; 07 and 11, about the 2017 API,
     explain the banner once in their text instead of printing it."""
     copy, build = built_site
     assert build.returncode == 0, build.stderr[-3000:]
-    for page in sorted((copy / "docs" / "_build" / "html" / "notebooks").glob("0*.html")):
+    for page in sorted((copy / "docs" / "_build" / "html" / "notebooks").glob("[01]*.html")):
         outputs = "".join(re.findall(r'<div class="cell_output.*?</div>', page.read_text(), re.S))
         assert "DEPRECATE WARNING" not in outputs, page.name
 
@@ -127,7 +127,7 @@ def test_every_embedded_diagram_is_readable_at_the_column_width(built_site, caps
         print()
         check_site.print_report(rows)
     pages = {row[0] for row in rows}
-    assert {"concepts/recurrent-op.html", "notebooks/06_attention.html"} <= pages
+    assert {"concepts/recurrent-op.html", "notebooks/09_attention.html"} <= pages
     assert len(rows) >= 40, "fewer diagrams than the site embeds: %d" % len(rows)
     failed = ["%s %s: %s" % (row[0], row[1], row[-1]) for row in rows if row[-1]]
     assert not failed, failed
@@ -148,8 +148,8 @@ def test_index_links_every_learner_question(built_site):
     assert build.returncode == 0, build.stderr[-3000:]
     index = (copy / "docs" / "_build" / "html" / "index.html").read_text()
     table = index.split('id="questions-learners-asked-and-where-they-are-answered"')[1]
-    assert table.count("<tr") >= 9  # header + the eight questions of examples.md §9
-    for target in re.findall(r'href="(concepts/[^"#]+)#([^"]+)"', table):
+    assert table.count("<tr") >= 11  # header + the ten questions
+    for target in re.findall(r'href="((?:concepts/[^"#]+)|start-here\.html)#([^"]+)"', table):
         page = (copy / "docs" / "_build" / "html" / target[0]).read_text()
         assert 'id="%s"' % target[1] in page, "index links to a missing anchor %s" % (target,)
 
@@ -286,7 +286,7 @@ def test_the_check_measures_what_a_browser_shows(built_site):
         "concepts/recurrent-op.html",
         "concepts/links-and-aliases.html",
         "concepts/time-stepper.html",
-        "notebooks/06_attention.html",
+        "notebooks/09_attention.html",
     ]
     with Browser(width=1280, height=900) as browser:
         for page in pages:
@@ -342,7 +342,50 @@ def test_every_diagram_opens_full_size(built_site):
         browser.press("Escape", "Escape", 27)
         assert browser.evaluate("document.querySelector('.c2r-viewer')") is None
         # a notebook's figure: a click opens the drawing in its "full size" box
-        browser.open(str(copy / "docs" / "_build" / "html" / "notebooks" / "06_attention.html"))
+        browser.open(str(copy / "docs" / "_build" / "html" / "notebooks" / "09_attention.html"))
         browser.click(".c2r-figure img.c2r-diagram")
         full = browser.evaluate("document.querySelector('.c2r-figure .c2r-full img').src")
         assert browser.evaluate("document.querySelector('.c2r-viewer img').src") == full
+
+
+MATH_STATE = r"""
+(function () {
+  var article = document.querySelector('.bd-article');
+  var typeset = article.querySelectorAll('mjx-container').length;
+  var errors = article.querySelectorAll('mjx-merror').length;
+  var text = article.innerText;
+  var raw = (text.match(/\\\(|\\\[|\$\$/g) || []).length;
+  var script = Array.from(document.scripts).map(function (s) { return s.src; })
+      .filter(function (src) { return /mathjax/i.test(src); });
+  return [typeset, errors, raw, script, !!(window.MathJax && MathJax.startup)];
+})()
+"""
+
+
+def test_math_is_typeset_offline_in_a_real_browser(built_site):
+    """Issue 31: the site read offline shows formulas, not raw TeX. MathJax is
+    bundled into the build (sphinx-mathjax-offline); Chromium opens the pages with
+    the network switched off and every formula must be typeset, none left raw."""
+    from browser import Browser
+
+    copy, build = built_site
+    assert build.returncode == 0, build.stderr[-3000:]
+    html = copy / "docs" / "_build" / "html"
+    assert (html / "_static" / "mathjax" / "tex-chtml.js").exists()
+    for page in html.rglob("*.html"):
+        text = page.read_text(errors="replace")
+        assert not re.search(r"<script[^>]+src=\"https?://[^\"]*mathjax", text, re.I), page
+    _browser_or_skip()
+    pages = ["concepts/cells.html", "start-here.html", "concepts/recurrent-gradient.html"]
+    with Browser(offline=True) as browser:
+        for page in pages:
+            browser.open(str(html / page))
+            deadline = time.monotonic() + 30
+            while True:  # MathJax typesets after the load event
+                typeset, errors, raw, scripts, started = browser.evaluate(MATH_STATE)
+                if (typeset and not raw) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+            assert scripts and all(s.startswith("file://") for s in scripts), (page, scripts)
+            assert started, "%s: MathJax did not start offline" % page
+            assert typeset >= 3 and raw == 0 and errors == 0, (page, typeset, raw, errors)
