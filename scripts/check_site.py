@@ -74,8 +74,8 @@ PAGES = [
     ("concepts/time-stepper.html", 2, 4400),
     ("concepts/bug-gallery.html", 4, 2400),
     ("glossary.html", 0, 1800),
-    ("notebooks/03_recurrent_network_op.html", 3, 7000),
-    ("notebooks/06_attention.html", 2, 9000),
+    ("notebooks/05_recurrent_network_op.html", 3, 7000),
+    ("notebooks/09_attention.html", 2, 9000),
 ]
 
 
