@@ -205,3 +205,44 @@ def test_notebook_runs_without_errors(path, monkeypatch):
             heading,
             answer[:300],
         )
+
+
+# --- caffe2rnn.exercises, the feedback every check cell prints ------------------------
+
+
+def test_feedback_without_a_prediction_gives_nothing_away(capsys):
+    from caffe2rnn.exercises import feedback
+
+    assert feedback(None, (2, 3), "step 2 reads row 2", why="offset 0", variable="p") is False
+    out = capsys.readouterr().out
+    assert out == "No prediction yet: set p above, then run this cell again.\n"
+
+
+def test_feedback_says_right_or_what_the_operator_did_wrapped_to_the_output_width(capsys):
+    from caffe2rnn.exercises import WIDTH, feedback
+
+    assert feedback((2, 3), (2, 3), "rows 2 and 3.", why="w " * 80) is True
+    assert feedback([2, 4], (2, 3), "rows 2 and 3.", why="because") is False
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Right: rows 2 and 3." and lines[1].startswith("Why: w w")
+    assert "Not quite (you said [2, 4]): rows 2 and 3." in lines
+    assert max(len(line) for line in lines) <= WIDTH
+
+
+@pytest.mark.parametrize(
+    "prediction, actual, expected",
+    [
+        (30, 30.0000001, True),
+        (30, 30.1, False),
+        ((16, 1), (16, 1), True),
+        ([0, 1], [0, 1, 2], False),
+        ("left/a", "left/a", True),
+        ({"y": "parent"}, {"y": "parent"}, True),
+        (True, 1, False),
+        ("30", 30, False),
+    ],
+)
+def test_same_compares_the_way_a_learner_means_it(prediction, actual, expected):
+    from caffe2rnn.exercises import same
+
+    assert same(prediction, actual) is expected
