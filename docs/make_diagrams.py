@@ -14,6 +14,10 @@ and, with matplotlib, ``bug_<id>.svg``: the per-timestep gradient error of
 each bug of the gallery (``caffe2rnn.viz.plots.plot_bug``), its text kept as
 text (``svg.fonttype: none``) so the site check can measure it.
 
+The drawn figures (``caffe2rnn.viz.figures``, pure Python, no Graphviz) are
+written as ``fig_<name>.svg``: ``fig_step_net_idea``, ``fig_forward_rows``,
+``fig_bptt``, ``fig_lstm_cell`` and ``fig_history_timeline``.
+
 Needs Graphviz's ``dot``; without it the .dot sources are written instead,
 and the script says how to install Graphviz.
 """
@@ -27,6 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from caffe2rnn.__main__ import VIEWS, build_cell  # noqa: E402
 from caffe2rnn.errors import GraphvizNotFoundError  # noqa: E402
 from caffe2rnn.viz import compare, render, stepper_html  # noqa: E402
+from caffe2rnn.viz.figures import FIGURES  # noqa: E402
 
 
 def main(argv=None):
@@ -40,6 +45,7 @@ def main(argv=None):
         "--stepper-out", default=os.path.join(os.path.dirname(__file__), "_static", "stepper")
     )
     args = parser.parse_args(argv)
+    write_figures(args.out)
     op = build_cell(args.cell)
     fmt = "svg"
     drawings = {view: draw(op, args.steps, "page") for view, (_, draw) in VIEWS.items()}
@@ -65,6 +71,12 @@ def main(argv=None):
         print("wrote", path)
     write_bug_plots(args.out)
     return 0
+
+
+def write_figures(out):
+    """The drawn figures, ``<name>.svg`` each (no Graphviz needed)."""
+    for name, draw in FIGURES.items():
+        print("wrote", draw().save(os.path.join(out, name + ".svg")))
 
 
 def write_bug_plots(out):

@@ -18,6 +18,11 @@ Every function returns a ``graphviz.Digraph``: its DOT text is
 * :func:`stepper` — a slider over t (forward and backward) highlighting the rows
   each step reads and writes (:func:`stepper_html`: the same without a kernel).
 
+Beside these generated views, :mod:`caffe2rnn.viz.figures` holds figures
+*drawn* to explain (the forward loop as rows of a tensor, backpropagation
+through time, the LSTM cell beside torch's, why a step net, the history
+timeline): ``viz.figures.fig_bptt()`` and the like, pure Python, no Graphviz.
+
 Every view takes ``width="page"``: laid out for a text column of about 700 px
 (top to bottom, rows, the legend below, long sequences collapsed; see
 :mod:`caffe2rnn.viz.sizing`), with ``graph.full_size()`` the same view at full
@@ -27,6 +32,7 @@ asked for ``--width page``).
 """
 
 from .. import gradient_checker as _gradient_checker
+from . import figures  # noqa: F401
 from .backward_timeline import backward_timeline  # noqa: F401
 from .compare import compare  # noqa: F401
 from .netdraw import net  # noqa: F401

@@ -320,11 +320,13 @@ class Canvas:
     def finish(self):
         """Append the legend for what was drawn and return the Digraph.
 
-        The legend is drawn with the same node and edge attributes as the
-        figure (an ellipse for a blob, a pill for a net input, a cylinder for a
-        state tensor...), in a box of its own, rows of a few entries each. On a
-        page it is the last part of the column (below the figure), and its
-        last rows are the page view's notes.
+        At full size the legend is drawn with the same node and edge
+        attributes as the figure (an ellipse for a blob, a pill for a net
+        input, a cylinder for a state tensor...), in a box of its own, rows of
+        a few entries each. On a page it is the last part of the column, one
+        compact table a few lines tall (swatches with the figures' fills,
+        borders and dashes; :func:`~caffe2rnn.viz.legend.draw_compact`), its
+        last lines the page view's notes.
         """
         entries = []  # (node attributes, text, edge attributes or None)
         for text, attrs in self._families:  # each op look as drawn
@@ -337,7 +339,7 @@ class Canvas:
         per_row = sizing.LEGEND_PER_ROW[self.width]
         if self.page:
             with self.part("legend"):
-                legend.draw(self.graph, entries, self._notes, per_row, True, self.id)
+                legend.draw_compact(self.graph, entries, self._notes, self.id)
             parts = [part for part in self._parts if part.body or part.name.endswith("_title")]
             return page.PageGraph(self.name, parts, *self._attrs)
         legend.draw(self.graph, entries, self._notes, per_row, False, self.id)

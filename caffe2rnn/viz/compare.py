@@ -6,9 +6,16 @@ rows highlighted. The values come from :func:`caffe2rnn.history.compare.compare`
 which builds the cell with each version under its own era; step nets are
 summarised by their op types (the full nets are what :func:`recurrent`
 draws), so the table shows *what* changed and the other views show how.
+
+Shading follows what a reader can see: a cell is shaded when its text
+differs from its left neighbour's, a row when any cell is. A step net that
+changed where its summary does not look (an op's outputs, its arguments)
+says so in its text (``vs v2: op#0 outputs; ...``), so a real change is never
+hidden; a difference the text does not show (a net's name) is never shaded.
 """
 
 import textwrap
+from itertools import zip_longest
 
 import graphviz
 
@@ -24,8 +31,41 @@ HEADER = "#E8EAED"
 ABSENT = "—"
 
 
-def _cell_text(value, width=46):
-    """A readable, bounded summary of one argument value."""
+_OP_FIELDS = (("type", "type"), ("input", "inputs"), ("output", "outputs"), ("engine", "engine"),
+               ("device_option", "device"), ("control_input", "control inputs"),
+               ("is_gradient_op", "is_gradient_op"))  # fmt: skip
+
+
+def net_changes(net, previous):
+    """What differs in step net ``net`` from ``previous``, in the words of an op
+    list: ``["op#0 outputs", "op#1 args +order", "external inputs"]`` (the net's
+    name is not counted: it changes nothing the op runs)."""
+    changes = []
+    for i, (old, new) in enumerate(zip_longest(previous.op, net.op)):
+        if old == new:
+            continue
+        if old is None or new is None:
+            changes.append("op#%d %s" % (i, "added" if old is None else "removed"))
+            continue
+        what = [words for field, words in _OP_FIELDS if getattr(old, field) != getattr(new, field)]
+        old_args = {a.name: a for a in old.arg}
+        new_args = {a.name: a for a in new.arg}
+        args = ["+" + n for n in new_args if n not in old_args]
+        args += ["-" + n for n in old_args if n not in new_args]
+        args += [n for n in new_args if n in old_args and new_args[n] != old_args[n]]
+        if args:
+            what.append("args " + " ".join(args))
+        changes.append("op#%d %s" % (i, ", ".join(what)))
+    for field, words in (("external_input", "external inputs"),
+                         ("external_output", "external outputs")):  # fmt: skip
+        if getattr(net, field) != getattr(previous, field):
+            changes.append(words)
+    return changes
+
+
+def _cell_text(value, width=46, previous=None, previous_name=""):
+    """A readable, bounded summary of one argument value; a step net that
+    changed from ``previous`` (the version ``previous_name``'s) names what."""
     if value is None:
         return ABSENT
     if isinstance(value, caffe2_pb2.NetDef):
@@ -36,6 +76,10 @@ def _cell_text(value, width=46):
             ", ".join(types),
             len(value.external_input),
         )
+        if isinstance(previous, caffe2_pb2.NetDef):
+            changes = net_changes(value, previous)
+            if changes:
+                text += "; vs %s: %s" % (previous_name, "; ".join(changes))
     elif isinstance(value, list):
         text = "[%s]" % ", ".join(str(v) for v in value)
     else:
@@ -55,11 +99,37 @@ def _cell_text(value, width=46):
     return "<br/>".join(html_text(l) for l in lines[:8]) + ("<br/>…" if len(lines) > 8 else "")
 
 
-def table(versions, rows, title):
+def visible(versions, row, width):
+    """``(texts, shades, differs)`` of one row as shown: each version's text,
+    each cell's colour and whether the row differs, all decided by what the
+    texts say. A cell is :data:`CHANGED` when its summary differs from its left
+    neighbour's or it names a change of its own (``vs v2: ...``); a row
+    :data:`DIFFERS` when any cell changed."""
+    previous = (None,) + tuple(row.values[:-1])
+    names = ("",) + tuple(versions[:-1])
+    texts = [_cell_text(v, width, p, n) for v, p, n in zip(row.values, previous, names)]
+    summaries = [_cell_text(v, width) for v in row.values]
+    changed = [False] + [
+        summary != left or text != summary
+        for left, summary, text in zip(summaries, summaries[1:], texts[1:])
+    ]
+    differs = any(changed)
+    colour = DIFFERS if differs else SAME
+    shades = [CHANGED if c else colour for c in changed]
+    return texts, shades, differs
+
+
+def _shown(versions, rows, width, only_differences):
+    """The rows to draw with their visible texts and shades."""
+    shown = [(row,) + visible(versions, row, width) for row in rows]
+    return [s for s in shown if s[3] or not only_differences]
+
+
+def table(versions, rows, title, only_differences=False):
     """A Digraph holding one HTML-like table of ``rows`` (history.compare.Row).
 
-    Rows that differ anywhere are shaded; within them, the cell of each
-    version whose value changed from the version to its left is darker, so
+    Rows whose texts differ anywhere are shaded; within them, the cell of each
+    version whose text changed from the version to its left is darker, so
     reading left to right shows when each change happened.
     """
     graph = graphviz.Digraph(
@@ -70,18 +140,14 @@ def table(versions, rows, title):
         for v in ["argument"] + list(versions)
     )
     body = []
-    for row in rows:
-        colour = DIFFERS if row.differs else SAME
-        shades = [colour] + [
-            CHANGED if v != previous else colour for previous, v in zip(row.values, row.values[1:])
-        ]
+    for row, texts, shades, _ in _shown(versions, rows, 46, only_differences):
         cells = "".join(
-            '<td bgcolor="%s" align="left">%s</td>' % (shade, _cell_text(v))
-            for shade, v in zip(shades, row.values)
+            '<td bgcolor="%s" align="left">%s</td>' % (shade, text)
+            for shade, text in zip(shades, texts)
         )
         body.append(
             '<tr><td bgcolor="%s" align="left"><b>%s</b></td>%s</tr>'
-            % (colour, html_text(row.argument), cells)
+            % (shades[0], html_text(row.argument), cells)
         )
     label = (
         '<<table border="0" cellborder="1" cellspacing="0" cellpadding="4">'
@@ -98,7 +164,7 @@ def table(versions, rows, title):
     return graph
 
 
-def page_tables(versions, rows, title):
+def page_tables(versions, rows, title, only_differences=False):
     """The page layout of :func:`table`: one small table per argument (a row
     per version, the value next to it), two side by side, the pairs one under
     the other (:class:`~caffe2rnn.viz.page.PageGraph`). Same shading: a changed value is
@@ -107,20 +173,16 @@ def page_tables(versions, rows, title):
     heading = graphviz.Digraph("compare_title", graph_attr={"label": title, "labelloc": "t",
                                                              "fontname": FONT})  # fmt: skip
     parts = [heading]
-    for i, row in enumerate(rows):
-        colour = DIFFERS if row.differs else SAME
-        shades = [colour] + [
-            CHANGED if v != previous else colour for previous, v in zip(row.values, row.values[1:])
-        ]
+    for i, (row, texts, shades, _) in enumerate(_shown(versions, rows, 40, only_differences)):
         body = "".join(
             '<tr><td bgcolor="%s" align="left"><b>%s</b></td><td bgcolor="%s" align="left">%s</td>'
-            "</tr>" % (HEADER, html_text(version), shade, _cell_text(value, 40))
-            for version, shade, value in zip(versions, shades, row.values)
+            "</tr>" % (HEADER, html_text(version), shade, text)
+            for version, shade, text in zip(versions, shades, texts)
         )
         label = (
             '<<table border="0" cellborder="1" cellspacing="0" cellpadding="4">'
             '<tr><td colspan="2" bgcolor="%s"><b>%s</b></td></tr>%s</table>>'
-            % (colour, html_text(row.argument), body)
+            % (shades[0], html_text(row.argument), body)
         )
         if i % 2 == 0:  # two tables a part, side by side (each is narrow)
             parts.append(
@@ -134,21 +196,23 @@ def compare(versions, cell="lstm", only_differences=False, width=None):
     """The ops ``versions`` of ``recurrent_net`` build for ``cell``, as a table.
 
     ``cell`` is a name in :data:`caffe2rnn.history.cells.HISTORICAL` (or a Cell);
-    rows that differ between versions are highlighted, or alone with
-    ``only_differences``. ``width="page"`` draws one table per argument, one
-    under the other (:func:`page_tables`), for a text column.
+    rows whose shown texts differ between versions are highlighted, or alone
+    with ``only_differences``. ``width="page"`` draws one table per argument,
+    one under the other (:func:`page_tables`), for a text column.
     """
     from ..history.compare import compare as compare_rows
 
     rows = compare_rows(list(versions), cell)
-    if only_differences:
-        rows = [r for r in rows if r.differs]
     name = cell if isinstance(cell, str) else cell.name
     title = "RecurrentNetwork arguments of the '%s' cell: %s (differences shaded)" % (
         name,
         " vs ".join(versions),
     )
     if sizing.check(width) == "page":
-        graph = page_tables(list(versions), rows, textwrap.fill(title, sizing.PAGE_TITLE_CHARS))
-        return sizing.with_full_size(graph, lambda: table(list(versions), rows, title))
-    return table(list(versions), rows, title)
+        graph = page_tables(
+            list(versions), rows, textwrap.fill(title, sizing.PAGE_TITLE_CHARS), only_differences
+        )
+        return sizing.with_full_size(
+            graph, lambda: table(list(versions), rows, title, only_differences)
+        )
+    return table(list(versions), rows, title, only_differences)

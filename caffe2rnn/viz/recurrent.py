@@ -31,6 +31,7 @@ from .rnn_parts import (
     AUTO_EXPAND_OPS,
     PAGE_ROW,
     draw_step_net,
+    expands,
     io_node,
     link_edges,
     state_node,
@@ -49,8 +50,10 @@ def recurrent(op, rankdir="TB", nested="auto", width=None):
 
     ``nested`` is ``"expand"`` (every op of both step nets), ``"collapse"``
     (each step net as one box listing its ops, with the blobs its links and
-    references connect) or ``"auto"`` (collapse a net of more than
-    :data:`AUTO_EXPAND_OPS` ops), as Netron folds big subgraphs.
+    references connect) or ``"auto"`` (collapse a step net of more than
+    :data:`AUTO_EXPAND_OPS` ops, a backward step net of more than
+    :data:`~caffe2rnn.viz.rnn_parts.AUTO_EXPAND_BACKWARD_OPS`), as Netron
+    folds big subgraphs.
 
     ``width="page"`` (:mod:`~caffe2rnn.viz.sizing`) draws the forward and
     the backward side as two panels, one under the other
@@ -65,8 +68,8 @@ def recurrent(op, rankdir="TB", nested="auto", width=None):
         return sizing.with_full_size(graph, lambda: recurrent(op, rankdir, nested))
     rnn = RecurrentOp(op)
 
-    def expand(netdef):
-        return nested == "expand" or (nested == "auto" and len(netdef.op) <= AUTO_EXPAND_OPS)
+    def expand(netdef, backward=False):
+        return expands(netdef, nested, backward)
 
     canvas = Canvas(
         "recurrent_" + rnn.name,
@@ -114,7 +117,7 @@ def recurrent(op, rankdir="TB", nested="auto", width=None):
                     side,
                 ) as inner:
                     grads = draw_step_net(
-                        canvas, inner, rnn, params, expand(rnn.backward_step_net), backward=True
+                        canvas, inner, rnn, params, expand(rnn.backward_step_net, True), True
                     )
     for state in rnn.states:
         canvas.edge(inputs[rnn.initial_state(state)], tensors[state], label="copied to row 0")

@@ -8,17 +8,19 @@ layout draws two panels, one under the other, each read top to bottom:
 
 1. **forward** — the op's inputs (the sequence and the initial states; the
    references, which every step reads as they are, are drawn only where the
-   step nets read them: the legend says so), then the op: the step net, and
-   under it the state tensors its links read (row t) and write (row t+1);
-   under the op its outputs, each an alias of a state tensor;
-2. **backward** — the backward step net the gradient op runs for t = T-1..0,
-   under it the gradient tensors its backward links read and write, and
-   under those the input gradients they fill.
+   step nets read them: the legend says so), then the op: the state tensors
+   whose row t the step reads, the step net, and under it the same tensors
+   again, whose row t+1 it writes; under the op its outputs, each an alias
+   of a state tensor;
+2. **backward** — the gradient tensors whose row t+1 the backward step net
+   reads, the net the gradient op runs for t = T-1..0, the same tensors again
+   (row t written) and under them the input gradients it fills.
 
-No edge crosses from one panel to the other: the backward step net reads
-the forward blobs of step t in step workspace t (drawn as its inputs), not
-through edges. The tensors sit *under* the nets, so the aliases drop straight
-from their tensor to the outputs; the reads of row t go back up.
+Each tensor is drawn twice, above the net (what a step reads) and below it
+(what it writes), the way a timeline draws time: so every link runs down the
+page, none loops back around the net. No edge crosses from one panel to the
+other: the backward step net reads the forward blobs of step t in step
+workspace t (drawn as its inputs), not through edges.
 """
 
 from . import rnn_parts as parts
@@ -38,14 +40,15 @@ def recurrent_page(op, nested="auto"):
     )
     params = {rnn.inputs[i] for i in rnn.params}
 
-    def expand(netdef):
-        return nested == "expand" or (nested == "auto" and len(netdef.op) <= parts.AUTO_EXPAND_OPS)
-
-    with canvas.part("forward"):
-        _forward_panel(canvas, rnn, params, expand(rnn.step_net))
+    # newrank: rank across the clusters, so a row of tensors drawn above a net
+    # really sits above it (dot's older ranking puts it beside the net)
+    with canvas.part("forward") as part:
+        part.attr(newrank="true")
+        _forward_panel(canvas, rnn, params, parts.expands(rnn.step_net, nested))
     if rnn.backward_step_net is not None:
-        with canvas.part("backward"):
-            _backward_panel(canvas, rnn, params, expand(rnn.backward_step_net))
+        with canvas.part("backward") as part:
+            part.attr(newrank="true")
+            _backward_panel(canvas, rnn, params, parts.expands(rnn.backward_step_net, nested, True))
     return canvas.finish()
 
 
@@ -57,24 +60,27 @@ def _forward_panel(canvas, rnn, params, expand):
         for b in rnn.inputs
         if b not in references
     }
-    tensors = dict(inputs)
+    tensors, written = dict(inputs), {}
     title = "%s '%s': the forward pass" % (rnn.op.type, rnn.name)
     with canvas.cluster("rnn", title, "rnn") as outer:
-        with canvas.cluster(
-            "step", "step net '%s' (one timestep)" % rnn.step_net.name, "step", outer
-        ) as inner:
-            before = set(canvas.drawn())
-            forward = parts.draw_step_net(canvas, inner, rnn, params, expand)
-            top = [k for k in canvas.drawn() if k not in before and k[-1] == "@0"]
-        with parts.tensor_row(canvas, "states", "state tensors, (T+1) rows", outer) as row:
+        label = "state tensors, (T+1) rows: step t reads row t"
+        with parts.tensor_row(canvas, "states_read", label, outer) as row:
             for state in rnn.states:
                 initial = "row 0 = %s" % rnn.initial_state(state)
                 tensors[state] = parts.state_node(canvas, state, row, note=initial)
+        with canvas.cluster(
+            "step", "step net '%s' (one timestep)" % rnn.step_net.name, "step", outer
+        ) as inner:
+            forward = parts.draw_step_net(canvas, inner, rnn, params, expand)
+        label = "the same tensors: step t writes row t+1"
+        with parts.tensor_row(canvas, "states", label, outer) as row:
+            for state in rnn.states:
+                written[state] = parts.state_node(canvas, state, row, copy="written")
     # On a page the labels of long edges would widen the figure: what such an
     # edge says goes into the node it ends on ("row 0 = h0", "= alias +1 ...").
     for state in rnn.states:
         canvas.edge(inputs[rnn.initial_state(state)], tensors[state], tooltip="copied to row 0")
-    parts.link_edges(canvas, forward, rnn.links, tensors, below=True)
+    parts.link_edges(canvas, forward, rnn.links, tensors, written_ids=written)
     if references:
         canvas.note(
             "The op's other inputs, which every step reads as they are (parameters, "
@@ -84,20 +90,26 @@ def _forward_panel(canvas, rnn, params, expand):
     for alias in rnn.aliases:
         label = alias_label(alias)
         outputs.append(parts.io_node(canvas, alias.dst, ["external_output"], drawn, "= " + label))
-        canvas.edge(tensors[alias.src], outputs[-1], "alias", tooltip=label)
+        canvas.edge(written[alias.src], outputs[-1], "alias", tooltip=label)
     for extra in rnn.op.output[len(rnn.aliases) :]:
         outputs.append(parts.io_node(canvas, extra, ["external_output"], drawn))
     inputs = list(dict.fromkeys(inputs.values()))
     _block(canvas, "inputs", inputs)
     _block(canvas, "outputs", list(dict.fromkeys(outputs)))
-    canvas.below("inputs", inputs, top[: parts.PAGE_ROW])  # the inputs above the step net
+    states = [tensors[state] for state in rnn.states]
+    canvas.below("inputs", inputs, states)  # the inputs above the op
+    canvas.below("states_read_gate", states, forward.reads[: parts.PAGE_ROW])
 
 
 def _backward_panel(canvas, rnn, params, expand):
     """The backward step net, the gradient tensors under it, the input gradients."""
-    tensors, drawn = {}, set()
+    tensors, written, drawn = {}, {}, set()
     title = "its backward pass (argument backward_step_net, run for t = T-1 .. 0)"
     with canvas.cluster("rnn_backward", title, "rnn") as outer:
+        label = "their gradients: step t reads row t+1"
+        with parts.tensor_row(canvas, "grads_read", label, outer) as row:
+            for state in rnn.states:
+                tensors[state + "_grad"] = parts.state_node(canvas, state + "_grad", row, True)
         with canvas.cluster(
             "backward",
             "backward step net '%s'" % rnn.backward_step_net.name,
@@ -105,20 +117,27 @@ def _backward_panel(canvas, rnn, params, expand):
             outer,
         ) as inner:
             grads = parts.draw_step_net(canvas, inner, rnn, params, expand, backward=True)
-        with parts.tensor_row(canvas, "grads", "their gradients", outer) as row:
+        with parts.tensor_row(
+            canvas, "grads", "the same tensors: step t writes row t", outer
+        ) as row:
             for state in rnn.states:
-                tensors[state + "_grad"] = parts.state_node(canvas, state + "_grad", row, True)
+                written[state + "_grad"] = parts.state_node(
+                    canvas, state + "_grad", row, True, copy="written"
+                )
     gradients = []
     for link in rnn.backward_links:
-        if link.external not in tensors:
-            tensors[link.external] = parts.io_node(
+        if link.external not in written:
+            written[link.external] = parts.io_node(
                 canvas, link.external, ["external_output", "gradient"], drawn
             )
-            gradients.append(tensors[link.external])
-    parts.link_edges(canvas, grads, rnn.backward_links, tensors, backward=True, below=True)
+            gradients.append(written[link.external])
+    parts.link_edges(canvas, grads, rnn.backward_links, tensors, backward=True,
+                     written_ids=written)  # fmt: skip
+    # the tensors read above the whole net, not beside the blobs their links reach
+    canvas.below("grads_read_gate", list(tensors.values()), grads.reads[: parts.PAGE_ROW])
     if gradients:  # the input gradients under the gradient tensors
         _block(canvas, "input gradients", gradients)
-        states = [tensors[state + "_grad"] for state in rnn.states]
+        states = [written[state + "_grad"] for state in rnn.states]
         canvas.below("gradients", states, gradients[: parts.PAGE_ROW])
 
 

@@ -13,10 +13,11 @@ from .ssa import VersionNodes, draw_versions
 PAGE_ROW = 3
 
 
-def state_node(canvas, state, graph, gradient=False, note=""):
-    """A (T+1)-row tensor as a cylinder; ``note`` a last line of its label."""
+def state_node(canvas, state, graph, gradient=False, note="", copy=""):
+    """A (T+1)-row tensor as a cylinder; ``note`` a last line of its label;
+    ``copy`` names a second drawing of the same tensor (its key gets ``#copy``)."""
     kinds = ["state", "gradient"] if gradient else ["state"]
-    node_id = ("state/", state)
+    node_id = ("state/", state) + (("#" + copy,) if copy else ())
     label = "%s\n(T+1) rows" % canvas.wrap(state) + ("\n" + note if note else "")
     canvas.blob(node_id, label, kinds, graph=graph)
     return node_id
@@ -31,15 +32,25 @@ def io_node(canvas, blob, kinds, drawn, note=""):
     return node_id
 
 
-def link_edges(canvas, nodes, links, tensor_ids, backward=False, graph=None, below=False):
+def link_edges(
+    canvas, nodes, links, tensor_ids, backward=False, graph=None, below=False, written_ids=None
+):
     """One labelled edge per link, pointing the way the data flows.
 
     A write into a tensor closes a cycle (tensor -> step net -> tensor); only
     one direction may rank the layout. At full size the tensors sit above the
-    nets that read them (reads rank, writes do not); with ``below`` (a page)
-    the tensors sit below the net (writes rank, reads do not). Either way the
+    nets that read them (reads rank, writes do not); with ``below`` the
+    tensors sit below the net (writes rank, reads do not). Either way the
     edges meet the tensors on the side facing the net.
+
+    With ``written_ids`` each tensor is drawn twice, as a timeline is: the
+    rows a step reads above the net (``tensor_ids``), the rows it writes below
+    it (``written_ids``). Then every link runs down the page and none has to
+    climb back around the net.
     """
+    if written_ids is not None:
+        _links_down(canvas, nodes, links, tensor_ids, written_ids, backward, graph)
+        return
     port = "n" if below else "s"
     for link in links:
         tensor = tensor_ids.get(link.external)
@@ -70,8 +81,30 @@ def link_edges(canvas, nodes, links, tensor_ids, backward=False, graph=None, bel
             )
 
 
-# With nested="auto", a step net with more ops than this is drawn collapsed.
-AUTO_EXPAND_OPS = 12
+def _links_down(canvas, nodes, links, read_ids, written_ids, backward, graph):
+    """The links of a net between two drawings of its tensors: reads from above, writes below."""
+    for link in links:
+        label = row_label(link) if canvas.page else link_label(link, backward)
+        if nodes.has(link.internal, 0) and link.external in read_ids:
+            canvas.edge(read_ids[link.external], nodes.first(link.internal), "link", label,
+                        graph=graph, tail_port="s")  # fmt: skip
+        elif nodes.final.get(link.internal, 0) > 0 and link.external in written_ids:
+            canvas.edge(nodes.last(link.internal), written_ids[link.external], "link", label,
+                        graph=graph, head_port="n")  # fmt: skip
+
+
+#: With nested="auto", a step net with more ops than this is drawn collapsed
+#: (an attention decoder's 14 to 16 ops are drawn, op by op) ...
+AUTO_EXPAND_OPS = 16
+#: ... and a backward step net with more than this (attention's is 18 ops,
+#: 35 as the C++ op runs it: ``viz.backward`` draws it on its own).
+AUTO_EXPAND_BACKWARD_OPS = 12
+
+
+def expands(netdef, nested, backward=False):
+    """Whether ``nested`` ("expand", "collapse" or "auto") draws ``netdef`` op by op."""
+    limit = AUTO_EXPAND_BACKWARD_OPS if backward else AUTO_EXPAND_OPS
+    return nested == "expand" or (nested == "auto" and len(netdef.op) <= limit)
 
 
 def _listed(names, width=34):
@@ -117,6 +150,9 @@ def draw_net(canvas, graph, netdef, prefix, params, expand, linked=(), op_inputs
             always_version=False,
             inplace_edges=False,
             fold=fold,
+            # on a page the linked blobs lead, on the net's top row: their links
+            # come straight down from the tensors above
+            lead=linked if canvas.page else (),
         )
     ssa, versions = core.get_ssa(netdef)
     nodes = VersionNodes(prefix, versions)
@@ -146,24 +182,39 @@ def draw_net(canvas, graph, netdef, prefix, params, expand, linked=(), op_inputs
         else ("(collapsed; nested='expand' shows them)")
     )
     label = "\u25b8 %d ops %s\n%s" % (len(netdef.op), how, "\n".join(lines))
-    canvas.op(summary, label, netdef.op[0], graph=graph, extra_class="collapsed")
+    canvas.blob(summary, label, ["collapsed"], graph=graph)
     for name in reads:
         kinds = ["external_input", "param" if name in params else "blob"]
         canvas.blob(nodes.id(name, 0), canvas.wrap(name), kinds, graph=graph)
         nodes.drawn.add((name, 0))
         canvas.edge(nodes.id(name, 0), summary, graph=graph)
     nodes.reads = [nodes.id(name, 0) for name in reads]
-    if fold:
-        canvas.fold([nodes.id(name, 0) for name in reads], fold, graph)
     for name in written:
         final = versions[name]
         kinds = ["gradient"] if "_grad" in name else ["blob"]
         canvas.blob(nodes.id(name, final), canvas.wrap(name), kinds, graph=graph)
         nodes.drawn.add((name, final))
         canvas.edge(summary, nodes.id(name, final), graph=graph)
-    if fold:
-        canvas.fold([nodes.id(name, versions[name]) for name in written], fold, graph)
+    if fold:  # on a page: the linked blobs in a row above the box and one below, in link order
+        order = {name: i for i, name in enumerate(linked)}
+        for keys in (
+            [nodes.id(n, 0) for n in sorted(reads, key=lambda n: order.get(n, len(order)))],
+            [nodes.id(n, versions[n]) for n in sorted(written, key=lambda n: order.get(n, 0))],
+        ):
+            if len(keys) <= PAGE_ROW + 2:
+                _one_row(canvas, graph, keys)
+            else:
+                canvas.fold(keys, fold, graph)
     return nodes
+
+
+def _one_row(canvas, graph, keys):
+    """``keys`` side by side, in this order, on one rank."""
+    with graph.subgraph() as row:
+        row.attr(rank="same")
+        for key in keys:
+            canvas.mention(key, row)
+    canvas.chain(keys, graph=graph)  # flat edges: left to right, in this order
 
 
 class tensor_row:

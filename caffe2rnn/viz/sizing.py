@@ -35,6 +35,10 @@ LEGEND_PER_ROW = {"full": 4, "page": 3}
 #: On a page a legend row holds at most this many characters of text.
 LEGEND_CHARS = 64
 
+#: A page's compact legend (one small table) holds about this many characters
+#: a line, each entry counted with its swatch.
+COMPACT_LEGEND_CHARS = 96
+
 #: Titles wrap at about this many characters on a page.
 PAGE_TITLE_CHARS = 56
 

@@ -62,6 +62,7 @@ def draw_versions(
     inplace_edges=True,
     values=None,
     fold=None,
+    lead=(),
 ):
     """Draw ``netdef``'s ops and blob versions into ``graph``.
 
@@ -73,7 +74,9 @@ def draw_versions(
     in the workspace) adds shape and dtype to the label of each blob's *final*
     version, the only one whose value survives the run; ``fold=k`` lays the
     blobs the net reads (version 0) out in rows of ``k`` instead of one wide
-    row. Returns the :class:`VersionNodes`.
+    row, the names in ``lead`` first, on a row of their own at the top (the
+    blobs a link from the step before feeds, so its edges come in from
+    above). Returns the :class:`VersionNodes`.
     """
     ssa, blob_versions = core.get_ssa(netdef)
     external_in, external_out = set(netdef.external_input), set(netdef.external_output)
@@ -133,7 +136,18 @@ def draw_versions(
                 constraint="false",
             )
     nodes.reads = list(dict.fromkeys(nodes.id(n, v) for ins, _ in ssa for n, v in ins if v == 0))
-    if fold:
+    first = [nodes.id(n, 0) for n in lead if nodes.id(n, 0) in nodes.reads]
+    if first:
+        rest = [k for k in nodes.reads if k not in first]
+        nodes.reads = first + rest
+        with graph.subgraph() as row:
+            row.attr(rank="same")
+            for key in first:
+                canvas.mention(key, row)
+        canvas.chain_all(first, rest[:fold] if fold else rest)
+        if fold:
+            canvas.fold(rest, fold, graph)
+    elif fold:
         canvas.fold(nodes.reads, fold, graph)
     return nodes
 

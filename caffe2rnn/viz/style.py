@@ -118,6 +118,16 @@ BLOB_KINDS = {
         {"shape": "cylinder", "style": "filled", "fillcolor": "#FFF7D6", "color": "#B08D00"},
         "state tensor, (T+1) rows",
     ),
+    "collapsed": (
+        {
+            "shape": "box",
+            "style": "rounded,filled",
+            "fillcolor": "#FFFFFF",
+            "color": "#5F6368",
+            "penwidth": "1.5",
+        },
+        "a net's ops, listed (collapsed)",
+    ),
     "backward_step": (
         {"shape": "box", "style": "filled", "fillcolor": "#FEEFC3", "color": "#E37400"},
         "one run of the backward step net",
@@ -175,6 +185,7 @@ KIND_PRIORITY = [
     "recompute",
     "scratch",
     "state",
+    "collapsed",
 ]
 
 

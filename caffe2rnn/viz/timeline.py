@@ -101,7 +101,8 @@ def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, ind
         for j, alias in enumerate(aliases):
             covered = _alias_rows(alias, n_rows)
             text = "[%d]" % (r - covered.start) if r in covered else ""
-            port = ' port="a%d"' % j if r == covered.start else ""
+            # the port on the column's last row: the alias edge leaves from its bottom
+            port = ' port="a%d"' % j if r == covered.stop - 1 else ""
             cells.append(
                 '<td%s bgcolor="%s">%s</td>' % (port, _ALIAS_FILL if text else "#FFFFFF", text)
             )
@@ -202,7 +203,7 @@ def timeline(op, T=3, steps=None, rankdir="LR", highlight=None, width=None):
                     ("io/", alias.dst),
                     "alias",
                     None if page else alias_label(alias),
-                    tail_port="a%d:e" % j,
+                    tail_port="a%d:s" % j,
                 )
 
     if page:  # each table a part of the page's column; no step boxes (their rows say it)

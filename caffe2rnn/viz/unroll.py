@@ -21,13 +21,16 @@ from ..errors import DrawingError, op_context
 from . import sizing
 from .canvas import Canvas
 from .rnn_op import RecurrentOp, link_label
-from .rnn_parts import AUTO_EXPAND_OPS, draw_net
+from .rnn_parts import draw_net
 from .ssa import draw_versions
 
 #: On a page, a sequence longer than this is drawn as steps 0, 1, ..., T-1.
 PAGE_STEPS = 4
 #: On a page, the blobs a step reads go in rows of this many.
 PAGE_ROW = 3
+#: On a page, a step net of more ops than this is one box a step: the view
+#: shows the recurrence between the steps (viz.recurrent draws the ops).
+UNROLL_EXPAND_OPS = 12
 STEPS = ("auto", "all")
 
 
@@ -69,7 +72,7 @@ def unroll(op, T=3, width=None, steps="auto"):
     shown = _shown_steps(T, canvas.page, steps)
     # On a page a big step net is drawn as one box per step (its ops listed):
     # what the view shows is the recurrence between the steps.
-    collapse = canvas.page and len(rnn.step_net.op) > AUTO_EXPAND_OPS
+    collapse = canvas.page and len(rnn.step_net.op) > UNROLL_EXPAND_OPS
     if collapse:
         canvas.note(
             "Each step's net (%d ops) is one box listing its ops, with the blobs its links "
@@ -94,6 +97,9 @@ def unroll(op, T=3, width=None, steps="auto"):
                 always_version=False,
                 inplace_edges=False,
                 fold=PAGE_ROW if canvas.page else None,
+                # on a page the blobs the step before (or the input) feeds lead:
+                # the edges into them come straight down, not round the box
+                lead=[l.internal for l in rnn.links] if canvas.page else (),
             )
     gaps = [t for t, after in zip(shown, shown[1:]) if after != t + 1]
     if canvas.page:
@@ -156,8 +162,9 @@ def unroll(op, T=3, width=None, steps="auto"):
                 canvas.blob(out, canvas.wrap(alias.dst), ["external_output"])
                 for t in shown:
                     canvas.edge(columns[t].last(written), out, "alias", "[%d]" % t)
-    if canvas.page:  # the outputs in rows, not one wide row
-        canvas.fold([("io/", alias.dst) for alias in rnn.aliases], PAGE_ROW)
+    if canvas.page:  # the outputs in rows, not one wide row (four fit in one)
+        outputs = [("io/", alias.dst) for alias in rnn.aliases]
+        canvas.fold(outputs, len(outputs) if len(outputs) <= 4 else PAGE_ROW)
     graph = canvas.finish()
     if canvas.page:
         sizing.with_full_size(graph, lambda: unroll(op, T))
@@ -191,7 +198,8 @@ def _stack_steps(canvas, rnn, columns, shown, gaps):
 
     def tops(t):
         nodes = columns[t]
-        return [k for k in nodes.reads[:PAGE_ROW]]
+        leads = [nodes.first(l.internal) for l in rnn.links if nodes.has(l.internal, 0)]
+        return leads or nodes.reads[:PAGE_ROW]
 
     for t, after in zip(shown, shown[1:]):
         if t in gaps:

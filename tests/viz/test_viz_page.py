@@ -73,20 +73,31 @@ def _edges(dot, kind):
     return {(e[0], e[1]) for e in dot.edges_of(kind)}
 
 
+def _one_copy(edges):
+    """Edges with the page's second drawing of a tensor (``#written``) read as the tensor."""
+    return {tuple(end.replace("#written", "") for end in edge) for edge in edges}
+
+
 def test_the_page_recurrent_view_draws_every_link_and_alias_of_the_full_one(parse_dot):
     for cell in ("lstm", "attention", "two_states"):
         op = examples.OPS[cell]()
-        full, page = parse_dot(viz.recurrent(op)), parse_dot(viz.recurrent(op, width="page"))
-        assert _edges(page, "link") == _edges(full, "link"), cell
-        assert _edges(page, "alias") == _edges(full, "alias"), cell
-        assert {n for n in full.with_class("state")} == {n for n in page.with_class("state")}
+        full = parse_dot(viz.recurrent(op, nested="expand"))
+        page = parse_dot(viz.recurrent(op, width="page", nested="expand"))
+        assert _one_copy(_edges(page, "link")) == _edges(full, "link"), cell
+        assert _one_copy(_edges(page, "alias")) == _edges(full, "alias"), cell
+        states = {n.replace("#written", "") for n in page.with_class("state")}
+        assert {n for n in full.with_class("state")} == states
+        # each tensor twice: the rows a step reads above the net, the rows it writes below
+        for tail, head in _edges(page, "link"):
+            assert not tail.endswith("#written")
+            assert head.endswith("#written") or not head.startswith("state/")
     graph = viz.recurrent(examples.lstm(), width="page")
     dot = parse_dot(graph)
     # what a long edge's label said is in the node it ends on
     assert "row 0 = h0" in dot.nodes["state/lstm/hidden_t_prev_states"]["label"]
     assert "= alias -1 (last row)" in dot.nodes["io/lstm/hidden_t_last"]["label"]
     links = {(e[0], e[1]): e[2]["label"] for e in dot.edges_of("link")}
-    assert links[("fwd/lstm/hidden_t@1", "state/lstm/hidden_t_prev_states")] == "row t+1"
+    assert links[("fwd/lstm/hidden_t@1", "state/lstm/hidden_t_prev_states#written")] == "row t+1"
     assert links[("state/lstm/hidden_t_prev_states", "fwd/hidden_t_prev@0")] == "row t"
     # references are drawn once, where the step net reads them, and the legend says so
     assert "io/lstm/gates_t_w" not in dot.nodes and "fwd/lstm/gates_t_w@0" in dot.nodes

@@ -191,15 +191,25 @@ def test_backward_view_draws_the_net_the_gradient_op_runs():
 def test_big_step_nets_collapse_to_one_box_keeping_their_links(parse_dot):
     from caffe2rnn.viz.recurrent import AUTO_EXPAND_OPS
     from caffe2rnn.viz.rnn_op import RecurrentOp
+    from caffe2rnn.viz.rnn_parts import AUTO_EXPAND_BACKWARD_OPS
 
     op = examples.attention()
     step = RecurrentOp(op).step_net
-    assert len(step.op) > AUTO_EXPAND_OPS
-    folded = parse_dot(viz.recurrent(op))  # auto
+    # auto: the attention step net (16 ops) is drawn op by op, its backward
+    # step net (18) is one box
+    assert len(step.op) <= AUTO_EXPAND_OPS
+    assert len(RecurrentOp(op).backward_step_net.op) > AUTO_EXPAND_BACKWARD_OPS
+    for width in (None, "page"):
+        auto = parse_dot(viz.recurrent(op, width=width))
+        assert auto.with_class("collapsed") == {"bwd/ops"}, width
+        assert "fwd/op#13" in auto.nodes
+    folded = parse_dot(viz.recurrent(op, nested="collapse"))
     expanded = parse_dot(viz.recurrent(op, nested="expand"))
     assert folded.with_class("collapsed") == {"fwd/ops", "bwd/ops"}
     assert not expanded.with_class("collapsed")
     assert len(folded.nodes) < len(expanded.nodes) / 2
+    # the box is a readable list, not an op's filled colour
+    assert folded.nodes["fwd/ops"]["fillcolor"] == "#FFFFFF"
     label = folded.nodes["fwd/ops"]["label"]
     assert label.startswith("\u25b8 %d ops (collapsed" % len(step.op)) and "LSTMUnit" in label
     # every forward link still ends on its step-net blob

@@ -34,8 +34,8 @@ def test_timeline_tables_show_writers_readers_and_alias_rows(parse_dot):
     # h_all views rows 1..2 ([0], [1]); h_last only row 2
     assert table.count(">[0]<") == 2 and table.count(">[1]<") == 1
     aliases = {(e[1], e[3]): e[2]["label"] for e in parse_dot(graph).edges_of("alias")}
-    assert aliases[("io/h_all", "a0:e")] == "alias +1 (rows 1..T)"
-    assert aliases[("io/h_last", "a1:e")] == "alias -1 (last row)"
+    assert aliases[("io/h_all", "a0:s")] == "alias +1 (rows 1..T)"
+    assert aliases[("io/h_last", "a1:s")] == "alias -1 (last row)"
 
 
 def test_timeline_window_covers_several_rows(parse_dot):

@@ -1,0 +1,174 @@
+"""``fig_bptt()``: backpropagation through time, as ``RecurrentNetworkGradient`` runs it.
+
+What the figure says (Caffe2 0cdd09da6, ``RecurrentNetworkGradientOp`` in
+``recurrent_network_op.h``; caffe2rnn does the same,
+:mod:`caffe2rnn.operators.rnn.gradient`):
+
+* before the loop the op resizes the state gradient ``<state>_grad`` like
+  the states tensor (``T + 1`` rows) and zeroes **only its last row**, then
+  adds the gradient of the ``_last`` output into that row; rows ``0 … T-1``
+  are left as they are, because the steps write them before anything reads
+  them. Each parameter's total gradient is zeroed;
+* the backward step net runs for ``t = T-1 … 0`` in the forward's step
+  workspace ``t``. Its first op, ``rnn_internal_accumulate_gradient_input``,
+  adds row ``t`` of the ``_all`` output's gradient into row ``t + 1``; the
+  backward links make ``hidden_t_grad`` a view of row ``t + 1`` and
+  ``hidden_t_prev_grad`` of row ``t``, which the step's gradient ops *write*;
+* the step's parameter gradient goes to ``<param>_grad_tmpstep`` (the C++
+  renames it in the backward step net) and an appended ``Sum`` adds it into
+  the total: summed over t;
+* after the loop row 0 is the initial state's gradient.
+"""
+
+from . import parts, style
+from .svg import Canvas, Figure
+
+#: The backward links the figure draws: (blob, offset in <state>_grad).
+BACKWARD_LINKS = (("hidden_t_grad", 1), ("hidden_t_prev_grad", 0))
+#: The blob the C++ op renames the step's weight gradient to.
+TMPSTEP = "gates_t_w_grad_tmpstep"
+
+_ORDINALS = ("1st", "2nd", "3rd", "4th", "5th")
+
+
+def fig_bptt(steps=3):
+    """Backpropagation through time for ``steps`` timesteps (2 to 5), row by row."""
+    steps = parts.check_steps("fig_bptt", steps)
+    canvas = Canvas(
+        style.WIDTH,
+        "Backpropagation through time in RecurrentNetworkGradient, row by row",
+        "The state gradient tensor has T + 1 rows; only its last row is zeroed before the "
+        "loop, and the gradient of hidden_t_last is added there. The backward step net runs "
+        "for t = T-1 down to 0: the gradient of hidden_t_all row t is added into row t + 1, "
+        "the step reads row t + 1 and writes row t. Each step's parameter gradient "
+        "(gates_t_w_grad_tmpstep) is summed into gates_t_w_grad.",
+    )
+    top = parts.heading(
+        canvas,
+        "Backpropagation through time: the gradient op walks the rows back up",
+        "RecurrentNetworkGradient runs the backward step net for t = %s, each in the forward's "
+        "step workspace t. Caffe2 0cdd09da6, LSTM (the cell state's gradient works the same "
+        "way)." % ", ".join(str(t) for t in range(steps - 1, -1, -1)),
+    )
+    pitch, y0 = 76, top + 50
+    lane_x, lane_w = 10, 104
+    step_x, step_w = 128, 222
+    grad_x, grad_w = 398, 124
+    go_x, go_w = 578, 84
+    bottom = y0 + (steps + 1) * pitch
+
+    # headings
+    canvas.text(lane_x + lane_w / 2, y0 - 30, "weight gradient", style.SMALL, "middle", True)
+    canvas.text(lane_x + lane_w / 2, y0 - 15, "`gates_t_w_grad`", style.NOTE, "middle")
+    canvas.text(step_x + step_w / 2, y0 - 30, "backward step net, t = T−1 … 0", style.SMALL,
+                "middle", True)  # fmt: skip
+    canvas.text(step_x + step_w / 2, y0 - 15, "(the cell's gradient ops + the op's own)",
+                style.NOTE, "middle")  # fmt: skip
+    canvas.text(grad_x + grad_w / 2, y0 - 30, "`hidden_t_prev_states_grad`", style.SMALL,
+                "middle")  # fmt: skip
+    canvas.text(grad_x + grad_w / 2, y0 - 15, "state gradient: T + 1 rows", style.NOTE,
+                "middle", True)  # fmt: skip
+    canvas.text(go_x + go_w, y0 - 30, "`hidden_t_all_grad`", style.NOTE, "end")
+    canvas.text(go_x + go_w, y0 - 15, "GO: T rows", style.NOTE, "end", True)
+
+    # the state gradient, row by row
+    rows = [("row 0", ["written by step 0", "= gradient of `h0`"], "#FFF8E1")]
+    for r in range(1, steps):
+        rows.append(("row %d" % r, ["written by step %d" % r, "+ GO row %d" % (r - 1),
+                                    "read by step %d" % (r - 1)], None))  # fmt: skip
+    rows.append(("row %d" % steps, ["zeroed, then", "+ `_last` grad",
+                                    "read by step %d" % (steps - 1)], "#FCE8E6"))  # fmt: skip
+    centres = parts.tensor_rows(
+        canvas, grad_x, y0, grad_w, pitch, rows, style.GRADIENT_FILL, style.GRADIENT_EDGE,
+        cls="gradient",
+    )  # fmt: skip
+
+    # the gradient of hidden_t_all: row t level with step t, added into row t + 1
+    go_rows = [("row %d" % t, "", "#FFFFFF") for t in range(steps)]
+    go_centres = parts.tensor_rows(
+        canvas, go_x, y0 + pitch / 2, go_w, pitch, go_rows, "#FFFFFF", style.GRADIENT_EDGE,
+        cls="output_gradient",
+    )  # fmt: skip
+    for t in range(steps):
+        with canvas.group("accumulate_input"):
+            canvas.arrow(go_x - 1, go_centres[t] + 6, grad_x + grad_w + 1, centres[t + 1] + 4,
+                         style.ACCUMULATE, 1.6)  # fmt: skip
+            mid_x = (go_x + grad_x + grad_w) / 2
+            mid_y = (go_centres[t] + centres[t + 1]) / 2 + 5
+            canvas.circle(mid_x, mid_y, 7, "#FFFFFF", style.ACCUMULATE, 1.4)
+            canvas.text(mid_x, mid_y, "+", style.LABEL, "middle", True, style.ACCUMULATE)
+
+    # the _last output's gradient: into the last row, once, before the loop
+    last_y = bottom + 20
+    with canvas.group("last_gradient"):
+        pill_x, pill_w = style.WIDTH - 10 - 122, 122
+        canvas.box(pill_x, last_y - 11, pill_w, 22, "`hidden_t_last_grad`", "#FFFFFF",
+                   style.GRADIENT_EDGE, style.NOTE, rx=11, dash="4 2")  # fmt: skip
+        canvas.path([(pill_x + 14, last_y - 11), (pill_x + 14, centres[-1] + 22),
+                     (grad_x + grad_w + 1, centres[-1] + 22)], style.ACCUMULATE, 1.6)  # fmt: skip
+        canvas.text(pill_x + 20, centres[-1] + 32, "+ once, before the loop", style.NOTE,
+                    fill=style.ACCUMULATE)  # fmt: skip
+
+    # the weight gradient: zeroed, then + each step's _tmpstep, bottom to top
+    lane_c = lane_x + lane_w / 2
+    middles = [y0 + (t + 1) * pitch for t in range(steps)]
+    with canvas.group("param_gradient"):
+        canvas.box(lane_x + 8, bottom - 4, lane_w - 16, 36, "= 0\nbefore the loop", "#FFFFFF",
+                   style.GRADIENT_EDGE, style.NOTE, dash="4 2")  # fmt: skip
+        canvas.box(lane_x + 4, y0 - 4, lane_w - 8, 40, "total: the sum\nover t (op output)",
+                   style.GRADIENT_FILL, style.GRADIENT_EDGE, style.NOTE, width=1.6)  # fmt: skip
+        below = bottom - 4
+        for t in range(steps - 1, -1, -1):
+            canvas.arrow(lane_c, below, lane_c, middles[t] + 9, style.ACCUMULATE, 1.6)
+            canvas.circle(lane_c, middles[t], 8, "#FFFFFF", style.ACCUMULATE, 1.5)
+            canvas.text(lane_c, middles[t], "+", style.LABEL + 1, "middle", True, style.ACCUMULATE)
+            canvas.arrow(step_x - 1, middles[t] + 16, lane_c + 9, middles[t] + 3,
+                         style.ACCUMULATE, 1.3)  # fmt: skip
+            below = middles[t] - 8
+        canvas.arrow(lane_c, below, lane_c, y0 + 37, style.ACCUMULATE, 1.6)
+
+    # one box per step: it reads row t + 1 and writes row t
+    box_h = pitch - 12
+    for t in range(steps):
+        middle = middles[t]
+        box_y = middle - box_h / 2
+        with canvas.group("step"):
+            canvas.rect(step_x, box_y, step_w, box_h, style.BACKWARD_FILL, style.BACKWARD_EDGE,
+                        1.3, 6)  # fmt: skip
+            canvas.text(step_x + 8, box_y + 11, "step t = %d" % t, style.SMALL, bold=True)
+            canvas.text(step_x + step_w - 8, box_y + 11, "runs %s" % _ORDINALS[steps - 1 - t],
+                        style.NOTE, "end", fill=style.MUTED)  # fmt: skip
+            lines = (
+                "reads `hidden_t_grad` = row %d" % (t + 1),
+                "writes `hidden_t_prev_grad` = row %d" % t,
+                "writes `%s`" % TMPSTEP,
+            )
+            for i, line in enumerate(lines):
+                canvas.text(step_x + 8, box_y + 27 + i * 12.5, line, style.NOTE)
+        canvas.arrow(grad_x - 1, centres[t + 1], step_x + step_w + 1, middle + 12,
+                     style.LINK, 1.5, "5 3", cls="link")  # fmt: skip
+        canvas.arrow(step_x + step_w + 1, middle - 12, grad_x - 1, centres[t],
+                     style.LINK, 1.5, "5 3", cls="link")  # fmt: skip
+
+    y = max(canvas.bottom, bottom) + 20
+    y = parts.key(
+        canvas,
+        y,
+        [
+            ("dashed", style.LINK, "backward link: a view of a row"),
+            ("plus", style.ACCUMULATE, "added into (+=)"),
+            ("box", (style.GRADIENT_FILL, style.GRADIENT_EDGE), "gradient"),
+        ],
+    )
+    canvas.text_block(
+        10,
+        y + 12,
+        "Rows 0 … T − 1 are not zeroed: step t writes row t before step t − 1 adds to it and "
+        "reads it. The + into row t + 1 is the step's first op, "
+        "`rnn_internal_accumulate_gradient_input`; the + into the weight gradient is a `Sum` "
+        "the C++ op appends, after renaming the step's gradient `_tmpstep`.",
+        style.NOTE,
+        width=canvas.width - 20,
+        fill=style.MUTED,
+    )
+    return Figure("fig_bptt", canvas.svg())

@@ -1,0 +1,148 @@
+"""``fig_forward_rows()``: the forward loop of ``RecurrentNetwork`` as rows of one tensor.
+
+What the figure says (Caffe2 0cdd09da6, ``recurrent_network_op.h``; the
+same in caffe2rnn): for each recurrent state the op owns a tensor
+``<state>_states`` of ``T + 1`` rows (``T + k`` for a k-row initial state);
+the initial state is copied into row 0; the one step net runs once per
+timestep, step ``t`` in step workspace ``t``, where three *links* make its
+blobs views of rows — ``input_t`` of row ``t`` of the input sequence,
+``hidden_t_prev`` of row ``t`` (offset 0) and ``hidden_t`` of row ``t + 1``
+(offset 1) — so writing ``hidden_t`` fills the row the next step reads. After
+the loop two *aliases* make op outputs views of the same tensor:
+``hidden_t_all`` from row 1 (offset 1), ``hidden_t_last`` the last row
+(offset -1). Nothing is copied between steps.
+
+The link and alias offsets drawn are the ones ``recurrent_net`` gives the
+LSTM (``tests/viz/test_viz_figures.py`` checks them against the op it builds).
+"""
+
+from . import parts, style
+from .svg import Canvas, Figure
+
+#: The links of the LSTM's step net the figure draws: (blob, tensor, offset).
+LINKS = (
+    ("input_t", "input", 0),
+    ("hidden_t_prev", "hidden_t_prev_states", 0),
+    ("hidden_t", "hidden_t_prev_states", 1),
+)
+#: Its aliases: (op output, offset).
+ALIASES = (("hidden_t_all", 1), ("hidden_t_last", -1))
+
+
+def fig_forward_rows(steps=3):
+    """The forward loop for ``steps`` timesteps (2 to 5) as rows of the states tensor."""
+    steps = parts.check_steps("fig_forward_rows", steps)
+    canvas = Canvas(
+        style.WIDTH,
+        "The forward loop of RecurrentNetwork as rows of one tensor",
+        "One step net runs T = %d times. Step t reads row t of the states tensor and writes "
+        "row t + 1 through links (views, no copies); row 0 holds the initial state h0; after "
+        "the loop hidden_t_all views rows 1 to T and hidden_t_last the last row." % steps,
+    )
+    top = parts.heading(
+        canvas,
+        "The forward loop: one step net, run T = %d times over the rows of one tensor" % steps,
+        "Step t reads row t and writes row t + 1 of the states tensor through views (links): "
+        "nothing is copied between steps. Caffe2 0cdd09da6, LSTM.",
+    )
+    pitch, y0 = 74, top + 50
+    input_x, input_w = 10, 96
+    step_x, step_w = 148, 218
+    state_x, state_w = 426, 124
+    alias_x = state_x + state_w
+
+    # column headings
+    canvas.text(input_x + input_w / 2, y0 - 30, "input sequence", style.SMALL, "middle", True)
+    canvas.text(input_x + input_w / 2, y0 - 15, "`i2h`: T rows", style.NOTE, "middle")
+    canvas.text(step_x + step_w / 2, y0 - 30, "the step net, run once per t", style.SMALL,
+                "middle", True)  # fmt: skip
+    canvas.text(step_x + step_w / 2, y0 - 15, "(FC, Sum, LSTMUnit) in step workspace t",
+                style.NOTE, "middle")  # fmt: skip
+    canvas.text(state_x + state_w / 2, y0 - 30, "`hidden_t_prev_states`", style.SMALL, "middle")
+    canvas.text(state_x + state_w / 2, y0 - 15, "states tensor: T + 1 rows", style.NOTE,
+                "middle", True)  # fmt: skip
+
+    # the states tensor: row 0 the initial state, row t + 1 written by step t
+    rows = [("row 0", ["`h0`, copied in", "read by step 0"], "#FFFBEB")]
+    rows += [
+        ("row %d" % (t + 1), ["written by step %d" % t] + (["read by step %d" % (t + 1)]
+                                                            if t + 1 < steps else []), None)
+        for t in range(steps)
+    ]  # fmt: skip
+    centres = parts.tensor_rows(canvas, state_x, y0, state_w, pitch, rows)
+
+    # the input sequence: T rows, row t level with step t
+    in_rows = [("row %d" % t, "", style.INPUT_FILL) for t in range(steps)]
+    in_centres = parts.tensor_rows(
+        canvas, input_x, y0 + pitch / 2, input_w, pitch, in_rows, style.INPUT_FILL,
+        style.INPUT_EDGE, cls="input",
+    )  # fmt: skip
+
+    # h0 comes in from the right, into row 0
+    h0_x = alias_x + 44
+    canvas.box(h0_x, centres[0] - 11, 56, 22, "`h0`", style.INPUT_FILL, style.INPUT_EDGE,
+               style.SMALL, rx=11)  # fmt: skip
+    canvas.arrow(h0_x, centres[0], alias_x + 2, centres[0], style.MUTED, 1.4)
+    canvas.text(alias_x + 24, centres[0] - 9, "copy", style.NOTE, "middle", fill=style.MUTED)
+
+    # one box per step, between the row it reads and the row it writes
+    box_h = pitch - 14
+    for t in range(steps):
+        middle = y0 + (t + 1) * pitch
+        box_y = middle - box_h / 2
+        with canvas.group("step"):
+            canvas.rect(step_x, box_y, step_w, box_h, style.STEP_FILL, style.STEP_EDGE, 1.3, 6)
+            canvas.text(step_x + 8, box_y + 11, "step t = %d" % t, style.SMALL, bold=True)
+            canvas.text(step_x + step_w - 8, box_y + 11, "workspace %d" % t, style.NOTE, "end",
+                        fill=style.MUTED)  # fmt: skip
+            lines = (
+                "`input_t` = input row %d" % t,
+                "`hidden_t_prev` = row %d  (offset 0)" % t,
+                "`hidden_t` = row %d  (offset 1)" % (t + 1),
+            )
+            for i, line in enumerate(lines):
+                canvas.text(step_x + 8, box_y + 26 + i * 12.5, line, style.NOTE)
+        # links: the input row and row t into the step, the step into row t + 1
+        canvas.arrow(input_x + input_w + 1, in_centres[t], step_x - 1, in_centres[t],
+                     style.LINK, 1.5, "5 3", cls="link")  # fmt: skip
+        canvas.arrow(state_x - 1, centres[t], step_x + step_w + 1, middle - 12,
+                     style.LINK, 1.5, "5 3", cls="link")  # fmt: skip
+        canvas.arrow(step_x + step_w + 1, middle + 12, state_x - 1, centres[t + 1],
+                     style.LINK, 1.5, "5 3", cls="link")  # fmt: skip
+
+    # aliases after the loop: _last (inner bracket, row T), _all (outer, rows 1..T)
+    bottom = y0 + (steps + 1) * pitch
+    with canvas.group("alias"):
+        canvas.bracket(alias_x + 8, centres[-1] - pitch / 2 + 4, bottom - 4, stroke=style.ALIAS,
+                       width=1.8)  # fmt: skip
+        canvas.bracket(alias_x + 20, y0 + pitch + 4, bottom - 4, stroke=style.ALIAS, width=1.8)
+        label_x = alias_x + 28
+        upper = (y0 + pitch + centres[-1] - pitch / 2) / 2
+        canvas.text(label_x, upper - 14, "`hidden_t_all`", style.SMALL, fill=style.ALIAS)
+        canvas.text(label_x, upper + 1, "rows 1 … T", style.NOTE)
+        canvas.text(label_x, upper + 14, "alias, offset 1", style.NOTE, fill=style.MUTED)
+        canvas.line(alias_x + 8, centres[-1], label_x - 2, centres[-1], style.ALIAS, 1.0)
+        canvas.text(label_x, centres[-1] - 7, "`hidden_t_last`", style.SMALL, fill=style.ALIAS)
+        canvas.text(label_x, centres[-1] + 8, "row T, offset −1", style.NOTE, fill=style.MUTED)
+
+    y = bottom + 22
+    y = parts.key(
+        canvas,
+        y,
+        [
+            ("dashed", style.LINK, "link: a step-net blob is a view of a row"),
+            ("bracket", style.ALIAS, "alias: an op output viewing rows, after the loop"),
+        ],
+    )
+    canvas.text_block(
+        10,
+        y + 12,
+        "The cell state has a tensor of its own, `cell_t_prev_states`, linked the same way. "
+        "An initial state of k rows (k × N × D) fills rows 0 … k − 1, and the tensor has "
+        "T + k rows. Forward-only (no backward pass) the op keeps 2 step workspaces and "
+        "alternates them.",
+        style.NOTE,
+        width=canvas.width - 20,
+        fill=style.MUTED,
+    )
+    return Figure("fig_forward_rows", canvas.svg())

@@ -1,0 +1,213 @@
+"""``fig_lstm_cell()``: the LSTM cell in Caffe2's blobs, beside ``torch.nn.LSTM``'s.
+
+What the figure says:
+
+* **Caffe2** (``rnn_cell.LSTMCell`` at 0cdd09da6): ``prepare_input`` applies
+  one ``FC`` named ``i2h`` (``i2h_w``, ``i2h_b``) to the whole input sequence
+  *before* the loop (``T × N × 4H``); inside the step net ``gates_t =
+  FC(hidden_t_prev)`` (``gates_t_w``, ``gates_t_b``), then ``Sum(gates_t,
+  input_t)`` with ``input_t`` = row t of ``i2h``; then ``LSTMUnit(hidden_t_prev,
+  cell_t_prev, gates_t, seq_lengths, timestep)`` -> ``hidden_t``, ``cell_t``.
+  ``LSTMUnit`` reads the 4H gate columns in the order **i, f, o, g**
+  (``lstm_unit_op.h``: ``X[0..D)`` input, ``X[D..2D)`` forget (+ ``forget_bias``),
+  ``X[2D..3D)`` output, ``X[3D..4D)`` the tanh candidate);
+* **PyTorch** (``torch.nn.LSTM``'s documented formula): ``W_ih x_t + b_ih +
+  W_hh h_{t-1} + b_hh`` with the gate blocks in the order **i, f, g, o**;
+* the rest is the same: ``c_t = f ⊙ c_{t-1} + i ⊙ g``, ``h_t = o ⊙ tanh(c_t)``.
+
+``tests/viz/test_viz_figures.py`` checks the Caffe2 gate order drawn here
+against what caffe2rnn's ``LSTMUnit`` computes.
+"""
+
+from . import parts, style
+from .svg import Canvas, Figure
+
+#: Gate order of Caffe2's LSTMUnit and of torch.nn.LSTM's weight blocks.
+CAFFE2_GATES = ("i", "f", "o", "g")
+TORCH_GATES = ("i", "f", "g", "o")
+
+#: (Caffe2, torch.nn.LSTM, note) rows of the table under the cells.
+MAPPING = (
+    ("`i2h_w` (4H × D)", "`weight_ih_l0` (4H × D)", "blocks i f o g ↔ i f g o"),
+    ("`gates_t_w` (4H × H)", "`weight_hh_l0` (4H × H)", "the same reordering"),
+    ("`i2h_b` + `gates_t_b`", "`bias_ih_l0` + `bias_hh_l0`", "only the sum matters"),
+    ("`hidden_t_all` (T × N × H)", "`output` (T × N × H)", "time-major in both"),
+    ("`hidden_t_last`, `cell_t_last`", "`h_n`, `c_n`", "1 × N × H"),
+    (
+        "`seq_lengths` (LSTMUnit input)",
+        "`PackedSequence`",
+        "Caffe2: past its length a row keeps its state",
+    ),
+)
+
+
+def _pill(canvas, x, y, w, text, h=22):
+    canvas.box(x, y - h / 2, w, h, text, style.INPUT_FILL, style.INPUT_EDGE, style.NOTE, rx=h / 2)
+
+
+def _op(canvas, x, y, w, text, colour, h=24):
+    canvas.box(x, y - h / 2, w, h, text, colour, colour, style.SMALL, bold=True,
+               fill_text="#FFFFFF", rx=3)  # fmt: skip
+
+
+def _param(canvas, x, y, w, text):
+    canvas.box(x, y - 10, w, 20, text, style.PARAM_FILL, style.PARAM_EDGE, style.NOTE, rx=3)
+
+
+def _gates(canvas, x, y, order, block=54, h=24):
+    """The 4H gate vector as four coloured blocks, in ``order``."""
+    with canvas.group("gates " + "".join(order)):
+        for k, gate in enumerate(order):
+            fill, ink = style.GATES[gate]
+            canvas.box(x + k * block, y - h / 2, block, h, gate, fill, ink, style.LABEL + 1,
+                       bold=True, fill_text=ink, rx=0, width=1.2)  # fmt: skip
+    return x + 4 * block
+
+
+def _band(canvas, x, y, w, h, label, fill, edge):
+    canvas.rect(x, y, w, h, fill, edge, 1.0, 6, dash="5 3")
+    canvas.text(x + 8, y + 10, label, style.NOTE, fill=edge, bold=True)
+
+
+def fig_lstm_cell():
+    """The LSTM cell in Caffe2's blobs (left) beside torch.nn.LSTM's (right)."""
+    canvas = Canvas(
+        style.WIDTH,
+        "The LSTM cell in Caffe2's blobs beside torch.nn.LSTM",
+        "Caffe2's rnn_cell.LSTM applies the input FC i2h to the whole sequence before the "
+        "loop; its step net adds FC(hidden_t_prev) to row t of i2h and LSTMUnit reads the "
+        "gates in the order i, f, o, g. torch.nn.LSTM computes W_ih x_t + b_ih + W_hh h + b_hh "
+        "with the gates in the order i, f, g, o. The cell update is the same.",
+    )
+    top = parts.heading(
+        canvas,
+        "One LSTM step, in Caffe2's blobs and in torch.nn.LSTM",
+        "Same arithmetic, different plumbing: where the input product is taken, the gate "
+        "order, two biases. Caffe2 0cdd09da6 (`rnn_cell.LSTM`); PyTorch's documented formula.",
+    )
+    left, right, col = 10, 346, 316
+    y = top + 18
+    canvas.text(left + col / 2, y, "Caffe2: blobs of `rnn_cell.LSTM`", style.LABEL, "middle",
+                True)  # fmt: skip
+    canvas.text(right + col / 2, y, "PyTorch: `torch.nn.LSTM`", style.LABEL, "middle", True)
+
+    # -- before the loop -------------------------------------------------------------
+    b1 = y + 14
+    _band(canvas, left, b1, col, 74, "before the loop: once, for all T rows", "#F8F9FA",
+          style.MUTED)  # fmt: skip
+    _band(canvas, right, b1, col, 74, "before the loop", "#F8F9FA", style.MUTED)
+    row = b1 + 34
+    _pill(canvas, left + 10, row, 76, "`input`  T×N×D")
+    canvas.arrow(left + 87, row, left + 112, row, style.INK)
+    _op(canvas, left + 113, row, 44, "FC", style.COMPUTE)
+    _param(canvas, left + 96, row + 24, 78, "`i2h_w`, `i2h_b`")
+    canvas.arrow(left + 135, row + 14, left + 135, row + 12.5, style.PARAM_EDGE, 1.0)
+    canvas.arrow(left + 158, row, left + 192, row, style.INK)
+    canvas.box(left + 193, row - 16, 112, 32, "`i2h`\nT × N × 4H", "#FFFFFF", style.INK,
+               style.NOTE)  # fmt: skip
+    canvas.text_block(right + 12, row - 4, "nothing: `x_t` goes into every step, "
+                      "multiplied there by `W_ih`", style.NOTE, width=col - 24,
+                      fill=style.MUTED)  # fmt: skip
+
+    # -- one step ----------------------------------------------------------------------
+    b2 = b1 + 86
+    step_h = 232
+    _band(canvas, left, b2, col, step_h, "the step net, at each t", style.STEP_FILL,
+          style.STEP_EDGE)  # fmt: skip
+    _band(canvas, right, b2, col, step_h, "each step t", style.STEP_FILL, style.STEP_EDGE)
+
+    # Caffe2: hidden_t_prev -> FC -> (+ input_t) Sum -> gates_t -> LSTMUnit
+    r1 = b2 + 34
+    _pill(canvas, left + 10, r1, 104, "`hidden_t_prev`")
+    canvas.arrow(left + 115, r1, left + 134, r1)
+    _op(canvas, left + 135, r1, 40, "FC", style.COMPUTE)
+    canvas.box(left + 112, r1 + 17, 86, 32, "`gates_t_w`\n`gates_t_b`", style.PARAM_FILL,
+               style.PARAM_EDGE, style.NOTE, rx=3)  # fmt: skip
+    _pill(canvas, left + 226, r1, 80, "`input_t`")
+    canvas.arrow(left + 266, b1 + 50, left + 266, r1 - 12, style.LINK, 1.5, "4 3")
+    canvas.text(left + 272, b1 + 79, "row t", style.NOTE, fill=style.LINK)
+    r2 = r1 + 56
+    _op(canvas, left + 200, r2, 50, "Sum", style.COMPUTE)
+    canvas.arrow(left + 176, r1, left + 206, r1, head=None)
+    canvas.arrow(left + 206, r1, left + 214, r2 - 12)
+    canvas.text(left + 182, r1 - 11, "`gates_t`", style.NOTE - 0.5)
+    canvas.arrow(left + 266, r1 + 11, left + 238, r2 - 12)
+    gates_y = r2 + 42
+    gx = left + (col - 4 * 54) / 2
+    canvas.path([(left + 225, r2 + 12), (left + 225, gates_y - 13)], style.INK)
+    _gates(canvas, gx, gates_y, CAFFE2_GATES)
+    canvas.text(left + col / 2, gates_y + 20, "`gates_t`: N × 4H, order i f o g", style.NOTE,
+                "middle")  # fmt: skip
+    r3 = gates_y + 52
+    canvas.arrow(left + col / 2, gates_y + 27, left + col / 2, r3 - 13)
+    _op(canvas, left + col / 2 - 50, r3, 100, "LSTMUnit", style.ACTIVATION)
+    canvas.text(left + 10, r3 - 6, "+ `hidden_t_prev`,", style.NOTE - 0.5, fill=style.MUTED)
+    canvas.text(left + 10, r3 + 7, "`cell_t_prev`", style.NOTE - 0.5, fill=style.MUTED)
+    canvas.text(left + col - 10, r3 - 6, "`seq_lengths`,", style.NOTE - 0.5, "end",
+                fill=style.MUTED)  # fmt: skip
+    canvas.text(left + col - 10, r3 + 7, "`timestep`", style.NOTE - 0.5, "end", fill=style.MUTED)
+    r4 = r3 + 40
+    canvas.arrow(left + col / 2 - 20, r3 + 12, left + col / 2 - 50, r4 - 11)
+    canvas.arrow(left + col / 2 + 20, r3 + 12, left + col / 2 + 50, r4 - 11)
+    _pill(canvas, left + col / 2 - 100, r4, 84, "`hidden_t`")
+    _pill(canvas, left + col / 2 + 16, r4, 84, "`cell_t`")
+
+    # torch: x_t -> W_ih x_t + b_ih, h_{t-1} -> W_hh h_{t-1} + b_hh, + -> gates
+    _pill(canvas, right + 10, r1, 62, "h_{t−1}")
+    canvas.arrow(right + 73, r1, right + 86, r1)
+    canvas.box(right + 87, r1 - 12, 120, 24, "W_{hh} h_{t−1} + b_{hh}", "#FFFFFF", style.COMPUTE,
+               style.NOTE, width=1.4)  # fmt: skip
+    _pill(canvas, right + 244, r1, 62, "x_{t}")
+    canvas.box(right + 196, r1 + 22, 110, 24, "W_{ih} x_{t} + b_{ih}", "#FFFFFF", style.COMPUTE,
+               style.NOTE, width=1.4)  # fmt: skip
+    canvas.arrow(right + 275, r1 + 11, right + 275, r1 + 21)
+    _op(canvas, right + 150, r2, 40, "+", style.COMPUTE)
+    canvas.arrow(right + 147, r1 + 12, right + 163, r2 - 12)
+    canvas.arrow(right + 236, r1 + 46, right + 186, r2 - 12)
+    canvas.path([(right + 170, r2 + 12), (right + 170, gates_y - 13)], style.INK)
+    gx_t = right + (col - 4 * 54) / 2
+    _gates(canvas, gx_t, gates_y, TORCH_GATES)
+    canvas.text(right + col / 2, gates_y + 20, "gates: N × 4H, order i f g o (g and o swap)",
+                style.NOTE, "middle", fill=style.ACCUMULATE)  # fmt: skip
+    canvas.arrow(right + col / 2, gates_y + 27, right + col / 2, r3 - 13)
+    canvas.box(right + col / 2 - 86, r3 - 12, 172, 24, "σ(i), σ(f), tanh(g), σ(o)",
+               style.ACTIVATION, style.ACTIVATION, style.NOTE, True, "#FFFFFF", 3)  # fmt: skip
+    canvas.text(right + 10, r3, "+ c_{t−1}", style.NOTE - 0.5, fill=style.MUTED)
+    canvas.arrow(right + col / 2 - 20, r3 + 12, right + col / 2 - 50, r4 - 11)
+    canvas.arrow(right + col / 2 + 20, r3 + 12, right + col / 2 + 50, r4 - 11)
+    _pill(canvas, right + col / 2 - 100, r4, 84, "h_{t}")
+    _pill(canvas, right + col / 2 + 16, r4, 84, "c_{t}")
+
+    # -- the same arithmetic ---------------------------------------------------------------
+    y = b2 + step_h + 20
+    canvas.text(
+        style.WIDTH / 2,
+        y,
+        "in both:  i, f, o = σ(·),  g = tanh(·),  "
+        "c_{t} = f ⊙ c_{t−1} + i ⊙ g,  h_{t} = o ⊙ tanh(c_{t})",
+        style.SMALL,
+        "middle",
+        True,
+    )
+    canvas.text(
+        style.WIDTH / 2,
+        y + 15,
+        "(LSTMUnit adds its argument `forget_bias`, default 0, to f before the σ)",
+        style.NOTE,
+        "middle",
+        fill=style.MUTED,
+    )
+
+    # -- the map ------------------------------------------------------------------------
+    y += 34
+    columns = (left, 222, 438)
+    for x, text in zip(columns, ("Caffe2 blob", "torch.nn.LSTM", "")):
+        canvas.text(x + 4, y, text, style.NOTE, bold=True)
+    canvas.line(left, y + 8, style.WIDTH - 10, y + 8, style.MUTED, 0.8)
+    with canvas.group("mapping"):
+        for i, row_texts in enumerate(MAPPING):
+            ry = y + 22 + i * 16
+            for x, text in zip(columns, row_texts):
+                fill = style.MUTED if x == columns[-1] else style.INK
+                canvas.text(x + 4, ry, text, style.NOTE, fill=fill)
+    return Figure("fig_lstm_cell", canvas.svg())
