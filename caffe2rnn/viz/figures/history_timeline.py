@@ -15,6 +15,7 @@ Sources: ``docs/concepts/history.md``, issue 32 for E7 and 2018.
 
 from dataclasses import dataclass
 
+from ... import eras
 from . import parts, style
 from .svg import Canvas, Figure, text_width, wrap
 
@@ -94,9 +95,10 @@ _DAY = 16  # px before an event's text: its day of the month
 
 
 def _era_events():
+    default = eras.DEFAULT.name
     return tuple(
         Event(date, "era", commit, "**%s · %s**%s" % (name, version,
-                                                       " (default)" if name == "E5" else ""))
+                                                       " (default)" if name == default else ""))
         for name, version, commit, date in ERAS
     )  # fmt: skip
 
@@ -185,7 +187,7 @@ def fig_history_timeline():
     for i, name in enumerate(names):
         start = era_marks[name] - 5
         stop = era_marks[names[i + 1]] - 7 if i + 1 < len(names) else y - 3
-        colour = style.RNN_OP if name == "E5" else ("#9AA0A6" if i % 2 else "#5F6368")
+        colour = style.RNN_OP if name == eras.DEFAULT.name else ("#9AA0A6" if i % 2 else "#5F6368")
         canvas.rect(58, start, 4, max(stop - start, 4), colour, None)
 
     # and then: PyTorch
