@@ -153,6 +153,10 @@ class GetScaleGradient(GradientMaker):
         return [self.op_def("Scale", [self.GO(0)], [self.GI(0)])]
 
 
+#: The warnings registry of the re-typed counters (which messages were shown).
+_RETYPE_WARNINGS: dict = {}
+
+
 class RetypedCounterWarning(UserWarning):
     """An ``Iter``/``AtomicIter`` counter that was not int64 was made a new int64 counter."""
 
@@ -166,7 +170,7 @@ def _increment(op):
     reallocated as int64 -- fresh memory nothing had written -- and counted
     on from whatever it held. Here the new int64 counter holds 0, so the
     count restarts deterministically at 1, and a :class:`RetypedCounterWarning`
-    names the blob (Python shows it once per blob and place).
+    names the blob (shown once per blob name and type).
     """
     counter = op.outputs[0].value
     name = op.outputs[0].name
@@ -181,12 +185,16 @@ def _increment(op):
             "size: blob '%s' has shape %s; expected 1 element" % (name, counter.shape)
         )
     if counter.dtype != np.int64:
-        warnings.warn(
-            "%s: iteration blob '%s' is %s; like Caffe2's IterOp (mutable_data<int64_t>) "
-            "it becomes a new int64 counter, which starts from 0 here (Caffe2 counted on "
-            "from uninitialised memory)" % (op.def_.type, name, counter.dtype),
+        # Shown as "<operator Iter>:0: RetypedCounterWarning: ...", once per message.
+        warnings.warn_explicit(
+            "iteration blob '%s' is %s; like Caffe2's IterOp (mutable_data<int64_t>) "
+            "it becomes a new int64 counter, which starts from 0 here (Caffe2's counted on "
+            "from uninitialised memory)" % (name, counter.dtype),
             RetypedCounterWarning,
-            stacklevel=2,
+            "<operator %s>" % op.def_.type,
+            0,
+            module=__name__,
+            registry=_RETYPE_WARNINGS,
         )
         counter = op.outputs[0].value = np.zeros(counter.shape, dtype=np.int64)
     value = counter.reshape(-1)
