@@ -134,6 +134,12 @@ class Era:
     #: 39716d929 (2017-12-01): ``PackSegments`` requires the lengths to add up
     #: to DATA's rows exactly. Before: rows after the last run were left out.
     pack_segments_exact_lengths: bool = False
+    #: Caffe2's pow_op.cc (after 042e8ede4, at 929c33cee): the gradient of an
+    #: in-place ``Pow`` (X -> X) reads the output, so it raises it to
+    #: ``(exponent - 1) / exponent`` (= X^(exponent-1) of the input). Before:
+    #: ``exponent - 1`` of whatever the blob held, the output. E7's
+    #: Control_Ops tutorial differentiates in-place Pows.
+    pow_inplace_gradient: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
