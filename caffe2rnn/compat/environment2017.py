@@ -203,10 +203,12 @@ _builtin_round = round
 
 
 def round2017(number, ndigits=None):
-    """Python's ``round`` with NumPy 1.13's ``ndarray.__round__``: an array is
-    rounded element by element (``np.around``; the result is an array, a 0-d
-    one a NumPy scalar); anything else goes to the built-in."""
-    if isinstance(number, np.ndarray):
+    """Python's ``round`` with NumPy 1.13's ``__round__`` of arrays and NumPy
+    scalars: rounded element by element (``np.around``), keeping the type --
+    an array stays an array, ``round(np.float32(1.23456), 2)`` is the float32
+    1.23 (NumPy 2 returns a Python float, printed with float64's digits);
+    anything else goes to the built-in."""
+    if isinstance(number, (np.ndarray, np.generic)):
         return np.around(number, ndigits or 0)
     return _builtin_round(number) if ndigits is None else _builtin_round(number, ndigits)
 
