@@ -15,9 +15,9 @@ blocks; ``ops.X(...)`` adds an operator ``X`` to the builder's current net::
     plan = core.Plan("p"); plan.AddStep(core.to_execution_step(nb))
     workspace.RunPlan(plan)                       # y == 1.0
 
-A builder collects *children* -- nets, and the builders of inner blocks --
-and becomes an execution step (:func:`caffe2rnn.core.to_execution_step`:
-one substep per child). There are two ways to express control flow:
+A builder collects *children* (nets, inner builders) and becomes an
+execution step (:func:`caffe2rnn.core.to_execution_step`). Two ways to
+express control flow:
 
 * **with execution steps** (the original design): ``ops.stop_if(blob)`` ends
   the current step when ``blob`` is true (the builder's *stop blob*, an
@@ -32,17 +32,16 @@ one substep per child). There are two ways to express control flow:
   whole builder one net -- which has a gradient
   (:mod:`caffe2rnn.control_ops_grad`).
 
-**Lexical scope.** A builder knows which blob names exist at each point: the
-blobs used by the nets before it, in it and in its parents (and
-``initial_scope``). In a control-op block, a blob first written inside the
-block is *local* to it (its ``Do`` workspace; gone after the block), a blob
-of the enclosing scope is shared, and reading a blob that is in no scope is
-an error when the block is built.
+**Lexical scope.** A builder knows which blob names exist at each point (used
+by the nets before it, in its parents, or ``initial_scope``). In a control-op
+block a blob first written inside is *local* (its ``Do`` workspace, gone
+after the block), one of the enclosing scope is shared, and reading a blob in
+no scope is an error when the block is built.
 
-The task-related operations (``ops.task_group``, ``task_init``...) build
-Caffe2's ``task.Task``/``TaskGroup``, which caffe2rnn does not implement:
-they work when :mod:`caffe2rnn.compat` has a Caffe2 checkout to load
-``caffe2/python/task.py`` from, and otherwise say so.
+The task operations (``ops.task_group``, ``task_init``...) build Caffe2's
+``task.Task``/``TaskGroup``, which caffe2rnn does not implement: they work
+when :mod:`caffe2rnn.compat` loads ``caffe2/python/task.py`` from a Caffe2
+checkout, and otherwise say so.
 """
 
 import importlib
@@ -222,8 +221,7 @@ class NetBuilder:
         self._current_net = None
         self._frozen = True
 
-    def get(self):
-        """The children (frozen: nothing can be added any more)."""
+    def get(self):  # the children, frozen: nothing can be added any more
         self.freeze()
         return self._children
 
@@ -281,12 +279,10 @@ class Operations:
             raise AttributeError("No active NetBuilder.")
         return getattr(self.net(), op_type)
 
-    def stop(self):
-        """End the current step here."""
+    def stop(self):  # end the current step here
         return self.stop_if(ops.Const(True))
 
-    def stop_if(self, blob):
-        """End the current step here if the scalar bool ``blob`` is true."""
+    def stop_if(self, blob):  # ... if the scalar bool ``blob`` is true
         return NetBuilder.current().stop_if(blob)
 
     def loop(self, iters=None, name=None):
@@ -301,12 +297,10 @@ class Operations:
         """A block run once if ``cond`` is true (execution steps); ``.Elif``, ``.Else``."""
         return NetBuilder.current().add(_RunIf(cond, name=name))
 
-    def IfNet(self, cond, name=None):
-        """A block run if ``cond`` is true, as an ``If`` operator."""
+    def IfNet(self, cond, name=None):  # a block run if ``cond`` is true, as an If op
         return NetBuilder.current().add(_RunIfNet(cond, name=name))
 
-    def Else(self, name=None):
-        """The else block of the ``IfNet`` just before it."""
+    def Else(self, name=None):  # the else block of the IfNet just before it
         return _RunElseNet(name=name)
 
     def WhileNet(self, name=None):
@@ -336,36 +330,28 @@ class Operations:
         self.net().add_attribute(attribute, setup)
         return setup
 
-    def task_init(self):
-        """Ops run once when the task starts."""
+    def task_init(self):  # ops run once when the task starts
         return self._setup(_SetupBuilder.INIT, _caffe2_task().Task.TASK_SETUP)
 
-    def task_exit(self):
-        """Ops run once when the task ends."""
+    def task_exit(self):  # ... once when it ends
         return self._setup(_SetupBuilder.EXIT, _caffe2_task().Task.TASK_SETUP)
 
-    def task_instance_init(self):
-        """Ops run when each instance of the task starts."""
+    def task_instance_init(self):  # ... when each instance of the task starts
         return self._setup(_SetupBuilder.INIT, _caffe2_task().Task.TASK_INSTANCE_SETUP)
 
-    def task_instance_exit(self):
-        """Ops run when each instance of the task ends."""
+    def task_instance_exit(self):  # ... when each instance ends
         return self._setup(_SetupBuilder.EXIT, _caffe2_task().Task.TASK_INSTANCE_SETUP)
 
-    def local_init(self):
-        """Ops run once per node when the task group starts."""
+    def local_init(self):  # ... once per node when the task group starts
         return self._setup(_SetupBuilder.INIT, _caffe2_task().TaskGroup.LOCAL_SETUP)
 
-    def local_exit(self, name=None):
-        """Ops run once per node when the task group ends."""
+    def local_exit(self, name=None):  # ... once per node when the group ends
         return self._setup(_SetupBuilder.EXIT, _caffe2_task().TaskGroup.LOCAL_SETUP, name)
 
-    def task_reporter(self, interval_ms=1000, name=None):
-        """Ops run every ``interval_ms`` while the task runs (and once at its end)."""
+    def task_reporter(self, interval_ms=1000, name=None):  # every interval_ms in a task
         return _ReporterBuilder(interval_ms, net=self.net(), name=name)
 
-    def local_reporter(self, interval_ms=1000, name=None):
-        """Ops run every ``interval_ms`` while any task of the group runs."""
+    def local_reporter(self, interval_ms=1000, name=None):  # ... while any task of the group runs
         return _ReporterBuilder(interval_ms, name=name)
 
 
