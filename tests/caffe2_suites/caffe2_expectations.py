@@ -206,6 +206,7 @@ SUITES = [
     Suite("E5", "context_test.py"),
     Suite("E5", "schema_test.py"),
     Suite("E5", "control_test.py"),
+    Suite("E5", "net_builder_test.py"),
     Suite("E5", "toy_regression_test.py"),
     Suite("E5", "tt_core_test.py"),
     # -- E6 (042e8ede4) ---------------------------------------------------------------
@@ -350,6 +351,7 @@ SUITES = [
     Suite("E6", "context_test.py"),
     Suite("E6", "schema_test.py"),
     Suite("E6", "control_test.py"),
+    Suite("E6", "net_builder_test.py"),
     Suite("E6", "layer_parameter_sharing_test.py"),
     Suite("E6", "toy_regression_test.py"),
     Suite("E6", "tt_core_test.py"),
