@@ -37,6 +37,12 @@ plugin (:mod:`.pytest_plugin`)::
     python -m pytest -p caffe2rnn.compat.pytest_plugin --caffe2-source ~/caffe2 \
         ~/caffe2/caffe2/python/operator_test/rnn_cell_test.py
 
+**The era of the whole process.** ``CAFFE2RNN_ERA=E6`` (any era name of
+:mod:`caffe2rnn.eras`) in the environment makes :func:`install` put the whole
+process in that era, as if every line ran inside ``eras.use("E6")``. That is
+how the "Caffe2 (caffe2rnn)" Jupyter kernels (:mod:`.kernel`), in which
+Caffe2's own tutorial notebooks run unchanged, hold one era for a session.
+
 The seeds were Python 2; :func:`py2_namespace` gives ``exec`` a globals dict in
 which ``map`` returns a list (Caffe2's argument builder iterates a value more
 than once, so a lazy ``map`` would become an empty argument).
