@@ -104,8 +104,9 @@ def _rectify_operator_and_name(operators_or_net, name):
 
 
 def _escape_label(name):
-    """A name as a quoted DOT string (JSON's escaping, as Caffe2 did)."""
-    return json.dumps(name)
+    """A name as a quoted DOT string: JSON's escaping, as Caffe2 did, but keeping
+    non-ASCII characters (Graphviz shows ``\\u25b8`` as the text "u25b8")."""
+    return json.dumps(name, ensure_ascii=False)
 
 
 def _node_name(op, op_id, append_output):
