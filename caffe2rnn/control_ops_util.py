@@ -1,10 +1,13 @@
-"""``caffe2.python.control_ops_util``: which blobs a sub-net reads and writes.
+"""``caffe2.python.control_ops_util``: If and While ops over sub-nets, and the blobs they share.
 
-Caffe2's control-flow ops (If, While, Do) run a sub-net inside the enclosing
-net's workspace. To wire it up, ``add_if_op``/``add_while_op`` asked
-:func:`get_external_blob_names` which outer blobs the sub-net depends on and
+Caffe2's control-flow ops (If, While, Do: :mod:`caffe2rnn.operators.control_flow`)
+run a sub-net for the enclosing net. :func:`add_if_op` and :func:`add_while_op`
+(929c33cee) wire one up: each branch or loop body runs in a ``Do`` whose
+workspace is bound to the outer blobs it shares, found by
+:func:`get_external_blob_names`: which outer blobs the sub-net depends on and
 which outer blobs it writes, given ``lexical_scope``: the set of blob names
-visible at that point of the outer net.
+visible at that point of the outer net. ``NetBuilder``'s ``IfNet``/``WhileNet``
+and ``brew.cond``/``brew.loop`` call them.
 
 The function had two behaviours in the archived repository (the commits below).
 Both are here, chosen with ``variant``:

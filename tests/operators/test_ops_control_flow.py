@@ -292,3 +292,28 @@ def test_brew_style_helpers_build_if_and_while_over_nets():
     workspace.RunNetOnce(counter)
     assert workspace.FetchBlob("y").tolist() == [1.0]
     assert workspace.FetchBlob("i").tolist() == [7.0]
+
+
+def test_brew_cond_and_loop_over_model_helpers():
+    """E7's brew.cond / brew.loop: branches and bodies are model helpers' nets."""
+    from caffe2rnn import brew
+    from caffe2rnn.model_helper import ModelHelper
+
+    model = ModelHelper(name="outer")
+    for name, value in (("x", -1.0), ("y", 0.0), ("zero", 0.0), ("one", 1.0), ("n", 5.0)):
+        model.param_init_net.ConstantFill([], [name], shape=[1], value=value)
+    model.param_init_net.GT(["x", "zero"], "positive")
+    then_model, else_model = ModelHelper(name="then"), ModelHelper(name="else")
+    then_model.net.Copy("one", "y")
+    else_model.net.Sub(["zero", "one"], "y")
+    brew.cond(model, "positive", ["x", "y", "zero", "one"], then_model, else_model)
+    body, cond = ModelHelper(name="body"), ModelHelper(name="cond")
+    body.net.Add(["y", "one"], "y")
+    cond.net.LT(["y", "n"], "more")
+    # "more" is not an outer blob: the loop makes it (a False bool) before it runs.
+    brew.loop(model, "more", ["y", "one", "n"], body, cond)
+    workspace.ResetWorkspace()
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.RunNetOnce(model.net)
+    assert workspace.FetchBlob("y").tolist() == [5.0]  # -1 (else), then counted up to 5
+    assert [op.type for op in model.net.Proto().op].count("If") == 1
