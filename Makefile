@@ -19,6 +19,7 @@ $(STAMP): requirements-dev.txt pyproject.toml setup.py caffe2rnn/proto/caffe2.pr
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
 	$(PY) setup.py -q build_ext --inplace
 	$(PY) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
+	$(PY) -m caffe2rnn.compat.kernel install --sys-prefix >/dev/null
 	@bash scripts/ensure-dot.sh
 	@touch $@
 
@@ -88,8 +89,14 @@ clean:
 # JupyterLab on ./notebooks, running in this project's environment: JupyterLab is
 # installed into .venv on first use and the kernel registered as "caffe2rnn (.venv)",
 # so notebooks import caffe2rnn (and protobuf, the kernels) without any other setup.
+# It also offers the "Caffe2 (caffe2rnn)" kernels (one per era; installed into .venv by
+# setup), in which Caffe2's own tutorials run unchanged: open them with
+#   make lab NOTEBOOK_DIR=../shared/caffe2/E7/caffe2/python/tutorials
+# (docs/caffe2-tutorials.md).
+NOTEBOOK_DIR ?= notebooks
 .PHONY: lab
 lab: setup
 	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check "jupyterlab>=4" "ipywidgets>=8"
 	$(PY) -m ipykernel install --user --name caffe2rnn --display-name "caffe2rnn (.venv)"
-	$(PY) -m jupyter lab --notebook-dir=notebooks
+	$(PY) -m caffe2rnn.compat.kernel install --sys-prefix >/dev/null
+	$(PY) -m jupyter lab --notebook-dir=$(NOTEBOOK_DIR)

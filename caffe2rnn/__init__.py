@@ -32,5 +32,5 @@ __version__ = "0.1.0"
 
 # Importing these registers what they contribute: every operator; the
 # operators of older eras and their recurrent_net texts; the gradient
-# checker's net drawer.
-from . import history, operators, viz  # noqa: F401, E402
+# checker's net drawer; the gradients of If, While and Do.
+from . import control_ops_grad, history, operators, viz  # noqa: F401, E402

@@ -24,7 +24,9 @@ Registered helpers: ``arg_scope``, ``fc``, ``dropout``, ``lrn``, ``softmax``,
 ``depth_concat``, ``sum``, ``transpose``, ``iter``, ``conv``, ``conv_nd``,
 ``group_conv``, ``add_weight_decay``, ``elementwise_linear``, ``layer_norm``,
 ``instance_norm``, ``image_input`` (its op is built, not run:
-:mod:`caffe2rnn.operators.image_input`). Caffe2's other E5 helpers build ops
+:mod:`caffe2rnn.operators.image_input`), and E7's ``cond`` and ``loop``
+(If/While over model helpers, :mod:`caffe2rnn.helpers.control_ops`).
+Caffe2's other E5 helpers build ops
 caffe2rnn does not implement (batch norm, MaxPoolWithIndex,
 Accuracy, ConvTranspose, video input, the FC variants) and are not
 registered: asking for one is the same AttributeError as for any unknown
@@ -43,6 +45,7 @@ import inspect as _inspect
 from .helpers.algebra import sum, transpose  # noqa: A004 - Caffe2's names
 from .helpers.arg_scope import arg_scope, get_current_scope
 from .helpers.array_helpers import concat, depth_concat
+from .helpers.control_ops import cond, loop
 from .helpers.conv import conv, conv_nd, group_conv
 from .helpers.dropout import dropout
 from .helpers.elementwise_linear import elementwise_linear
@@ -78,6 +81,8 @@ _REGISTRY = {
     "elementwise_linear": elementwise_linear,
     "layer_norm": layer_norm,
     "instance_norm": instance_norm,
+    "cond": cond,
+    "loop": loop,
     "image_input": image_input,
 }
 

@@ -134,6 +134,12 @@ class Era:
     #: 39716d929 (2017-12-01): ``PackSegments`` requires the lengths to add up
     #: to DATA's rows exactly. Before: rows after the last run were left out.
     pack_segments_exact_lengths: bool = False
+    #: Caffe2's pow_op.cc (after 042e8ede4, at 929c33cee): the gradient of an
+    #: in-place ``Pow`` (X -> X) reads the output, so it raises it to
+    #: ``(exponent - 1) / exponent`` (= X^(exponent-1) of the input). Before:
+    #: ``exponent - 1`` of whatever the blob held, the output. E7's
+    #: Control_Ops tutorial differentiates in-place Pows.
+    pow_inplace_gradient: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -239,8 +245,10 @@ VERSION_NAMES = {e.version: e.name for e in ERAS.values() if e.version}
 VERSION_NAMES["s1"] = "E0"
 
 DEFAULT = E5
-_current = contextvars.ContextVar("caffe2rnn_era", default=DEFAULT)
+_current = contextvars.ContextVar("caffe2rnn_era", default=None)
 _named = contextvars.ContextVar("caffe2rnn_era_named", default=None)
+#: The era of the whole process (:func:`set_process_era`), or None.
+_process = None
 
 
 def get(era):
@@ -259,13 +267,29 @@ def get(era):
 
 
 def current():
-    """The era in force for building (E5 unless a :func:`use` block says otherwise)."""
-    return _current.get()
+    """The era in force for building: the innermost :func:`use` block's, else
+    the process's (:func:`set_process_era`), else E5."""
+    return _current.get() or _process or DEFAULT
 
 
 def named():
-    """The era of the innermost :func:`use` block, or None outside any."""
-    return _named.get()
+    """The era of the innermost :func:`use` block, else the process's
+    (:func:`set_process_era`), else None."""
+    return _named.get() or _process
+
+
+def set_process_era(era):
+    """Make ``era`` (a name or an Era; None: none) the era of the whole process,
+    as if every thread ran inside ``use(era)``; a :func:`use` block still
+    overrides it for its body. Returns the previous process era.
+
+    A ``use`` block does not outlive a notebook cell; this does:
+    :func:`caffe2rnn.compat.install` calls it with ``$CAFFE2RNN_ERA`` (how
+    the "Caffe2 (caffe2rnn)" Jupyter kernels choose their era).
+    """
+    global _process
+    previous, _process = _process, (None if era is None else get(era))
+    return previous
 
 
 @contextlib.contextmanager

@@ -230,6 +230,11 @@ class GraphvizNotFoundError(Caffe2RNNError, RuntimeError):
     """
 
 
+class PydotNotFoundError(Caffe2RNNError, ImportError):
+    """:mod:`caffe2rnn.net_drawer` returns pydot graphs, as Caffe2's did, and
+    pydot is not installed (``pip install pydot``)."""
+
+
 class TextError(Caffe2RNNError, ValueError):
     """A text that :mod:`caffe2rnn.demo.char_rnn` cannot learn from or sample with:
     a missing, empty, binary or too short file, a character outside the

@@ -37,6 +37,12 @@ plugin (:mod:`.pytest_plugin`)::
     python -m pytest -p caffe2rnn.compat.pytest_plugin --caffe2-source ~/caffe2 \
         ~/caffe2/caffe2/python/operator_test/rnn_cell_test.py
 
+**The era of the whole process.** ``CAFFE2RNN_ERA=E6`` (any era name of
+:mod:`caffe2rnn.eras`) in the environment makes :func:`install` put the whole
+process in that era, as if every line ran inside ``eras.use("E6")``. That is
+how the "Caffe2 (caffe2rnn)" Jupyter kernels (:mod:`.kernel`), in which
+Caffe2's own tutorial notebooks run unchanged, hold one era for a session.
+
 The seeds were Python 2; :func:`py2_namespace` gives ``exec`` a globals dict in
 which ``map`` returns a list (Caffe2's argument builder iterates a value more
 than once, so a lazy ``map`` would become an empty argument).
@@ -202,6 +208,29 @@ class Caffe2Finder(importlib.abc.MetaPathFinder):
 
 _finder = None
 
+#: The environment variable that names the Caffe2 era of the whole process
+#: (any name :func:`caffe2rnn.eras.get` knows: ``E5``, ``E6``, ``v2``...),
+#: read by :func:`install`. The "Caffe2 (caffe2rnn)" Jupyter kernels set it
+#: (:mod:`.kernel`): an ``eras.use`` block does not outlive a notebook cell.
+ERA_VARIABLE = "CAFFE2RNN_ERA"
+#: (previous process era,) when install() set the process era from the variable.
+_era_before_install = None
+
+
+def era_from_environment():
+    """The :class:`~caffe2rnn.eras.Era` ``$CAFFE2RNN_ERA`` names, or None when
+    it is unset or empty; an unknown name is an ArgumentError naming the variable."""
+    from .. import eras
+    from ..errors import ArgumentError
+
+    name = os.environ.get(ERA_VARIABLE, "").strip()
+    if not name:
+        return None
+    try:
+        return eras.get(name)
+    except ArgumentError as exc:
+        raise ArgumentError("$%s=%r: %s" % (ERA_VARIABLE, name, exc)) from None
+
 
 def install(checkout=None):
     """Make ``import caffe2...`` (and, if needed, ``future.utils`` and
@@ -211,13 +240,23 @@ def install(checkout=None):
     ``caffe2/python``), whose modules answer the names caffe2rnn does not
     have. Idempotent; a later call with a checkout sets it. Returns the
     installed finder.
+
+    The first call also reads ``$CAFFE2RNN_ERA`` (:data:`ERA_VARIABLE`):
+    when it names an era, the whole process builds and runs in that era
+    (:func:`caffe2rnn.eras.set_process_era`; an ``eras.use`` block, ``--era``
+    or ``--caffe2-era`` still override it where they apply).
     """
-    global _finder
+    global _finder, _era_before_install
     if _finder is None:
+        from .. import eras
+
+        era = era_from_environment()
         provide_future = importlib.util.find_spec("future") is None
         provide_past = importlib.util.find_spec("past") is None
         _finder = Caffe2Finder(provide_future, provide_past)
         sys.meta_path.insert(0, _finder)
+        if era is not None:
+            _era_before_install = (eras.set_process_era(era),)
     if checkout is not None:
         from .checkout import Checkout
 
@@ -226,14 +265,20 @@ def install(checkout=None):
 
 
 def uninstall():
-    """Remove the import hook and forget the ``caffe2.*`` modules it made."""
-    global _finder
+    """Remove the import hook and forget the ``caffe2.*`` modules it made (and the
+    process era ``$CAFFE2RNN_ERA`` set)."""
+    global _finder, _era_before_install
     if _finder is None:
         return
+    from .. import eras
+
     sys.meta_path.remove(_finder)
     for name in [n for n in sys.modules if _finder.provided(n)]:
         del sys.modules[name]
     _finder = None
+    if _era_before_install is not None:
+        eras.set_process_era(_era_before_install[0])
+    _era_before_install = None
 
 
 def run_program(path, argv=(), checkout=None, era=None):
@@ -284,7 +329,11 @@ def _parser():
         help="a Caffe2 source checkout (the folder holding caffe2/python) for the modules "
         "caffe2rnn does not have; default: the checkout PROGRAM lies in, else $CAFFE2_SOURCE",
     )
-    parser.add_argument("--era", help="build and run under this Caffe2 era (E0..E6; default E5)")
+    parser.add_argument(
+        "--era",
+        help="build and run under this Caffe2 era (a name of caffe2rnn.eras; default "
+        "$CAFFE2RNN_ERA, else E5)",
+    )
     parser.add_argument("program", metavar="PROGRAM.py")
     parser.add_argument("arguments", nargs=argparse.REMAINDER, metavar="ARGUMENTS")
     return parser

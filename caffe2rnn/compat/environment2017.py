@@ -34,6 +34,11 @@ means giving those names back — their 2017 meaning, nothing more:
   in Caffe2's E4 recurrent_network_test); NumPy 2 takes only 0-d arrays. The
   arrays ``np.random.choice`` and ``np.random.randint`` return (the way 2017
   tests drew sizes and indices) convert again (:class:`OneElementScalars`).
+* **round() of an array** (:func:`round2017`): NumPy 1.13's ndarray had
+  ``__round__`` (``np.around``: ``round(np.array([1.23456]), 2)`` was
+  ``array([1.23])``); NumPy 2 has none for arrays of one or more dimensions,
+  and Caffe2's E7 Toy_Regression tutorial rounds its fetched ``(1,)`` weight.
+  The "Caffe2 (caffe2rnn)" kernel gives notebooks this ``round``.
 * **NetworkX 1.x** for ``memonger`` (:mod:`.networkx2017`).
 * **Python 2's lazy itertools** (:func:`install_python2_itertools`):
   ``itertools.izip``, ``imap``, ``ifilter``, ``ifilterfalse`` and
@@ -194,6 +199,20 @@ class OneElementScalars(np.ndarray):
         return complex(self._scalar())
 
 
+_builtin_round = round
+
+
+def round2017(number, ndigits=None):
+    """Python's ``round`` with NumPy 1.13's ``__round__`` of arrays and NumPy
+    scalars: rounded element by element (``np.around``), keeping the type --
+    an array stays an array, ``round(np.float32(1.23456), 2)`` is the float32
+    1.23 (NumPy 2 returns a Python float, printed with float64's digits);
+    anything else goes to the built-in."""
+    if isinstance(number, (np.ndarray, np.generic)):
+        return np.around(number, ndigits or 0)
+    return _builtin_round(number) if ndigits is None else _builtin_round(number, ndigits)
+
+
 def _settings_keywords(kwargs):
     """Hypothesis 3 ``settings`` keywords → today's."""
     import hypothesis
@@ -225,8 +244,12 @@ def _stored_as(dtype, value):
 
 
 def install_hypothesis3_api():
-    """Make the ``hypothesis`` module accept Hypothesis 3 code. Idempotent."""
-    import hypothesis
+    """Make the ``hypothesis`` module accept Hypothesis 3 code. Idempotent;
+    nothing without Hypothesis."""
+    try:
+        import hypothesis
+    except ImportError:
+        return
     import hypothesis.extra.numpy as hnp
     import hypothesis.strategies as st
 

@@ -90,9 +90,20 @@ class TestFileFinder(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_file_location(name, origin, loader=_Loader(origin))
 
 
+class IndexTransformer(_WrapIndices):
+    """The rewrite as an AST transformer, for code compiled elsewhere: the
+    "Caffe2 (caffe2rnn)" Jupyter kernel applies it to every notebook cell
+    (after :func:`install_helper`)."""
+
+
+def install_helper():
+    """Make the rewritten subscripts' helper a built-in name. Idempotent."""
+    setattr(builtins, _HELPER, index2017)
+
+
 def install(root):
     """Load the test files under ``root`` with NumPy 1.13's list indices. Idempotent."""
-    setattr(builtins, _HELPER, index2017)
+    install_helper()
     for finder in sys.meta_path:
         if isinstance(finder, TestFileFinder) and finder.root == os.path.abspath(root) + os.sep:
             return

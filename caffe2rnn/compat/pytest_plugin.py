@@ -40,7 +40,10 @@ def pytest_addoption(parser):
         help="a Caffe2 source checkout (holding caffe2/python); default $CAFFE2_SOURCE",
     )
     group.addoption(
-        "--caffe2-era", default=None, help="the Caffe2 era of the test files (E0..E6; default E5)"
+        "--caffe2-era",
+        default=None,
+        help="the Caffe2 era of the test files (a name of caffe2rnn.eras; default "
+        "$CAFFE2RNN_ERA, else E5)",
     )
     group.addoption(
         "--caffe2-seed",

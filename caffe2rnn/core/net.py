@@ -426,6 +426,17 @@ class Net:
         self._ExtendOps(grad_ops)
         return input_to_grad
 
+    def UsedBlobNames(self):
+        """The names of every blob the net's ops read or write, and its
+        declared external inputs and outputs (a set)."""
+        names = set()
+        for op in self._net.op:
+            names.update(op.input)
+            names.update(op.output)
+        names.update(self._net.external_input)
+        names.update(self._net.external_output)
+        return names
+
     def AppendNet(self, net):
         """Append ``net``'s ops (copies) to this net; return this net.
 

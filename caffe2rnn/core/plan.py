@@ -263,12 +263,21 @@ class Plan:
 
 
 def to_execution_step(step_or_nets, default_name=None):
-    """``step_or_nets`` as an ExecutionStep (a step is returned unchanged)."""
+    """``step_or_nets`` as an ExecutionStep (a step is returned unchanged).
+
+    A builder of steps (a ``net_builder.NetBuilder``: anything with
+    ``execution_step_parts()`` returning its children and its stop blob)
+    becomes a step of its children that ends when its stop blob is true.
+    """
     if isinstance(step_or_nets, ExecutionStep):
         return step_or_nets
     if not default_name and hasattr(step_or_nets, "name"):
         default_name = step_or_nets.name
-    return execution_step(default_name, step_or_nets)
+    stop_blob = None
+    parts = getattr(step_or_nets, "execution_step_parts", None)
+    if callable(parts):
+        step_or_nets, stop_blob = parts()
+    return execution_step(default_name, step_or_nets, should_stop_blob=stop_blob)
 
 
 def execution_step(

@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     coalesce,
     comparison,
     conditional,
+    control_flow,
     conv,
     counter,
     cross_entropy,

@@ -17,6 +17,8 @@ dropout_op.{h,cc}. The optimizers that emit these ops are in
 :mod:`caffe2rnn.optimizer`; their update ops in :mod:`caffe2rnn.operators.sgd`.
 """
 
+import warnings
+
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
@@ -151,20 +153,50 @@ class GetScaleGradient(GradientMaker):
         return [self.op_def("Scale", [self.GO(0)], [self.GI(0)])]
 
 
+#: The warnings registry of the re-typed counters (which messages were shown).
+_RETYPE_WARNINGS: dict = {}
+
+
+class RetypedCounterWarning(UserWarning):
+    """An ``Iter``/``AtomicIter`` counter that was not int64 was made a new int64 counter."""
+
+
 def _increment(op):
-    """Add 1 to output 0, the int64 iteration counter (shared by Iter and AtomicIter)."""
+    """Add 1 to output 0, the int64 iteration counter (shared by Iter and AtomicIter).
+
+    Caffe2's ``IncrementIter`` (sgd/iter_op.h) checked the size (1 element)
+    and then took ``mutable_data<int64_t>()``: a counter of another type
+    (Caffe2's own Toy_Regression tutorial made ``ITER`` int32) was
+    reallocated as int64 -- fresh memory nothing had written -- and counted
+    on from whatever it held. Here the new int64 counter holds 0, so the
+    count restarts deterministically at 1, and a :class:`RetypedCounterWarning`
+    names the blob (shown once per blob name and type).
+    """
     counter = op.outputs[0].value
     name = op.outputs[0].name
-    if type(counter) is not np.ndarray or counter.dtype != np.int64:
+    if type(counter) is not np.ndarray:
         raise DTypeError(
             "iteration blob '%s' must be an int64 tensor of 1 "
-            "element; it is %s" % (name, getattr(counter, "dtype", op.outputs[0].type_name()))
+            "element; it is %s" % (name, op.outputs[0].type_name())
         )
     if counter.size != 1:
         raise ShapeError(
             "The output of IterOp exists, but not of the right "
             "size: blob '%s' has shape %s; expected 1 element" % (name, counter.shape)
         )
+    if counter.dtype != np.int64:
+        # Shown as "<operator Iter>:0: RetypedCounterWarning: ...", once per message.
+        warnings.warn_explicit(
+            "iteration blob '%s' is %s; like Caffe2's IterOp (mutable_data<int64_t>) "
+            "it becomes a new int64 counter, which starts from 0 here (Caffe2's counted on "
+            "from uninitialised memory)" % (name, counter.dtype),
+            RetypedCounterWarning,
+            "<operator %s>" % op.def_.type,
+            0,
+            module=__name__,
+            registry=_RETYPE_WARNINGS,
+        )
+        counter = op.outputs[0].value = np.zeros(counter.shape, dtype=np.int64)
     value = counter.reshape(-1)
     if value[0] < 0:
         raise EnforceNotMet(

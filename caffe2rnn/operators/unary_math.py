@@ -35,7 +35,8 @@ softsign_op.cc, replace_nan_op.{h,cc}.
 
 import numpy as np
 
-from ..errors import ArgumentError, GradientError
+from .. import eras
+from ..errors import ArgumentError, EnforceNotMet, GradientError
 from ..runtime.registry import register, register_gradient, register_gradient_variant
 from .base import Operator
 from .gradient_maker import (
@@ -107,8 +108,16 @@ class GetPowGradient(GradientMaker):
 
     def get_gradient_defs(self):
         exponent = float(self.arg("exponent", 0.0))
+        power = exponent - 1
+        if self.I(0) == self.O(0) and eras.current().pow_inplace_gradient:
+            # X was overwritten by Y = X^a: Y^((a-1)/a) is X^(a-1) (E7's pow_op.cc).
+            if abs(exponent) <= 1e-12:
+                raise EnforceNotMet(
+                    "In-place Pow gradient needs a nonzero exponent (got %g)" % exponent
+                )
+            power = (exponent - 1) / exponent
         return [
-            self.op_def("Pow", [self.I(0)], [self.GI(0)], exponent=exponent - 1),
+            self.op_def("Pow", [self.I(0)], [self.GI(0)], exponent=power),
             self.op_def("Mul", [self.GI(0), self.GO(0)], [self.GI(0)]),
             self.op_def("Scale", [self.GI(0)], [self.GI(0)], scale=exponent),
         ]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from caffe2rnn import core
-from caffe2rnn.errors import DTypeError, EnforceNotMet, GradientError
+from caffe2rnn.errors import DTypeError, EnforceNotMet, GradientError, ShapeError
 from caffe2rnn.operators.atomic import Mutex
 from caffe2rnn.operators.gradient_maker import get_gradient_for_op
 from caffe2rnn.proto import caffe2_pb2
@@ -60,8 +60,8 @@ def test_atomic_iter_errors_name_the_blob():
     ws.feed("not_a_mutex", np.zeros(1, np.float32))
     with pytest.raises(DTypeError, match=r"input 0 \('not_a_mutex'\) holds .*expected a mutex"):
         ws.run_operator_once(core.CreateOperator("AtomicIter", ["not_a_mutex", "iter"], ["iter"]))
-    ws.feed("iter", np.zeros(1, np.int32))
-    with pytest.raises(DTypeError, match="'iter'.*int64"):
+    ws.feed("iter", np.zeros(2, np.int64))
+    with pytest.raises(ShapeError, match="'iter' has shape \\(2,\\); expected 1 element"):
         ws.run_operator_once(core.CreateOperator("AtomicIter", ["mutex", "iter"], ["iter"]))
     with pytest.raises(EnforceNotMet, match="same blob"):
         ws.run_operator_once(core.CreateOperator("AtomicIter", ["mutex", "iter"], ["other"]))

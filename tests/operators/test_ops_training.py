@@ -1,6 +1,8 @@
 """WeightedSum, Scale, Iter, LearningRate, Dropout: forward against formulas,
 gradient makers, gradients against finite differences, and an SGD step."""
 
+import warnings
+
 import numpy as np
 import pytest
 from ops_testing import check_gradients, gradient_of, random, run1, run_op
@@ -8,6 +10,7 @@ from ops_testing import check_gradients, gradient_of, random, run1, run_op
 from caffe2rnn import core
 from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, GradientError, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
+from caffe2rnn.operators.training import RetypedCounterWarning
 from caffe2rnn.runtime import Workspace
 
 ONE = np.array([1.0], np.float32)
@@ -106,7 +109,7 @@ def test_iter_without_input_starts_at_zero():
 @pytest.mark.parametrize(
     "value, error, match",
     [
-        (np.array([1], np.int32), DTypeError, "'iter'.*int64"),
+        (np.array([1.5, 2.5], np.float32), ShapeError, "'iter'"),
         (np.array([1, 2], np.int64), ShapeError, "'iter'"),
         (np.array([-1], np.int64), EnforceNotMet, "negative"),
         (np.array([np.iinfo(np.int64).max], np.int64), EnforceNotMet, "Overflow"),
@@ -116,6 +119,37 @@ def test_iter_errors(value, error, match):
     ws = Workspace()
     ws.feed("iter", value)
     with pytest.raises(error, match=match):
+        ws.run_operator_once(core.CreateOperator("Iter", ["iter"], ["iter"]))
+
+
+@pytest.mark.parametrize("op_type", ["Iter", "AtomicIter"])
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.uint8])
+def test_iter_retypes_a_counter_of_another_type_as_caffe2_did(op_type, dtype):
+    """Caffe2's IncrementIter took mutable_data<int64_t>() of a 1-element counter
+    of any type: a new int64 tensor. Here it starts from 0 (Caffe2's held
+    whatever that memory held), one warning names the blob, and it then counts on."""
+    ws = Workspace()
+    ws.feed("ITER", np.array([7], dtype))
+    inputs = ["ITER"]
+    if op_type == "AtomicIter":
+        ws.run_operator_once(core.CreateOperator("CreateMutex", [], ["mutex"]))
+        inputs = ["mutex", "ITER"]
+    net = ws.create_net(_single_op_net(core.CreateOperator(op_type, inputs, ["ITER"])))
+    with pytest.warns(RetypedCounterWarning, match="'ITER' is %s" % np.dtype(dtype)) as record:
+        net.run()
+    assert len(record) == 1
+    counter = ws.fetch("ITER")
+    assert counter.dtype == np.int64 and counter.shape == (1,) and counter.tolist() == [1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # int64 now: no second warning
+        net.run()
+    assert ws.fetch("ITER").tolist() == [2]
+
+
+def test_iter_refuses_a_blob_that_is_not_a_tensor():
+    ws = Workspace()
+    ws.run_operator_once(core.CreateOperator("CreateMutex", [], ["iter"]))
+    with pytest.raises(DTypeError, match="'iter'.*int64"):
         ws.run_operator_once(core.CreateOperator("Iter", ["iter"], ["iter"]))
 
 
