@@ -131,12 +131,6 @@ def GetOpNodeProducer(append_output, **kwargs):
     return ReallyGetOpNode
 
 
-def _is_gradient_op(op):
-    """Marked by Caffe2 (``is_gradient_op``) or named ``...Gradient`` -- except
-    ``StopGradient``, a forward op that only blocks the backward pass."""
-    return is_gradient_op(op) and op.type != "StopGradient"
-
-
 def _styled_op_node(append_output=False):
     """caffe2rnn's default producer: each op in its family's colour, gradient
     ops rounded, nested nets named in the label."""
@@ -146,7 +140,7 @@ def _styled_op_node(append_output=False):
         if family == "accumulate" and not accumulates_gradient(op):
             family = "compute"  # a forward Sum is arithmetic, not backward's +=
         attrs = dict(OP_STYLE, color=OP_FAMILIES[family][0], fillcolor=OP_FAMILIES[family][0])
-        if _is_gradient_op(op):
+        if is_gradient_op(op):
             attrs["style"] = "rounded,filled"
         label = _node_name(op, op_id, append_output)
         inner = nested_nets(op)
@@ -158,7 +152,7 @@ def _styled_op_node(append_output=False):
             attrs["label"] = _escape_label(label)
         node = _pydot().Node(_node_name(op, op_id, append_output), **attrs)
         node.caffe2rnn_look = (
-            "gradient operator: %s" if _is_gradient_op(op) else "operator: %s"
+            "gradient operator: %s" if is_gradient_op(op) else "operator: %s"
         ) % family
         return node
 

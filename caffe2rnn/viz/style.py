@@ -202,8 +202,9 @@ def accumulates_gradient(op):
 
 
 def is_gradient_op(op):
-    """Caffe2 marks generated ops with ``is_gradient_op``; older ones only by name."""
-    return op.is_gradient_op or op.type.endswith("Gradient")
+    """Caffe2 marks generated ops with ``is_gradient_op``; older ones only by name
+    (``StopGradient`` is a forward op: it only stops the gradient builder)."""
+    return op.is_gradient_op or (op.type.endswith("Gradient") and op.type != "StopGradient")
 
 
 def is_gradient_name(name):
