@@ -19,6 +19,7 @@ checkout is not given skips with the reason.
 """
 
 import collections
+import json
 import os
 import subprocess
 import sys
@@ -123,6 +124,16 @@ def mismatches(suite, outcomes):
     return problems
 
 
+def record_counts(suite, counts):
+    """Append the suite's counts to ``$CAFFE2RNN_SUITE_COUNTS`` when it names a file:
+    ``scripts/caffe2_tests_table.py`` writes docs/caffe2-tests.md's table from them."""
+    path = os.environ.get("CAFFE2RNN_SUITE_COUNTS")
+    if path:
+        record = {"id": suite.id, "era": suite.era, "path": suite.path, "counts": dict(counts)}
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+
+
 @pytest.mark.parametrize("suite", SUITES, ids=[s.id for s in SUITES])
 def test_caffe2_test_file(suite, tmp_path):
     source = checkout_for(suite)
@@ -140,6 +151,7 @@ def test_caffe2_test_file(suite, tmp_path):
         "%s %s: %s"
         % (suite.era, suite.path, ", ".join("%d %s" % (n, o) for o, n in sorted(counts.items())))
     )  # shown with pytest -s (or -rP)
+    record_counts(suite, counts)
     problems = mismatches(suite, outcomes)
     assert not problems, "caffe2/python/%s (era %s):\n%s\n\n%s" % (
         suite.path,
@@ -212,3 +224,29 @@ def test_without_a_checkout_every_suite_skips_with_the_variable_to_set(monkeypat
         pytest.skip.Exception, match="set CAFFE2_SOURCE_E6 to a checkout .*042e8ede4"
     ):
         checkout_for(next(s for s in SUITES if s.era == "E6"))
+
+
+def test_the_docs_table_is_written_from_recorded_counts(tmp_path, monkeypatch):
+    """record_counts + scripts/caffe2_tests_table.py: one row per suite, totals per era."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "caffe2_tests_table", os.path.join(REPOSITORY, "scripts", "caffe2_tests_table.py")
+    )
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    counts_file = tmp_path / "counts.jsonl"
+    monkeypatch.setenv("CAFFE2RNN_SUITE_COUNTS", str(counts_file))
+    first, second = SUITES[0], SUITES[1]
+    record_counts(first, collections.Counter(passed=3, skipped=1))
+    record_counts(second, collections.Counter(passed=2))
+    record_counts(second, collections.Counter(passed=5, failed=1))  # a rerun replaces
+    text, missing = table.section(table.read_counts(counts_file))
+    assert "| %s | `%s` | 3 | 1 | 0 |" % (first.era, first.path) in text
+    assert "| %s | `%s` | 5 | 0 | 1 |" % (second.era, second.path) in text
+    assert len(missing) == len(SUITES) - 2 and first.id not in missing
+    page = tmp_path / "page.md"
+    page.write_text("before\n%s\nSTALE-ROW\n%s\nafter\n" % (table.START, table.END))
+    assert table.main([str(counts_file), "--page", str(page)]) == 1  # suites missing
+    written = page.read_text()
+    assert written.startswith("before\n") and written.endswith("after\n") and "STALE-ROW" not in written
