@@ -249,4 +249,5 @@ def test_the_docs_table_is_written_from_recorded_counts(tmp_path, monkeypatch):
     page.write_text("before\n%s\nSTALE-ROW\n%s\nafter\n" % (table.START, table.END))
     assert table.main([str(counts_file), "--page", str(page)]) == 1  # suites missing
     written = page.read_text()
-    assert written.startswith("before\n") and written.endswith("after\n") and "STALE-ROW" not in written
+    assert written.startswith("before\n") and written.endswith("after\n")
+    assert "STALE-ROW" not in written
