@@ -284,7 +284,7 @@ def _parser():
         help="a Caffe2 source checkout (the folder holding caffe2/python) for the modules "
         "caffe2rnn does not have; default: the checkout PROGRAM lies in, else $CAFFE2_SOURCE",
     )
-    parser.add_argument("--era", help="build and run under this Caffe2 era (E0..E6; default E5)")
+    parser.add_argument("--era", help="build and run under this Caffe2 era (E0..E7; default E5)")
     parser.add_argument("program", metavar="PROGRAM.py")
     parser.add_argument("arguments", nargs=argparse.REMAINDER, metavar="ARGUMENTS")
     return parser

@@ -40,7 +40,7 @@ def pytest_addoption(parser):
         help="a Caffe2 source checkout (holding caffe2/python); default $CAFFE2_SOURCE",
     )
     group.addoption(
-        "--caffe2-era", default=None, help="the Caffe2 era of the test files (E0..E6; default E5)"
+        "--caffe2-era", default=None, help="the Caffe2 era of the test files (E0..E7; default E5)"
     )
     group.addoption(
         "--caffe2-seed",
