@@ -448,3 +448,33 @@ def test_scope_and_cell_keywords_before_e7():
             rnn_cell.LSTM(ModelHelper(name="b"), "x", "s", ["h", "c"], D, 2)
         with pytest.raises(TypeError, match="unexpected keyword argument 'activation'"):
             rnn_cell.LSTM(ModelHelper(name="c"), "x", "s", ["h", "c"], D, 2, "l", activation="x")
+
+
+def test_the_history_pages_table_of_names():
+    """docs/concepts/history-e7.md, "Scoping": the same stack's names in E6 and E7."""
+    table = {  # (all hidden states, step-net state, first i2h_w, layer 1 gates_t_w, h0 of layer 1)
+        "E6": (
+            "rc/layer_0/hidden_t_all",
+            "rc/layer_0/hidden_t_prev",
+            "rc/layer_0/i2h_w",
+            "rc/layer_1/gates_t_w",
+            "rc/rc/layer_1/initial_hidden_state",
+        ),
+        "E7": (
+            "rc/layer_0/hidden_state_all",
+            "rc/layer_0/hidden_t_prev",
+            "rc/i2h_w",
+            "rc/layer_1/gates_t_w",
+            "rc/layer_1/initial_hidden_state",
+        ),
+    }
+    for era, (h_all, state, i2h_w, gates_w, h0) in table.items():
+        with eras.use(era):
+            model = ModelHelper(name="names_" + era)
+            outputs = rnn_cell.LSTM(
+                model, "input", "seq_lengths", None, D, [2, 3], "rc", return_last_layer_only=False
+            )
+        unit = [op for op in step_net_ops(model) if op.type == "LSTMUnit"][0]
+        params = [str(p) for p in model.params]
+        assert (str(outputs[0]), unit.input[0]) == (h_all, state)
+        assert params.index(i2h_w) == 4 and {gates_w, h0} <= set(params)  # 4: after 4 states
