@@ -401,6 +401,10 @@ SUITES = [
         },
     ),
     Suite("E7", "memonger_test.py"),
+    # Caffe2's control flow at its last commit: If/While/Do, NetBuilder with control ops
+    # (the Control_Ops tutorial's machinery, tests/tutorials)
+    Suite("E7", "control_test.py"),
+    Suite("E7", "net_builder_test.py"),
     Suite("E7", "observer_test.py"),
     Suite("E7", "data_parallel_model_test.py", select="test_equiv_recurrent"),
     Suite("E7", "models/seq2seq/seq2seq_model_helper_test.py"),
