@@ -156,7 +156,9 @@ def test_unroll_on_a_page_runs_top_to_bottom_and_collapses_long_sequences(parse_
 
 
 @pytest.mark.needs_dot
-def test_backward_timeline_on_a_page_runs_the_steps_top_to_bottom():
+def test_backward_timeline_on_a_page_shows_the_tensors_then_the_steps_in_run_order():
+    """The gradient tensors first (a stepper frame shows the rows a step touches
+    right under its slider), then the steps top to bottom, t = T-1 first."""
     graph = viz.backward_timeline(examples.lstm(), 4, width="page")
     root = ET.fromstring(pipe(graph, "svg"))
     tops = {}
@@ -166,7 +168,7 @@ def test_backward_timeline_on_a_page_runs_the_steps_top_to_bottom():
             tops.setdefault(title.text, y)
     ys = [tops["bstep%d" % t] for t in (3, 2, 1, 0)]
     assert ys == sorted(ys) and len(set(ys)) == 4
-    assert tops["grad/lstm/hidden_t_prev_states_grad"] > ys[-1]
+    assert tops["grad/lstm/hidden_t_prev_states_grad"] < ys[0]
 
 
 def test_timeline_on_a_page_keeps_every_row_and_says_where_the_steps_went(parse_dot):
