@@ -17,7 +17,8 @@ size (what a click on it opens). It also writes the time stepper,
 ``<prefix>_stepper.html``: a kernel-free HTML fragment (one pre-rendered
 page-width SVG per step and direction) the "Step through time" page embeds,
 and, with matplotlib, ``bug_<id>.svg``: the gradient errors of each bug of
-the gallery (``caffe2rnn.viz.plots.plot_bug``), its text kept as text
+the gallery (``caffe2rnn.viz.plots.plot_bug``: per timestep for B3 and B7,
+bars of run 1 and run 2 for B4 and B5), its text kept as text
 (``svg.fonttype: none``) so the site check can measure it.
 
 ``<prefix>_compare.svg`` is the one drawing of the April API: the historical
@@ -61,6 +62,9 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     write_figures(args.out)
+    # the bug plots first: a bug that reads memory nobody wrote (B3, B4) finds
+    # fresh memory here more often than after the views (the plots say which)
+    write_bug_plots(args.out)
     op = build_cell(args.cell)
     fmt = "svg"
     drawings = {view: draw(op, args.steps, "page") for view, (_, draw) in VIEWS.items()}
@@ -84,7 +88,6 @@ def main(argv=None):
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(stepper_html(op, args.steps, title=title, width="page"))
         print("wrote", path)
-    write_bug_plots(args.out)
     return 0
 
 
