@@ -117,7 +117,7 @@ def write_bug_plots(out):
             continue
         ax = plots.plot_bug(bug_id)
         path = os.path.join(out, "bug_%s.svg" % bug_id)
-        ax.figure.savefig(path)
+        ax.figure.savefig(path, bbox_inches="tight")
         plt.close(ax.figure)
         print("wrote", path)
 

@@ -103,9 +103,9 @@ def _rows_icon(canvas, x, y, aliased, edge):
     labels = ["0", "1", "…", "T"]
     for k, label in enumerate(labels):
         on = (aliased == 1 and k > 0) or (aliased == -1 and k == len(labels) - 1)
-        canvas.rect(x + k * 14, y, 14, 11, "#CEEAD6" if on else "#FFFFFF", edge, 0.7)
-        canvas.text(x + k * 14 + 7, y + 5.5, label, 8, "middle", fill=style.MUTED)
-    return x + len(labels) * 14
+        canvas.rect(x + k * 15, y, 15, 12, "#CEEAD6" if on else "#FFFFFF", edge, 0.7)
+        canvas.text(x + k * 15 + 7.5, y + 6, label, 9, "middle", fill=style.MUTED)
+    return x + len(labels) * 15
 
 
 def fig_recurrent_op():
