@@ -61,7 +61,7 @@ def _forward_panel(canvas, rnn, params, expand):
         if b not in references
     }
     tensors, written = dict(inputs), {}
-    title = "%s: the forward pass (argument step_net, run for t = 0 .. T-1)" % rnn.called
+    title = "%s: the forward pass (argument step_net)" % rnn.called
     with canvas.cluster("rnn", title, "rnn") as outer:
         label = "state tensors, (T+1) rows: step t reads row t"
         with parts.tensor_row(canvas, "states_read", label, outer) as row:

@@ -253,3 +253,16 @@ def test_compare_on_a_page_has_one_table_per_argument(parse_dot):
     ]
     assert titles == rows and "param_grads" in titles
     assert "legend" in tables
+
+
+@pytest.mark.needs_dot
+def test_the_recurrent_page_view_of_an_april_op_is_readable():
+    """Notebook 11 draws the April version's op with short, unscoped names: a
+    long cluster title once widened that page view past the column's 9 px labels."""
+    from caffe2rnn.history import cells, compare
+
+    op = compare.built_op("april", cells.sum_mul())
+    intrinsic, median, smallest = readable(pipe(viz.recurrent(op, width="page"), "svg"))
+    assert median >= check_site.MEDIAN_PX and smallest >= check_site.SMALLEST_PX, (
+        "%.0f px wide, labels %.1f / %.1f px" % (intrinsic, median, smallest)
+    )
