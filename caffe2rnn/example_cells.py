@@ -31,7 +31,8 @@ on) are cells too, built by today's ``recurrent_net`` in the era that has them;
 their NumPy twins are in ``tests/cells`` (``numpy_cells*.py``):
 
 =========================== =======================================================
-``rnn_cell_lstm``           ``rnn_cell.LSTM``: one ``LSTMCell`` layer (E5)
+``rnn_cell_lstm``           ``rnn_cell.LSTM``: one ``LSTMCell`` layer (E5), the
+                            LSTM of the learner's path (docs/start-here.md)
 ``milstm_stack``            ``rnn_cell.MILSTM``, two layers in one step net (E5)
 ``attention_recurrent``     ``rnn_cell.LSTMWithAttention``, recurrent (E5)
 ``gru``                     ``gru_cell.GRU``: ``GRUUnit`` (E6)
@@ -370,7 +371,7 @@ def _rnn_cell_layers():
         "rnn_cell_lstm": (
             "E5",
             lambda m, **kw: rnn_cell.LSTM(
-                m, "input", "seq_lengths", ("h0", "c0"), 3, 4, scope="lstm", **kw
+                m, "x", "seq_lengths", ("h0", "c0"), dim_in=3, dim_out=4, scope="lstm", **kw
             ),
         ),
         "milstm_stack": (

@@ -25,7 +25,12 @@ The drawing runs top to bottom: one box per backward step, left to right in
 the order they *run* (t = T-1 first), the gradient tensors below them row by
 row, and the output gradients (GO) and parameter gradients at the sides. The
 boxes are single nodes on one rank chained by invisible edges, which fixes
-their order (Graphviz would otherwise order them to save crossings).
+their order (Graphviz would otherwise order them to save crossings). On a
+page (and in the time stepper's frames) the gradient tensors come first, the
+steps under them: the rows a step touches sit right under the stepper's
+slider. The last row of each state gradient says it is zeroed before the
+loop (no step writes it), and a state gradient nothing is added into says
+why (its outputs are not in ``outputs_with_grads``).
 """
 
 from .. import core
@@ -84,7 +89,7 @@ def _ordinal(n):
     return "%d%s" % (n, {1: "st", 2: "nd", 3: "rd"}.get(n if n < 20 else n % 10, "th"))
 
 
-def _grad_table(title, n_rows, writers, readers, added, final, now=None, index=0):
+def _grad_table(title, n_rows, writers, readers, added, final, now=None, index=0, note=""):
     fill = BLOB_KINDS["gradient"][0]["fillcolor"]
     head = "".join(
         '<td bgcolor="%s"><b>%s</b></td>' % (fill, h)
@@ -110,6 +115,8 @@ def _grad_table(title, n_rows, writers, readers, added, final, now=None, index=0
             % (r, _ACCUM_FILL if extra else "#FFFFFF", "<br/>".join(_lines(x) for x in extra))
         )
         rows.append("<tr>%s</tr>" % "".join(cells))
+    if note:
+        rows.append('<tr><td colspan="4" align="left">%s</td></tr>' % _lines(note))
     return '<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>' % "".join(
         rows
     )
@@ -180,9 +187,14 @@ def backward_timeline(op, T=3, highlight=None, width=None):
                 now.setdefault(tensor, {})[row] = role[:-1]
     canvas = Canvas(
         "backward_timeline_" + rnn.name,
-        "'%s' backward over T = %d steps: the gradient rows each step reads and writes,\n"
-        "steps %s in the order they run (t = %d first)"
-        % (rnn.name, T, "top to bottom" if page else "left to right", T - 1),
+        (
+            "%s backward over T = %d steps: the gradient tensors row by row,\n"
+            "then the steps top to bottom in the order they run (t = %d first)"
+            if page
+            else "%s backward over T = %d steps: the gradient rows each step reads and writes,\n"
+            "steps left to right in the order they run (t = %d first)"
+        )
+        % (rnn.called, T, T - 1),
         "TB",
         width,
     )
@@ -224,7 +236,55 @@ def backward_timeline(op, T=3, highlight=None, width=None):
             final.setdefault(grad, {})[0] = [
                 "\u2192 gradient of %s (initial state)" % rnn.initial_state(state)
             ]
+            # no step writes the last row: the op zeroes it before the loop
+            # (and adds a _last output's gradient into it, when there is one)
+            writers.setdefault(grad, {}).setdefault(lengths[grad] - 1, []).insert(
+                0, "zeroed before the loop"
+            )
+    notes = {}
+    for grad in lengths:
+        state = grad[: -len("_grad")]
+        if state in rnn.states and not added.get(grad):
+            outputs = [a.dst for a in rnn.aliases if a.src == state]
+            notes[grad] = "+= nothing: %s get%s no gradient%s(outputs_with_grads = [%s])" % (
+                ", ".join(name(o) for o in outputs) or "its outputs",
+                "s" if len(outputs) == 1 else "",
+                gap,
+                ", ".join(str(i) for i in rnn.outputs_with_grads),
+            )
 
+    def draw_tensors():
+        for index, (tensor, n_rows) in enumerate(lengths.items()):
+            with canvas.part("tensor%d" % index) as part:
+                canvas.table(
+                    ("grad/", tensor),
+                    _grad_table(
+                        "%s  (%d rows)" % (name(tensor), n_rows),
+                        n_rows,
+                        writers.get(tensor, {}),
+                        readers.get(tensor, {}),
+                        added.get(tensor, {}),
+                        final.get(tensor, {}),
+                        now.get(tensor),
+                        index,
+                        notes.get(tensor, ""),
+                    ),
+                    graph=part,
+                    kind="gradient",
+                )
+                if page:  # the output gradients added into this table, in its part
+                    for go, grad, row, label in go_nodes:
+                        if grad == tensor:
+                            text = canvas.wrap(go) + "\n" + label  # the label would widen the part
+                            canvas.blob(("io/", go), text, ["external_input", "gradient"], part)
+                            canvas.edge(
+                                ("io/", go), ("grad/", grad), "accumulate", head_port="a%d:e" % row
+                            )
+
+    # On a page the gradient tensors come first: a stepper frame then shows
+    # the rows a step reads and writes right under its slider.
+    if page:
+        draw_tensors()
     order = list(range(T - 1, -1, -1))
     # At full size the steps share one rank, left to right in run order (an
     # invisible chain fixes their order: Graphviz would otherwise order them to
@@ -266,32 +326,8 @@ def backward_timeline(op, T=3, highlight=None, width=None):
                 )
     if not page:
         canvas.chain(["bstep%d" % t for t in order], weight="10")
+        draw_tensors()
 
-    for index, (tensor, n_rows) in enumerate(lengths.items()):
-        with canvas.part("tensor%d" % index) as part:
-            canvas.table(
-                ("grad/", tensor),
-                _grad_table(
-                    "%s  (%d rows)" % (name(tensor), n_rows),
-                    n_rows,
-                    writers.get(tensor, {}),
-                    readers.get(tensor, {}),
-                    added.get(tensor, {}),
-                    final.get(tensor, {}),
-                    now.get(tensor),
-                    index,
-                ),
-                graph=part,
-                kind="gradient",
-            )
-            if page:  # the output gradients added into this table, in its part
-                for go, grad, row, label in go_nodes:
-                    if grad == tensor:
-                        text = canvas.wrap(go) + "\n" + label  # the label would widen the part
-                        canvas.blob(("io/", go), text, ["external_input", "gradient"], part)
-                        canvas.edge(
-                            ("io/", go), ("grad/", grad), "accumulate", head_port="a%d:e" % row
-                        )
     if not page:
         # Row-level edges (5 per step for an LSTM) would hide the tables; each
         # step box and each table row names its rows instead. Invisible edges

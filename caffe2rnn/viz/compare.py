@@ -12,6 +12,10 @@ differs from its left neighbour's, a row when any cell is. A step net that
 changed where its summary does not look (an op's outputs, its arguments)
 says so in its text (``vs v2: op#0 outputs; ...``), so a real change is never
 hidden; a difference the text does not show (a net's name) is never shaded.
+A list of links (or aliases) whose entries only moved -- the same
+``(internal, external, offset)`` triples in another order, as
+``backward_link_*`` from v1 to april -- is the same set of links: its cells
+say "reordered" and are not shaded. The drawing says all this in a legend.
 """
 
 import textwrap
@@ -99,20 +103,64 @@ def _cell_text(value, width=46, previous=None, previous_name=""):
     return "<br/>".join(html_text(l) for l in lines[:8]) + ("<br/>…" if len(lines) > 8 else "")
 
 
-def visible(versions, row, width):
+#: Arguments read together, entry by entry: one link (or alias) is one column of all.
+GROUPS = (
+    ("link_internal", "link_external", "link_offset", "link_window"),
+    ("backward_link_internal", "backward_link_external", "backward_link_offset",
+     "backward_link_window"),
+    ("alias_src", "alias_dst", "alias_offset"),
+)  # fmt: skip
+
+REORDERED = " (reordered: the same links)"
+
+#: How a title names an example cell: the versions can only build the April API's.
+CELL_WORDS = {"lstm": "the April 2017 API's recurrent.LSTM"}
+
+
+def reordered(rows):
+    """``{argument: {version index}}``: where a group of arguments (:data:`GROUPS`)
+    holds, in version k, the same entries as in version k - 1, only in another order."""
+    by_name = {row.argument: row for row in rows}
+    found = {}
+    for group in GROUPS:
+        members = [by_name[name] for name in group if name in by_name]
+        if not members:
+            continue
+        n = len(members[0].values)
+        for k in range(1, n):
+            columns = []
+            for version in (k - 1, k):
+                values = [m.values[version] for m in members]
+                if any(not isinstance(v, list) for v in values):
+                    break
+                columns.append(list(zip(*values)))
+            else:
+                old, new = columns
+                if old != new and sorted(map(str, old)) == sorted(map(str, new)):
+                    for member in members:
+                        if member.values[k] != member.values[k - 1]:
+                            found.setdefault(member.argument, set()).add(k)
+    return found
+
+
+def visible(versions, row, width, moved=()):
     """``(texts, shades, differs)`` of one row as shown: each version's text,
     each cell's colour and whether the row differs, all decided by what the
     texts say. A cell is :data:`CHANGED` when its summary differs from its left
     neighbour's or it names a change of its own (``vs v2: ...``); a row
-    :data:`DIFFERS` when any cell changed."""
+    :data:`DIFFERS` when any cell changed. The versions in ``moved`` hold the
+    entries of the version before them, only reordered (:func:`reordered`): said
+    in the text, not shaded."""
     previous = (None,) + tuple(row.values[:-1])
     names = ("",) + tuple(versions[:-1])
     texts = [_cell_text(v, width, p, n) for v, p, n in zip(row.values, previous, names)]
     summaries = [_cell_text(v, width) for v in row.values]
     changed = [False] + [
-        summary != left or text != summary
-        for left, summary, text in zip(summaries, summaries[1:], texts[1:])
+        (summary != left or text != summary) and k not in moved
+        for k, (left, summary, text) in enumerate(zip(summaries, summaries[1:], texts[1:]), 1)
     ]
+    for k in moved:
+        texts[k] += html_text(REORDERED)
     differs = any(changed)
     colour = DIFFERS if differs else SAME
     shades = [CHANGED if c else colour for c in changed]
@@ -121,8 +169,26 @@ def visible(versions, row, width):
 
 def _shown(versions, rows, width, only_differences):
     """The rows to draw with their visible texts and shades."""
-    shown = [(row,) + visible(versions, row, width) for row in rows]
+    moved = reordered(rows)
+    shown = [(row,) + visible(versions, row, width, moved.get(row.argument, ())) for row in rows]
     return [s for s in shown if s[3] or not only_differences]
+
+
+#: The legend every comparison carries: what its shades mean.
+LEGEND = (
+    (CHANGED, "changed from the version to its left"),
+    (DIFFERS, "this argument differs between versions"),
+    (SAME, "the same in every version; a list whose entries only moved is the same"),
+)
+
+
+def _legend_rows(columns):
+    """The legend as table rows spanning ``columns`` cells."""
+    return "".join(
+        '<tr><td bgcolor="%s"> </td><td colspan="%d" align="left">%s</td></tr>'
+        % (colour, columns - 1, html_text(text))
+        for colour, text in LEGEND
+    )
 
 
 def table(versions, rows, title, only_differences=False):
@@ -153,6 +219,16 @@ def table(versions, rows, title, only_differences=False):
         '<<table border="0" cellborder="1" cellspacing="0" cellpadding="4">'
         "<tr>%s</tr>%s</table>>" % (header, "".join(body))
     )
+    graph.node(
+        "legend",
+        label='<<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>>'
+        % _legend_rows(2),
+        shape="plaintext",
+        fontname=FONT,
+        fontsize="9",
+        **{"class": "legend"},
+    )
+    graph.edge("table", "legend", style="invis")
     graph.node(
         "table",
         label=label,
@@ -189,6 +265,15 @@ def page_tables(versions, rows, title, only_differences=False):
                 graphviz.Digraph("compare_%d" % i, graph_attr=attrs[0], node_attr=attrs[1])
             )
         parts[-1].node("table%d" % i, label=label, shape="plaintext", **{"class": "compare"})
+    key = graphviz.Digraph("compare_legend", graph_attr=attrs[0], node_attr=attrs[1])
+    key.node(
+        "legend",
+        label='<<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>>'
+        % _legend_rows(2),
+        shape="plaintext",
+        **{"class": "legend"},
+    )
+    parts.append(key)
     return PageGraph("compare", parts, *attrs)
 
 
@@ -204,8 +289,9 @@ def compare(versions, cell="lstm", only_differences=False, width=None):
 
     rows = compare_rows(list(versions), cell)
     name = cell if isinstance(cell, str) else cell.name
-    title = "RecurrentNetwork arguments of the '%s' cell: %s (differences shaded)" % (
-        name,
+    what = CELL_WORDS.get(name, "the '%s' cell" % name)
+    title = "RecurrentNetwork arguments of %s: %s (differences shaded)" % (
+        what,
         " vs ".join(versions),
     )
     if sizing.check(width) == "page":

@@ -45,3 +45,10 @@ def attention():
 #: cell name → builder of its OperatorDef (a view of the one registry,
 #: :data:`caffe2rnn.example_cells.CELLS`).
 OPS = {name: (lambda name=name: op_of(name)) for name in _REGISTRY}
+
+
+def rnn_cell_lstm():
+    """The LSTM of the learner's path (docs/start-here.md): ``rnn_cell.LSTM(model,
+    "x", "seq_lengths", ("h0", "c0"), dim_in=3, dim_out=4, scope="lstm")`` on a
+    ``ModelHelper``, in the default era; the docs draw their views from it."""
+    return op_of("rnn_cell_lstm")

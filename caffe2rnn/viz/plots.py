@@ -4,11 +4,14 @@ The diagrams of :mod:`caffe2rnn.viz` show *structure*; these show *values*:
 
 * :func:`gradient_errors` / :func:`plot_bug` — for a bug of
   :data:`caffe2rnn.history.bugs.BUGS`, the error of the buggy and of the fixed
-  version's gradient against the NumPy reference, per timestep (and per run:
-  B4 and B5 only show on the second run). Errors are max-abs per timestep,
-  drawn on a log axis with exact zeros at the floor (and an error above
-  1e30, garbage memory, at a marked ceiling), so "right for the last
-  step only" (B3) or "all zero" (B7) is visible at a glance;
+  version's gradient against the NumPy reference. A bug shown in one run
+  (B3, B7) is drawn per timestep: the input's gradient, max-abs error per t,
+  on a log axis with exact zeros at the floor (and an error above 1e30,
+  garbage memory, at a marked ceiling), so "right for the last step only"
+  (B3) is visible at a glance. A bug shown by a second run (B4, B5) is a
+  parameter's gradient, one number per run: bars, run 1 and run 2 × buggy
+  and fixed, each marked right or wrong. Legends sit under the axes, never
+  on the data;
 * :func:`plot_attention` — attention weights, a decoder step per row and an
   encoder position per column (each row sums to 1);
 * :func:`plot_benchmark` — timings per configuration and implementation, as
@@ -19,6 +22,8 @@ The diagrams of :mod:`caffe2rnn.viz` show *structure*; these show *values*:
 matplotlib is needed only here; without it these functions raise
 :class:`ImportError` saying how to install it.
 """
+
+import textwrap
 
 import numpy as np
 
@@ -75,11 +80,52 @@ def gradient_errors(result):
     return errors
 
 
-def plot_bug(bug_id, result=None, ax=None):
-    """Per-timestep gradient error of a bug's buggy vs fixed version (log scale).
+#: An error below this fraction of the reference's size is float noise: "right".
+RIGHT = 1e-4
 
-    ``result`` defaults to ``BUGS[bug_id].run()``. One line per version and run
-    for each blob with a gradient; returns the matplotlib ``Axes``.
+#: What a plot says under its title, beside what the numbers show.
+CAPTIONS = {
+    "B3": "rows 0 … T−1 of the state gradient are never written: each step reads "
+    "uninitialised memory, not the next step's gradient",
+    "B4": "the fixing version (april) is right on run 1 only: its fix met the C++ "
+    "op's accumulation, bug B5",
+    "B5": "right on run 1, wrong on run 2: 2 × the gradient of timestep 0 instead "
+    "of the sum over t",
+    "B7": "every gradient of the input is lost: the linked gradient is overwritten",
+}
+
+
+def _right(error, reference):
+    """Whether an error is float noise beside the reference's size (NaN: no gradient)."""
+    scale = float(np.max(np.abs(reference))) or 1.0
+    return bool(np.all(np.isfinite(error)) and np.max(error) <= RIGHT * scale)
+
+
+def _shown(values):
+    """Errors as drawn on a log axis: 0 at the floor, garbage (> 1e30, inf, NaN: a
+    gradient computed from memory nobody wrote) at the ceiling."""
+    values = np.asarray(values, np.float64)
+    shown = np.where(values == 0, ZERO_FLOOR, values)
+    beyond = (values > INF_CEILING) | np.isnan(values)
+    return np.where(beyond, INF_CEILING, shown), bool(beyond.any())
+
+
+def _what_unwritten_memory_held(errors, reference):
+    """B3-like results: say whether the buggy run read garbage or (most likely) zeros."""
+    buggy = errors[:-1]
+    if not np.all(np.isfinite(buggy)) or np.any(buggy > 1e6 * (np.max(np.abs(reference)) or 1)):
+        return "this run: garbage (values of up to %.0e)" % np.nanmax(np.where(
+            np.isfinite(buggy), buggy, INF_CEILING))  # fmt: skip
+    return "this run: no garbage there (fresh memory holds zeros), so the recurrent part is missing"
+
+
+def plot_bug(bug_id, result=None, ax=None):
+    """The gradient error of a bug's buggy and fixed versions against the NumPy reference.
+
+    ``result`` defaults to ``BUGS[bug_id].run()``. A bug shown by one run is
+    drawn per timestep (one line per version, the input's gradient); one shown
+    by a second run (``Bug.runs`` > 1) as bars, run 1 and run 2 × buggy and
+    fixed, of its parameter's gradient. Returns the matplotlib ``Axes``.
     """
     from ..history.bugs import BUGS
 
@@ -92,42 +138,79 @@ def plot_bug(bug_id, result=None, ax=None):
         raise DrawingError("%s is not shown by gradients (%r)" % (bug_id, result))
     plt = _pyplot()
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 3.4))
-    markers = {"input": "o", "w": "s"}
+        _, ax = plt.subplots(figsize=(6.4, 3.7))
+    errors = gradient_errors(result)
+    if len(result.buggy) > 1:
+        _bug_bars(ax, bug, result, errors)
+    else:
+        _bug_lines(ax, bug, result, errors)
+    caption = CAPTIONS.get(bug_id)
+    title = "%s: %s (buggy) vs %s (fixed), against the NumPy reference" % (
+        bug_id, bug.buggy_version, bug.fixed_version)  # fmt: skip
+    if caption:
+        title += "\n" + textwrap.fill(caption, 84)
+    ax.set_title(title, fontsize=9, loc="left")
+    ax.figure.tight_layout()
+    return ax
+
+
+def _bug_lines(ax, bug, result, errors):
+    """One line per version: the input's gradient error at each timestep."""
+    blob = "input" if "input" in errors else next(iter(errors))
     infinite = False
-    for blob, entry in gradient_errors(result).items():
-        for side in ("buggy", "fixed"):
-            version = bug.buggy_version if side == "buggy" else bug.fixed_version
-            for run, values in enumerate(entry[side]):
-                t = np.arange(len(values))
-                shown = np.where(values == 0, ZERO_FLOOR, values)
-                beyond = values > INF_CEILING  # inf included, NaN (no gradient) not
-                infinite |= bool(beyond.any())
-                shown = np.where(beyond, INF_CEILING, shown)
-                ax.plot(
-                    t,
-                    shown,
-                    marker=markers.get(blob, "^"),
-                    linestyle="-" if run == len(entry[side]) - 1 else ":",
-                    color=COLOURS[side],
-                    alpha=1.0 if run == len(entry[side]) - 1 else 0.55,
-                    label="%s grad, %s (%s), run %d" % (blob, side, version, run + 1),
-                )
+    for side, marker in (("buggy", "o"), ("fixed", "s")):
+        version = bug.buggy_version if side == "buggy" else bug.fixed_version
+        values = errors[blob][side][0]
+        shown, beyond = _shown(values)
+        infinite |= beyond
+        ax.plot(np.arange(len(values)), shown, marker=marker, color=COLOURS[side],
+                label="%s (%s)" % (version, side))  # fmt: skip
     ax.set_yscale("log")
-    ax.set_ylim(ZERO_FLOOR / 3, None)
+    ax.set_ylim(ZERO_FLOOR / 3, INF_CEILING * 30 if infinite else None)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.axhline(ZERO_FLOOR, color="#9AA0A6", linewidth=0.8, linestyle="--")
     if infinite:
         ax.axhline(INF_CEILING, color="#9AA0A6", linewidth=0.8, linestyle="--")
-        ax.annotate("≥ 1e30 (garbage)", (0, INF_CEILING), fontsize=7, va="bottom", color="#5F6368")
-    ax.set_xlabel("timestep t (a parameter's gradient: one point)")
-    ax.set_ylabel("max |gradient − reference|")
-    ax.set_title(
-        "%s: %s vs %s against the NumPy reference" % (bug_id, bug.buggy_version, bug.fixed_version)
-    )
-    ax.legend(fontsize=7, loc="best")
-    ax.figure.tight_layout()
-    return ax
+        ax.annotate("≥ 1e30 or NaN: garbage", (0, INF_CEILING), xytext=(2, 3),
+                    textcoords="offset points", fontsize=8, va="bottom",
+                    color="#5F6368")  # fmt: skip
+    if bug.id == "B3":
+        held = _what_unwritten_memory_held(errors[blob]["buggy"][0], result.reference[blob])
+        ax.text(0.98, 0.16, held, transform=ax.transAxes, ha="right", va="center", fontsize=8,
+                color="#5F6368")  # fmt: skip
+    ax.set_xlabel("timestep t")
+    ax.set_ylabel("max |%s_grad − reference|" % blob, fontsize=9)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+
+
+def _bug_bars(ax, bug, result, errors):
+    """Bars: run 1 and run 2 × buggy and fixed, a parameter's gradient error each."""
+    blob = next((b for b in errors if b != "input"), "input")
+    reference = result.reference[blob]
+    width, runs = 0.36, len(result.buggy)
+    infinite = False
+    for k, side in enumerate(("buggy", "fixed")):
+        version = bug.buggy_version if side == "buggy" else bug.fixed_version
+        values = [float(np.max(v)) for v in errors[blob][side]]
+        shown, beyond = _shown(values)
+        infinite |= beyond
+        xs = np.arange(runs) + (k - 0.5) * width
+        ax.bar(xs, shown, width, color=COLOURS[side], label="%s (%s)" % (version, side))
+        for x, value, raw in zip(xs, shown, errors[blob][side]):
+            verdict = "right" if _right(raw, reference) else "wrong"
+            ax.annotate(verdict, (x, value), xytext=(0, 3), textcoords="offset points",
+                        ha="center", fontsize=8, color=COLOURS[side])  # fmt: skip
+    ax.set_yscale("log")
+    ax.set_ylim(ZERO_FLOOR / 3, (INF_CEILING if infinite else 1e3) * 1e5)
+    ax.set_xticks(range(runs), ["run %d" % (r + 1) for r in range(runs)])
+    ax.set_ylabel("max |%s_grad − reference|" % blob, fontsize=9)
+    others = [b for b in errors if b != blob]
+    if others:  # say what the plot leaves out, and why
+        fine = all(_right(v, result.reference[b]) for b in others
+                   for side in ("buggy", "fixed") for v in errors[b][side])  # fmt: skip
+        ax.set_xlabel("%s's gradient%s" % (", ".join(others),
+                      ": right in every run (not drawn)" if fine else ""), fontsize=8)  # fmt: skip
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
 
 
 def plot_attention(weights, ax=None, source_labels=None, target_labels=None, title=None):

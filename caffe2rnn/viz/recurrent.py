@@ -73,7 +73,7 @@ def recurrent(op, rankdir="TB", nested="auto", width=None):
 
     canvas = Canvas(
         "recurrent_" + rnn.name,
-        "%s '%s': step nets, links and aliases" % (op.type, rnn.name),
+        "%s: step nets, links and aliases" % rnn.called,
         rankdir,
     )
     drawn, params = set(), {rnn.inputs[i] for i in rnn.params}
@@ -83,7 +83,7 @@ def recurrent(op, rankdir="TB", nested="auto", width=None):
     }
     tensors = dict(inputs)
     grads = None
-    with canvas.cluster("rnn", "%s '%s'" % (op.type, rnn.name), "rnn") as outer:
+    with canvas.cluster("rnn", rnn.called, "rnn") as outer:
         # Two sides, each a borderless box: the state tensors over the step net,
         # their gradients over the backward step net. Each net's link edges then
         # stay on its own side; they leave and enter the tensors at the bottom.
@@ -159,7 +159,7 @@ def backward(op, rankdir="TB", width=None):
     first_appended = len(net.op) - cpp.appended
     canvas = Canvas(
         "backward_" + rnn.name,
-        "backward step net of '%s', as the C++ op runs it (step t = T-1 .. 0)" % rnn.name,
+        "backward step net of %s, as the C++ op runs it (step t = T-1 .. 0)" % rnn.called,
         rankdir,
         width,
     )

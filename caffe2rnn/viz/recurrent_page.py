@@ -34,7 +34,7 @@ def recurrent_page(op, nested="auto"):
     rnn = RecurrentOp(op)
     canvas = Canvas(
         "recurrent_" + rnn.name,
-        "%s '%s': step nets, links and aliases" % (op.type, rnn.name),
+        "%s: step nets, links and aliases" % rnn.called,
         "TB",
         "page",
     )
@@ -61,7 +61,7 @@ def _forward_panel(canvas, rnn, params, expand):
         if b not in references
     }
     tensors, written = dict(inputs), {}
-    title = "%s '%s': the forward pass" % (rnn.op.type, rnn.name)
+    title = "%s: the forward pass (argument step_net)" % rnn.called
     with canvas.cluster("rnn", title, "rnn") as outer:
         label = "state tensors, (T+1) rows: step t reads row t"
         with parts.tensor_row(canvas, "states_read", label, outer) as row:

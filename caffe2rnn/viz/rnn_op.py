@@ -118,6 +118,13 @@ class RecurrentOp:
         self.recompute = list(a.recompute_blobs)
 
     @property
+    def called(self):
+        """How a title names the op: ``RecurrentNetwork 'name'``, or just its
+        type when it has no name (``rnn_cell`` and ``recurrent_net`` leave
+        ``OperatorDef.name`` empty)."""
+        return "%s '%s'" % (self.op.type, self.op.name) if self.op.name else self.op.type
+
+    @property
     def sequence_input(self):
         return self.arguments.sequence_input
 

@@ -132,13 +132,14 @@ def draw_step_net(canvas, graph, rnn, params, expand, backward=False):
     return draw_net(canvas, graph, netdef, prefix, params, expand, linked, rnn.inputs)
 
 
-def draw_net(canvas, graph, netdef, prefix, params, expand, linked=(), op_inputs=()):
+def draw_net(canvas, graph, netdef, prefix, params, expand, linked=(), op_inputs=(), terse=False):
     """A step net expanded (every op and blob version) or collapsed: one box
     listing its ops (``▸ 15 ops: Concat, FC, ...``) with only the blobs that
     connect it to the op around it: the ``linked`` ones, the ``op_inputs`` it
     reads (references) and its external outputs. Other blobs it reads (from
     the step workspace) are listed in the box. On a page the blobs it reads
-    go in rows of :data:`PAGE_ROW`."""
+    go in rows of :data:`PAGE_ROW`. ``terse``: the box names only the op
+    types (a view drawing the net many times says the rest once, in a note)."""
     fold = PAGE_ROW if canvas.page else None
     if expand:
         return draw_versions(
@@ -165,7 +166,10 @@ def draw_net(canvas, graph, netdef, prefix, params, expand, linked=(), op_inputs
     per_line = 3 if canvas.page else 4
     lines = [", ".join(types[i : i + per_line]) for i in range(0, len(types), per_line)]
     other = [n for n in all_reads if n not in reads]
-    if canvas.page:  # the references in the box: one node each would fill a page
+    if terse:
+        reads = [n for n in reads if n in set(linked)]
+        lines, other = ["step net: " + lines[0]] + lines[1:], []
+    elif canvas.page:  # the references in the box: one node each would fill a page
         references = [n for n in reads if n not in set(linked)]
         reads = [n for n in reads if n in set(linked)]
         if references:
@@ -182,6 +186,8 @@ def draw_net(canvas, graph, netdef, prefix, params, expand, linked=(), op_inputs
         else ("(collapsed; nested='expand' shows them)")
     )
     label = "\u25b8 %d ops %s\n%s" % (len(netdef.op), how, "\n".join(lines))
+    if terse:
+        label = "\n".join(lines)
     canvas.blob(summary, label, ["collapsed"], graph=graph)
     for name in reads:
         kinds = ["external_input", "param" if name in params else "blob"]

@@ -92,6 +92,15 @@ def frames(op, T=3, width=None):
     return out
 
 
+#: The controls and the caption stay at the top of the window while the
+#: frame scrolls under them (below the theme's sticky header bar), so what a
+#: move of the slider changes is in view with the slider.
+_STICKY = (
+    "position: sticky; top: var(--c2r-sticky-top, 3.5rem); z-index: 5; "
+    "background: var(--pst-color-background, #fff); "
+    "border-bottom: 1px solid var(--pst-color-border, #ddd); padding: 0.3rem 0"
+)
+
 _SCRIPT = """
 (function () {
   var root = document.getElementById(%(id)s);
@@ -133,12 +142,17 @@ def stepper_html(op, T=3, title=None, width=None):
     """
     data = frames(op, T, width)
     uid = "c2r-stepper-%d" % next(_ids)
-    name = title or "'%s'" % (RecurrentOp(op).name)
+    name = title or RecurrentOp(op).called
     parts = [
-        '<div class="c2r-stepper%s" id="%s">' % (" c2r-page" if width == "page" else "", uid),
+        # overflow visible: a scrolling box would hold the sticky controls in
+        # itself; a page-width stepper has nothing to scroll sideways
+        '<div class="c2r-stepper%s" id="%s"%s>'
+        % (" c2r-page" if width == "page" else "", uid,
+           ' style="overflow: visible"' if width == "page" else ""),
+        '<div class="c2r-sticky" style="%s">' % _STICKY,
         '<div class="c2r-controls">',
         "<b>%s</b> over T = %d steps: " % (html.escape(name), T),
-    ]
+    ]  # fmt: skip
     for d in ("forward", "backward"):
         parts.append(
             '<label><input type="radio" name="%s-dir" value="%s"%s> %s</label> '
@@ -153,7 +167,7 @@ def stepper_html(op, T=3, title=None, width=None):
         '<span style="background:%s">&#160;written&#160;</span></span>'
         % (HIGHLIGHT["read"], HIGHLIGHT["write"])
     )
-    parts.append('</div><p class="c2r-caption"></p>')
+    parts.append('</div><p class="c2r-caption"></p></div>')
     for d, items in data.items():
         for k, frame in enumerate(items):
             parts.append(

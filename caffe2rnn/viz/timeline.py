@@ -143,7 +143,7 @@ def timeline(op, T=3, steps=None, rankdir="LR", highlight=None, width=None):
     page = sizing.check(width) == "page"
     canvas = Canvas(
         "timeline_" + rnn.name,
-        "'%s' over T = %d steps: which row each step reads and writes" % (rnn.name, T),
+        "%s over T = %d steps: which row each step reads and writes" % (rnn.called, T),
         "TB" if page else rankdir,
         width,
     )

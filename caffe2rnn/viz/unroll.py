@@ -28,9 +28,6 @@ from .ssa import draw_versions
 PAGE_STEPS = 4
 #: On a page, the blobs a step reads go in rows of this many.
 PAGE_ROW = 3
-#: On a page, a step net of more ops than this is one box a step: the view
-#: shows the recurrence between the steps (viz.recurrent draws the ops).
-UNROLL_EXPAND_OPS = 12
 STEPS = ("auto", "all")
 
 
@@ -42,7 +39,7 @@ def _shown_steps(T, page, steps):
     return [0, 1, T - 1]
 
 
-def unroll(op, T=3, width=None, steps="auto"):
+def unroll(op, T=3, width=None, steps="auto", nested="auto"):
     """One cluster per timestep t = 0..T-1, recurrent edges between them.
 
     Time order *is* enforced, not hoped for: Graphviz orders nodes within a
@@ -56,8 +53,12 @@ def unroll(op, T=3, width=None, steps="auto"):
     ``width="page"`` (:mod:`~caffe2rnn.viz.sizing`): time runs down; with
     ``steps="auto"`` a sequence longer than :data:`PAGE_STEPS` shows steps
     0, 1 and T-1 around an ellipsis (the legend says what it stands for);
-    ``steps="all"`` draws every step.
+    ``steps="all"`` draws every step. On a page each step's net is one box
+    listing its ops, with the blobs its links connect (``nested="expand"``
+    draws every op, as the full-size view does).
     """
+    if nested not in ("auto", "expand"):
+        raise DrawingError("nested=%r: expected 'auto' or 'expand'" % (nested,))
     rnn = RecurrentOp(op)
     if not isinstance(T, int) or T < 1:
         raise DrawingError(
@@ -65,28 +66,46 @@ def unroll(op, T=3, width=None, steps="auto"):
         )
     canvas = Canvas(
         "unroll_" + rnn.name,
-        "'%s' unrolled over T = %d steps" % (rnn.name, T),
+        "%s unrolled over T = %d steps" % (rnn.called, T),
         "TB" if sizing.check(width) == "page" else "LR",
         width,
     )
     shown = _shown_steps(T, canvas.page, steps)
     # On a page a big step net is drawn as one box per step (its ops listed):
     # what the view shows is the recurrence between the steps.
-    collapse = canvas.page and len(rnn.step_net.op) > UNROLL_EXPAND_OPS
-    if collapse:
-        canvas.note(
-            "Each step's net (%d ops) is one box listing its ops, with the blobs its links "
-            "connect; the full-size drawing draws every op." % len(rnn.step_net.op)
-        )
+    # On a page each step is one box (its ops listed), unless asked to expand:
+    # what the view shows is the recurrence between the steps.
+    collapse = canvas.page and nested != "expand"
     params = {rnn.inputs[i] for i in rnn.params}
+    sequence_links = [l for l in rnn.links if l.external == rnn.sequence_input]
+    if collapse:
+        linked = {l.internal for l in rnn.links}
+        reads = [n for n in rnn.step_net.external_input if n not in linked]
+        listed = ", ".join(reads) if len(reads) <= 5 else "%d more blobs" % len(reads)
+        canvas.note(
+            "Each box is the step net (%d ops), with the blobs its links connect; every step "
+            "also reads %s. nested='expand' (and the full-size drawing) draws every op."
+            % (len(rnn.step_net.op), listed)
+        )
     columns = {}
     for t in shown:
         with canvas.cluster("t%d" % t, "step t = %d" % t, "time") as sub:
             if collapse:
-                linked = [l.internal for l in rnn.links]
+                # the input row inside the step's box: beside it, it would
+                # push each step sideways (a staircase down the page)
+                if sequence_links:
+                    row = ("io/", rnn.sequence_input, "[%d]" % t)
+                    canvas.blob(row, "%s[%d]" % (rnn.sequence_input, t), ["external_input"],
+                                graph=sub)  # fmt: skip
+                if t == shown[0]:  # and the initial states, in the first step's box
+                    for state, _, _ in rnn.recurrent_pairs():
+                        initial = rnn.initial_state(state)
+                        canvas.blob(("io/", initial), canvas.wrap(initial), ["external_input"],
+                                    graph=sub)  # fmt: skip
                 columns[t] = draw_net(
-                    canvas, sub, rnn.step_net, "t%d/" % t, params, False, linked, rnn.inputs
-                )
+                    canvas, sub, rnn.step_net, "t%d/" % t, params, False,
+                    [l.internal for l in rnn.links], rnn.inputs, terse=True,
+                )  # fmt: skip
                 continue
             columns[t] = draw_versions(
                 canvas,
@@ -119,15 +138,17 @@ def unroll(op, T=3, width=None, steps="auto"):
             "of the input and of each state tensor and writing row t+1; "
             "unroll(op, T, width='page', steps='all') draws every step" % (first, last)
         )
-    sequence_links = [l for l in rnn.links if l.external == rnn.sequence_input]
     for t, nodes in columns.items():
         for link in sequence_links:
             row = ("io/", rnn.sequence_input, "[%d]" % t)
-            canvas.blob(row, "%s[%d]" % (canvas.wrap(rnn.sequence_input), t), ["external_input"])
+            if not collapse:
+                canvas.blob(row, "%s[%d]" % (canvas.wrap(rnn.sequence_input), t),
+                            ["external_input"])  # fmt: skip
             canvas.edge(row, nodes.first(link.internal), "link", link_label(link))
     for state, read, written in rnn.recurrent_pairs():
         initial = rnn.initial_state(state)
-        canvas.blob(("io/", initial), canvas.wrap(initial), ["external_input"])
+        if not collapse:
+            canvas.blob(("io/", initial), canvas.wrap(initial), ["external_input"])
         canvas.edge(("io/", initial), columns[0].first(read), label="row 0")
         for t, after in zip(shown, shown[1:]):
             if t in gaps:
@@ -136,12 +157,14 @@ def unroll(op, T=3, width=None, steps="auto"):
                 tail, head = "skipped", columns[after].first(read)
                 canvas.edge(tail, head, "recurrent", "row %d" % after, constraint="false")
                 continue
+            # on a page the recurrent edges take part in the layout: dot then
+            # keeps them from crossing (each state straight down its side)
             canvas.edge(
                 columns[t].last(written),
                 columns[after].first(read),
                 "recurrent",
                 "row %d" % (t + 1),
-                constraint="false",
+                **({} if canvas.page else {"constraint": "false"}),
             )
         for alias in rnn.aliases:
             if alias.src != state:
@@ -199,6 +222,10 @@ def _stack_steps(canvas, rnn, columns, shown, gaps):
     def tops(t):
         nodes = columns[t]
         leads = [nodes.first(l.internal) for l in rnn.links if nodes.has(l.internal, 0)]
+        # the input row drawn in the step's box (collapsed) is its top
+        row = ("io/", rnn.sequence_input, "[%d]" % t)
+        if ("io/", rnn.sequence_input, "[%d]" % t) in canvas.drawn():
+            leads = [row] + leads
         return leads or nodes.reads[:PAGE_ROW]
 
     for t, after in zip(shown, shown[1:]):

@@ -5,7 +5,17 @@ import html
 from caffe2rnn import core, viz
 from caffe2rnn.history.compare import Row
 from caffe2rnn.proto import caffe2_pb2
-from caffe2rnn.viz.compare import CHANGED, DIFFERS, SAME, net_changes, table, visible
+from caffe2rnn.viz.compare import (
+    CHANGED,
+    DIFFERS,
+    LEGEND,
+    REORDERED,
+    SAME,
+    net_changes,
+    reordered,
+    table,
+    visible,
+)
 
 
 def _net(name, fc_output="gates_t", args=()):
@@ -40,7 +50,8 @@ def test_values_that_differ_where_no_text_shows_are_not_shaded():
         assert texts[0] == texts[1]  # ... but not where the reader looks
         assert shades == [SAME, SAME] and not differs
     graph = table(versions, [names, lists], "t")
-    assert CHANGED not in graph.source and DIFFERS not in graph.source
+    grid = graph.source.split("\ttable [")[1]  # the grid, not its legend
+    assert CHANGED not in grid and DIFFERS not in grid
     assert "step_net" in graph.source  # drawn, unshaded
     only = table(versions, [names, lists], "t", only_differences=True)
     assert "step_net" not in only.source and "outputs" not in only.source
@@ -66,3 +77,42 @@ def test_the_lstm_grid_of_the_history_page_shades_only_shown_changes():
     assert "vs v2: op#0 outputs" in _shown(backward[1]) and CHANGED in backward[1]
     # newest runs the same backward step net as v3: not shaded darker
     assert CHANGED not in backward[2]
+
+
+def test_links_that_only_moved_are_the_same_links_and_not_shaded():
+    """v1 -> april: backward_link_internal and _offset reordered together (the
+    same (internal, external, offset) triples): said, not shaded."""
+    versions = ["v1", "april"]
+    rows = [
+        Row("backward_link_internal", (["a_prev_grad", "a_grad"], ["a_grad", "a_prev_grad"]), True),
+        Row("backward_link_external", (["s_grad", "s_grad"], ["s_grad", "s_grad"]), False),
+        Row("backward_link_offset", ([0, 1], [1, 0]), True),
+    ]
+    moved = reordered(rows)
+    assert moved == {"backward_link_internal": {1}, "backward_link_offset": {1}}
+    for row in rows:
+        texts, shades, differs = visible(versions, row, 60, moved.get(row.argument, ()))
+        assert shades == [SAME, SAME] and not differs, row.argument
+    assert html.unescape(REORDERED) in _shown(visible(versions, rows[0], 60, {1})[0][1])
+    # an offset that really changed (same internal order) is a change
+    changed = [
+        Row("backward_link_internal", (["a", "b"], ["a", "b"]), False),
+        Row("backward_link_offset", ([0, 1], [1, 0]), True),
+    ]
+    assert reordered(changed) == {}
+
+
+def test_the_history_grid_does_not_shade_the_v1_to_april_reorder():
+    graph = viz.compare(["v1", "april"], "lstm", only_differences=True)
+    assert "backward_link_internal" not in graph.source
+    assert "backward_link_offset" not in graph.source
+
+
+def test_every_comparison_says_what_its_shades_mean():
+    for graph in (
+        viz.compare(["v2", "v3"], "lstm"),
+        viz.compare(["v2", "v3"], "lstm", width="page"),
+    ):
+        source = graph.source
+        for colour, text in LEGEND:
+            assert colour in source and html.escape(text) in source, text

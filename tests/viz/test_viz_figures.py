@@ -15,7 +15,17 @@ from caffe2rnn.errors import DrawingError
 from caffe2rnn.history.bugs import BUGS
 from caffe2rnn.runtime import Workspace
 from caffe2rnn.viz import examples, figures, sizing
-from caffe2rnn.viz.figures import bptt, forward_rows, history_timeline, lstm_cell, step_net_idea
+from caffe2rnn.viz.figures import (
+    attention_step,
+    backward_step_net,
+    bptt,
+    forward_rows,
+    gru_cell,
+    history_timeline,
+    lstm_cell,
+    recurrent_op,
+    step_net_idea,
+)
 from caffe2rnn.viz.figures.svg import Canvas, text_width, wrap
 from caffe2rnn.viz.rnn_op import RecurrentOp
 
@@ -50,13 +60,19 @@ def drawn():
     return {name: draw() for name, draw in figures.FIGURES.items()}
 
 
-def test_the_five_figures_of_the_plan_exist():
+def test_the_figures_of_the_plan_exist():
     assert set(NAMES) == {
         "fig_forward_rows",
+        "fig_recurrent_op",
         "fig_bptt",
+        "fig_backward_step_net",
         "fig_lstm_cell",
+        "fig_gru_cell",
+        "fig_attention_step",
         "fig_step_net_idea",
         "fig_history_timeline",
+        "fig_history_2017",
+        "fig_history_2018",
     }
     for name in NAMES:
         assert getattr(figures, name) is figures.FIGURES[name]
@@ -110,18 +126,20 @@ def test_no_text_runs_off_the_figure(drawn, name):
 def test_forward_rows_labels(drawn):
     texts = " | ".join(_texts(drawn["fig_forward_rows"]))
     for label in [
-        "hidden_t_prev_states",
+        "lstm/lstm/hidden_t_prev_states",
+        "lstm/lstm/cell_t_prev_states",
+        "lstm/i2h: T rows",
         "T + 1 rows",
         "row 0",
         "row 3",
         "h0",
         "input_t = input row 0",
-        "hidden_t_prev = row 2",
-        "hidden_t = row 3",
+        "lstm/hidden_t_prev = row 2",
+        "lstm/hidden_t = row 3",
         "offset 0",
         "offset 1",
-        "hidden_t_all",
-        "hidden_t_last",
+        "lstm/hidden_t_all",
+        "lstm/hidden_t_last",
         "rows 1 … T",
         "offset −1",
         "workspace 2",
@@ -130,14 +148,15 @@ def test_forward_rows_labels(drawn):
         assert label in texts, label
 
 
-def test_forward_rows_draws_the_links_and_aliases_recurrent_net_builds():
-    rnn = RecurrentOp(examples.lstm())
-    built = {l.internal.split("/")[-1]: l.offset for l in rnn.links}
-    for blob, _, offset in forward_rows.LINKS:
-        assert built[blob] == offset, blob
-    aliases = {a.dst.split("/")[-1]: a.offset for a in rnn.aliases}
-    for output, offset in forward_rows.ALIASES:
-        assert aliases[output] == offset, output
+def test_forward_rows_draws_the_links_and_aliases_of_the_paths_lstm():
+    """The names and offsets drawn are exactly rnn_cell.LSTM's (scope "lstm")."""
+    rnn = RecurrentOp(examples.rnn_cell_lstm())
+    built = {(l.internal, l.external, l.offset) for l in rnn.links}
+    assert set(forward_rows.LINKS) <= built
+    aliases = {(a.dst, a.offset) for a in rnn.aliases}
+    assert set(forward_rows.ALIASES) <= aliases
+    cell_states, cell_prev, cell_written = forward_rows.CELL_STATES
+    assert {(cell_prev, cell_states, 0), (cell_written, cell_states, 1)} <= built
 
 
 @pytest.mark.parametrize("steps", [2, 4, 5])
@@ -158,46 +177,58 @@ def test_bptt_labels(drawn):
     figure = drawn["fig_bptt"]
     texts = " | ".join(_texts(figure))
     for label in [
-        "hidden_t_prev_states_grad",
-        "zeroed, then",
-        "+ _last grad",
-        "hidden_t_last_grad",
+        "lstm/lstm/hidden_t_prev_states_grad",
+        "zeroed, + _last grad",
+        "lstm/hidden_t_last_grad",
+        "lstm/hidden_t_all_grad",
         "+ once, before the loop",
+        "only if the loss uses _last too",
         "+ GO row 1",
-        "reads hidden_t_grad = row 3",
-        "writes hidden_t_prev_grad = row 2",
-        "writes gates_t_w_grad_tmpstep",
+        "reads lstm/hidden_t_grad = row 3",
+        "writes lstm/hidden_t_prev_grad = row 2",
+        "writes lstm/gates_t_w_grad_tmpstep",
+        "lstm/gates_t_w_grad",
         "runs 1st",
         "runs 3rd",
         "= 0",
         "rnn_internal_accumulate_gradient_input",
     ]:
         assert label in texts, label
-    # only the last row is said to be zeroed; the others are written by a step
+    # only the last row is said to be zeroed; the others are written by a step;
+    # every row t + 1 says it gets GO row t, where the arrow shows it (the last too)
     rows = _group_texts(figure, "gradient")[0]
-    assert [t for t in rows if "zeroed" in t] == ["zeroed, then"]
+    assert [t for t in rows if "zeroed" in t] == ["zeroed, + _last grad"]
     assert rows[-4] == "row 3" and sum("written by step" in t for t in rows) == 3
+    assert [t for t in rows if t.startswith("+ GO")] == ["+ GO row 0", "+ GO row 1", "+ GO row 2"]
+    # the k > 1 caveat is named
+    assert "k > 1" in texts and "tail_rows" in texts
     # one + per step into the state gradient (GO), one into the weight gradient
     assert len(_group_texts(figure, "accumulate_input")) == 3
 
 
-def test_bptt_draws_the_backward_links_and_the_tmpstep_rename_of_the_op():
-    rnn = RecurrentOp(examples.lstm())
-    built = {l.internal.split("/")[-1]: l.offset for l in rnn.backward_links}
-    for blob, offset in bptt.BACKWARD_LINKS:
-        assert built[blob] == offset, blob
-    renamed = {v.split("/")[-1] for v in rnn.cpp_backward_step_net().renamed.values()}
-    assert bptt.TMPSTEP in renamed
+def test_bptt_draws_the_backward_links_and_the_tmpstep_rename_of_the_paths_lstm():
+    rnn = RecurrentOp(examples.rnn_cell_lstm())
+    built = {(l.internal, l.offset) for l in rnn.backward_links if l.external == bptt.STATES_GRAD}
+    assert set(bptt.BACKWARD_LINKS) == built
+    cpp = rnn.cpp_backward_step_net()
+    assert cpp.renamed[bptt.WEIGHT_GRAD] == bptt.TMPSTEP
+    accumulate = [op for op in cpp.net.op if op.type == "rnn_internal_accumulate_gradient_input"]
+    assert [list(op.input[1:]) for op in accumulate] == [[bptt.ALL_GRAD, bptt.STATES_GRAD]]
+    assert rnn.aliases[1].dst + "_grad" == bptt.LAST_GRAD and rnn.outputs_with_grads == [0]
 
 
 def test_lstm_cell_labels_and_gate_orders(drawn):
     figure = drawn["fig_lstm_cell"]
     texts = " | ".join(_texts(figure))
     for label in [
-        "i2h",
-        "i2h_w, i2h_b",
-        "gates_t_w",
-        "gates_t_b",
+        "lstm/i2h",
+        "lstm/i2h_w",
+        "lstm/i2h_b",
+        "lstm/gates_t_w",
+        "lstm/gates_t_b",
+        "lstm/hidden_t_prev",
+        "lstm/cell_t_prev",
+        "lstm/gates_t: N × 4H",
         "input_t",
         "row t",
         "LSTMUnit",
@@ -208,7 +239,7 @@ def test_lstm_cell_labels_and_gate_orders(drawn):
         "order i f g o",
         "weight_ih_l0",
         "bias_ih_l0 + bias_hh_l0",
-        "i2h_b + gates_t_b",
+        "lstm/i2h_b + lstm/gates_t_b",
         "PackedSequence",
         "before the loop",
     ]:
@@ -270,28 +301,166 @@ def test_step_net_idea_labels_and_the_cell_it_draws(drawn):
         "run T times",
         "the same NetDef",
         "Recurrent",
-        "2 and reuses",
+        "input x: T rows",
+        "LSTM or GRU only",
+        "recurrent_op_cudnn.cc",
     ]:
         assert label in texts, label  # fmt: skip
-    types = [op.type for op in RecurrentOp(examples.lstm()).step_net.op]
+    # page 1's memory story is the T + 1-row tensor: no step workspaces here
+    assert "workspace" not in texts
+    types = [op.type for op in RecurrentOp(examples.rnn_cell_lstm()).step_net.op]
     assert [name for name, _ in step_net_idea.CELL_OPS] == types
 
 
 def test_timeline_labels(drawn):
-    texts = " | ".join(_texts(drawn["fig_history_timeline"]))
+    figure = drawn["fig_history_timeline"]
+    texts = " | ".join(_texts(figure))
     for label in ["E%d" % i for i in range(8)] + ["B%d" % i for i in range(1, 11)]:
         assert re.search(r"\b%s\b" % label, texts), label
-    for label in [
-        "43084f228",  # single-threaded executor, 2017-05-01
-        "476e9e30d",  # threaded, 2017-08-15
-        "44e868108",  # reverted the next day
-        "dc775484e",  # for good, 2017-09-06
-        "rnn_internal_apply_link",
-        "201087e1e",  # step nets as NetDef, 2017-10-10
-        "929c33cee",
-        "PyTorch",
-        "2018-03-30",
-    ]:
+    for label in ["929c33cee", "rnn_internal_apply_link", "PyTorch", "2018-03-30"]:
+        assert label in texts, label
+    # every event's commit is in the description (the drawing keeps only the eras')
+    description = _root(figure).find(SVG + "desc").text
+    era_commits = {commit for _, _, commit, _ in history_timeline.ERAS}
+    for event in history_timeline.EVENTS:
+        assert event.commit in description, event
+        assert event.commit in era_commits or event.commit not in texts, event
+
+
+def test_timeline_halves_split_the_story_at_2017_07(drawn):
+    first, second = (" | ".join(_texts(drawn[n])) for n in ("fig_history_2017", "fig_history_2018"))
+    for label in ["E0", "E5", "B1", "B8"]:
+        assert re.search(r"\b%s\b" % label, first), label
+    for label in ["E5", "E6", "E7", "B9", "B10", "PyTorch", "929c33cee"]:
+        assert re.search(r"\b%s\b" % label, second), label
+    assert "2017-08" not in first and "2017-06" not in second
+    assert "since 17-06-29" in second  # E5 runs in from the first half
+
+
+@pytest.mark.parametrize("name", ["fig_history_timeline", "fig_history_2017", "fig_history_2018"])
+def test_timeline_text_is_set_at_11_px_or_more_but_the_day_and_commit(drawn, name):
+    events = [
+        float(t.get("font-size"))
+        for g in _root(drawn[name]).iter(SVG + "g")
+        if (g.get("class") or "").startswith("event")
+        for t in g.iter(SVG + "text")
+    ]
+    assert events and min(events) >= 10 and sorted(events)[len(events) // 2] >= 11
+
+
+def test_recurrent_op_names_inputs_outputs_states_and_links_of_the_paths_lstm(drawn):
+    rnn = RecurrentOp(examples.rnn_cell_lstm())
+    assert [name for name, _ in recurrent_op.INPUTS] == list(rnn.op.input)
+    assert [name for name, _, _ in recurrent_op.OUTPUTS] == list(rnn.op.output)
+    assert list(rnn.op.output)[-1].endswith("step_workspaces")
+    roles = dict(recurrent_op.INPUTS)
+    assert {rnn.inputs[i] for i in rnn.initial_state_ids} == {
+        n for n, r in roles.items() if r == "initial"
+    }
+    assert {rnn.inputs[i] for i in rnn.params} == {n for n, r in roles.items() if r == "param"}
+    links = {(l.internal, l.external, l.offset) for l in rnn.links}
+    for states, initial, read, written in recurrent_op.STATES:
+        assert states in rnn.states and rnn.initial_state(states) == initial
+        assert {(read, states, 0), (written, states, 1)} <= links
+    blob, sequence, offset = recurrent_op.SEQUENCE_LINK
+    assert (blob, sequence, offset) in links
+    aliases = {(a.dst, a.src, a.offset) for a in rnn.aliases}
+    assert {o for o in recurrent_op.OUTPUTS if o[1]} == aliases
+    assert tuple(op.type for op in rnn.step_net.op) == recurrent_op.STEP_OPS
+    texts = " | ".join(_texts(drawn["fig_recurrent_op"]))
+    for name in [n for n, _ in recurrent_op.INPUTS] + [n for n, _, _ in recurrent_op.OUTPUTS]:
+        assert name in texts, name
+    for label in ["recurrent_states", "step_net", "timestep", "link_offset", "alias_src",
+                  "row t", "row t+1", "T + 1 rows"]:  # fmt: skip
+        assert label in texts, label
+
+
+def test_backward_step_net_is_what_the_gradient_op_runs(drawn):
+    rnn = RecurrentOp(examples.rnn_cell_lstm())
+    cpp = rnn.cpp_backward_step_net()
+    assert [t for _, t, _ in backward_step_net.OPS] == [op.type for op in cpp.net.op]
+    # who puts each op there: the C++ op first (accumulate) and last (one Sum a parameter)
+    assert [w for _, _, w in backward_step_net.OPS] == (
+        ["op"] * cpp.prepended + ["cell"] * len(rnn.backward_step_net.op) + ["op"] * cpp.appended
+    )
+    written = {name for op in cpp.net.op for name in op.output}
+    read = {name for op in cpp.net.op for name in op.input}
+    b = backward_step_net.BLOBS
+    for key in ("hidden_prev_grad", "cell_prev_grad", "gates_grad", "autosplit", "w_tmpstep",
+                "b_tmpstep", "w_grad", "b_grad", "states_grad"):  # fmt: skip
+        assert b[key] in written, key
+    for key in ("go", "hidden_grad", "cell_grad"):
+        assert b[key] in read, key
+    autosplit = next(op for op in cpp.net.op if b["autosplit"] in op.input and op.type == "Sum")
+    assert list(autosplit.output) == [b["hidden_prev_grad"]]
+    links = {(l.internal, l.external) for l in rnn.backward_links}
+    assert (b["gates_grad"], b["input_grad"]) in links
+    texts = " | ".join(_texts(drawn["fig_backward_step_net"]))
+    for name in b.values():
+        assert name in texts, name
+    for op_type in ("rnn_internal_accumulate_gradient_input", "LSTMUnitGradient", "FCGradient"):
+        assert op_type in texts
+
+
+def test_gru_cell_draws_caffe2s_gru_of_e6(drawn):
+    rnn = RecurrentOp(examples.op_of("gru"))
+    assert tuple(op.type for op in rnn.step_net.op) == gru_cell.STEP_OPS
+    names = {n for op in rnn.step_net.op for n in list(op.input) + list(op.output)}
+    for key, value in gru_cell.BLOBS.items():
+        for name in value if isinstance(value, tuple) else (value,):
+            assert name in names or name == rnn.sequence_input, (key, name)
+    # the reset gate multiplies hidden_t_prev before the output gate's FC
+    mul = next(op for op in rnn.step_net.op if op.type == "Mul")
+    assert set(mul.input) == {gru_cell.BLOBS["reset_sigmoid"], gru_cell.BLOBS["hidden_t_prev"]}
+    texts = " | ".join(_texts(drawn["fig_gru_cell"]))
+    labels = ["gru/i2h", "gru/hidden_t_prev", "gru/input_t_reset", "gru/gates_t", "GRUUnit",
+              "linear_before_reset", "042e8ede4", "929c33cee", "torch.nn.GRU"]  # fmt: skip
+    for label in labels:
+        assert label in texts, label
+
+
+def test_gru_unit_computes_the_drawn_update():
+    """h = u * h_prev + (1 - u) * tanh(o), u = sigmoid(update block), reset block ignored."""
+    n, d = 2, 3
+    rng = np.random.default_rng(1)
+    h_prev = rng.normal(size=(1, n, d))
+    gates = rng.normal(size=(1, n, 3 * d))
+    ws = Workspace()
+    inputs = {"h": h_prev, "g": gates, "len": np.array([5] * n, np.int32),
+              "t": np.array([0], np.int32)}  # fmt: skip
+    for name, value in inputs.items():
+        ws.feed(name, value)
+    with eras.use("E6"):
+        ws.run_operator_once(core.CreateOperator("GRUUnit", list(inputs), ["h_t"]))
+    u = 1 / (1 + np.exp(-gates[..., d : 2 * d]))
+    expected = u * h_prev + (1 - u) * np.tanh(gates[..., 2 * d :])
+    np.testing.assert_allclose(ws.fetch("h_t"), expected, rtol=1e-5)
+
+
+def test_attention_step_is_lstm_with_attentions_step_net(drawn):
+    from caffe2rnn import model_helper, rnn_cell
+    from caffe2rnn.attention import AttentionType
+
+    model = model_helper.ModelHelper(name="attention_figure")
+    rnn_cell.LSTMWithAttention(model, "decoder_input", "seq_lengths", "h0", "c0", "context0",
+                               2, "encoder_outputs", 3, 4, scope="att",
+                               attention_type=AttentionType.Regular)  # fmt: skip
+    ops = list(model.net.Proto().op)
+    (op,) = [o for o in ops if o.type == "RecurrentNetwork"]
+    rnn = RecurrentOp(op)
+    assert tuple(o.type for o in rnn.step_net.op) == attention_step.STEP_OPS
+    before = {(o.type, o.input[0], o.output[0]) for o in ops[: ops.index(op)]}
+    assert set(attention_step.BEFORE_LOOP) <= before
+    names = {n for o in rnn.step_net.op for n in list(o.input) + list(o.output)}
+    for key, name in attention_step.BLOBS.items():
+        assert name in names or name == rnn.sequence_input, (key, name)
+    # Luong's timing: the score's FC reads this step's hidden state (LSTMUnit's output)
+    unit = next(o for o in rnn.step_net.op if o.type == "LSTMUnit")
+    score = [o for o in rnn.step_net.op if o.type == "FC"][1]
+    assert score.input[0] == unit.output[0] == attention_step.BLOBS["hidden_t"]
+    texts = " | ".join(_texts(drawn["fig_attention_step"]))
+    for label in ["before the loop", "att/weighted_encoder_outputs", "Softmax", "BatchMatMul",
+                  "Luong", "Bahdanau", "att/attention_weights_3d"]:  # fmt: skip
         assert label in texts, label
 
 

@@ -51,5 +51,6 @@ def _page_views(cell, op):
         "ssa": viz.ssa(cell, width="page"),
         "scratches": viz.scratches_of(op, width="page"),
         "recurrent": viz.recurrent(op, width="page"),
-        "unroll": viz.unroll(op, 2, width="page"),
+        # a page unroll draws each step as one box; expanded, every blob is drawn
+        "unroll": viz.unroll(op, 2, width="page", nested="expand"),
     }

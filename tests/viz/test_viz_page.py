@@ -156,7 +156,9 @@ def test_unroll_on_a_page_runs_top_to_bottom_and_collapses_long_sequences(parse_
 
 
 @pytest.mark.needs_dot
-def test_backward_timeline_on_a_page_runs_the_steps_top_to_bottom():
+def test_backward_timeline_on_a_page_shows_the_tensors_then_the_steps_in_run_order():
+    """The gradient tensors first (a stepper frame shows the rows a step touches
+    right under its slider), then the steps top to bottom, t = T-1 first."""
     graph = viz.backward_timeline(examples.lstm(), 4, width="page")
     root = ET.fromstring(pipe(graph, "svg"))
     tops = {}
@@ -166,7 +168,7 @@ def test_backward_timeline_on_a_page_runs_the_steps_top_to_bottom():
             tops.setdefault(title.text, y)
     ys = [tops["bstep%d" % t] for t in (3, 2, 1, 0)]
     assert ys == sorted(ys) and len(set(ys)) == 4
-    assert tops["grad/lstm/hidden_t_prev_states_grad"] > ys[-1]
+    assert tops["grad/lstm/hidden_t_prev_states_grad"] < ys[0]
 
 
 def test_timeline_on_a_page_keeps_every_row_and_says_where_the_steps_went(parse_dot):
@@ -244,5 +246,23 @@ def test_compare_on_a_page_has_one_table_per_argument(parse_dot):
     tables = parse_dot(page).nodes
     full = viz.compare(["v2", "v3", "newest"], "lstm", only_differences=True)
     rows = re.findall(r'<tr><td bgcolor="[^"]+" align="left"><b>([^<]+)</b>', full.source)
-    titles = [re.search(r"<b>([^<]+)</b>", t["label"]).group(1) for t in tables.values()]
+    titles = [
+        re.search(r"<b>([^<]+)</b>", t["label"]).group(1)
+        for name, t in tables.items()
+        if name != "legend"  # the key to the shades, under the tables
+    ]
     assert titles == rows and "param_grads" in titles
+    assert "legend" in tables
+
+
+@pytest.mark.needs_dot
+def test_the_recurrent_page_view_of_an_april_op_is_readable():
+    """Notebook 11 draws the April version's op with short, unscoped names: a
+    long cluster title once widened that page view past the column's 9 px labels."""
+    from caffe2rnn.history import cells, compare
+
+    op = compare.built_op("april", cells.sum_mul())
+    intrinsic, median, smallest = readable(pipe(viz.recurrent(op, width="page"), "svg"))
+    assert median >= check_site.MEDIAN_PX and smallest >= check_site.SMALLEST_PX, (
+        "%.0f px wide, labels %.1f / %.1f px" % (intrinsic, median, smallest)
+    )

@@ -34,13 +34,45 @@ def test_b5_shows_only_on_the_second_run():
     assert max(r.max() for r in errors["fixed"]) < 1e-6
 
 
-def test_plot_bug_draws_one_line_per_version_and_run(b3):
+def test_plot_bug_draws_one_line_per_version(b3):
     ax = plots.plot_bug("B3", b3)
     labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
-    assert labels == ["input grad, buggy (v1), run 1", "input grad, fixed (april), run 1"]
+    assert labels == ["v1 (buggy)", "april (fixed)"]
     assert ax.get_yscale() == "log"
+    # the words and the plot agree: the unwritten rows are uninitialised memory,
+    # and the plot says what they held in this run
+    assert "uninitialised" in ax.get_title(loc="left").replace("\n", " ")
+    assert any(t.get_text().startswith("this run:") for t in ax.texts)
     with pytest.raises(DrawingError, match="unknown bug 'B42'"):
         plots.plot_bug("B42")
+
+
+def _legend_is_off_the_data(ax):
+    ax.figure.canvas.draw()
+    renderer = ax.figure.canvas.get_renderer()
+    legend = ax.get_legend().get_window_extent(renderer)
+    return legend.y1 <= ax.get_window_extent(renderer).y0
+
+
+@pytest.mark.parametrize("bug_id", ["B4", "B5"])
+def test_a_second_run_bug_is_bars_run_1_and_run_2_by_buggy_and_fixed(bug_id):
+    result = BUGS[bug_id].run()
+    ax = plots.plot_bug(bug_id, result)
+    assert len(ax.patches) == 4  # run 1, run 2 x buggy, fixed
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["run 1", "run 2"]
+    verdicts = [t.get_text() for t in ax.texts]
+    # buggy bars first (run 1, run 2), then fixed
+    expected = {
+        "B4": ["wrong", "wrong", "right", "wrong"],
+        "B5": ["right", "wrong", "right", "right"],
+    }
+    assert verdicts == expected[bug_id]
+    assert "not drawn" in ax.get_xlabel()  # the input's gradient: right in every run
+    assert _legend_is_off_the_data(ax)
+
+
+def test_per_timestep_legends_sit_under_the_axes(b3):
+    assert _legend_is_off_the_data(plots.plot_bug("B3", b3))
 
 
 def test_a_garbage_sized_error_is_drawn_at_the_ceiling(b3):
@@ -57,6 +89,7 @@ def test_a_garbage_sized_error_is_drawn_at_the_ceiling(b3):
     buggy = next(line for line in ax.get_lines() if "buggy" in line.get_label())
     assert np.all(buggy.get_ydata() == plots.INF_CEILING)
     assert any("garbage" in t.get_text() for t in ax.texts)
+    assert any(t.get_text().startswith("this run: garbage") for t in ax.texts)
 
 
 def test_attention_heatmap_shows_each_weight():

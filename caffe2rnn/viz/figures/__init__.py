@@ -2,28 +2,45 @@
 
 Each is a function returning a :class:`~caffe2rnn.viz.figures.svg.Figure`
 (shown by Jupyter, ``.save(path)`` writes SVG or PNG), and each is written to
-``docs/_static/diagrams/<name>.svg`` by ``docs/make_diagrams.py``:
+``docs/_static/diagrams/<name>.svg`` by ``docs/make_diagrams.py``. Every blob
+name in them is the name the path's ``rnn_cell.LSTM(..., scope="lstm")`` (or
+the cell the figure is about) creates, checked by ``tests/viz``:
 
 * :func:`fig_step_net_idea` — one operator with a step net vs unrolling;
 * :func:`fig_forward_rows` — the forward loop as rows of the states tensor;
+* :func:`fig_recurrent_op` — one RecurrentNetwork op: inputs, insides, outputs;
 * :func:`fig_bptt` — backpropagation through time, row by row;
+* :func:`fig_backward_step_net` — what the gradient op runs at each step;
 * :func:`fig_lstm_cell` — the LSTM cell in Caffe2's blobs beside torch.nn.LSTM's;
-* :func:`fig_history_timeline` — the eras, changes and bug fixes, 2016-12 → 2018-03 → PyTorch.
+* :func:`fig_gru_cell` — Caffe2's GRU cell (era E6) beside torch.nn.GRU;
+* :func:`fig_attention_step` — one step of LSTMWithAttention, and what runs before;
+* :func:`fig_history_timeline` — the eras, changes and bug fixes, 2016-12 → 2018-03 →
+  PyTorch, and its two halves :func:`fig_history_2017` and :func:`fig_history_2018`.
 """
 
+from .attention_step import fig_attention_step
+from .backward_step_net import fig_backward_step_net
 from .bptt import fig_bptt
 from .forward_rows import fig_forward_rows
-from .history_timeline import fig_history_timeline
+from .gru_cell import fig_gru_cell
+from .history_timeline import fig_history_2017, fig_history_2018, fig_history_timeline
 from .lstm_cell import fig_lstm_cell
+from .recurrent_op import fig_recurrent_op
 from .step_net_idea import fig_step_net_idea
 
 #: name -> function, in the order the learner meets them.
 FIGURES = {
     "fig_step_net_idea": fig_step_net_idea,
     "fig_forward_rows": fig_forward_rows,
+    "fig_recurrent_op": fig_recurrent_op,
     "fig_bptt": fig_bptt,
+    "fig_backward_step_net": fig_backward_step_net,
     "fig_lstm_cell": fig_lstm_cell,
+    "fig_gru_cell": fig_gru_cell,
+    "fig_attention_step": fig_attention_step,
     "fig_history_timeline": fig_history_timeline,
+    "fig_history_2017": fig_history_2017,
+    "fig_history_2018": fig_history_2018,
 }
 
 __all__ = list(FIGURES)

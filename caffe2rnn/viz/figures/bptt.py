@@ -18,15 +18,26 @@ What the figure says (Caffe2 0cdd09da6, ``RecurrentNetworkGradientOp`` in
   renames it in the backward step net) and an appended ``Sum`` adds it into
   the total: summed over t;
 * after the loop row 0 is the initial state's gradient.
+
+With a k-row initial state (k > 1, a window link) still only the last row
+is zeroed: rows T … T + k − 2 are read before any step writes them
+(:mod:`caffe2rnn.history.tail_rows`). The names are those of the path's
+``rnn_cell.LSTM(..., scope="lstm")``, whose ``outputs_with_grads`` is
+``[0]``: only ``lstm/hidden_t_all`` brings a gradient; a ``_last`` output's
+gradient arrives only when the caller lists it too.
 """
 
 from . import parts, style
 from .svg import Canvas, Figure
 
 #: The backward links the figure draws: (blob, offset in <state>_grad).
-BACKWARD_LINKS = (("hidden_t_grad", 1), ("hidden_t_prev_grad", 0))
-#: The blob the C++ op renames the step's weight gradient to.
-TMPSTEP = "gates_t_w_grad_tmpstep"
+BACKWARD_LINKS = (("lstm/hidden_t_grad", 1), ("lstm/hidden_t_prev_grad", 0))
+#: The state gradient tensor, the output gradients (GO of _all, of _last).
+STATES_GRAD = "lstm/lstm/hidden_t_prev_states_grad"
+ALL_GRAD, LAST_GRAD = "lstm/hidden_t_all_grad", "lstm/hidden_t_last_grad"
+#: The weight gradient, and the blob the C++ op renames the step's part to.
+WEIGHT_GRAD = "lstm/gates_t_w_grad"
+TMPSTEP = "lstm/gates_t_w_grad_tmpstep"
 
 _ORDINALS = ("1st", "2nd", "3rd", "4th", "5th")
 
@@ -34,49 +45,49 @@ _ORDINALS = ("1st", "2nd", "3rd", "4th", "5th")
 def fig_bptt(steps=3):
     """Backpropagation through time for ``steps`` timesteps (2 to 5), row by row."""
     steps = parts.check_steps("fig_bptt", steps)
+    (read_blob, _), (written_blob, _) = BACKWARD_LINKS
     canvas = Canvas(
         style.WIDTH,
         "Backpropagation through time in RecurrentNetworkGradient, row by row",
-        "The state gradient tensor has T + 1 rows; only its last row is zeroed before the "
-        "loop, and the gradient of hidden_t_last is added there. The backward step net runs "
-        "for t = T-1 down to 0: the gradient of hidden_t_all row t is added into row t + 1, "
-        "the step reads row t + 1 and writes row t. Each step's parameter gradient "
-        "(gates_t_w_grad_tmpstep) is summed into gates_t_w_grad.",
+        "The state gradient tensor %s has T + 1 rows; only its last row is zeroed before the "
+        "loop (and the gradient of hidden_t_last added there when the loss uses it). The "
+        "backward step net runs for t = T-1 down to 0: the gradient of hidden_t_all row t is "
+        "added into row t + 1, the step reads row t + 1 and writes row t. Each step's parameter "
+        "gradient (%s) is summed into %s." % (STATES_GRAD, TMPSTEP, WEIGHT_GRAD),
     )
     top = parts.heading(
         canvas,
         "Backpropagation through time: the gradient op walks the rows back up",
         "RecurrentNetworkGradient runs the backward step net for t = %s, each in the forward's "
-        "step workspace t. Caffe2 0cdd09da6, LSTM (the cell state's gradient works the same "
-        "way)." % ", ".join(str(t) for t in range(steps - 1, -1, -1)),
+        "step workspace t. Caffe2 0cdd09da6, the LSTM of step 1 (the cell state's gradient "
+        "works the same way)." % ", ".join(str(t) for t in range(steps - 1, -1, -1)),
     )
     pitch, y0 = 76, top + 50
-    lane_x, lane_w = 10, 104
-    step_x, step_w = 128, 222
-    grad_x, grad_w = 398, 124
+    lane_x, lane_w = 10, 98
+    step_x, step_w = 116, 246
+    grad_x, grad_w = 392, 136
     go_x, go_w = 578, 84
     bottom = y0 + (steps + 1) * pitch
 
-    # headings
+    # headings (the output gradient's sits lower: its rows start half a row down)
     canvas.text(lane_x + lane_w / 2, y0 - 30, "weight gradient", style.SMALL, "middle", True)
-    canvas.text(lane_x + lane_w / 2, y0 - 15, "`gates_t_w_grad`", style.NOTE, "middle")
-    canvas.text(step_x + step_w / 2, y0 - 30, "backward step net, t = T−1 … 0", style.SMALL,
-                "middle", True)  # fmt: skip
-    canvas.text(step_x + step_w / 2, y0 - 15, "(the cell's gradient ops + the op's own)",
+    canvas.text(lane_x + 2, y0 - 15, "`%s`" % WEIGHT_GRAD, style.NOTE - 0.5)
+    canvas.text(step_x + step_w / 2 + 8, y0 - 30, "backward step net, t = T−1 … 0",
+                style.SMALL, "middle", True)  # fmt: skip
+    canvas.text(step_x + step_w / 2 + 8, y0 - 15, "(the cell's gradient ops + the op's own)",
                 style.NOTE, "middle")  # fmt: skip
-    canvas.text(grad_x + grad_w / 2, y0 - 30, "`hidden_t_prev_states_grad`", style.SMALL,
-                "middle")  # fmt: skip
+    canvas.text(grad_x + grad_w / 2, y0 - 30, "`%s`" % STATES_GRAD, style.NOTE, "middle")
     canvas.text(grad_x + grad_w / 2, y0 - 15, "state gradient: T + 1 rows", style.NOTE,
                 "middle", True)  # fmt: skip
-    canvas.text(go_x + go_w, y0 - 30, "`hidden_t_all_grad`", style.NOTE, "end")
-    canvas.text(go_x + go_w, y0 - 15, "GO: T rows", style.NOTE, "end", True)
+    canvas.text(go_x + go_w, y0 + 6, "GO: T rows", style.NOTE, "end", True)
+    canvas.text(go_x + go_w, y0 + 20, "`%s`" % ALL_GRAD, style.NOTE - 0.5, "end")
 
     # the state gradient, row by row
     rows = [("row 0", ["written by step 0", "= gradient of `h0`"], "#FFF8E1")]
     for r in range(1, steps):
         rows.append(("row %d" % r, ["written by step %d" % r, "+ GO row %d" % (r - 1),
                                     "read by step %d" % (r - 1)], None))  # fmt: skip
-    rows.append(("row %d" % steps, ["zeroed, then", "+ `_last` grad",
+    rows.append(("row %d" % steps, ["zeroed, + `_last` grad", "+ GO row %d" % (steps - 1),
                                     "read by step %d" % (steps - 1)], "#FCE8E6"))  # fmt: skip
     centres = parts.tensor_rows(
         canvas, grad_x, y0, grad_w, pitch, rows, style.GRADIENT_FILL, style.GRADIENT_EDGE,
@@ -101,13 +112,16 @@ def fig_bptt(steps=3):
     # the _last output's gradient: into the last row, once, before the loop
     last_y = bottom + 20
     with canvas.group("last_gradient"):
-        pill_x, pill_w = style.WIDTH - 10 - 122, 122
-        canvas.box(pill_x, last_y - 11, pill_w, 22, "`hidden_t_last_grad`", "#FFFFFF",
-                   style.GRADIENT_EDGE, style.NOTE, rx=11, dash="4 2")  # fmt: skip
+        pill_w = 150
+        pill_x = style.WIDTH - 10 - pill_w
+        canvas.box(pill_x, last_y - 11, pill_w, 22, "`%s`" % LAST_GRAD, "#FFFFFF",
+                   style.GRADIENT_EDGE, style.NOTE - 0.5, rx=11, dash="4 2")  # fmt: skip
         canvas.path([(pill_x + 14, last_y - 11), (pill_x + 14, centres[-1] + 22),
                      (grad_x + grad_w + 1, centres[-1] + 22)], style.ACCUMULATE, 1.6)  # fmt: skip
         canvas.text(pill_x + 20, centres[-1] + 32, "+ once, before the loop", style.NOTE,
                     fill=style.ACCUMULATE)  # fmt: skip
+        canvas.text(style.WIDTH - 10, last_y + 20, "only if the loss uses `_last` too",
+                    style.NOTE, "end", fill=style.MUTED)  # fmt: skip
 
     # the weight gradient: zeroed, then + each step's _tmpstep, bottom to top
     lane_c = lane_x + lane_w / 2
@@ -139,8 +153,8 @@ def fig_bptt(steps=3):
             canvas.text(step_x + step_w - 8, box_y + 11, "runs %s" % _ORDINALS[steps - 1 - t],
                         style.NOTE, "end", fill=style.MUTED)  # fmt: skip
             lines = (
-                "reads `hidden_t_grad` = row %d" % (t + 1),
-                "writes `hidden_t_prev_grad` = row %d" % t,
+                "reads `%s` = row %d" % (read_blob, t + 1),
+                "writes `%s` = row %d" % (written_blob, t),
                 "writes `%s`" % TMPSTEP,
             )
             for i, line in enumerate(lines):
@@ -163,10 +177,12 @@ def fig_bptt(steps=3):
     canvas.text_block(
         10,
         y + 12,
-        "Rows 0 … T − 1 are not zeroed: step t writes row t before step t − 1 adds to it and "
-        "reads it. The + into row t + 1 is the step's first op, "
-        "`rnn_internal_accumulate_gradient_input`; the + into the weight gradient is a `Sum` "
-        "the C++ op appends, after renaming the step's gradient `_tmpstep`.",
+        "Only the last row is zeroed. With a 1-row initial state that is enough: step t writes "
+        "row t before step t − 1 adds to it and reads it. With k > 1 initial rows it is not: "
+        "rows T … T + k − 2 are read before any step writes them (the gallery's tail_rows). "
+        "The + into row t + 1 is the step's first op, `rnn_internal_accumulate_gradient_input`; "
+        "the + into the weight gradient is a `Sum` the C++ op appends, after renaming the "
+        "step's gradient `_tmpstep`.",
         style.NOTE,
         width=canvas.width - 20,
         fill=style.MUTED,

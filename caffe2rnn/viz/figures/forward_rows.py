@@ -12,53 +12,60 @@ the loop two *aliases* make op outputs views of the same tensor:
 ``hidden_t_all`` from row 1 (offset 1), ``hidden_t_last`` the last row
 (offset -1). Nothing is copied between steps.
 
-The link and alias offsets drawn are the ones ``recurrent_net`` gives the
-LSTM (``tests/viz/test_viz_figures.py`` checks them against the op it builds).
+The names and offsets drawn are those of the LSTM the learner's path builds,
+``rnn_cell.LSTM(..., scope="lstm")`` (``tests/viz/test_viz_figures.py``
+checks them against the op it builds): every name keeps its scope, so the
+figure and the pages name each blob one way.
 """
 
 from . import parts, style
 from .svg import Canvas, Figure
 
-#: The links of the LSTM's step net the figure draws: (blob, tensor, offset).
+#: The links of the path LSTM's step net the figure draws: (blob, tensor, offset).
 LINKS = (
-    ("input_t", "input", 0),
-    ("hidden_t_prev", "hidden_t_prev_states", 0),
-    ("hidden_t", "hidden_t_prev_states", 1),
+    ("input_t", "lstm/i2h", 0),
+    ("lstm/hidden_t_prev", "lstm/lstm/hidden_t_prev_states", 0),
+    ("lstm/hidden_t", "lstm/lstm/hidden_t_prev_states", 1),
 )
 #: Its aliases: (op output, offset).
-ALIASES = (("hidden_t_all", 1), ("hidden_t_last", -1))
+ALIASES = (("lstm/hidden_t_all", 1), ("lstm/hidden_t_last", -1))
+#: The cell state's tensor and the blobs linked to it (said in the note).
+CELL_STATES = ("lstm/lstm/cell_t_prev_states", "lstm/cell_t_prev", "lstm/cell_t")
 
 
 def fig_forward_rows(steps=3):
     """The forward loop for ``steps`` timesteps (2 to 5) as rows of the states tensor."""
     steps = parts.check_steps("fig_forward_rows", steps)
+    (input_blob, sequence, _), (prev, states, _), (written, _, _) = LINKS
+    (all_rows, _), (last_row, _) = ALIASES
     canvas = Canvas(
         style.WIDTH,
         "The forward loop of RecurrentNetwork as rows of one tensor",
-        "One step net runs T = %d times. Step t reads row t of the states tensor and writes "
+        "One step net runs T = %d times. Step t reads row t of the states tensor %s and writes "
         "row t + 1 through links (views, no copies); row 0 holds the initial state h0; after "
-        "the loop hidden_t_all views rows 1 to T and hidden_t_last the last row." % steps,
+        "the loop %s views rows 1 to T and %s the last row." % (steps, states, all_rows, last_row),
     )
     top = parts.heading(
         canvas,
         "The forward loop: one step net, run T = %d times over the rows of one tensor" % steps,
         "Step t reads row t and writes row t + 1 of the states tensor through views (links): "
-        "nothing is copied between steps. Caffe2 0cdd09da6, LSTM.",
+        "nothing is copied between steps. Caffe2 0cdd09da6; the LSTM of step 1, "
+        '`rnn_cell.LSTM(..., scope="lstm")`.',
     )
     pitch, y0 = 74, top + 50
-    input_x, input_w = 10, 96
-    step_x, step_w = 148, 218
-    state_x, state_w = 426, 124
+    input_x, input_w = 10, 80
+    step_x, step_w = 106, 246
+    state_x, state_w = 392, 124
     alias_x = state_x + state_w
 
     # column headings
     canvas.text(input_x + input_w / 2, y0 - 30, "input sequence", style.SMALL, "middle", True)
-    canvas.text(input_x + input_w / 2, y0 - 15, "`i2h`: T rows", style.NOTE, "middle")
+    canvas.text(input_x + input_w / 2, y0 - 15, "`%s`: T rows" % sequence, style.NOTE, "middle")
     canvas.text(step_x + step_w / 2, y0 - 30, "the step net, run once per t", style.SMALL,
                 "middle", True)  # fmt: skip
     canvas.text(step_x + step_w / 2, y0 - 15, "(FC, Sum, LSTMUnit) in step workspace t",
                 style.NOTE, "middle")  # fmt: skip
-    canvas.text(state_x + state_w / 2, y0 - 30, "`hidden_t_prev_states`", style.SMALL, "middle")
+    canvas.text(state_x + state_w / 2 + 30, y0 - 30, "`%s`" % states, style.NOTE, "middle")
     canvas.text(state_x + state_w / 2, y0 - 15, "states tensor: T + 1 rows", style.NOTE,
                 "middle", True)  # fmt: skip
 
@@ -96,9 +103,9 @@ def fig_forward_rows(steps=3):
             canvas.text(step_x + step_w - 8, box_y + 11, "workspace %d" % t, style.NOTE, "end",
                         fill=style.MUTED)  # fmt: skip
             lines = (
-                "`input_t` = input row %d" % t,
-                "`hidden_t_prev` = row %d  (offset 0)" % t,
-                "`hidden_t` = row %d  (offset 1)" % (t + 1),
+                "`%s` = input row %d" % (input_blob, t),
+                "`%s` = row %d  (offset 0)" % (prev, t),
+                "`%s` = row %d  (offset 1)" % (written, t + 1),
             )
             for i, line in enumerate(lines):
                 canvas.text(step_x + 8, box_y + 26 + i * 12.5, line, style.NOTE)
@@ -118,11 +125,11 @@ def fig_forward_rows(steps=3):
         canvas.bracket(alias_x + 20, y0 + pitch + 4, bottom - 4, stroke=style.ALIAS, width=1.8)
         label_x = alias_x + 28
         upper = (y0 + pitch + centres[-1] - pitch / 2) / 2
-        canvas.text(label_x, upper - 14, "`hidden_t_all`", style.SMALL, fill=style.ALIAS)
+        canvas.text(label_x, upper - 14, "`%s`" % all_rows, style.NOTE, fill=style.ALIAS)
         canvas.text(label_x, upper + 1, "rows 1 … T", style.NOTE)
         canvas.text(label_x, upper + 14, "alias, offset 1", style.NOTE, fill=style.MUTED)
         canvas.line(alias_x + 8, centres[-1], label_x - 2, centres[-1], style.ALIAS, 1.0)
-        canvas.text(label_x, centres[-1] - 7, "`hidden_t_last`", style.SMALL, fill=style.ALIAS)
+        canvas.text(label_x, centres[-1] - 7, "`%s`" % last_row, style.NOTE, fill=style.ALIAS)
         canvas.text(label_x, centres[-1] + 8, "row T, offset −1", style.NOTE, fill=style.MUTED)
 
     y = bottom + 22
@@ -134,13 +141,14 @@ def fig_forward_rows(steps=3):
             ("bracket", style.ALIAS, "alias: an op output viewing rows, after the loop"),
         ],
     )
+    cell_states, cell_prev, cell_written = CELL_STATES
     canvas.text_block(
         10,
         y + 12,
-        "The cell state has a tensor of its own, `cell_t_prev_states`, linked the same way. "
-        "An initial state of k rows (k × N × D) fills rows 0 … k − 1, and the tensor has "
-        "T + k rows. Forward-only (no backward pass) the op keeps 2 step workspaces and "
-        "alternates them.",
+        "The cell state has a tensor of its own, `%s`, linked the same way (`%s` = row t, "
+        "`%s` = row t + 1). An initial state of k rows (k × N × H) fills rows 0 … k − 1, and "
+        "the tensor has T + k rows. Forward-only (no backward pass) the op keeps 2 step "
+        "workspaces and alternates them." % (cell_states, cell_prev, cell_written),
         style.NOTE,
         width=canvas.width - 20,
         fill=style.MUTED,

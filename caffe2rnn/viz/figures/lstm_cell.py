@@ -15,8 +15,11 @@ What the figure says:
   W_hh h_{t-1} + b_hh`` with the gate blocks in the order **i, f, g, o**;
 * the rest is the same: ``c_t = f ⊙ c_{t-1} + i ⊙ g``, ``h_t = o ⊙ tanh(c_t)``.
 
-``tests/viz/test_viz_figures.py`` checks the Caffe2 gate order drawn here
-against what caffe2rnn's ``LSTMUnit`` computes.
+The blob names are those of the learner's path, ``rnn_cell.LSTM(model, "x",
+"seq_lengths", ("h0", "c0"), ..., scope="lstm")``, scope included.
+``tests/viz/test_viz_figures.py`` checks them against the op it builds, and
+the Caffe2 gate order drawn here against what caffe2rnn's ``LSTMUnit``
+computes.
 """
 
 from . import parts, style
@@ -26,13 +29,26 @@ from .svg import Canvas, Figure
 CAFFE2_GATES = ("i", "f", "o", "g")
 TORCH_GATES = ("i", "f", "g", "o")
 
+#: The blobs the Caffe2 side names: input, FC output, step-net blobs, parameters.
+BLOBS = {
+    "input": "x",
+    "projected": "lstm/i2h",
+    "input_t": "input_t",
+    "hidden_t_prev": "lstm/hidden_t_prev",
+    "cell_t_prev": "lstm/cell_t_prev",
+    "gates_t": "lstm/gates_t",
+    "hidden_t": "lstm/hidden_t",
+    "cell_t": "lstm/cell_t",
+    "params": ("lstm/i2h_w", "lstm/i2h_b", "lstm/gates_t_w", "lstm/gates_t_b"),
+}
+
 #: (Caffe2, torch.nn.LSTM, note) rows of the table under the cells.
 MAPPING = (
-    ("`i2h_w` (4H × D)", "`weight_ih_l0` (4H × D)", "blocks i f o g ↔ i f g o"),
-    ("`gates_t_w` (4H × H)", "`weight_hh_l0` (4H × H)", "the same reordering"),
-    ("`i2h_b` + `gates_t_b`", "`bias_ih_l0` + `bias_hh_l0`", "only the sum matters"),
-    ("`hidden_t_all` (T × N × H)", "`output` (T × N × H)", "time-major in both"),
-    ("`hidden_t_last`, `cell_t_last`", "`h_n`, `c_n`", "1 × N × H"),
+    ("`lstm/i2h_w` (4H × D)", "`weight_ih_l0` (4H × D)", "blocks i f o g ↔ i f g o"),
+    ("`lstm/gates_t_w` (4H × H)", "`weight_hh_l0` (4H × H)", "the same reordering"),
+    ("`lstm/i2h_b` + `lstm/gates_t_b`", "`bias_ih_l0` + `bias_hh_l0`", "only the sum matters"),
+    ("`lstm/hidden_t_all` (T × N × H)", "`output` (T × N × H)", "time-major in both"),
+    ("`lstm/hidden_t_last`, `lstm/cell_t_last`", "`h_n`, `c_n`", "1 × N × H"),
     (
         "`seq_lengths` (LSTMUnit input)",
         "`PackedSequence`",
@@ -83,7 +99,8 @@ def fig_lstm_cell():
         canvas,
         "One LSTM step, in Caffe2's blobs and in torch.nn.LSTM",
         "Same arithmetic, different plumbing: where the input product is taken, the gate "
-        "order, two biases. Caffe2 0cdd09da6 (`rnn_cell.LSTM`); PyTorch's documented formula.",
+        'order, two biases. Caffe2 0cdd09da6, `rnn_cell.LSTM(..., scope="lstm")` as in step 1; '
+        "PyTorch's documented formula.",
     )
     left, right, col = 10, 346, 316
     y = top + 18
@@ -97,14 +114,15 @@ def fig_lstm_cell():
           style.MUTED)  # fmt: skip
     _band(canvas, right, b1, col, 74, "before the loop", "#F8F9FA", style.MUTED)
     row = b1 + 34
-    _pill(canvas, left + 10, row, 76, "`input`  T×N×D")
-    canvas.arrow(left + 87, row, left + 112, row, style.INK)
-    _op(canvas, left + 113, row, 44, "FC", style.COMPUTE)
-    _param(canvas, left + 96, row + 24, 78, "`i2h_w`, `i2h_b`")
-    canvas.arrow(left + 135, row + 14, left + 135, row + 12.5, style.PARAM_EDGE, 1.0)
-    canvas.arrow(left + 158, row, left + 192, row, style.INK)
-    canvas.box(left + 193, row - 16, 112, 32, "`i2h`\nT × N × 4H", "#FFFFFF", style.INK,
-               style.NOTE)  # fmt: skip
+    b = BLOBS
+    _pill(canvas, left + 10, row, 62, "`%s`  T×N×D" % b["input"])
+    canvas.arrow(left + 73, row, left + 94, row, style.INK)
+    _op(canvas, left + 95, row, 44, "FC", style.COMPUTE)
+    canvas.box(left + 78, row + 15, 78, 30, "`%s`\n`%s`" % b["params"][:2], style.PARAM_FILL,
+               style.PARAM_EDGE, style.NOTE - 0.5, rx=3)  # fmt: skip
+    canvas.arrow(left + 140, row, left + 182, row, style.INK)
+    canvas.box(left + 183, row - 16, 122, 32, "`%s`\nT × N × 4H" % b["projected"], "#FFFFFF",
+               style.INK, style.NOTE)  # fmt: skip
     canvas.text_block(right + 12, row - 4, "nothing: `x_t` goes into every step, "
                       "multiplied there by `W_ih`", style.NOTE, width=col - 24,
                       fill=style.MUTED)  # fmt: skip
@@ -118,39 +136,36 @@ def fig_lstm_cell():
 
     # Caffe2: hidden_t_prev -> FC -> (+ input_t) Sum -> gates_t -> LSTMUnit
     r1 = b2 + 34
-    _pill(canvas, left + 10, r1, 104, "`hidden_t_prev`")
-    canvas.arrow(left + 115, r1, left + 134, r1)
-    _op(canvas, left + 135, r1, 40, "FC", style.COMPUTE)
-    canvas.box(left + 112, r1 + 17, 86, 32, "`gates_t_w`\n`gates_t_b`", style.PARAM_FILL,
-               style.PARAM_EDGE, style.NOTE, rx=3)  # fmt: skip
-    _pill(canvas, left + 226, r1, 80, "`input_t`")
-    canvas.arrow(left + 266, b1 + 50, left + 266, r1 - 12, style.LINK, 1.5, "4 3")
-    canvas.text(left + 272, b1 + 79, "row t", style.NOTE, fill=style.LINK)
+    _pill(canvas, left + 6, r1, 122, "`%s`" % b["hidden_t_prev"])
+    canvas.arrow(left + 129, r1, left + 143, r1)
+    _op(canvas, left + 144, r1, 40, "FC", style.COMPUTE)
+    canvas.box(left + 114, r1 + 15, 100, 30, "`%s`\n`%s`" % b["params"][2:], style.PARAM_FILL,
+               style.PARAM_EDGE, style.NOTE - 0.5, rx=3)  # fmt: skip
+    _pill(canvas, left + 234, r1, 72, "`%s`" % b["input_t"])
+    canvas.arrow(left + 270, b1 + 50, left + 270, r1 - 12, style.LINK, 1.5, "4 3")
+    canvas.text(left + 276, b1 + 79, "row t", style.NOTE, fill=style.LINK)
     r2 = r1 + 56
-    _op(canvas, left + 200, r2, 50, "Sum", style.COMPUTE)
-    canvas.arrow(left + 176, r1, left + 206, r1, head=None)
-    canvas.arrow(left + 206, r1, left + 214, r2 - 12)
-    canvas.text(left + 182, r1 - 11, "`gates_t`", style.NOTE - 0.5)
-    canvas.arrow(left + 266, r1 + 11, left + 238, r2 - 12)
+    _op(canvas, left + 206, r2, 50, "Sum", style.COMPUTE)
+    canvas.path([(left + 185, r1), (left + 222, r1), (left + 222, r2 - 12)], style.INK)
+    canvas.arrow(left + 270, r1 + 11, left + 244, r2 - 12)
     gates_y = r2 + 42
     gx = left + (col - 4 * 54) / 2
-    canvas.path([(left + 225, r2 + 12), (left + 225, gates_y - 13)], style.INK)
+    canvas.path([(left + 231, r2 + 12), (left + 231, gates_y - 13)], style.INK)
     _gates(canvas, gx, gates_y, CAFFE2_GATES)
-    canvas.text(left + col / 2, gates_y + 20, "`gates_t`: N × 4H, order i f o g", style.NOTE,
-                "middle")  # fmt: skip
+    canvas.text(left + col / 2, gates_y + 20, "`%s`: N × 4H, order i f o g" % b["gates_t"],
+                style.NOTE, "middle")  # fmt: skip
     r3 = gates_y + 52
-    canvas.arrow(left + col / 2, gates_y + 27, left + col / 2, r3 - 13)
-    _op(canvas, left + col / 2 - 50, r3, 100, "LSTMUnit", style.ACTIVATION)
-    canvas.text(left + 10, r3 - 6, "+ `hidden_t_prev`,", style.NOTE - 0.5, fill=style.MUTED)
-    canvas.text(left + 10, r3 + 7, "`cell_t_prev`", style.NOTE - 0.5, fill=style.MUTED)
-    canvas.text(left + col - 10, r3 - 6, "`seq_lengths`,", style.NOTE - 0.5, "end",
-                fill=style.MUTED)  # fmt: skip
-    canvas.text(left + col - 10, r3 + 7, "`timestep`", style.NOTE - 0.5, "end", fill=style.MUTED)
+    unit_x = left + 176
+    canvas.arrow(left + col / 2 + 30, gates_y + 27, unit_x + 50, r3 - 13)
+    _op(canvas, unit_x, r3, 100, "LSTMUnit", style.ACTIVATION)
+    for k, line in enumerate(("+ `%s`" % b["hidden_t_prev"], "+ `%s`" % b["cell_t_prev"],
+                              "+ `seq_lengths`, `timestep`")):  # fmt: skip
+        canvas.text(left + 12, r3 - 13 + k * 12.5, line, style.NOTE - 0.5, fill=style.MUTED)
     r4 = r3 + 40
-    canvas.arrow(left + col / 2 - 20, r3 + 12, left + col / 2 - 50, r4 - 11)
-    canvas.arrow(left + col / 2 + 20, r3 + 12, left + col / 2 + 50, r4 - 11)
-    _pill(canvas, left + col / 2 - 100, r4, 84, "`hidden_t`")
-    _pill(canvas, left + col / 2 + 16, r4, 84, "`cell_t`")
+    canvas.arrow(unit_x + 30, r3 + 12, left + 150, r4 - 11)
+    canvas.arrow(unit_x + 70, r3 + 12, left + 262, r4 - 11)
+    _pill(canvas, left + 104, r4, 96, "`%s`" % b["hidden_t"])
+    _pill(canvas, left + 218, r4, 88, "`%s`" % b["cell_t"])
 
     # torch: x_t -> W_ih x_t + b_ih, h_{t-1} -> W_hh h_{t-1} + b_hh, + -> gates
     _pill(canvas, right + 10, r1, 62, "h_{t−1}")
@@ -200,7 +215,7 @@ def fig_lstm_cell():
 
     # -- the map ------------------------------------------------------------------------
     y += 34
-    columns = (left, 222, 438)
+    columns = (left, 236, 444)
     for x, text in zip(columns, ("Caffe2 blob", "torch.nn.LSTM", "")):
         canvas.text(x + 4, y, text, style.NOTE, bold=True)
     canvas.line(left, y + 8, style.WIDTH - 10, y + 8, style.MUTED, 0.8)

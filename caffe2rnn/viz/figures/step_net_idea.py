@@ -8,11 +8,13 @@ What the figure says:
 * **Caffe2's** ``RecurrentNetwork`` holds the cell once, as its ``step_net``
   argument (a NetDef), and runs it T times, T read from the input's first
   dimension at run time: one NetDef for every T. The cell is ordinary ops, so
-  any cell works (attention, MILSTM) and its gradient is the ops' own; the
-  step workspaces are what memory it keeps (forward-only: 2, reused, at
-  0cdd09da6; with a backward pass: one per step, for the gradient);
-* Caffe2 also had cuDNN's fused ``Recurrent`` op (GPU, ``rnn_mode`` lstm or
-  gru at 0cdd09da6): fast, but only those cells.
+  any cell works (attention, MILSTM) and its gradient is the ops' own (the
+  memory story -- one T + 1-row tensor per state, no copies -- is the
+  page's; step workspaces come at step 8);
+* Caffe2 also had cuDNN's fused ``Recurrent`` op: at 0cdd09da6
+  ``recurrent_op_cudnn.cc`` reads ``rnn_mode == "lstm" ? CUDNN_LSTM :
+  CUDNN_GRU``, so LSTM and GRU only: fast, GPU-only, those two cells.
+* The grey stacks are the input ``x``, one row per timestep: T = 3 or 5 rows.
 """
 
 from . import parts, style
@@ -93,9 +95,11 @@ def fig_step_net_idea():
 
     # right: either input, one op, the step net inside, run T times
     seq_y = body
+    canvas.text(right + col / 2, seq_y - 6, "input `x`: T rows, one per step", style.NOTE,
+                "middle")  # fmt: skip
     for x, steps in ((right + 86, 3), (right + 196, 5)):
-        canvas.text(x + 17, seq_y, "T = %d" % steps, style.SMALL, "middle", True)
-        end = _sequence(canvas, x, seq_y + 12, steps)
+        canvas.text(x + 17, seq_y + 8, "T = %d" % steps, style.SMALL, "middle", True)
+        end = _sequence(canvas, x, seq_y + 20, steps)
         canvas.arrow(x + 17, end + 2, right + col / 2 + (x - right - 141) * 0.25, seq_y + 98,
                      style.INK, 1.3)  # fmt: skip
     canvas.text(right + 158, seq_y + 34, "or", style.NOTE, "middle", fill=style.MUTED)
@@ -125,10 +129,8 @@ def fig_step_net_idea():
     points = (
         "Any cell made of ordinary ops works (attention, MILSTM, your own): the step net is a "
         "NetDef, and its gradient is built from the ops' own gradients.",
-        "Memory is the step workspaces: forward-only the op keeps 2 and reuses them; with a "
-        "backward pass one per step, whose blobs the gradient reads (Caffe2 0cdd09da6).",
-        "Caffe2 also had cuDNN's fused `Recurrent` op (GPU; `rnn_mode` lstm or gru): fast, "
-        "but only those cells.",
+        "Caffe2 also had cuDNN's fused `Recurrent` op: fast, GPU-only, and LSTM or GRU only "
+        '(`recurrent_op_cudnn.cc` at Caffe2 0cdd09da6 reads `rnn_mode` "lstm", else GRU).',
     )
     for text in points:
         canvas.circle(16, y, 2.5, style.INK, style.INK)

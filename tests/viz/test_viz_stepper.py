@@ -1,0 +1,70 @@
+"""The time stepper shows what a move of its slider changes next to the slider.
+
+In backward mode the rows a step reads and writes are rows of the gradient
+tensors; in the page layout those tensors come first in each frame, and the
+controls (slider, direction, caption) stay at the top of the window while the
+frame scrolls under them. The last row of each state gradient says it is
+zeroed before the loop, and a state gradient nothing is added into says why.
+"""
+
+import os
+import sys
+
+import pytest
+
+from caffe2rnn.viz import examples
+from caffe2rnn.viz.stepper import frames, stepper_html
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs"))
+from browser import Browser, missing_reason  # noqa: E402  (tests/docs/browser.py)
+
+pytestmark = pytest.mark.needs_dot
+
+
+@pytest.fixture(scope="module")
+def lstm_frames():
+    return frames(examples.rnn_cell_lstm(), 3, width="page")
+
+
+def test_backward_frames_say_the_last_row_is_zeroed_and_why_a_tensor_gets_no_sum(lstm_frames):
+    svg = lstm_frames["backward"][0]["svg"]
+    assert svg.count("zeroed before the loop") == 2  # hidden and cell state gradients
+    # the cell state's outputs are not in outputs_with_grads = [0]: nothing is added
+    assert "+= nothing: lstm/cell_t_all, lstm/cell_t_last get no gradient" in svg
+    assert "outputs_with_grads = [0]" in svg
+
+
+def test_backward_frames_show_the_tensors_before_the_steps(lstm_frames):
+    svg = lstm_frames["backward"][0]["svg"]
+    assert svg.index("lstm/lstm/hidden_t_prev_states_grad") < svg.index("backward step t = 2")
+
+
+def test_the_controls_stay_in_view_and_the_rows_are_near_them(tmp_path):
+    reason = missing_reason()
+    if reason:
+        pytest.skip(reason)
+    page = tmp_path / "stepper.html"
+    filler = "<p>%s</p>" % ("text " * 400)
+    page.write_text(
+        "<!doctype html><html><head><meta charset='utf-8'><title>stepper</title></head>"
+        "<body style='width: 720px'>%s%s%s</body></html>"
+        % (filler, stepper_html(examples.rnn_cell_lstm(), 3, width="page"), filler * 3)
+    )
+    rows = (
+        "Array.from(document.querySelectorAll('.c2r-frame:not([hidden]) g[id^=\"a_hl_\"]'))"
+        ".map(function(g){return g.getBoundingClientRect().top;})"
+    )
+    with Browser(1280, 900) as browser:
+        browser.open(str(page))
+        browser.click(".c2r-stepper input[value=backward]")
+        top = "document.querySelector('.c2r-stepper').getBoundingClientRect().top + window.scrollY"
+        for extra in (0, 500):
+            browser.evaluate("window.scrollTo(0, %s + %d)" % (top, extra))
+            controls = browser.evaluate(
+                "(function(){var r = document.querySelector('.c2r-sticky')"
+                ".getBoundingClientRect(); return [r.top, r.bottom];})()"
+            )
+            assert controls[0] >= 0 and controls[1] < 300, controls  # still in view
+        browser.evaluate("window.scrollTo(0, %s)" % top)
+        tops = browser.evaluate(rows)
+        assert tops and min(tops) < 600, "the rows the step touches are far below the slider"
