@@ -1,0 +1,171 @@
+"""The pages of the learner's path read cleanly: checks on their Markdown.
+
+* **One line of provenance** under each page's title (a ``{container} c2r-facts``
+  block naming the Caffe2 commit the page's facts are true at), and the commits
+  behind single facts in footnotes (``[^name]``) or tables, not in the running
+  text. The eight commits that *name* an era (E0 … E7) may appear anywhere: they
+  are what the facts line refers to.
+* **Code fits the column**: every line of a code block or code cell is at most
+  76 characters (the article column of the site at 1280 px holds about 78 of
+  its monospace characters; a longer line is cut behind a scroll bar).
+* **The title a reader sees is one title**: the sidebar takes each page's own
+  H1 (the path's toctree gives no titles of its own), so "Next" / "Previous"
+  and the sidebar cannot disagree.
+"""
+
+import os
+import re
+
+import pytest
+from test_progression import DOCS, FENCE, FRONT_MATTER, path_steps
+
+#: The eras' commits (caffe2rnn.eras and the glossary's table).
+ERA_COMMITS = {
+    "3b190c4df",
+    "3913181a4",
+    "73f75a980",
+    "89ea32b11",
+    "c2913bcac",
+    "0cdd09da6",
+    "042e8ede4",
+    "929c33cee",
+}
+CODE_COLUMN = 76
+HASH = re.compile(r"`([0-9a-f]{7,10})`")
+
+
+def markdown_steps():
+    return [s for s in path_steps() if s.path.endswith(".md") and s.exists]
+
+
+def page_ids():
+    return [s.doc for s in markdown_steps()]
+
+
+def read(step):
+    with open(step.path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def running_text(text):
+    """The page without front matter, code, tables, footnote definitions and the
+    facts line: what a reader reads as paragraphs and lists."""
+    text = FRONT_MATTER.sub("", text)
+    text = re.sub(r"^```\{container\} c2r-facts\n.*?^```[ \t]*$", "", text, flags=re.M | re.S)
+
+    def fence(match):
+        info = match.group(2).strip()
+        if info.startswith("{") and not info.startswith(("{code-cell}", "{image}")):
+            return running_text(match.group(3))  # an admonition's text is text
+        return ""
+
+    text = FENCE.sub(fence, text)
+    kept, in_footnote = [], False
+    for line in text.splitlines():
+        if re.match(r"^\[\^[^\]]+\]:", line):
+            in_footnote = True
+            continue
+        if in_footnote and (line.startswith("    ") or not line.strip()):
+            continue
+        in_footnote = False
+        if line.lstrip().startswith("|"):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def code_lines(text):
+    """(first line number, line) of every code block and code cell."""
+    found = []
+    for match in FENCE.finditer(text):
+        info = match.group(2).strip()
+        if info.startswith("{") and not info.startswith("{code-cell}"):
+            inner = code_lines(match.group(3))
+            start = text[: match.start(3)].count("\n")
+            found.extend((start + n, line) for n, line in inner)
+            continue
+        start = text[: match.start(3)].count("\n") + 1
+        for offset, line in enumerate(match.group(3).splitlines()):
+            found.append((start + offset, line))
+    return found
+
+
+@pytest.mark.parametrize("doc", page_ids())
+def test_a_page_names_its_commit_under_its_title(doc):
+    step = next(s for s in markdown_steps() if s.doc == doc)
+    text = FRONT_MATTER.sub("", read(step)).lstrip()
+    head = text.split("\n## ", 1)[0]
+    block = re.search(r"```\{container\} c2r-facts\n(.*?)```", head, re.S)
+    assert block, "%s: no facts line (```{container} c2r-facts) before its first section" % doc
+    assert HASH.search(block.group(1)), "%s: the facts line names no commit" % doc
+
+
+@pytest.mark.parametrize("doc", page_ids())
+def test_commits_behind_single_facts_are_footnotes(doc):
+    step = next(s for s in markdown_steps() if s.doc == doc)
+    prose = running_text(read(step))
+    stray = sorted({h for h in HASH.findall(prose) if h not in ERA_COMMITS})
+    assert not stray, (
+        "%s: commit hashes in the running text (move them to a footnote [^n] or a "
+        "table): %s" % (doc, ", ".join(stray))
+    )
+
+
+@pytest.mark.parametrize("doc", page_ids())
+def test_code_fits_the_column(doc):
+    step = next(s for s in markdown_steps() if s.doc == doc)
+    long = [
+        "line %d (%d characters): %s" % (n, len(line), line)
+        for n, line in code_lines(read(step))
+        if len(line) > CODE_COLUMN
+    ]
+    assert not long, "%s: code wider than %d characters:\n%s" % (doc, CODE_COLUMN, "\n".join(long))
+
+
+#: Pages off the path whose code is written for the reader (not program output
+#: quoted verbatim, as the benchmark tables of performance.md or the plan
+#: listings of rnn-executor.md are): they fit the column too.
+OTHER_PAGES = [
+    "index.md",
+    "glossary.md",
+    "caffe2-tests.md",
+    "concepts/eras-at-run-time.md",
+    "concepts/workspace-api.md",
+    "concepts/hardening.md",
+]
+
+
+@pytest.mark.parametrize("page", OTHER_PAGES)
+def test_code_fits_the_column_off_the_path_too(page):
+    with open(os.path.join(DOCS, page), encoding="utf-8") as handle:
+        lines = code_lines(handle.read())
+    long = [
+        "line %d (%d): %s" % (n, len(line), line) for n, line in lines if len(line) > CODE_COLUMN
+    ]
+    assert not long, "%s: code wider than %d characters:\n%s" % (page, CODE_COLUMN, "\n".join(long))
+
+
+def test_the_sidebar_shows_each_page_s_own_title():
+    """The path's toctree names documents only: Sphinx then shows each page's H1
+    in the sidebar, in "Next"/"Previous" and in the browser tab alike."""
+    with open(os.path.join(DOCS, "index.md"), encoding="utf-8") as handle:
+        index = handle.read()
+    blocks = re.findall(r"```\{toctree\}\n(.*?)```", index, re.S)
+    titled = [
+        line.strip()
+        for block in blocks
+        for line in block.splitlines()
+        if re.match(r"^[^:<\s][^<]*<[^>]+>\s*$", line)
+    ]
+    assert not titled, "toctree entries with a title of their own: %s" % titled
+
+
+def test_the_helpers_find_what_they_should():
+    text = (
+        "# T\n\n```{container} c2r-facts\nat `0cdd09da6`\n```\n\nRan `abcdef123`.[^a]\n\n"
+        "| x | `1234567ab` |\n\n```python\n" + "y" * 80 + "\n```\n\n"
+        "[^a]: from `fedcba987`\n    and `aaaaaaaaa`\n"
+    )
+    prose = running_text(text)
+    assert HASH.findall(prose) == ["abcdef123"]
+    assert [len(line) for _, line in code_lines(text)] == [80]
