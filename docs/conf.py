@@ -22,14 +22,10 @@ The build
 
 import filecmp
 import os
-import re
 import shutil
 import subprocess
 import sys
 
-from sphinx.util import logging
-
-LOG = logging.getLogger(__name__)
 DOCS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(DOCS)
 sys.path.insert(0, ROOT)
@@ -140,78 +136,6 @@ def plots_as_svg():
         handle.write("svg.fonttype: none\n")
     os.environ["IPYTHONDIR"] = os.path.join(settings, "ipython")
     os.environ["MATPLOTLIBRC"] = os.path.join(settings, "matplotlibrc")
-
-
-#: Pages of the path that other work writes (the E7 history page, the tutorials
-#: page). Until a page exists, :func:`skip_missing_pages` leaves its toctree line
-#: and the links to it out of the sources Sphinx reads (a note in the build log),
-#: so the site builds with -W; once it exists, nothing changes.
-PAGES_WRITTEN_ELSEWHERE = ("concepts/history-e7", "caffe2-tutorials")
-
-
-def missing_pages():
-    return [
-        page
-        for page in PAGES_WRITTEN_ELSEWHERE
-        if not any(os.path.exists(os.path.join(DOCS, page + ext)) for ext in (".md", ".ipynb"))
-    ]
-
-
-def skip_missing_pages(app, docname, source):
-    """``source-read``: drop toctree entries of, and links to, missing pages."""
-    text = source[0]
-    for page in missing_pages():
-        name = re.escape(page.rsplit("/", 1)[-1])
-        entry = re.compile(r"^(?:[^\n<]*<)?%s>?[ \t]*\n" % re.escape(page), re.M)
-        link = re.compile(r"\[([^\]]*)\]\((?:\.\./|\./)*(?:concepts/)?%s\.md(?:#[^)]*)?\)" % name)
-        changed = link.sub(r"\1", entry.sub("", text))
-        if changed != text:
-            LOG.info("[caffe2rnn] %s: %s.md is not written yet; left out" % (docname, page))
-            text = changed
-    source[0] = text
-
-
-#: Figures the path shows that another branch draws (``caffe2rnn.viz.figures``,
-#: written by ``make_diagrams.py``). Until ``make_diagrams`` writes one,
-#: :func:`skip_missing_figures` leaves out the ``{image}`` directive that shows
-#: it (a note in the build log), so the site builds with -W; once it exists,
-#: nothing changes.
-FIGURES_DRAWN_ELSEWHERE = (
-    "fig_recurrent_op",
-    "fig_backward_step_net",
-    "fig_gru_cell",
-    "fig_attention_step",
-)
-
-
-def missing_figures():
-    diagrams = os.path.join(DOCS, "_static", "diagrams")
-    return [
-        name
-        for name in FIGURES_DRAWN_ELSEWHERE
-        if not os.path.exists(os.path.join(diagrams, name + ".svg"))
-    ]
-
-
-def skip_missing_figures(app, docname, source):
-    """``source-read``: drop the ``{image}`` blocks of figures not drawn yet."""
-    text = source[0]
-    for name in missing_figures():
-        block = re.compile(
-            r"^```\{image\} [^\n]*/_static/diagrams/%s\.svg\n(?::[^\n]*\n)*```[ \t]*\n"
-            % re.escape(name),
-            re.M,
-        )
-        changed = block.sub("", text)
-        if changed != text:
-            LOG.info("[caffe2rnn] %s: %s.svg is not drawn yet; left out" % (docname, name))
-            text = changed
-    source[0] = text
-
-
-def setup(app):
-    app.connect("source-read", skip_missing_pages)
-    app.connect("source-read", skip_missing_figures)
 
 
 copy_notebooks()

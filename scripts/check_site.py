@@ -70,8 +70,7 @@ PAGES = [
     ("index.html", 0, 1800),
     ("start-here.html", 2, 4200),
     ("concepts/models.html", 0, 2400),
-    # recurrent-op: fig_recurrent_op once the figures branch draws it (0 until then)
-    ("concepts/recurrent-op.html", 0, 3400),
+    ("concepts/recurrent-op.html", 1, 3400),
     ("concepts/recurrent-gradient.html", 1, 3000),
     ("concepts/links-and-aliases.html", 2, 3600),
     # the stepper is inline SVG; its two other drawings are links to full-size files

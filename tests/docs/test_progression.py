@@ -182,19 +182,11 @@ def uses(term, prose, code):
 # --- the tests ----------------------------------------------------------------------------
 
 
-def written_elsewhere():
-    """docs/conf.py's PAGES_WRITTEN_ELSEWHERE (read, not run): path pages other work
-    writes, left out of the build until they exist; they keep their step number."""
-    with open(os.path.join(DOCS, "conf.py"), encoding="utf-8") as handle:
-        found = re.search(r"PAGES_WRITTEN_ELSEWHERE = \(([^)]*)\)", handle.read())
-    return set(re.findall(r'"([^"]+)"', found.group(1))) if found else set()
-
-
 def test_every_step_of_the_path_exists():
     missing = [
         "step %d %s (%s)" % (s.number, s.doc, os.path.relpath(s.path, ROOT))
         for s in path_steps()
-        if not s.exists and s.doc not in written_elsewhere()
+        if not s.exists
     ]
     assert not missing, "the path in docs/index.md names files that do not exist: %s" % missing
 
