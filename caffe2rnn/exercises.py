@@ -19,8 +19,7 @@ import textwrap
 
 import numpy as np
 
-#: Characters per line of feedback: a notebook's output area on the docs site.
-WIDTH = 78
+from .listing import WIDTH  # characters per line of a notebook's output on the site
 
 
 def same(prediction, actual):
