@@ -107,6 +107,25 @@ def arguments(op, width=WIDTH):
         print(wrap(text, " " * (column + 2), width))
 
 
+def source(text, width=WIDTH):
+    """Print source code, a line too long for ``width`` broken between words with a
+    trailing backslash and the rest indented under it (the file itself is unchanged)."""
+    for line in text.rstrip("\n").splitlines():
+        if len(line) <= width:
+            print(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()) + 4)
+        pieces = textwrap.wrap(
+            line,
+            width - 2,
+            subsequent_indent=indent,
+            drop_whitespace=True,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        print(" \\\n".join(pieces))
+
+
 def error(exception, width=WIDTH):
     """Print ``TypeName: message`` wrapped to ``width``."""
     print(wrap("%s: %s" % (type(exception).__name__, exception), "    ", width))

@@ -360,3 +360,16 @@ def test_listing_wraps_an_error_message(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("ValueError: input 1") and len(lines) > 2
     assert max(len(line) for line in lines) <= listing.WIDTH
+
+
+def test_listing_breaks_long_source_lines_with_a_backslash(capsys):
+    from caffe2rnn import listing
+
+    code = "def f(x):\n    return " + " + ".join("x%d" % i for i in range(30)) + "\n"
+    listing.source(code)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "def f(x):" and lines[1].startswith("    return x0 + x1")
+    assert all(line.endswith(" \\") for line in lines[1:-1])
+    assert max(len(line) for line in lines) <= listing.WIDTH
+    joined = " ".join(line.rstrip(" \\").strip() for line in lines[1:])
+    assert joined == code.splitlines()[1].strip()
