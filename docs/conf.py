@@ -163,7 +163,8 @@ def skip_missing_pages(app, docname, source):
     for page in missing_pages():
         name = re.escape(page.rsplit("/", 1)[-1])
         entry = re.compile(r"^(?:[^\n<]*<)?%s>?[ \t]*\n" % re.escape(page), re.M)
-        link = re.compile(r"\[([^\]]*)\]\((?:\.\./|\./)*(?:concepts/)?%s\.md(?:#[^)]*)?\)" % name)
+        # link text: one line, no brackets (a notebook's JSON opens its cell list with "[")
+        link = re.compile(r"\[([^][\n]*)\]\((?:\.\./|\./)*(?:concepts/)?%s\.md(?:#[^)]*)?\)" % name)
         changed = link.sub(r"\1", entry.sub("", text))
         if changed != text:
             LOG.info("[caffe2rnn] %s: %s.md is not written yet; left out" % (docname, page))
