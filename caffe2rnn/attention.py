@@ -22,7 +22,7 @@ Two graphs of the same formulas, chosen by the era's policy
   an FC weight with the bias ``attention_zeros``; ``Softmax`` over N × S, then
   ``ExpandDims`` to ``attention_weights_3d`` (N × S × 1); every sum is a
   broadcast ``Add``.
-* **"fc_logits"** (2017-06, 0cdd09da6; eras E5, E6): ``brew.fc`` to one unit
+* **"fc_logits"** (2017-06, 0cdd09da6; eras E5 to E7): ``brew.fc`` to one unit
   with a frozen bias (``attention_logits_w``/``_b``), transposed to N × S × 1
   and soft-maxed along axis 1; the recurrent sum adds its two N × E terms
   first.

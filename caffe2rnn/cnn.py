@@ -109,6 +109,12 @@ class CNNModelHelper(ModelHelper):
         self.biases.append(bias)
         return self.net.FC([blob_in, weight, bias], blob_out, **kwargs)
 
+    def Iter(self, blob_out, **kwargs):
+        """The int64 iteration counter ``blob_out`` (0 in ``param_init_net``),
+        incremented in place on every run of ``net`` (``brew.iter``; a method
+        of ``CNNModelHelper`` in every era)."""
+        return brew.iter(self, blob_out, **kwargs)
+
     def Transpose(self, blob_in, blob_out, **kwargs):
         if self._leaks():
             return brew.transpose(self, blob_in, blob_out, use_cudnn=self.use_cudnn, **kwargs)

@@ -1,14 +1,16 @@
 """Caffe2's behaviour changed while ``recurrent_net`` was written; eras pin it.
 
-Seven eras, E0 (2016-12, Caffe2 3b190c4df) to E6 (2017-12, 042e8ede4), one
-per historical ``recurrent_net`` text. Each :class:`Era` is a small record of
+Eight eras, E0 (2016-12, Caffe2 3b190c4df) to E7 (2018-03, 929c33cee): one
+per historical ``recurrent_net`` text, and E7, Caffe2's last RNN code before
+the repository moved into PyTorch (its ``recurrent_net`` is E6's; its cells,
+``LSTMUnit`` and ``GRUUnit`` changed). Each :class:`Era` is a small record of
 *policies*: the handful of facts that differ between eras and change what the
 core builds (gradient naming, argument encoding, elementwise gradient
 makers...). Code asks the current era for a policy instead of testing era
 names, so an era difference is one field here, not an ``if`` scattered through
 the code. This is the package's one era vocabulary: the versions of
 :mod:`caffe2rnn.history` are other names for the same eras (``"v2"`` is E4,
-``"newest"`` is E6, see :data:`VERSION_NAMES`).
+``"newest"`` is E6, see :data:`VERSION_NAMES`; E7 has no version of its own).
 
 The default for *building* is E5 (2017-06-29). Select another era for a
 block of code with::
@@ -18,8 +20,9 @@ block of code with::
 
 **Running** is different: what the ``RecurrentNetwork`` operators did at run
 time changed too (docs/concepts/history.md), and a NetDef does not say which
-era it came from. A net runs with today's operator (Caffe2 042e8ede4 and
-later) unless an era is *named*: the era of the ``core.Net`` (a historical
+era it came from. A net runs with today's operator (Caffe2 929c33cee, era E7:
+the recurrent ops of 042e8ede4, and ``LSTMUnit``/``GRUUnit`` reading their
+``sequence_lengths`` argument) unless an era is *named*: the era of the ``core.Net`` (a historical
 ``recurrent_net``, or any ``RecurrentNetwork`` op added inside a ``use``
 block, marks the net it built: :func:`mark`, :func:`of`), or an explicit
 ``era=`` given to ``workspace.CreateNet`` / ``RunNetOnce``, or a ``use``
@@ -140,11 +143,47 @@ class Era:
     #: ``exponent - 1`` of whatever the blob held, the output. E7's
     #: Control_Ops tutorial differentiates in-place Pows.
     pow_inplace_gradient: bool = False
-    #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
-    #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
     #: calls ``Validate()``, which refuses duplicate params. Before: no check.
     model_validates_params: bool = True
+    #: d37199548 (2017-12-14, "LayerConfigMILSTMCell"): ``rnn_cell`` has
+    #: ``LayerNormMILSTMCell`` and ``LayerNormMILSTM``, an MILSTM whose
+    #: gates are layer-normalised (docs/concepts/history-e7.md).
+    layer_norm_milstm: bool = False
+    #: 7d4c7690d (2018-01-08) and its fix 3a981e1ac (2018-01-12): ``GRUCell``
+    #: takes ``linear_before_reset`` (the reset gate multiplies the
+    #: candidate's FC output, as cuDNN and PyTorch do), ``rnn_cell._LSTM``
+    #: passes extra keywords on to the cells, and the candidate's sum is the
+    #: blob ``output_gate_t_summed``. Before: reset before the FC only, and
+    #: the sum wrote ``output_gate_t`` in place.
+    gru_linear_before_reset: bool = False
+    #: a3d2ebeaf (2018-01-18, "Add ElmanCell and ElmanRNN") and 4fc28dbfc
+    #: (2018-02-05): ``rnn_cell.BasicRNNCell`` / ``BasicRNN``, the Elman RNN
+    #: ``h_t = tanh|relu(W_x x_t + W_h h_{t-1} + b)``, masked by sequence
+    #: lengths when they are given.
+    basic_rnn_cell: bool = False
+    #: 2bf8d0cd4 (2018-01-26) and 55a489f6d (2018-02-05): ``LSTMUnit`` and
+    #: ``GRUUnit`` (and their gradients) read ``sequence_lengths`` (default
+    #: true); false leaves the ``seq_lengths`` input out and every row is
+    #: valid at every step. The LSTM and GRU cells given ``seq_lengths=None``
+    #: build that form. Before: the argument was not read.
+    optional_sequence_lengths: bool = False
+    #: 085ce4663 (2018-02-07, "Fix RNN scoping situation"): ``RNNCell._apply``
+    #: rectifies its input names, then runs the cell's ``apply_override``
+    #: inside ``NameScope(cell.name)``; ``get_state_names`` scopes
+    #: ``get_state_names_override``; ``apply_over_sequence`` checks the number
+    #: of initial states and makes every state a step-net output. ``LSTMCell``
+    #: is written that way (its ``LSTMUnit`` writes ``hidden_state`` and
+    #: ``cell_state``), ``MultiRNNCell`` scopes each layer ``layer_<i>``, and
+    #: ``rnn_cell.LSTM``'s layers of a stack are nameless.
+    cells_scope_their_ops: bool = False
+    #: baf8cdb76 (2018-03-02): ``MultiRNNCell`` scopes its layers' states with
+    #: its own name as well (``<name>/layer_<i>/...``) and prepares the first
+    #: layer's input inside ``NameScope(name)``; ``_LSTM`` names only a
+    #: single-layer cell.
+    multi_rnn_scoped_by_name: bool = False
+    #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
+    #: this era (``""``: none).
     version: str = ""
 
 
@@ -175,6 +214,22 @@ E6 = _define(
         flatten_axis=True,
         pack_segments_exact_lengths=True,
         version="newest",
+    )
+)
+E7 = _define(
+    replace(
+        E6,
+        name="E7",
+        commit="929c33cee",  # Caffe2's last RNN code before the move into PyTorch
+        date="2018-03-26",
+        layer_norm_milstm=True,
+        gru_linear_before_reset=True,
+        basic_rnn_cell=True,
+        optional_sequence_lengths=True,
+        cells_scope_their_ops=True,
+        multi_rnn_scoped_by_name=True,
+        pow_inplace_gradient=True,
+        version="",
     )
 )
 E4 = _define(
@@ -252,7 +307,7 @@ _process = None
 
 
 def get(era):
-    """Return the :class:`Era` named ``era`` ("E0".."E6" or a version name such
+    """Return the :class:`Era` named ``era`` ("E0".."E7" or a version name such
     as ``"v2"``); an Era is returned unchanged."""
     if isinstance(era, Era):
         return era

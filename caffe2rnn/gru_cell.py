@@ -15,7 +15,9 @@ state, ``<name>/hidden_t``; ``GRU(...)`` returns ``(hidden_all, hidden_last)``
 per layer and needs explicit ``initial_states`` (one blob per layer).
 ``forget_bias`` is accepted and ignored, as in Caffe2.
 
-``GRUCell`` and ``GRU`` exist from era E6 on (``with eras.use("E6")``); the
+``GRUCell`` and ``GRU`` exist from era E6 on (``with eras.use("E6")``); era
+E7 adds ``linear_before_reset=True`` (the reset gate applied after the
+candidate's FC, as cuDNN and ``torch.nn.GRU``) and ``seq_lengths=None``. The
 cell itself lives with the others, in :mod:`caffe2rnn.cells.gru`.
 """
 

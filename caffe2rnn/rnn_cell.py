@@ -23,6 +23,12 @@ The module follows the era in force (:mod:`caffe2rnn.eras`):
   ``encoder_outputs`` and the ``Dot``/``SoftCoverage`` attention types, and
   ``DropoutCell(is_test=...)``. ``GRUCell``/``GRU`` are in
   :mod:`caffe2rnn.gru_cell`.
+* **E7** (``with eras.use("E7")``; Caffe2 929c33cee, 2018-03-26, the last
+  before the move into PyTorch): also ``LayerNormMILSTMCell``/
+  ``LayerNormMILSTM`` and the Elman RNN ``BasicRNNCell``/``BasicRNN``;
+  ``seq_lengths=None`` for LSTM (and GRU, BasicRNN) layers; cells that define
+  ``apply_override``/``get_state_names_override`` and are scoped by their
+  name; ``MultiRNNCell`` scoping its layers (docs/concepts/history-e7.md).
 
 The classes live in :mod:`caffe2rnn.cells`; this module is their public
 home, the one ``caffe2.python.rnn_cell`` resolves to under
@@ -37,49 +43,64 @@ from .cells.attention_cell import (  # noqa: F401
     MILSTMWithAttentionCell,
 )
 from .cells.base import RNNCell  # noqa: F401
+from .cells.basic_rnn import BasicRNNCell
 from .cells.initializers import LSTMInitializer, MultiRNNCellInitializer
 from .cells.layers import (  # noqa: F401
     _LSTM,
     LSTM,
     MILSTM,
+    BasicRNN,
     LayerNormLSTM,
+    LayerNormMILSTM,
     LSTMWithAttentionLengths,
     _layered_LSTM,
     cudnn_LSTM,
     layered_LSTM,
 )
 from .cells.layers import LSTMWithAttention as _LSTMWithAttention2017_06
-from .cells.lstm import LayerNormLSTMCell, LSTMCell, MILSTMCell  # noqa: F401
+from .cells.lstm import LayerNormLSTMCell, LayerNormMILSTMCell, LSTMCell, MILSTMCell  # noqa: F401
 from .cells.unrolled import UnrolledCell  # noqa: F401
 from .cells.wrappers import DropoutCell, MultiRNNCell  # noqa: F401
 from .recurrent import GetLSTMParamNames, InitFromLSTMParams  # noqa: F401
 
-#: Names that exist only from era E6 on.
-_LATE_2017 = {
-    "LayerNormLSTMCell": LayerNormLSTMCell,
-    "LayerNormLSTM": LayerNormLSTM,
-    "LSTMInitializer": LSTMInitializer,
-    "MultiRNNCellInitializer": MultiRNNCellInitializer,
+#: Names that exist only from a later era on: name → (object, the era's
+#: policy that has it, when it arrived, the first era that has it).
+_LATER = {
+    "LayerNormLSTMCell": (LayerNormLSTMCell, "late_2017_cells", "after 2017-06", "E6"),
+    "LayerNormLSTM": (LayerNormLSTM, "late_2017_cells", "after 2017-06", "E6"),
+    "LSTMInitializer": (LSTMInitializer, "late_2017_cells", "after 2017-06", "E6"),
+    "MultiRNNCellInitializer": (
+        MultiRNNCellInitializer,
+        "late_2017_cells",
+        "after 2017-06",
+        "E6",
+    ),
+    "LayerNormMILSTMCell": (LayerNormMILSTMCell, "layer_norm_milstm", "in d37199548", "E7"),
+    "LayerNormMILSTM": (LayerNormMILSTM, "layer_norm_milstm", "in d37199548", "E7"),
+    "BasicRNNCell": (BasicRNNCell, "basic_rnn_cell", "in a3d2ebeaf", "E7"),
+    "BasicRNN": (BasicRNN, "basic_rnn_cell", "in a3d2ebeaf", "E7"),
 }
 del LayerNormLSTMCell, LayerNormLSTM, LSTMInitializer, MultiRNNCellInitializer
+del LayerNormMILSTMCell, LayerNormMILSTM, BasicRNNCell, BasicRNN
 
 
 def __getattr__(name):
-    late = eras.current().late_2017_cells
+    era = eras.current()
     if name == "LSTMWithAttention":
-        return LSTMWithAttentionLengths if late else _LSTMWithAttention2017_06
-    if name in _LATE_2017:
-        if late:
-            return _LATE_2017[name]
+        return LSTMWithAttentionLengths if era.late_2017_cells else _LSTMWithAttention2017_06
+    if name in _LATER:
+        value, policy, arrived, first = _LATER[name]
+        if getattr(era, policy):
+            return value
         raise AttributeError(
-            "rnn_cell.%s arrived in Caffe2 after 2017-06 (era E6); the era in force is %s: "
-            "use eras.use('E6')" % (name, eras.current().name)
+            "rnn_cell.%s arrived in Caffe2 %s (era %s); the era in force is %s: use eras.use('%s')"
+            % (name, arrived, first, era.name, first)
         )
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def __dir__():
+    era = eras.current()
     names = set(globals()) | {"LSTMWithAttention"}
-    if eras.current().late_2017_cells:
-        names |= set(_LATE_2017)
+    names |= {name for name, (_, policy, _, _) in _LATER.items() if getattr(era, policy)}
     return sorted(names)

@@ -143,3 +143,21 @@ def test_prelu_makes_a_slope_parameter():
     assert [str(p) for p in model.params] == ["y_slope"]
     (prelu,) = model.net.Proto().op
     assert (prelu.type, list(prelu.input), list(prelu.arg)) == ("PRelu", ["x", "y_slope"], [])
+
+
+def test_iter_counts_runs_of_the_net_in_place():
+    from caffe2rnn import workspace
+
+    model = CNNModelHelper()
+    counter = model.Iter("ITER")
+    (fill,) = model.param_init_net.Proto().op
+    assert (fill.type, list(fill.output)) == ("ConstantFill", ["ITER"])
+    (op,) = model.net.Proto().op
+    assert (op.type, list(op.input), list(op.output)) == ("Iter", ["ITER"], ["ITER"])
+    assert str(counter) == "ITER"
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.CreateNet(model.net)
+    for _ in range(3):
+        workspace.RunNet(model.net.Proto().name)
+    value = workspace.FetchBlob("ITER")
+    assert value.dtype.name == "int64" and value.tolist() == [3]

@@ -17,12 +17,38 @@ adds a single step to an ordinary net (decoding one token at a time).
 Outputs of ``apply_over_sequence``: ``(output, states_for_all_steps)`` where
 ``states_for_all_steps = (state0_all, state0_last, state1_all, ...)`` —
 each state over all T steps (T × N × ·) and at the last step (1 × N × ·).
+
+**Era E7** (Caffe2 085ce4663, 2018-02-07, "Fix RNN scoping situation";
+policy ``cells_scope_their_ops``): a cell may instead define
+``apply_override`` and ``get_state_names_override`` with *unscoped* names.
+The base ``_apply`` turns the input names it is given into blob references
+(so they keep the scope they were named in), then runs ``apply_override``
+inside ``NameScope(cell.name)``, which scopes every blob the step creates;
+``get_state_names`` scopes the override's names with :meth:`RNNCell.scope`.
+Cells written the old way, overriding ``_apply`` and ``get_state_names``,
+work as before. ``apply_over_sequence`` then also refuses a number of
+initial states that differs from the number of states, and makes every
+state the step returns an output of the step net.
 """
 
-from .. import brew, eras, scope
+import inspect
+
+from .. import brew, core, eras, scope
 from ..errors import ArgumentError
 from ..model_helper import ModelHelper
 from ..recurrent import recurrent_net
+
+
+def rectify_name(blob):
+    """``rnn_cell._RectifyName`` (E7): a name given as ``str`` becomes a blob
+    reference scoped *now* (by the caller's name scope); None and references
+    are returned as they are. Anything else: Caffe2's "Unknown blob reference
+    type", here an :class:`~caffe2rnn.errors.ArgumentError`."""
+    if blob is None or isinstance(blob, core.BlobReference):
+        return blob
+    if isinstance(blob, str):
+        return core.ScopedBlobReference(blob)
+    raise ArgumentError("Unknown blob reference type: %r" % (blob,))
 
 
 class RNNCell:
@@ -53,8 +79,38 @@ class RNNCell:
         ``seq_lengths`` (int32, N) and ``timestep`` let an LSTMUnit stop
         finished sequences; ``extra_inputs`` is a list of ``(blob, dim)``
         concatenated to the recurrent input (attention feeds its context so).
+
+        Era E7: runs :meth:`apply_override` inside ``NameScope(self.name)``,
+        on the inputs made blob references first (module docstring).
         """
-        raise NotImplementedError("%s must define _apply" % type(self).__name__)
+        if not eras.current().cells_scope_their_ops:
+            raise NotImplementedError("%s must define _apply" % type(self).__name__)
+        return self.scoped_apply(model, input_t, seq_lengths, states, timestep, extra_inputs)
+
+    def scoped_apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        """E7's ``_apply``: :meth:`apply_override` inside ``NameScope(self.name)``."""
+        args = self._rectify_apply_inputs(input_t, seq_lengths, states, timestep, extra_inputs)
+        with core.NameScope(self.name):
+            return self.apply_override(model, *args)
+
+    def _rectify_apply_inputs(self, input_t, seq_lengths, states, timestep, extra_inputs):
+        """The arguments of :meth:`apply_override`, names made references
+        before a cell's scope could prefix them; ``extra_inputs`` is passed
+        only to an ``apply_override`` that has that parameter (as Caffe2's
+        ``inspect.getargspec`` test)."""
+        input_t, seq_lengths, timestep = (rectify_name(b) for b in (input_t, seq_lengths, timestep))
+        states = [rectify_name(b) for b in states]
+        arguments = [input_t, seq_lengths, states, timestep]
+        if "extra_inputs" in inspect.signature(self.apply_override).parameters:
+            # Caffe2 rectified the names, then paired the *unrectified* ones
+            # with their sizes again: the references given are kept as given.
+            arguments.append(list(extra_inputs) if extra_inputs else extra_inputs)
+        return arguments
+
+    def apply_override(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        """One step, era E7's way: like :meth:`_apply`, but every blob it names
+        with a plain string lands in the cell's scope."""
+        raise NotImplementedError("Abstract method: %s.apply_override" % type(self).__name__)
 
     def prepare_input(self, model, input_blob):
         """Input-only work, on the whole sequence (T × N × D) or one step."""
@@ -69,8 +125,19 @@ class RNNCell:
         )
 
     def get_state_names(self):
-        """Names of the recurrent states; ``<name>_prev`` are the step net's inputs."""
-        raise NotImplementedError("%s must define get_state_names" % type(self).__name__)
+        """Names of the recurrent states; ``<name>_prev`` are the step net's inputs.
+
+        Era E7: :meth:`get_state_names_override`'s names, each scoped with
+        :meth:`scope` (a list)."""
+        if not eras.current().cells_scope_their_ops:
+            raise NotImplementedError("%s must define get_state_names" % type(self).__name__)
+        return [self.scope(name) for name in self.get_state_names_override()]
+
+    def get_state_names_override(self):
+        """The states' names without the cell's scope (era E7)."""
+        raise NotImplementedError(
+            "Abstract method: %s.get_state_names_override" % type(self).__name__
+        )
 
     # -- outputs -----------------------------------------------------------------
 
@@ -108,6 +175,13 @@ class RNNCell:
                 "initial_states: %s needs one blob per recurrent state (%s), got None"
                 % (type(self).__name__, ", ".join(names))
             )
+        if eras.current().cells_scope_their_ops and len(initial_states) != len(names):
+            # E7: utils.raiseIfNotEqual, with Caffe2's words
+            raise ArgumentError(
+                "initial_states: Number of initial state values provided doesn't match the "
+                "number of states. %d != %d (%s)"
+                % (len(initial_states), len(names), ", ".join(names))
+            )
         # The output is read from the output state's outputs, which exist only
         # for a state given an initial blob (Caffe2: an IndexError there).
         output = self.get_output_state_index()
@@ -135,14 +209,16 @@ class RNNCell:
             return self.initializer.create_states(model)
 
     def apply_over_sequence(
-        self, model, inputs, seq_lengths, initial_states=None, outputs_with_grads=None
+        self, model, inputs, seq_lengths=None, initial_states=None, outputs_with_grads=None
     ):
         """Run the cell over ``inputs`` (T × N × D) with one ``RecurrentNetwork`` op.
 
-        ``initial_states``: one blob per state (from E6, None: learned states
-        made by ``self.initializer``). ``outputs_with_grads`` (indices into
-        ``states_for_all_steps``) defaults to the primary output's all-steps
-        blob. Returns ``(output, states_for_all_steps)``.
+        ``seq_lengths``: int32 (N,) lengths, or (cells of era E7) None: every
+        sequence runs all T steps. ``initial_states``: one blob per state
+        (from E6, None: learned states made by ``self.initializer``).
+        ``outputs_with_grads`` (indices into ``states_for_all_steps``)
+        defaults to the primary output's all-steps blob. Returns ``(output,
+        states_for_all_steps)``.
         """
         initial_states = self.default_initial_states(model, initial_states)
         self.check_initial_states(initial_states)
@@ -159,6 +235,12 @@ class RNNCell:
             states=states_prev,
             timestep=timestep,
         )
+        if eras.current().cells_scope_their_ops:
+            # E7: a state written by an op the cell did not mark is an output too
+            outputs = set(step_model.net.Proto().external_output)
+            for state in states:
+                if str(state) not in outputs:
+                    step_model.net.AddExternalOutput(state)
         if outputs_with_grads is None:
             outputs_with_grads = [2 * self.get_output_state_index()]
         states_for_all_steps = recurrent_net(

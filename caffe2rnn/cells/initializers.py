@@ -5,10 +5,11 @@ From late 2017 a cell may carry an *initializer*: when
 ``cell.initializer.create_states(model)`` (under the cell's name scope) for
 one zero-initialised parameter per state, so the model learns its start
 state. ``LSTMCell`` defaults to :class:`LSTMInitializer`; ``MultiRNNCell``
-to :class:`MultiRNNCellInitializer` (each layer's, in its own scope).
+to :class:`MultiRNNCellInitializer` (each layer's, in its own scope: the
+layer's name, and from era E7 ``layer_<i>/`` before it).
 """
 
-from .. import scope
+from .. import eras, scope
 from ..modeling.initializers import Initializer
 
 
@@ -41,12 +42,14 @@ class MultiRNNCellInitializer:
 
     def create_states(self, model):
         states = []
-        for cell in self.cells:
+        layer_scopes = eras.current().cells_scope_their_ops  # E7 (085ce4663)
+        for i, cell in enumerate(self.cells):
             if cell.initializer is None:
                 raise ValueError(
                     "initial_states=None needs an initializer on every layer; %s '%s' has none"
                     % (type(cell).__name__, cell.name)
                 )
-            with scope.NameScope(cell.name):
+            layer = scope.NameScope(f"layer_{i}" if layer_scopes else None)
+            with layer, scope.NameScope(cell.name):
                 states.extend(cell.initializer.create_states(model))
         return states

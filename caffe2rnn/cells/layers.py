@@ -1,4 +1,4 @@
-"""The layer functions of ``rnn_cell``: ``LSTM``, ``MILSTM``, ``LSTMWithAttention``.
+"""The layer functions of ``rnn_cell``: ``LSTM``, ``MILSTM``, ``LSTMWithAttention``...
 
 They build cells and run them with ``apply_over_sequence``; the result tuple
 is the RecurrentNetwork op's outputs, ``(hidden_all, hidden_last, cell_all,
@@ -9,11 +9,26 @@ import functools
 
 from .. import core, eras
 from ..attention import AttentionType, attention_type_name
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ArgumentTypeError
 from .attention_cell import LSTMWithAttentionCell
-from .lstm import LayerNormLSTMCell, LSTMCell, MILSTMCell
+from .basic_rnn import BasicRNNCell
+from .lstm import LayerNormLSTMCell, LayerNormMILSTMCell, LSTMCell, MILSTMCell
 from .unrolled import UnrolledCell
 from .wrappers import MultiRNNCell
+
+#: ``_LSTM``'s ``scope`` when it is left out (allowed from era E7).
+_REQUIRED = object()
+
+
+def _layer_name(era, scope, i, num_layers):
+    """The name of layer ``i``'s cell: ``scope`` for a single layer; in a
+    stack ``<scope>/layer_<i>`` until E7, then ``scope`` (085ce4663: the
+    MultiRNNCell scopes the layers), then None (baf8cdb76)."""
+    if num_layers == 1:
+        return scope
+    if not era.cells_scope_their_ops:
+        return f"{scope}/layer_{i}"
+    return None if era.multi_rnn_scoped_by_name else scope
 
 
 def _zero_initial_states(model, scope, dim_out):
@@ -39,7 +54,7 @@ def _LSTM(
     initial_states,
     dim_in,
     dim_out,
-    scope,
+    scope=_REQUIRED,
     outputs_with_grads=(0,),
     return_params=False,
     memory_optimization=False,
@@ -48,6 +63,7 @@ def _LSTM(
     drop_states=False,
     return_last_layer_only=True,
     static_rnn_unroll_size=None,
+    **cell_kwargs,
 ):
     """One or more stacked LSTM layers (``cell_class`` per layer) over
     ``input_blob`` (T × N × dim_in).
@@ -64,7 +80,24 @@ def _LSTM(
       ``{'input': {'weights', 'biases'}, 'recurrent': {...}}``;
     * ``memory_optimization``, ``forget_bias``, ``drop_states``,
       ``forward_only``: see :class:`~caffe2rnn.cells.lstm.LSTMCell`.
+
+    Era E7: ``scope`` may be left out (None), further keywords go to every
+    cell (``linear_before_reset=`` of a GRU, ``activation=`` of
+    ``BasicRNN``; Caffe2 7d4c7690d), ``seq_lengths`` may be None (LSTM, GRU,
+    BasicRNN: every sequence runs all T steps), and a stack's layers are
+    nameless: ``MultiRNNCell`` scopes them (``<scope>/layer_<i>/``; before
+    baf8cdb76 each layer was named ``scope``).
     """
+    era = eras.current()
+    if scope is _REQUIRED:
+        if not era.cells_scope_their_ops:
+            raise ArgumentTypeError("_LSTM() missing 1 required positional argument: 'scope'")
+        scope = None
+    if cell_kwargs and not era.gru_linear_before_reset:
+        raise ArgumentTypeError(
+            "_LSTM() got an unexpected keyword argument %r (cell keywords arrived in era E7)"
+            % sorted(cell_kwargs)[0]
+        )
     dims = list(dim_out) if isinstance(dim_out, (list, tuple)) else [dim_out]
     if not dims:  # Caffe2: IndexError on cells[0]
         raise ArgumentError("dim_out: an empty list has no layers")
@@ -78,9 +111,10 @@ def _LSTM(
             hidden_size=dims[i],
             forget_bias=forget_bias,
             memory_optimization=memory_optimization,
-            name=f"{scope}/layer_{i}" if num_layers > 1 else scope,
+            name=_layer_name(era, scope, i, num_layers),
             forward_only=forward_only,
             drop_states=drop_states,
+            **cell_kwargs,
         )
         for i in range(num_layers)
     ]
@@ -125,6 +159,10 @@ LSTM = functools.partial(_LSTM, LSTMCell)
 MILSTM = functools.partial(_LSTM, MILSTMCell)
 #: The same with layer-normalised gates (era E6).
 LayerNormLSTM = functools.partial(_LSTM, LayerNormLSTMCell)
+#: Layer-normalised MI gates (era E7).
+LayerNormMILSTM = functools.partial(_LSTM, LayerNormMILSTMCell)
+#: Elman RNN layers (era E7; give ``activation='tanh'`` or ``'relu'``).
+BasicRNN = functools.partial(_LSTM, BasicRNNCell)
 
 
 def LSTMWithAttention(

@@ -10,9 +10,18 @@ One LSTM step (Caffe2 ``rnn_cell.LSTMCell``, 0cdd09da6)::
 inside it, and ``drop_states`` zeroes (instead of carrying) the states of
 sequences that have ended. ``extra_inputs`` (attention's context) are
 concatenated to ``h_{t-1}`` before the recurrent FC.
+
+In era E7 (Caffe2 085ce4663, 2018-02) ``LSTMCell`` is written the new way
+(:mod:`caffe2rnn.cells.base`): its step runs inside ``NameScope(name)``, its
+``LSTMUnit`` writes ``<name>/hidden_state`` and ``<name>/cell_state`` (the
+states keep their names ``hidden_t``, ``cell_t``: the step's outputs are
+linked to them), and ``seq_lengths=None`` (2bf8d0cd4) builds the
+``LSTMUnit`` without lengths (``sequence_lengths=0``). The MI and
+layer-normalised cells kept the old ``_apply``, and their 5-input
+``LSTMUnit``.
 """
 
-from .. import brew
+from .. import brew, eras
 from ..modeling.initializers import Initializer
 from .base import RNNCell
 from .initializers import LSTMInitializer
@@ -69,6 +78,8 @@ class LSTMCell(RNNCell):
         return hidden_t, cell_t
 
     def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        if eras.current().cells_scope_their_ops:  # E7: scoped apply_override
+            return super()._apply(model, input_t, seq_lengths, states, timestep, extra_inputs)
         hidden_t_prev, cell_t_prev = states
         fc_input, fc_input_dim = self._recurrent_input(model, hidden_t_prev, extra_inputs)
         gates_t = self.gates_fc(model, fc_input, "gates_t", fc_input_dim, 4)
@@ -85,6 +96,38 @@ class LSTMCell(RNNCell):
         model.net.AddExternalOutputs(hidden_t, cell_t)
         return hidden_t, cell_t
 
+    def apply_override(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
+        """The E7 step, inside ``NameScope(name)``: plain names are scoped."""
+        hidden_t_prev, cell_t_prev = states
+        fc_input, fc_input_dim = hidden_t_prev, self.hidden_size
+        if extra_inputs is not None:
+            blobs, sizes = zip(*extra_inputs)
+            # Caffe2's brew.concat of 2017-09 on (ae193a1db): axis given, no order
+            fc_input, _ = model.net.Concat(
+                [hidden_t_prev] + list(blobs),
+                ["gates_concatenated_input_t", "_gates_concatenated_input_t_concat_dims"],
+                axis=2,
+            )
+            fc_input_dim += sum(sizes)
+        gates_t = brew.fc(
+            model, fc_input, "gates_t", dim_in=fc_input_dim, dim_out=4 * self.hidden_size, axis=2
+        )
+        brew.sum(model, [gates_t, input_t], gates_t)
+        unit_inputs = [hidden_t_prev, cell_t_prev, gates_t, seq_lengths, timestep]
+        if seq_lengths is None:  # 2bf8d0cd4: every sequence runs all T steps
+            del unit_inputs[3]
+        hidden_t, cell_t = model.net.LSTMUnit(
+            unit_inputs,
+            ["hidden_state", "cell_state"],
+            forget_bias=self.forget_bias,
+            drop_states=self.drop_states,
+            sequence_lengths=seq_lengths is not None,
+        )
+        model.net.AddExternalOutputs(hidden_t, cell_t)
+        if self.memory_optimization:
+            self.recompute_blobs = [gates_t]
+        return hidden_t, cell_t
+
     def get_input_params(self):
         return {"weights": self.scope("i2h") + "_w", "biases": self.scope("i2h") + "_b"}
 
@@ -94,7 +137,12 @@ class LSTMCell(RNNCell):
     def prepare_input(self, model, input_blob):
         return self.gates_fc(model, input_blob, "i2h", self.input_size, 4)
 
+    def get_state_names_override(self):
+        return ["hidden_t", "cell_t"]
+
     def get_state_names(self):
+        if eras.current().cells_scope_their_ops:  # E7: the override's names, scoped (a list)
+            return super().get_state_names()
         return (self.scope("hidden_t"), self.scope("cell_t"))
 
     def get_output_dim(self):
@@ -122,6 +170,10 @@ class MILSTMCell(LSTMCell):
             initializer=Initializer("ConstantFill", value=value),
         )
 
+    def _normalize_gates(self, model, gates_t):
+        """The gates as LSTMUnit gets them (:class:`LayerNormMILSTMCell` normalises)."""
+        return gates_t
+
     def _apply(self, model, input_t, seq_lengths, states, timestep, extra_inputs=None):
         hidden_t_prev, cell_t_prev = states
         fc_input, fc_input_dim = self._recurrent_input(model, hidden_t_prev, extra_inputs)
@@ -140,6 +192,7 @@ class MILSTMCell(LSTMCell):
             [input_t, beta_i, b], self.scope("beta_i_by_input_t_plus_b"), axis=2
         )
         gates_t = model.net.Sum([product, beta_i_x_plus_b], self.scope("gates_t"))
+        gates_t = self._normalize_gates(model, gates_t)
         hidden_t, cell_t = self._lstm_unit(
             model,
             hidden_t_prev,
@@ -185,3 +238,29 @@ class LayerNormLSTMCell(LSTMCell):
         )
         model.net.AddExternalOutputs(hidden_t, cell_t)
         return hidden_t, cell_t
+
+    def get_state_names(self):
+        # Caffe2's LayerNormLSTMCell defined its own (a tuple) in every era
+        return (self.scope("hidden_t"), self.scope("cell_t"))
+
+
+class LayerNormMILSTMCell(MILSTMCell):
+    """An MILSTM step whose gates are layer-normalised (era E7; Caffe2
+    d37199548, 2017-12-14, the commit "LayerConfigMILSTMCell").
+
+    The MI gates ``α ⊙ x ⊙ u + β_h ⊙ u + β_i ⊙ x + b`` (``<name>/gates_t``,
+    :class:`MILSTMCell`) go through ``brew.layer_norm`` (``<name>/gates_t_norm``
+    with its learned ``_scale``/``_bias``, normalising over the 4H units)
+    before ``LSTMUnit``, as :class:`LayerNormLSTMCell` does for the plain
+    LSTM (Ba et al., arXiv:1607.06450).
+    """
+
+    def _normalize_gates(self, model, gates_t):
+        gates_t, _, _ = brew.layer_norm(
+            model,
+            self.scope("gates_t"),
+            self.scope("gates_t_norm"),
+            dim_in=4 * self.hidden_size,
+            axis=-1,
+        )
+        return gates_t

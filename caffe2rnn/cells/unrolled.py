@@ -58,7 +58,7 @@ class UnrolledCell(RNNCell):
         return self.cell._apply(model, input_t, seq_lengths, states, timestep, extra_inputs)
 
     def apply_over_sequence(
-        self, model, inputs, seq_lengths, initial_states=None, outputs_with_grads=None
+        self, model, inputs, seq_lengths=None, initial_states=None, outputs_with_grads=None
     ):
         initial_states = self.cell.default_initial_states(model, initial_states)
         self.check_initial_states(initial_states)
@@ -72,7 +72,8 @@ class UnrolledCell(RNNCell):
         # Names given as str are the caller's blobs: pin them before the
         # per-step name scopes would prefix them.
         states = [core.BlobReference(str(b)) for b in initial_states]
-        seq_lengths = core.BlobReference(str(seq_lengths))
+        if seq_lengths is not None:  # None (E7): no lengths to pin
+            seq_lengths = core.BlobReference(str(seq_lengths))
         per_step = []
         for t in range(self.T):
             step_scope = f"timestep_{t}"

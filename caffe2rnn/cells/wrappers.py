@@ -1,8 +1,10 @@
 """Cells made of cells: ``DropoutCell`` and the stacked ``MultiRNNCell``."""
 
+import contextlib
+
 from .. import core, eras
 from ..errors import ArgumentError
-from .base import RNNCell
+from .base import RNNCell, rectify_name
 from .initializers import MultiRNNCellInitializer
 
 
@@ -92,6 +94,17 @@ class MultiRNNCell(RNNCell):
     (``output_connected_layers``, whose state indices are ``output_indices``).
     Callers give the layers distinct names (``<scope>/layer_<i>``).
 
+    **Era E7** scopes the layers itself (Caffe2 085ce4663, policy
+    ``cells_scope_their_ops``): layer i's step is built inside
+    ``NameScope(name)`` and ``NameScope("layer_<i>")``, its states are named
+    ``layer_<i>/<state>`` and its learned initial states are made under
+    ``layer_<i>/``, so layers need no names of their own (``rnn_cell.LSTM``
+    leaves them nameless). From baf8cdb76 (2018-03-02, policy
+    ``multi_rnn_scoped_by_name``) the states are ``<name>/layer_<i>/<state>``
+    — Python's formatting of ``<name>``, so a nameless stack's states are
+    ``None/layer_<i>/...``, as in Caffe2 — and the first layer's input
+    projection is made inside ``NameScope(name)``.
+
     One deliberate difference from Caffe2 (0cdd09da6): a residual layer's
     output is copied (``<name>/residual_input_<i>``) before the ``Sum``.
     Caffe2 summed the linked state directly; ``Sum``'s gradient is a
@@ -132,6 +145,11 @@ class MultiRNNCell(RNNCell):
         self.output_indices.append(output_index_per_layer[-1])
 
         self.state_names = []
+        self.scoped_layers = eras.current().cells_scope_their_ops
+        if self.scoped_layers:  # E7: each layer's states in its own scope
+            for i, cell in enumerate(self.cells):
+                self.state_names.extend(map(self.layer_scoper(i), cell.get_state_names()))
+            return
         for cell in self.cells:
             self.state_names.extend(cell.get_state_names())
         duplicates = sorted({n for n in self.state_names if self.state_names.count(n) > 1})
@@ -141,7 +159,26 @@ class MultiRNNCell(RNNCell):
                 % duplicates
             )
 
+    def layer_scoper(self, layer_id):
+        """E7: the function naming layer ``layer_id``'s states."""
+        if eras.current().multi_rnn_scoped_by_name:
+            return lambda name: f"{self.name}/layer_{layer_id}/{name}"
+        return lambda name: f"layer_{layer_id}/{name}"
+
+    def _layer_scope(self, i):
+        """E7: ``NameScope(name)`` and ``NameScope("layer_<i>")``; before: none."""
+        if not self.scoped_layers:
+            return contextlib.nullcontext()
+        stack = contextlib.ExitStack()
+        stack.enter_context(core.NameScope(self.name))
+        stack.enter_context(core.NameScope(f"layer_{i}"))
+        return stack
+
     def prepare_input(self, model, input_blob):
+        if eras.current().multi_rnn_scoped_by_name:
+            input_blob = rectify_name(input_blob)
+            with core.NameScope(self.name or ""):
+                return self.cells[0].prepare_input(model, input_blob)
         return self.cells[0].prepare_input(model, input_blob)
 
     def collected_recompute_blobs(self):
@@ -165,32 +202,40 @@ class MultiRNNCell(RNNCell):
                 "MultiRNNCell: %d states given, its layers have %d"
                 % (len(states), len(self.state_names))
             )
+        if self.scoped_layers:
+            # E7: names become references before the layers' scopes could prefix them
+            input_t, seq_lengths, states, timestep, extra_inputs = self._rectify_apply_inputs(
+                input_t, seq_lengths, states, timestep, extra_inputs
+            )
         next_states = []
         layer_input = input_t
         last = len(self.cells) - 1
         for i, (cell, layer_states) in enumerate(self._layer_states(states)):
-            prepared = cell.prepare_input(model, layer_input) if i > 0 else layer_input
-            layer_next_states = cell._apply(
-                model,
-                prepared,
-                seq_lengths,
-                layer_states,
-                timestep,
-                extra_inputs=extra_inputs if i == 0 else None,
-            )
-            if i != last:
-                layer_output = cell._prepare_output(model, layer_next_states)
-                if i > 0 and i in self.residual_output_layers:
-                    # The Copy gives the linked state's gradient a real op: Sum's
-                    # gradient is a pass-through name, behind which the gradient
-                    # arriving through the recurrent link would be lost.
-                    layer_output = model.net.Copy(layer_output, self.scope(f"residual_input_{i}"))
-                    layer_input = model.net.Sum(
-                        [layer_output, layer_input], self.scope(f"residual_output_{i}")
-                    )
-                else:
-                    layer_input = layer_output
-            next_states.extend(layer_next_states)
+            with self._layer_scope(i):
+                prepared = cell.prepare_input(model, layer_input) if i > 0 else layer_input
+                layer_next_states = cell._apply(
+                    model,
+                    prepared,
+                    seq_lengths,
+                    layer_states,
+                    timestep,
+                    extra_inputs=extra_inputs if i == 0 else None,
+                )
+                if i != last:
+                    layer_output = cell._prepare_output(model, layer_next_states)
+                    if i > 0 and i in self.residual_output_layers:
+                        # The Copy gives the linked state's gradient a real op: Sum's
+                        # gradient is a pass-through name, behind which the gradient
+                        # arriving through the recurrent link would be lost.
+                        layer_output = model.net.Copy(
+                            layer_output, self.scope(f"residual_input_{i}")
+                        )
+                        layer_input = model.net.Sum(
+                            [layer_output, layer_input], self.scope(f"residual_output_{i}")
+                        )
+                    else:
+                        layer_input = layer_output
+                next_states.extend(layer_next_states)
         return next_states
 
     def get_state_names(self):

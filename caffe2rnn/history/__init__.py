@@ -13,6 +13,7 @@ module          era   Caffe2 text                        valid
 ``v2``          E4    c2913bcac                          2017-04-12 … 04-24
 ``v3``          E5    0cdd09da6 (bug B9 kept)            2017-06-29 … 08-17
 ``newest``      E6    042e8ede4                          2017-12-11 … 2018-09
+(same text)     E7    929c33cee                          (the last of Caffe2)
 ==============  ====  =================================  =====================
 
 A version name is another name of a Caffe2 era (:mod:`caffe2rnn.eras`;
@@ -32,11 +33,12 @@ side by side.
 from .. import eras, recurrent
 from . import april, newest, operator_eras, scratch, scratch_operator, v1, v2, v3  # noqa: F401
 
-# Under E6, ``recurrent.recurrent_net`` is the text Caffe2 shipped then. Under
+# Under E6 and E7 (whose recurrent.py is E6's, unchanged to 929c33cee),
+# ``recurrent.recurrent_net`` is the text Caffe2 shipped then. Under
 # E4 too: the E4 operator did not read ``param_grads`` (8e01e4c8b, 2017-04-25),
 # so a parameter consumed by a pass-through op (the attention's
 # weighted_encoder_outputs) needs the E4 text's ``Alias`` to get its gradient.
-recurrent.register_era_text(newest.recurrent_net, ["E6"])
+recurrent.register_era_text(newest.recurrent_net, ["E6", "E7"])
 recurrent.register_era_text(v2.recurrent_net, ["E4"], forward_only=False)
 
 #: The scratch era's first text (Caffe2 3b190c4df, era E0) under its other name.
@@ -45,7 +47,7 @@ s1 = scratch
 
 def era(name):
     """``with history.era("v2"): ...`` — build and run under an era; the same
-    as :func:`caffe2rnn.eras.use` (version names and E0..E6 both work)."""
+    as :func:`caffe2rnn.eras.use` (version names and E0..E7 both work)."""
     return eras.use(name)
 
 

@@ -22,6 +22,10 @@ E6     042e8ede4                   nothing in the recurrent ops (the names
                                    ``RecurrentNetworkBlobFetcher`` outputs are
                                    ``bytes``: the era's policy
                                    ``fetched_names_are_bytes``)
+E7     929c33cee (2018-03-26)      nothing in the recurrent ops; ``LSTMUnit``
+                                   and ``GRUUnit`` read ``sequence_lengths``
+                                   (policy ``optional_sequence_lengths``), as
+                                   today's operators do
 E0/E1  3b190c4df / 3913181a4       everything: scratch tensors, no step
                                    workspaces (:mod:`.scratch_operator`)
 =====  ==========================  =============================================
@@ -29,8 +33,8 @@ E0/E1  3b190c4df / 3913181a4       everything: scratch tensors, no step
 Each class below is registered as the *variant* of its operator type for
 the eras it covers (:func:`caffe2rnn.runtime.registry.register_variant`):
 importing this module is all it takes for nets of those eras to create them.
-E6 registers none: its ops are today's, created with the era so that the
-era's policies still apply.
+E6 and E7 register none: their ops are today's, created with the era so
+that the era's policies still apply.
 
 Link application and the external-gradient adds were loops in the C++ op
 before 2017-05/09 and are ops here in every era: same place in the step, the

@@ -41,6 +41,7 @@ from . import (  # noqa: F401
     matmul,
     one_hot,
     order_switch,
+    pack_rnn_sequence,
     pad_image,
     padded_dot,
     padding,

@@ -17,15 +17,23 @@ reads ``hidden_t`` and its gradient, and writes the gradients of
 ``hidden_t_prev`` and ``gates``; the reset block's gradient is 0 here (it
 flows back through the step net's own ops).
 
+From Caffe2 55a489f6d (2018-02-05; era E7 and today's operator)
+``sequence_lengths=0`` leaves ``seq_lengths`` out: ``hidden_t_prev, gates,
+timestep``, every row valid at every step (with four inputs the fourth is
+not read, as in Caffe2). Without it, or in an earlier era, which did not
+read the argument, the op takes exactly four inputs.
+
 Caffe2: caffe2/operators/gru_unit_op.{h,cc}.
 """
 
 import numpy as np
 
-from ..errors import DTypeError
+from .. import eras
+from ..errors import DTypeError, EnforceNotMet
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
+from .lstm_unit import reads_seq_lengths_input, seq_lengths_flag
 
 
 def _sigmoid(x):
@@ -33,11 +41,29 @@ def _sigmoid(x):
 
 
 class _GRUUnitBase(Operator):
+    #: inputs after the forward ones (hidden_t and its gradient for the gradient op)
+    extra_inputs = 0
+
     def setup(self):
         self.drop_states = self.args.single("drop_states", False, bool)
+        self.has_lengths = reads_seq_lengths_input(self)
+        forward = 4 if self.has_lengths else 3
+        # Caffe2 indexed its inputs from the flag: with seq_lengths, fewer
+        # than four forward inputs left the timestep's index past the end.
+        if self.has_lengths and len(self.inputs) < forward + self.extra_inputs:
+            raise EnforceNotMet(
+                "%s takes %d inputs (%d with sequence_lengths=0, from era E7); got %d"
+                % (
+                    self.op_type,
+                    forward + self.extra_inputs,
+                    forward - 1 + self.extra_inputs,
+                    len(self.inputs),
+                )
+            )
+        self.timestep_input = forward - 1
 
     def validate(self):
-        """Check the four forward inputs; return 2-D views and t."""
+        """Check the forward inputs; return 2-D views and the valid rows."""
         h_prev = self.float_input(0)
         if h_prev.ndim != 3 or h_prev.shape[0] != 1:
             raise self.shape_error(0, "(1, N, D) (hidden_t_prev)")
@@ -46,20 +72,25 @@ class _GRUUnitBase(Operator):
         if gates.shape != (1, n, 3 * d):
             raise self.shape_error(1, "(1, %d, %d) (3 x hidden_t_prev.dim(2))" % (n, 3 * d))
         self.same_dtype(0, 1)
-        seq_lengths = self.input(2)
-        if seq_lengths.dtype != np.int32 or seq_lengths.size != n:
-            raise DTypeError(
-                "input 2 ('%s') is %s %s; seq_lengths must be int32 of size N = %d"
-                % (self.input_name(2), seq_lengths.dtype, seq_lengths.shape, n)
-            )
-        timestep = self.input(3)
+        if self.has_lengths:
+            seq_lengths = self.input(2)
+            if seq_lengths.dtype != np.int32 or seq_lengths.size != n:
+                raise DTypeError(
+                    "input 2 ('%s') is %s %s; seq_lengths must be int32 of size N = %d"
+                    % (self.input_name(2), seq_lengths.dtype, seq_lengths.shape, n)
+                )
+        j = self.timestep_input
+        timestep = self.input(j)
         if timestep.dtype != np.int32 or timestep.size < 1:
             raise DTypeError(
-                "input 3 ('%s') is %s %s; the timestep must be an int32 tensor (value t)"
-                % (self.input_name(3), timestep.dtype, timestep.shape)
+                "input %d ('%s') is %s %s; the timestep must be an int32 tensor (value t)"
+                % (j, self.input_name(j), timestep.dtype, timestep.shape)
             )
-        t = int(timestep.reshape(-1)[0])
-        valid = (t < seq_lengths.reshape(n)).reshape(n, 1)
+        if self.has_lengths:
+            t = int(timestep.reshape(-1)[0])
+            valid = (t < seq_lengths.reshape(n)).reshape(n, 1)
+        else:
+            valid = np.ones((n, 1), bool)  # Caffe2: a null seqLengths, every row valid
         return h_prev.reshape(n, d), gates.reshape(n, 3 * d), valid, d
 
     @staticmethod
@@ -69,7 +100,7 @@ class _GRUUnitBase(Operator):
         return z, o
 
 
-@register("GRUUnit", inputs=4, outputs=1)
+@register("GRUUnit", inputs=(3, 4), outputs=1)
 class GRUUnit(_GRUUnitBase):
     """hidden_t = one GRU state update (module docstring)."""
 
@@ -83,21 +114,25 @@ class GRUUnit(_GRUUnitBase):
         out[...] = np.where(valid, h, finished).reshape(shape)
 
 
-@register("GRUUnitGradient", inputs=6, outputs=2)
+@register("GRUUnitGradient", inputs=(5, 6), outputs=2)
 class GRUUnitGradient(_GRUUnitBase):
     """``[hidden_t_prev, gates, seq_lengths, timestep, hidden_t, hidden_t_grad]
-    → [hidden_t_prev_grad, gates_grad]``."""
+    → [hidden_t_prev_grad, gates_grad]`` (without ``seq_lengths`` when
+    ``sequence_lengths=0``)."""
+
+    extra_inputs = 2
 
     def run(self):
         h_prev, gates, valid, d = self.validate()
         shape = self.inputs[0].value.shape
-        for j, role in ((4, "hidden_t"), (5, "hidden_t_grad")):
+        first = self.timestep_input + 1  # hidden_t
+        for j, role in ((first, "hidden_t"), (first + 1, "hidden_t_grad")):
             x = self.float_input(j)
             if x.shape != shape or x.dtype != h_prev.dtype:
                 raise self.shape_error(
                     j, "%s %s (%s, like hidden_t_prev)" % (h_prev.dtype, shape, role)
                 )
-        dh = self.inputs[5].value.reshape(h_prev.shape)
+        dh = self.inputs[first + 1].value.reshape(h_prev.shape)
         z, o = self.gate_values(gates, d)
         # Everything is computed before any output is written (outputs may
         # share memory with dh in a step net).
@@ -113,13 +148,19 @@ class GRUUnitGradient(_GRUUnitBase):
 
 @register_gradient("GRUUnit")
 class GetGRUUnitGradient(GradientMaker):
-    """GRUUnitGradient([I0..I3, O0, GO0] → [GI0, GI1]); arguments copied."""
+    """GRUUnitGradient([I0..I3, O0, GO0] → [GI0, GI1]); arguments copied.
+
+    Built in an era whose ``GRUUnit`` reads ``sequence_lengths`` (E7), a false
+    one gives ``[I0..I2, O0, GO0]`` (Caffe2 55a489f6d)."""
 
     def get_gradient_defs(self):
+        forward = 4
+        if eras.current().optional_sequence_lengths and not seq_lengths_flag(self.def_):
+            forward = 3
         return [
             self.op_def(
                 "GRUUnitGradient",
-                [self.I(0), self.I(1), self.I(2), self.I(3), self.O(0), self.GO(0)],
+                [self.I(i) for i in range(forward)] + [self.O(0), self.GO(0)],
                 [self.GI(0), self.GI(1)],
             )
         ]

@@ -12,13 +12,23 @@ Rows whose sequence has ended (``t >= seq_lengths[n]``) carry the previous
 state through (``h = h_prev``, ``c = c_prev``), or zeros with ``drop_states``,
 so padded batches give the same final states as unpadded ones.
 
-Two input forms, chosen by the number of inputs (Caffe2's
-``lstm_unit_op.h``: 4 inputs until 2017-02, 5 after):
+Three input forms (Caffe2's ``lstm_unit_op.h``: 4 inputs until 2017-02, 5
+after, and from 2018-01 the ``seq_lengths`` input may be left out):
 
 * 5 inputs (from 2017-02, eras E2+): ``hidden_t_prev (1, N, D), cell_t_prev
   (1, N, D), gates (1, N, 4D), seq_lengths (N,) int32, timestep`` (int32, value
   t) → ``hidden_t, cell_t``;
-* 4 inputs (eras E0–E1): no ``hidden_t_prev``; finished rows get ``h = 0``.
+* 4 inputs (eras E0–E1): no ``hidden_t_prev``; finished rows get ``h = 0``;
+* ``sequence_lengths=0`` (Caffe2 2bf8d0cd4, 2018-01-26; era E7 and today's
+  operator): ``hidden_t_prev, cell_t_prev, gates, timestep`` — no
+  ``seq_lengths``, every row is valid at every step (what ONNX means when
+  its LSTM's sequence lengths are left out). A fifth input is not read, as in
+  Caffe2. An op created for an earlier era ignores the argument, as Caffe2
+  did then.
+
+Without ``sequence_lengths=0`` a 4-input op is the E0–E1 form in every era: a
+deliberate extension (Caffe2 from 2017-02 refused 4 inputs), so that the
+nets of the scratch era run on today's operator.
 
 The maths (σ, tanh = 2σ(2x) − 1 in the input dtype, as Caffe2) is the
 kernel pair ``lstm_unit_forward`` / ``lstm_unit_backward`` of
@@ -32,10 +42,11 @@ Caffe2: caffe2/operators/lstm_unit_op.{h,cc}.
 
 import numpy as np
 
-from .. import kernels
+from .. import eras, kernels
 from ..errors import DTypeError, EnforceNotMet
 from ..kernels import checked
 from ..kernels.checked import lstm_unit_backward, lstm_unit_forward  # noqa: F401
+from ..runtime.arguments import ArgumentHelper
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .bound_call import BoundCall
@@ -56,7 +67,19 @@ class _LSTMUnitBase(Operator):
     def setup(self):
         self.forget_bias = self.args.single("forget_bias", 0.0, float)
         self.drop_states = self.args.single("drop_states", False, bool)
+        self.has_lengths = reads_seq_lengths_input(self)
         self._validated = None  # signature of the inputs last validated
+        self._all_valid = None  # without seq_lengths: N lengths no timestep reaches
+
+    @property
+    def first_input(self):
+        """Index of cell_t_prev: 1 after hidden_t_prev, 0 in the E0-E1 form."""
+        return 1 if self.has_hidden else 0
+
+    @property
+    def timestep_input(self):
+        """Index of the timestep: right after gates when seq_lengths is left out."""
+        return self.first_input + (3 if self.has_lengths else 2)
 
     def signature(self):
         """(type, shape, dtype) of every input value; None if one is no array."""
@@ -75,7 +98,7 @@ class _LSTMUnitBase(Operator):
 
     def validate(self):
         """Check the forward inputs; remember (N, D) and the state shape."""
-        k = 1 if self.has_hidden else 0  # index of cell_t_prev
+        k = self.first_input  # index of cell_t_prev
         c_prev = self.float_input(k)
         if c_prev.ndim != 3 or c_prev.shape[0] != 1:
             raise self.shape_error(k, "(1, N, D) (cell_t_prev)")
@@ -86,19 +109,24 @@ class _LSTMUnitBase(Operator):
         if gates.shape != (1, n, 4 * d):
             raise self.shape_error(k + 1, "(1, %d, %d) (4 x cell_t_prev.dim(2))" % (n, 4 * d))
         self.same_dtype(*range(k + 2))
-        seq_lengths = self.input(k + 2)
-        if seq_lengths.dtype != np.int32 or seq_lengths.size != n:
-            raise DTypeError(
-                "input %d ('%s') is %s %s; seq_lengths must be int32 "
-                "of size N = %d"
-                % (k + 2, self.input_name(k + 2), seq_lengths.dtype, seq_lengths.shape, n)
-            )
-        timestep = self.input(k + 3)
+        if self.has_lengths:
+            seq_lengths = self.input(k + 2)
+            if seq_lengths.dtype != np.int32 or seq_lengths.size != n:
+                raise DTypeError(
+                    "input %d ('%s') is %s %s; seq_lengths must be int32 "
+                    "of size N = %d"
+                    % (k + 2, self.input_name(k + 2), seq_lengths.dtype, seq_lengths.shape, n)
+                )
+        elif self._all_valid is None or self._all_valid.size != n:
+            # Caffe2 passes a null seqLengths and counts every row valid; the
+            # kernels get lengths no int32 timestep reaches, with t = 0.
+            self._all_valid = np.full(n, np.iinfo(np.int32).max, np.int32)
+        j = self.timestep_input
+        timestep = self.input(j)
         if timestep.dtype != np.int32 or timestep.size < 1:
             raise DTypeError(
                 "input %d ('%s') is %s %s; the timestep must be an "
-                "int32 tensor (value t)"
-                % (k + 3, self.input_name(k + 3), timestep.dtype, timestep.shape)
+                "int32 tensor (value t)" % (j, self.input_name(j), timestep.dtype, timestep.shape)
             )
         self.n, self.d, self.shape, self.dtype = n, d, c_prev.shape, c_prev.dtype
 
@@ -111,17 +139,16 @@ class _LSTMUnitBase(Operator):
         )
 
     def step_inputs(self):
-        """2-D views ``(h_prev or None, c_prev, gates, seq_lengths)`` and t."""
-        n, d, k = self.n, self.d, 1 if self.has_hidden else 0
-        values = [blob.value for blob in self.inputs[: k + 4]]
+        """2-D views ``(h_prev or None, c_prev, gates, seq_lengths)`` and t
+        (without seq_lengths: every row's length out of reach, and t = 0)."""
+        n, d, k = self.n, self.d, self.first_input
+        values = [blob.value for blob in self.inputs[: self.timestep_input + 1]]
         h_prev = values[0].reshape(n, d) if self.has_hidden else None
-        return (
-            h_prev,
-            values[k].reshape(n, d),
-            values[k + 1].reshape(n, 4 * d),
-            values[k + 2].reshape(n),
-            values[k + 3].item(0),
-        )
+        if self.has_lengths:
+            seq_lengths, t = values[k + 2].reshape(n), values[k + 3].item(0)
+        else:
+            seq_lengths, t = self._all_valid, 0
+        return h_prev, values[k].reshape(n, d), values[k + 1].reshape(n, 4 * d), seq_lengths, t
 
 
 @register("LSTMUnit", inputs=(4, 5), outputs=2)
@@ -130,7 +157,7 @@ class LSTMUnit(_LSTMUnitBase):
 
     def setup(self):
         super().setup()
-        self.has_hidden = len(self.inputs) == 5
+        self.has_hidden = len(self.inputs) == 5 or not self.has_lengths
 
     def run(self):
         kernel = self.kernel("lstm_unit_forward", self.signature())
@@ -168,21 +195,33 @@ class LSTMUnit(_LSTMUnitBase):
 class LSTMUnitGradient(_LSTMUnitBase):
     """Inputs: the forward inputs, hidden_t, cell_t, hidden_t_grad, cell_t_grad.
 
-    Outputs: (hidden_t_prev_grad,) cell_t_prev_grad, gates_grad.
+    Outputs: (hidden_t_prev_grad,) cell_t_prev_grad, gates_grad. With
+    ``sequence_lengths=0`` (era E7) the forward inputs are the four of that
+    form: 8 inputs, 3 outputs.
     """
 
     def setup(self):
         super().setup()
-        self.has_hidden = len(self.inputs) == 9
+        self.has_hidden = len(self.inputs) == 9 or not self.has_lengths
         if len(self.outputs) != (3 if self.has_hidden else 2):
             raise EnforceNotMet(
-                "LSTMUnitGradient with %d inputs has %d outputs "
-                "(9 inputs → 3 outputs, 8 → 2)" % (len(self.inputs), len(self.outputs))
+                "LSTMUnitGradient with %d inputs%s has %d outputs (9 inputs → 3 outputs, 8 → 2; "
+                "8 with sequence_lengths=0 → 3)"
+                % (
+                    len(self.inputs),
+                    "" if self.has_lengths else " and sequence_lengths=0",
+                    len(self.outputs),
+                )
             )
+
+    @property
+    def hidden_t_input(self):
+        """Index of hidden_t, the first input after the forward ones."""
+        return self.timestep_input + 1
 
     def validate(self):
         super().validate()
-        first = 5 if self.has_hidden else 4  # index of hidden_t
+        first = self.hidden_t_input
         for j, role in enumerate(("hidden_t", "cell_t", "hidden_t_grad", "cell_t_grad")):
             x = self.float_input(first + j)
             if x.shape != self.shape or x.dtype != self.dtype:
@@ -194,7 +233,7 @@ class LSTMUnitGradient(_LSTMUnitBase):
         kernel = self.kernel("lstm_unit_backward", self.signature())
         _, c_prev, gates, seq_lengths, t = self.step_inputs()
         n, d, shape, dtype = self.n, self.d, self.shape, self.dtype
-        first = 5 if self.has_hidden else 4  # index of hidden_t
+        first = self.hidden_t_input
         c, dh, dc = (self.inputs[first + j].value.reshape(n, d) for j in (1, 2, 3))
         outputs = self.outputs
         dh_prev = outputs[0].resize(shape, dtype).reshape(n, d) if self.has_hidden else None
@@ -221,7 +260,7 @@ class LSTMUnitGradient(_LSTMUnitBase):
             return None
         _, c_prev, gates, seq_lengths, t = self.step_inputs()
         n, d = self.n, self.d
-        first = 5 if self.has_hidden else 4  # index of hidden_t
+        first = self.hidden_t_input
         c, dh, dc = (self.inputs[first + j].value.reshape(n, d) for j in (1, 2, 3))
         outputs = self.outputs
         dh_prev = outputs[0].value.reshape(n, d) if self.has_hidden else None
@@ -248,12 +287,34 @@ class GetLSTMUnitGradient(GradientMaker):
 
     Both output gradients are required (a missing one raises; rnn_cell feeds
     a ZeroGradient for an unused output). Arguments are copied, so
-    forget_bias and drop_states reach the gradient op.
+    forget_bias, drop_states and sequence_lengths reach the gradient op.
+    Built in an era whose ``LSTMUnit`` reads ``sequence_lengths`` (E7), a
+    false one gives the gradient of the 4-input form without seq_lengths
+    (Caffe2 2bf8d0cd4: inputs I(0)..I(3), 3 gradients).
     """
 
     def get_gradient_defs(self):
         n_inputs = len(self.def_.input)
+        if eras.current().optional_sequence_lengths and not seq_lengths_flag(self.def_):
+            n_inputs, n_grads = 4, 3
+        else:
+            n_grads = 3 if n_inputs == 5 else 2
         inputs = [self.I(i) for i in range(n_inputs)]
         inputs += [self.O(0), self.O(1), self.GO(0), self.GO(1)]
-        n_grads = 3 if n_inputs == 5 else 2
         return [self.op_def("LSTMUnitGradient", inputs, [self.GI(i) for i in range(n_grads)])]
+
+
+def seq_lengths_flag(op_def):
+    """The ``sequence_lengths`` argument of ``op_def`` (default true), read as
+    Caffe2's ``GetFlagArgument`` did: an integer field."""
+    return ArgumentHelper(op_def, op_def.type).single("sequence_lengths", True, bool)
+
+
+def reads_seq_lengths_input(op):
+    """True unless ``op`` (an LSTMUnit or GRUUnit, forward or gradient) was
+    told ``sequence_lengths=0`` in an era that reads it: E7 (Caffe2 2bf8d0cd4
+    and 55a489f6d) and today's operators. Ops created for an earlier era
+    ignore the argument, as Caffe2 did then."""
+    if op.era is not None and not op.era.optional_sequence_lengths:
+        return True
+    return seq_lengths_flag(op.def_)

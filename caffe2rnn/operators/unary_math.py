@@ -16,7 +16,7 @@ Each maps a float tensor to one of its shape and type, and may run in place:
 * ``Clip``: ``Y = min(max(X, min), max)``; gradient
   ``ClipGradient([Y, dY])``: dY where Y lies strictly inside the bounds.
 * ``Logit`` (``ln(x / (1 - x))`` of X clamped to ``[eps, 1 - eps]``; no
-  gradient until d75955a6b, 2017-09-26: E6's ``LogitGradient([X, dY])`` is
+  gradient until d75955a6b, 2017-09-26: E6's (and E7's) ``LogitGradient([X, dY])`` is
   ``dY / (x (1 − x))``, 0 where X lies outside ``[eps, 1 − eps]``),
   ``Softsign`` (``X / (1 + |X|)``), ``ReplaceNaN``.
 * ``Abs``, ``Sin``, ``Cos`` (190209652, 2017-07-03; accepted in every era):
@@ -196,7 +196,7 @@ class LogitGradient(Logit):
         self.output(0, x.shape, x.dtype)[...] = dx
 
 
-register_gradient_variant("Logit", eras=["E6"])(
+register_gradient_variant("Logit", eras=["E6", "E7"])(
     single_op_gradient("Logit", "LogitGradient", ["I0", "GO0"], register=False)
 )
 

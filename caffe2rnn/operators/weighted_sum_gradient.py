@@ -9,7 +9,8 @@ maker (utility_ops.cc at 042e8ede4) writes one op::
 with ``dX_i = w_i · dY`` and, when the forward op had ``grad_on_w=1``,
 ``dw_i = ⟨dY, X_i⟩`` (a 1-element tensor). Each weight must have one element
 and each X_i dY's size (Caffe2's ``CAFFE_ENFORCE_EQ`` checks). The maker is the E6
-variant of WeightedSum's; earlier eras keep refusing the gradient.
+and E7 variant of WeightedSum's (unchanged to 929c33cee); earlier eras keep refusing
+the gradient.
 """
 
 import numpy as np
@@ -57,7 +58,7 @@ class WeightedSumGradient(Operator):
                 dw[0] = np.dot(dy.reshape(-1), x.reshape(-1))
 
 
-@register_gradient_variant("WeightedSum", eras=["E6"])
+@register_gradient_variant("WeightedSum", eras=["E6", "E7"])
 class GetWeightedSumGradient(GradientMaker):
     """``WeightedSumGradient([GO0, I0, I1, ...] → [GI0, GI2, ..., (GI1, GI3, ...)])``."""
 

@@ -13,16 +13,22 @@ test, and why:
 * ``flaky`` — passes or fails depending on the random numbers, with the reason.
 
 A test id is ``Class::test_name``. A file belongs to an era: its checkout is
-``$CAFFE2_SOURCE`` for E5 and ``$CAFFE2_SOURCE_E4`` / ``$CAFFE2_SOURCE_E6``
-for the others, and it runs under that era (``--caffe2-era``).
+``$CAFFE2_SOURCE`` for E5 and ``$CAFFE2_SOURCE_E4`` / ``$CAFFE2_SOURCE_E6`` /
+``$CAFFE2_SOURCE_E7`` for the others, and it runs under that era
+(``--caffe2-era``).
 """
 
 from dataclasses import dataclass, field
 
 #: The commit of each era's checkout (facebookarchive/caffe2).
-ERA_COMMITS = {"E4": "23bd132c1", "E5": "0cdd09da6", "E6": "042e8ede4"}
+ERA_COMMITS = {"E4": "23bd132c1", "E5": "0cdd09da6", "E6": "042e8ede4", "E7": "929c33cee"}
 #: The environment variable naming each era's checkout.
-ERA_SOURCES = {"E4": "CAFFE2_SOURCE_E4", "E5": "CAFFE2_SOURCE", "E6": "CAFFE2_SOURCE_E6"}
+ERA_SOURCES = {
+    "E4": "CAFFE2_SOURCE_E4",
+    "E5": "CAFFE2_SOURCE",
+    "E6": "CAFFE2_SOURCE_E6",
+    "E7": "CAFFE2_SOURCE_E7",
+}
 
 #: A skip whose reason holds one of these words is a test that needs hardware
 #: caffe2rnn does not have ("No GPU support", "No MKLDNN support"...).
@@ -355,6 +361,54 @@ SUITES = [
     Suite("E6", "layer_parameter_sharing_test.py"),
     Suite("E6", "toy_regression_test.py"),
     Suite("E6", "tt_core_test.py"),
+    # -- E7 (929c33cee), Caffe2's last RNN code: every test file that builds or runs
+    # an RNN (the cells, the operators, the executor, seq2seq, memonger, observers,
+    # data-parallel training, the gradient builder's LSTMUnit) ---------------------
+    Suite("E7", "hypothesis_test.py", select="test_elman_recurrent_network"),
+    Suite("E7", "operator_test/recurrent_network_test.py"),
+    Suite(
+        "E7",
+        "operator_test/rnn_cell_test.py",
+        # Caffe2's own @unittest.skip of the two layer-normalised LSTM tests
+        outcomes={
+            "RNNCellTest::" + name: ("skipped", "numerically unstable")
+            for name in ("test_norm_lstm", "test_norm_milstm")
+        },
+    ),
+    Suite("E7", "operator_test/gru_test.py"),
+    Suite("E7", "operator_test/basic_rnn_test.py"),
+    Suite("E7", "operator_test/recurrent_net_executor_test.py"),
+    Suite("E7", "operator_test/pack_rnn_sequence_op_test.py"),
+    Suite("E7", "operator_test/cudnn_recurrent_test.py"),  # cuDNN against LSTM: GPU only
+    Suite(
+        "E7",
+        "core_gradients_test.py",
+        outcomes={
+            **{
+                "TestSparseGradientsAccumulation::" + name: ("skipped", "Sparse operators")
+                for name in (
+                    "testSparseAccumulationWithIndicesAndValues",
+                    "testSparseAccumulationWithValues",
+                    "testSparseGradientToDense",
+                )
+            },
+            "TestGradientCalculation::testStopGradientOrphan": (
+                "failed",
+                "Caffe2's gradient IR refused a StopGradient whose output no op reads "
+                "(IR.SanityCheck, 9dacee826, 2017-07-20; E6 and E7); caffe2rnn's IR does not "
+                "check it yet (E6's core_gradients_test fails alike)",
+            ),
+        },
+    ),
+    Suite("E7", "memonger_test.py"),
+    # Caffe2's control flow at its last commit: If/While/Do, NetBuilder with control ops
+    # (the Control_Ops tutorial's machinery, tests/tutorials)
+    Suite("E7", "control_test.py"),
+    Suite("E7", "net_builder_test.py"),
+    Suite("E7", "observer_test.py"),
+    Suite("E7", "data_parallel_model_test.py", select="test_equiv_recurrent"),
+    Suite("E7", "models/seq2seq/seq2seq_model_helper_test.py"),
+    Suite("E7", "models/seq2seq/seq2seq_beam_search_test.py"),
     # -- E4 (23bd132c1) ---------------------------------------------------------------
     Suite("E4", "operator_test/recurrent_network_test.py"),
     # -- the seq2seq model (its programs: tests/programs/test_caffe2_seq2seq.py) --------

@@ -13,9 +13,10 @@ of a GPU or MKL-DNN, unless the table says otherwise (a known failure, with
 its reason).
 
 Caffe2's sources are not part of this repository: ``$CAFFE2_SOURCE`` names a
-checkout of facebookarchive/caffe2 at 0cdd09da6 (E5), ``$CAFFE2_SOURCE_E4``
-and ``$CAFFE2_SOURCE_E6`` checkouts at 23bd132c1 and 042e8ede4; a file whose
-checkout is not given skips with the reason.
+checkout of facebookarchive/caffe2 at 0cdd09da6 (E5), ``$CAFFE2_SOURCE_E4``,
+``$CAFFE2_SOURCE_E6`` and ``$CAFFE2_SOURCE_E7`` checkouts at 23bd132c1,
+042e8ede4 and 929c33cee; a file whose checkout is not given skips with the
+reason.
 """
 
 import collections

@@ -71,3 +71,11 @@ def test_e6_logit_gradient():
     np.testing.assert_allclose(dx, [4.0, 0.0])  # outside [eps, 1 - eps]: 0
     with eras.use("E5"), pytest.raises(Exception, match="not implemented yet"):
         gradient_of("Logit", ["X"], ["Y"])
+
+
+def test_e7_keeps_the_e6_logit_gradient():
+    from caffe2rnn import eras
+
+    with eras.use("E7"):  # 929c33cee's logit_op.cc registers the same GetLogitGradient
+        ops, _ = gradient_of("Logit", ["X"], ["Y"])
+    assert [(o[0], o[2], o[3]) for o in ops] == [("LogitGradient", ["X", "Y_grad"], ["X_grad"])]

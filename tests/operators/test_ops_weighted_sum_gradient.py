@@ -25,3 +25,16 @@ def test_e6_weighted_sum_gradient(grad_on_w):
     )
     with eras.use("E5"), pytest.raises(GradientError, match="should not call gradient"):
         gradient_of("WeightedSum", ["X0", "w0"], ["Y"])
+
+
+def test_e7_keeps_the_e6_gradient():
+    # 929c33cee's utility_ops.cc registers the same GetWeightedSumGradient
+    for era in ("E6", "E7"):
+        with eras.use(era):
+            ops, _ = gradient_of("WeightedSum", ["X0", "w0"], ["Y"], grad_on_w=1)
+        assert ops[0][:4] == (
+            "WeightedSumGradient",
+            "",
+            ["Y_grad", "X0", "w0"],
+            ["X0_grad", "w0_grad"],
+        )

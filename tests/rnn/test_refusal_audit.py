@@ -8,7 +8,7 @@ Everything else Caffe2 accepted runs, with Caffe2's result.
 
 :data:`REFUSALS` lists each ``raise`` (and each ``fail``/``check`` call) of
 the modules below with its reason, the Caffe2 source it follows (file and
-commit; E4 = 23bd132c1, E5 = 0cdd09da6, E6 = 042e8ede4) and a trigger that
+commit; E4 = 23bd132c1, E5 = 0cdd09da6, E6 = 042e8ede4, E7 = 929c33cee) and a trigger that
 must raise the error named. :func:`test_every_refusal_is_listed` counts the
 sites in the source, so a new check cannot be added without a row here.
 Rows with reason :data:`INTERNAL` are not refusals of input (abstract
@@ -749,8 +749,36 @@ REFUSALS = [
     # cells/, rnn_cell, gru_cell, attention
     *[
         Refusal("cells/base.py", "abstract %s" % m, INTERNAL, "NotImplementedError, as Caffe2's")
-        for m in ("_apply", "get_state_names", "get_output_dim")
+        for m in (
+            "_apply",
+            "get_state_names",
+            "get_output_dim",
+            "apply_override (E7)",
+            "get_state_names_override (E7)",
+        )
     ],
+    Refusal(
+        "cells/base.py",
+        "a blob name that is neither a str nor a BlobReference (E7)",
+        RAISED,
+        "_RectifyName: raise Exception('Unknown blob reference type'), "
+        "caffe2/python/rnn_cell.py (929c33cee)",
+        errors.ArgumentError,
+        "Unknown blob reference type",
+        at_era(
+            "E7",
+            lambda: cell()._apply(ModelHelper(name="audit"), 7, None, ["h", "c"], "t"),
+        ),
+    ),
+    Refusal(
+        "cells/base.py",
+        "another number of initial states than of states (E7)",
+        RAISED,
+        "apply_over_sequence: utils.raiseIfNotEqual, caffe2/python/rnn_cell.py (929c33cee)",
+        errors.ArgumentError,
+        "doesn't match the number of states. 3 != 2",
+        at_era("E7", lambda: apply_cell(cell(), ["h0", "c0", "x0"])),
+    ),
     Refusal(
         "cells/base.py",
         "initial_states None (E5; E6 with an initializer it is not None)",
@@ -843,6 +871,36 @@ REFUSALS = [
         lambda: rnn_cell.cudnn_LSTM(ModelHelper(), "x", ("h", "c"), 2, 3, scope="a"),
     ),
     Refusal(
+        "cells/layers.py",
+        "_LSTM without scope before E7",
+        RAISED,
+        "_LSTM() missing 1 required positional argument: 'scope', TypeError, "
+        "caffe2/python/rnn_cell.py (042e8ede4)",
+        TypeError,
+        "'scope'",
+        at_era("E6", lambda: rnn_cell.LSTM(ModelHelper(), "x", "s", ("h", "c"), 2, 3)),
+    ),
+    Refusal(
+        "cells/layers.py",
+        "_LSTM with cell keywords before E7",
+        RAISED,
+        "_LSTM() got an unexpected keyword argument, TypeError, caffe2/python/rnn_cell.py "
+        "(042e8ede4; **cell_kwargs from 7d4c7690d)",
+        TypeError,
+        "unexpected keyword argument 'activation'",
+        at_era("E6", lambda: lstm(activation="tanh")),
+    ),
+    Refusal(
+        "cells/basic_rnn.py",
+        "BasicRNNCell with an activation other than tanh or relu",
+        RAISED,
+        "BasicRNNCell.__init__: raise RuntimeError('BasicRNNCell with unknown activation "
+        "function'), caffe2/python/rnn_cell.py (929c33cee)",
+        errors.ArgumentError,
+        "unknown activation function",
+        at_era("E7", lambda: rnn_cell.BasicRNNCell(2, 3, 0.0, False, activation="sigmoid")),
+    ),
+    Refusal(
         "cells/unrolled.py",
         "static_rnn_unroll_size <= 0 or not an integer",
         RAISED,
@@ -916,6 +974,16 @@ REFUSALS = [
         NotImplementedError,
         "takes no extra_inputs",
         gru_apply_with_extra_inputs,
+    ),
+    Refusal(
+        "cells/gru.py",
+        "GRUCell linear_before_reset before E7",
+        RAISED,
+        "GRUCell.__init__() got an unexpected keyword argument, TypeError, "
+        "caffe2/python/gru_cell.py (042e8ede4; added 7d4c7690d)",
+        TypeError,
+        "linear_before_reset arrived",
+        at_era("E6", lambda: gru_cell.GRUCell(2, 3, 0.0, False, linear_before_reset=True)),
     ),
     Refusal(
         "gru_cell.py",
