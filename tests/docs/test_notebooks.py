@@ -373,3 +373,25 @@ def test_listing_breaks_long_source_lines_with_a_backslash(capsys):
     assert max(len(line) for line in lines) <= listing.WIDTH
     joined = " ".join(line.rstrip(" \\").strip() for line in lines[1:])
     assert joined == code.splitlines()[1].strip()
+
+
+def test_site_check_knows_a_full_size_drawing_after_collapsed_cells():
+    """scripts/check_site.py measures a notebook's page figure at the column width and its
+    full-size copy (inside <details class="c2r-full">) as behind a click, also when
+    collapsed cells (<details> too) come before it on the page."""
+    import sys
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import check_site
+
+    page = (
+        '<details class="hide"><summary>code</summary>x</details>'
+        '<details class="hide"><summary>code</summary>y</details>'
+        '<figure><img class="c2r-diagram" src="page.svg">'
+        '<details class="c2r-full"><summary>full size</summary>'
+        '<img src="full.svg"></details></figure>'
+    )
+    full = page.index("full.svg")
+    assert check_site._inside(page, full, r'<details class="c2r-full"', r"</details>")
+    shown = page.index("page.svg")
+    assert not check_site._inside(page, shown, r'<details class="c2r-full"', r"</details>")
