@@ -19,8 +19,7 @@ import textwrap
 
 import numpy as np
 
-#: Characters per line of feedback: a notebook's output area on the docs site.
-WIDTH = 78
+from .listing import WIDTH  # characters per line of a notebook's output on the site
 
 
 def same(prediction, actual):
@@ -46,7 +45,11 @@ def feedback(prediction, actual, observed, why, variable="your prediction", righ
     (``None``) nothing of the answer is printed, only where to write one.
     """
     if prediction is None:
-        print("No prediction yet: set %s above, then run this cell again." % variable)
+        print(
+            textwrap.fill(
+                "No prediction yet: set %s above, then run this cell again." % variable, WIDTH
+            )
+        )
         return False
     if right is None:
         right = same(prediction, actual)

@@ -79,7 +79,7 @@ PAGES = [
     ("concepts/history.html", 2, 2400),
     ("concepts/bug-gallery.html", 4, 2400),
     ("glossary.html", 0, 1800),
-    ("notebooks/05_recurrent_network_op.html", 3, 7000),
+    ("notebooks/05_recurrent_network_op.html", 1, 7000),  # + the stepper's inline frames
     ("notebooks/09_attention.html", 2, 9000),
 ]
 
@@ -215,11 +215,19 @@ def _article(page_html):
 
 
 def _inside(text, position, opening, closing):
-    """Whether ``position`` lies inside an element opened by ``opening`` (a regex)."""
-    depth = 0
-    for found in re.finditer(r"%s|%s" % (opening, closing), text[:position]):
-        depth += 1 if re.match(opening, found.group(0)) else -1
-    return depth > 0
+    """Whether ``position`` lies inside an element opened by ``opening`` (a regex).
+
+    Other elements of the same tag (a collapsed notebook cell is a ``<details>`` too) open
+    and close in between; each ``closing`` closes the innermost one, whichever it is."""
+    tag = re.match(r"<(\w+)", opening).group(1)
+    stack = []
+    for found in re.finditer(r"<%s\b[^>]*>|%s" % (tag, closing), text[:position]):
+        if re.match(closing, found.group(0)):
+            if stack:
+                stack.pop()
+        else:
+            stack.append(bool(re.match(opening, found.group(0))))
+    return any(stack)
 
 
 def column_px(page_html):

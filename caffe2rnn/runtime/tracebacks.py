@@ -33,6 +33,9 @@ REPORT_FRAMES = 8
 
 
 def _is_machinery(filename):
+    # "<frozen runpy>": a module the interpreter carries frozen inside itself
+    if filename.startswith("<frozen "):
+        return True
     return filename.startswith(_LIBRARY_DIRS) and not filename.startswith(_PACKAGE_DIR)
 
 

@@ -248,7 +248,7 @@ def test_creation_report_leaves_out_the_interpreters_frames():
 
     stdlib = os.path.join(sysconfig.get_paths()["stdlib"], "runpy.py")
     brew = os.path.join(tracebacks._PACKAGE_DIR, "brew.py")
-    frames = [(brew, 52), ("/home/me/train.py", 31), (stdlib, 88)]
+    frames = [(brew, 52), ("/home/me/train.py", 31), (stdlib, 88), ("<frozen runpy>", 198)]
     workspace.operator_tracebacks["reported"][1] = frames
     assert tracebacks.creation_report("reported", 1).splitlines() == [
         "Operator 1 of network reported was created at:",

@@ -12,13 +12,18 @@ Structure (read from the .ipynb files, nothing run):
   before the learner asks for it;
 * every notebook ends with a summary and exercises whose answers are in a collapsed
   ``<details class="c2r-answer">`` block;
-* every notebook names a Caffe2 commit its facts come from.
+* every notebook names the Caffe2 commit its facts come from in its first cell; other
+  commits are listed in a closing "## Sources" cell, never in the running text;
+* every code line fits the docs' code column (76 characters), so nothing is cut off on the
+  site, hidden cells included (they open in place).
 
 Execution: each notebook runs in a fresh Jupyter kernel with nbclient, from the notebooks/
 directory, with the repository on PYTHONPATH. A cell that raises fails the test with the cell
 and the traceback; a notebook slower than its budget fails on the timeout. Every check cell
 must print that no prediction was made yet, and every answer cell must print ``Right``: an
-exercise whose own answer does not pass its check is a broken exercise.
+exercise whose own answer does not pass its check is a broken exercise. No cell writes to
+stderr (a stray warning or report shows as a red block on the site), and no printed line is
+wider than the output area (78 characters).
 """
 
 import os
@@ -65,6 +70,10 @@ CAFFE2_COMMITS = {
     "929c33cee",
 }
 PREDICTED = re.compile(r"^predicted_\w+ = None\b")
+#: A Caffe2 commit as the text names one (9 hex digits, at least one a letter).
+COMMIT = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{9}\b")
+#: Characters of the docs' code column and output area at 1280 px.
+CODE_WIDTH, OUTPUT_WIDTH = 76, 78
 
 
 def read(path):
@@ -166,8 +175,48 @@ def test_notebook_ends_with_summary_and_answered_exercises(notebook):
 
 def test_notebook_names_the_caffe2_commit_of_its_facts(notebook):
     path, nb = notebook
-    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    assert set(re.findall(r"\b[0-9a-f]{9}\b", text)) & CAFFE2_COMMITS, os.path.basename(path)
+    first = nb.cells[0].source
+    assert set(COMMIT.findall(first)) & CAFFE2_COMMITS, (
+        "%s: the first cell names the Caffe2 commit its facts are true at" % os.path.basename(path)
+    )
+
+
+def test_commits_stay_out_of_the_running_text(notebook):
+    """Hashes are in the first cell's one line and in the closing Sources cell only."""
+    path, nb = notebook
+    markdown = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    sources = [i for i, text in enumerate(markdown) if text.lstrip().startswith("## Sources")]
+    assert sources and sources[-1] == len(markdown) - 1, (
+        "%s: the last markdown cell is '## Sources' (the commits behind the facts)"
+        % os.path.basename(path)
+    )
+    first_commits = COMMIT.findall(markdown[0])
+    assert len(set(first_commits)) <= 2, (os.path.basename(path), first_commits)
+    in_text = [
+        (i, COMMIT.findall(text))
+        for i, text in enumerate(markdown[1:-1], 1)
+        if COMMIT.findall(text)
+    ]
+    assert not in_text, "%s: commits in the running text %s; move them to Sources" % (
+        os.path.basename(path),
+        in_text,
+    )
+
+
+def test_code_fits_the_docs_column(notebook):
+    path, nb = notebook
+    wide = [
+        (i, line)
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        for line in cell.source.splitlines()
+        if len(line) > CODE_WIDTH
+    ]
+    assert not wide, "%s: code lines over %d characters: %s" % (
+        os.path.basename(path),
+        CODE_WIDTH,
+        wide,
+    )
 
 
 @pytest.mark.slow
@@ -190,6 +239,16 @@ def test_notebook_runs_without_errors(path, monkeypatch):
 
     def printed(cell):
         return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        for output in cell.outputs:
+            if output.output_type != "stream":
+                continue
+            assert output.name == "stdout", (path, i, output.text[:300])
+            wide = [line for line in output.text.splitlines() if len(line) > OUTPUT_WIDTH]
+            assert not wide, (path, i, wide)
 
     for heading, cells in exercise_blocks(nb):
         # the check as the learner first meets it: run on the untouched None
@@ -246,3 +305,93 @@ def test_same_compares_the_way_a_learner_means_it(prediction, actual, expected):
     from caffe2rnn.exercises import same
 
     assert same(prediction, actual) is expected
+
+
+# --- caffe2rnn.listing, what the notebooks print nets and errors with ------------------
+
+
+def test_listing_prints_one_op_per_line_and_wraps_between_names(capsys):
+    from caffe2rnn import core, listing
+
+    net = core.Net("listing")
+    net.FC(["x", "w", "b"], "h")
+    inputs = ["layer_%d/hidden_t_prev" % i for i in range(6)]
+    net.Sum(inputs, "layer_0/a_rather_long_output_name_for_the_sum_of_all_of_them")
+    listing.ops(net)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "#0 FC(x, w, b) -> h"
+    assert lines[1].startswith("#1 Sum(layer_0/hidden_t_prev, ")
+    assert lines[-1] == "   -> layer_0/a_rather_long_output_name_for_the_sum_of_all_of_them"
+    assert max(len(line) for line in lines) <= listing.WIDTH
+    text = " ".join(line.strip() for line in lines[1:-1])
+    assert all(name in text for name in inputs), "a name was split"
+
+
+def test_listing_shows_an_empty_list_argument_as_an_empty_list(capsys):
+    from caffe2rnn import core, listing
+
+    op = core.CreateOperator(
+        "RecurrentNetwork",
+        [],
+        [],
+        step_net="a text",
+        recompute_blobs_on_backward=[],
+        param=[2, 3],
+        timestep="timestep",
+        forget_bias=0.5,
+        link_internal=["a", "b"],
+    )
+    listing.arguments(op)
+    out = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert out == {
+        "step_net": "<a NetDef as text, 6 characters>",
+        "recompute_blobs_on_backward": "[]",
+        "param": "[2, 3]",
+        "timestep": "'timestep'",
+        "forget_bias": "0.5",
+        "link_internal": "[a, b]",
+    }
+
+
+def test_listing_wraps_an_error_message(capsys):
+    from caffe2rnn import listing
+
+    listing.error(ValueError("input 1 ('w') has shape (3, 4); " * 6))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("ValueError: input 1") and len(lines) > 2
+    assert max(len(line) for line in lines) <= listing.WIDTH
+
+
+def test_listing_breaks_long_source_lines_with_a_backslash(capsys):
+    from caffe2rnn import listing
+
+    code = "def f(x):\n    return " + " + ".join("x%d" % i for i in range(30)) + "\n"
+    listing.source(code)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "def f(x):" and lines[1].startswith("    return x0 + x1")
+    assert all(line.endswith(" \\") for line in lines[1:-1])
+    assert max(len(line) for line in lines) <= listing.WIDTH
+    joined = " ".join(line.rstrip(" \\").strip() for line in lines[1:])
+    assert joined == code.splitlines()[1].strip()
+
+
+def test_site_check_knows_a_full_size_drawing_after_collapsed_cells():
+    """scripts/check_site.py measures a notebook's page figure at the column width and its
+    full-size copy (inside <details class="c2r-full">) as behind a click, also when
+    collapsed cells (<details> too) come before it on the page."""
+    import sys
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import check_site
+
+    page = (
+        '<details class="hide"><summary>code</summary>x</details>'
+        '<details class="hide"><summary>code</summary>y</details>'
+        '<figure><img class="c2r-diagram" src="page.svg">'
+        '<details class="c2r-full"><summary>full size</summary>'
+        '<img src="full.svg"></details></figure>'
+    )
+    full = page.index("full.svg")
+    assert check_site._inside(page, full, r'<details class="c2r-full"', r"</details>")
+    shown = page.index("page.svg")
+    assert not check_site._inside(page, shown, r'<details class="c2r-full"', r"</details>")
