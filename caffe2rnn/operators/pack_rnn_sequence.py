@@ -4,7 +4,7 @@ layout of a recurrent network's input.
 ``PackRNNSequence([values, lengths])``: ``values`` holds N sequences one after
 the other (rows ``0 .. sum(lengths) - 1``, sequence c taking the next
 ``lengths[c]`` rows); the output is ``max(lengths) × N × ...`` with
-``output[r, c] = ``row r of sequence c, zeros where a sequence is shorter::
+``output[r, c]`` = row r of sequence c, zeros where a sequence is shorter::
 
     values  = [v1, v2, v3, v4, v5, v6, v7, v8]      lengths = [2, 3, 1, 2]
     output  = [[v1, v3, v6, v7],
