@@ -23,12 +23,18 @@ interleaved, medians.
 """
 
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_blas  # noqa: E402  (benchmarks/cpu_blas.py: the CPU's own BLAS kernels)
+
+if __name__ == "__main__":
+    cpu_blas.use_the_cpus_own_kernels()  # before NumPy loads its OpenBLAS
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -106,6 +112,7 @@ def main(argv=None):
         "caffe2rnn dispatch benchmark: a net of %d small ops (%s on 8x8 float32)"
         % (N_OPS, ", ".join(CYCLE))
     )
+    print(cpu_blas.header())
     print("  %-44s %8.2f us per op" % ("net.run()", net_us))
     print("  %-44s %8.2f us per op" % ("workspace.RunNet(name), with its journal", run_net_us))
     print("  %-44s %8.2f us per op" % ("the same NumPy calls, no framework", floor_us))

@@ -24,12 +24,18 @@ later one.
 """
 
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_blas  # noqa: E402  (benchmarks/cpu_blas.py: the CPU's own BLAS kernels)
+
+if __name__ == "__main__":
+    cpu_blas.use_the_cpus_own_kernels()  # before NumPy loads its OpenBLAS
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -57,6 +63,7 @@ def main(argv=None):
     print(
         "RNN executor plan building, LSTM N,D,H = 8,64,64, fwd+bwd, %s kernels" % kernels.active()
     )
+    print(cpu_blas.header())
     print(
         "%7s %14s %14s %15s %15s %14s %14s"
         % (

@@ -14,6 +14,12 @@ within 1.2x).
 
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_blas  # noqa: E402  (benchmarks/cpu_blas.py: the CPU's own BLAS kernels)
+
+if __name__ == "__main__":
+    cpu_blas.use_the_cpus_own_kernels()  # before NumPy loads its OpenBLAS
 import tracemalloc
 
 import numpy as np
@@ -100,7 +106,8 @@ def peak_bytes(seq_len):
 
 
 def main():
-    print("forward-only LSTM, N=%d, D=%d, float32, num_workspaces=2 (default)\n" % (N, D))
+    print("forward-only LSTM, N=%d, D=%d, float32, num_workspaces=2 (default)" % (N, D))
+    print(cpu_blas.header() + "\n")
     print("%6s %14s %16s %18s" % ("T", "peak bytes", "state tensors", "peak - states"))
     peak_bytes(10)  # warm-up: one-time imports and caches are not the op's memory
     rows = {}

@@ -40,13 +40,19 @@ the step nets (of the op-by-op loop).
 """
 
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_blas  # noqa: E402  (benchmarks/cpu_blas.py: the CPU's own BLAS kernels)
+
+if __name__ == "__main__":
+    cpu_blas.use_the_cpus_own_kernels()  # before NumPy loads its OpenBLAS
 
 # One thread everywhere, before NumPy (and its BLAS) is first imported.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -507,23 +513,6 @@ def torch_contenders(p):
 
 
 # --- the report ----------------------------------------------------------------
-def blas_description():
-    """Which BLAS (and kernel) NumPy uses, via threadpoolctl when it is installed."""
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        return "threadpoolctl not installed (pip install threadpoolctl to see the BLAS kernel)"
-    infos = [i for i in threadpool_info() if i.get("user_api") == "blas"]
-    return (
-        "; ".join(
-            "%s %s, kernel %s, %s thread(s)"
-            % (i.get("internal_api"), i.get("version"), i.get("architecture"), i.get("num_threads"))
-            for i in infos
-        )
-        or "no BLAS found by threadpoolctl"
-    )
-
-
 def time_shape(shape, repeat, with_torch=True):
     """Rows ``(contender, forward ms, forward+backward ms)`` for one shape,
     every contender timed in the same interleaved rounds."""
@@ -715,7 +704,7 @@ def main(argv=None):
     shapes = QUICK_SHAPES if args.quick else SHAPES
     repeat = args.repeat or (3 if args.quick else 7)
     print("caffe2rnn LSTM benchmark: one layer, float32, 1 thread, median of %d runs" % repeat)
-    print("numpy %s; BLAS: %s" % (np.__version__, blas_description()))
+    print("numpy %s; %s" % (np.__version__, cpu_blas.header()))
     print(
         "kernels: %s"
         % (

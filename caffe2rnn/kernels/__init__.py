@@ -13,6 +13,9 @@ twin (this package)               compiled (``_ext/``)               kernels
 ``accumulate_input_gradient.py``  ``accumulate_input_gradient.pyx``  ``accumulate_input_gradient``
 ``add_striped_batch.py``          ``add_striped_batch.pyx``          ``add_striped_batch``
 ``inplace_add.py``                ``inplace_add.pyx``                ``inplace_add``
+``activations.py``                ``activations.pyx``                ``exp``, ``sigmoid``, ``tanh``
+                                                                     (the LSTM kernels' σ and tanh,
+                                                                     ``_activations.pxi``)
 ``lstm_unit.py``                  ``lstm_unit.pyx``                  ``lstm_unit_forward``,
                                                                      ``lstm_unit_backward``
 ``lstm_step.py``                  ``lstm_step.pyx``                  ``lstm_step_forward``,
