@@ -23,8 +23,14 @@ many ops or iterations write it:
 
 So a call costs at most one copy of the tensors its ops overwrite -- for a
 training net, about one extra pass over its activations and parameters, small
-beside the ops' own passes. A created net run again and again (``RunNet``)
-keeps its journal's copies between runs and copies into them (``spares``):
+beside the ops' own passes. Memory is copied once however many blobs show it:
+a blob that is a view of bytes already copied (``hidden_all`` is a view of the
+recurrent op's state tensor, ``h0_grad`` of its gradient) costs nothing more,
+and a view covering most of its buffer is copied as the whole buffer, so that
+the other views of it noted later are covered too (the recurrent op notes its
+state tensors when it starts, after its outputs were noted). A created net run again and again (``RunNet``)
+keeps its journal's copies between runs and copies into them (``spares``, the
+copies this run used: :attr:`Rollback.used`):
 allocating them afresh each run cost more than the copy itself (the pages of
 a new array are faulted in one by one: at T = 10,000, 225 MB, a third of an
 LSTM's forward+backward). That keeps one copy of the net's outputs in memory
@@ -39,18 +45,38 @@ run removes the empty blobs it created and nothing more.
 
 import numpy as np
 
+try:  # NumPy >= 2.0
+    from numpy.lib.array_utils import byte_bounds
+except ImportError:  # pragma: no cover (NumPy 1.x)
+    byte_bounds = np.byte_bounds  # type: ignore[attr-defined]
+
+#: A view covering at least this share of its buffer is copied as the whole buffer.
+WHOLE_BUFFER = 0.5
+
+
+def _buffer(value):
+    """The array owning ``value``'s memory (``value`` itself if it owns it)."""
+    root = value
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return root
+
 
 class Rollback:
     """The journal of one guarded call on ``ws``; :meth:`undo` restores it."""
 
-    __slots__ = ("ws", "names_before", "saved", "spares")
+    __slots__ = ("ws", "names_before", "saved", "spares", "used", "copied")
 
     def __init__(self, ws, spares=None):
         self.ws = ws
         self.names_before = set(ws._blobs)
-        self.saved = {}  # id(blob) -> (blob, value, copy of its contents or None)
-        # id(blob) -> (blob, array): copies of an earlier call, to copy into
+        # id(blob) -> (blob, value, array to restore into or None, its copy)
+        self.saved = {}
+        # id(array) -> (array, copy): copies of an earlier call, to copy into;
+        # ``used``: the ones this call copied into or made (the next call's spares)
         self.spares = spares
+        self.used = {} if spares is not None else None
+        self.copied = {}  # id(buffer) -> [(low, high), ...]: bytes already copied
 
     def note(self, blobs):
         """Remember ``blobs`` (runtime Blobs about to be written), once each."""
@@ -60,23 +86,44 @@ class Rollback:
             if key in saved:
                 continue
             value = blob.value
-            contents = None
-            if type(value) is np.ndarray and value.flags.writeable:
-                contents = self._copy(key, blob, value)
-            saved[key] = (blob, value, contents)
+            target = contents = None
+            if type(value) is np.ndarray and value.flags.writeable and value.size:
+                target = self._target(value)
+                if target is not None:
+                    contents = self._copy(target)
+            saved[key] = (blob, value, target, contents)
 
-    def _copy(self, key, blob, value):
-        spares = self.spares
-        if spares is None:
-            return value.copy(order="K")
-        spare = spares.get(key)
-        if spare is not None:
+    def _target(self, value):
+        """The array whose bytes to copy for ``value``: None when they are
+        copied already, its whole buffer when it covers most of it."""
+        root = _buffer(value)
+        low, high = byte_bounds(value)
+        ranges = self.copied.setdefault(id(root), [])
+        if any(lo <= low and high <= hi for lo, hi in ranges):
+            return None
+        if (
+            root is not value
+            and root.flags.writeable
+            and (root.flags.c_contiguous or root.flags.f_contiguous)
+            and (high - low) >= WHOLE_BUFFER * root.nbytes
+        ):
+            value = root
+            low, high = byte_bounds(root)
+        ranges.append((low, high))
+        return value
+
+    def _copy(self, value):
+        key = id(value)
+        spare = self.spares.get(key) if self.spares is not None else None
+        if spare is not None and spare[0] is value:
             array = spare[1]
             if array.shape == value.shape and array.dtype == value.dtype:
                 np.copyto(array, value)
+                self.used[key] = spare
                 return array
-        array = np.array(value, order="C", copy=True)
-        spares[key] = (blob, array)
+        array = np.array(value, order="K" if self.spares is None else "C", copy=True)
+        if self.used is not None:
+            self.used[key] = (value, array)
         return array
 
     def note_outputs(self, ops):
@@ -85,9 +132,9 @@ class Rollback:
 
     def undo(self):
         """Put every noted blob back and drop the names created since."""
-        for blob, value, contents in reversed(list(self.saved.values())):
+        for blob, value, target, contents in reversed(list(self.saved.values())):
             if contents is not None:
-                np.copyto(value, contents)
+                np.copyto(target, contents)
             blob.value = value
         blobs = self.ws._blobs
         for name in set(blobs) - self.names_before:
