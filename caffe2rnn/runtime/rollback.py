@@ -28,9 +28,11 @@ a blob that is a view of bytes already copied (``hidden_all`` is a view of the
 recurrent op's state tensor, ``h0_grad`` of its gradient) costs nothing more,
 and a view covering most of its buffer is copied as the whole buffer, so that
 the other views of it noted later are covered too (the recurrent op notes its
-state tensors when it starts, after its outputs were noted). A created net run again and again (``RunNet``)
-keeps its journal's copies between runs and copies into them (``spares``, the
-copies this run used: :attr:`Rollback.used`):
+state tensors when it starts, after its outputs were noted).
+
+A created net run again and again (``RunNet``) keeps its journal's copies
+between runs and copies into them (``spares``; the copies a run used,
+``Rollback.used``, are the next run's):
 allocating them afresh each run cost more than the copy itself (the pages of
 a new array are faulted in one by one: at T = 10,000, 225 MB, a third of an
 LSTM's forward+backward). That keeps one copy of the net's outputs in memory
