@@ -573,9 +573,10 @@ def test_later_runs_set_link_views_and_timesteps_only_where_needed(path, kind):
 def test_the_compiled_path_runs_every_numpy_call_of_an_lstm_through_its_loop(monkeypatch, layout):
     """On the compiled path a plan's NumPy calls become LoopCalls and the fused
     LSTM steps are bound once (compile_calls); for an LSTM every call of both
-    plans is one of them (or a link assignment, the timestep, the accumulate
-    kernel), in every FC layout, and the numbers stay the loop's
+    plans is one of them, the bound accumulate kernel, a link assignment or
+    the timestep, in every FC layout, and the numbers stay the loop's
     (test_every_fc_layout_inside_the_loop compares them)."""
+    from caffe2rnn._ext.accumulate_input_gradient import BoundAccumulate
     from caffe2rnn._ext.lstm_step import BoundLSTMStep
     from caffe2rnn._ext.rnn_executor import LoopCall
 
@@ -586,8 +587,9 @@ def test_the_compiled_path_runs_every_numpy_call_of_an_lstm_through_its_loop(mon
     for op in ops:
         plan = op.executor.plans["cython"]
         assert any(isinstance(call, BoundLSTMStep) for call in plan.steady_calls)
-        left = [c for c in plan.steady_calls if not isinstance(c, (LoopCall, BoundLSTMStep))]
-        allowed = ("accumulate_input_gradient", "assign", "timestep")
+        compiled = (LoopCall, BoundLSTMStep, BoundAccumulate)
+        left = [c for c in plan.steady_calls if not isinstance(c, compiled)]
+        allowed = ("assign", "timestep")
         assert all(c.name in allowed for c in left), [c.name for c in left]
         assert "matmul(" in plan.describe() and "dot(" not in plan.describe()
     _, ops = run_model(model, lstm_feeds(model, rng, 5, 3, 4, 6), True, "python")
