@@ -24,7 +24,7 @@ round — one thread) of
 * caffe2rnn as a Caffe2 user runs it: ``workspace.RunNet`` (which keeps the
   rollback journal) of the training net, and, forward, of a
   ``forward_only=True`` net (inference: its own step workspaces, cycled) —
-  beside ``net.run()`` of the created net, which the other rows time;
+  and the same two nets' own ``net.run()``, without the journal;
 * torch.nn.LSTM (one thread, and two for the threaded comparison) and a
   per-step torch.nn.LSTMCell Python loop, if torch imports;
 * "its BLAS products alone": every product caffe2rnn's net makes in one run
@@ -34,9 +34,13 @@ round — one thread) of
   kernel work can remove while the step net computes what Caffe2's does
   (:func:`blas_products`);
 
-each also as a ratio to the floor and to torch.nn.LSTM. A second table gives
-the per-operator dispatch cost: microseconds per run of each operator inside
-the step nets (of the op-by-op loop).
+each also as a ratio to the floor and to torch.nn.LSTM. A summary gives, per
+shape, the user's path against torch.nn.LSTM and against its own nets'
+``net.run()`` (what the journal costs), and the executor against its BLAS
+products. A last table gives the per-operator dispatch cost: microseconds per
+run of each operator inside the step nets (of the op-by-op loop). The load
+average of the machine is printed before and after: the machine this was
+written on is shared, and every number drifts with it.
 """
 
 import os
@@ -78,6 +82,9 @@ THREADS = 2
 #: forward, RunNet of a forward_only=True net; forward+backward, RunNet of the
 #: training net.
 RUN_NET = "caffe2rnn workspace.RunNet (user)"
+#: The same nets' own runs (``net.run()``: no rollback journal), to see
+#: what RunNet's journal costs.
+NET_RUN = "caffe2rnn net.run(), no journal"
 #: The contender whose parameter gradients are batched over time (a caffe2rnn
 #: option, recurrent.set_batch_param_gradients; equal up to float rounding).
 BATCHED = "batched"
@@ -312,9 +319,16 @@ class Caffe2RNNLSTM:
 
     def run_inference(self):
         """The forward-only net, ``workspace.RunNet``."""
+        workspace.RunNet(self.inference_name())
+
+    def inference_name(self):
         if self.inference is None:
             self.inference = self._inference_net(self.problem, "bench_lstm_inference")
-        workspace.RunNet(self.inference)
+        return self.inference
+
+    def run_inference_net(self):
+        """The forward-only net's own run (``net.run()``: no rollback journal)."""
+        workspace.C_Workspace().get_net(self.inference_name()).run()
 
     def use_executor(self, on):
         """Run the net whose recurrent ops have ``enable_rnn_executor=on``
@@ -535,14 +549,20 @@ def time_shape(shape, repeat, with_torch=True):
 
         return run("forward"), run("forward_backward")
 
-    def users_path(path):
+    def users_path(path, journal=True):
         def forward():
             with kernels.use(path):
-                model.run_inference()
+                if journal:
+                    model.run_inference()
+                else:
+                    model.run_inference_net()
 
         def forward_backward():
             with kernels.use(path):
-                model.use_executor(True).run_net()
+                if journal:
+                    model.use_executor(True).run_net()
+                else:
+                    model.use_executor(True).forward_backward()
 
         return forward, forward_backward
 
@@ -558,6 +578,7 @@ def time_shape(shape, repeat, with_torch=True):
             contenders.append((name,) + caffe2rnn(THREADS, path))
             contenders.append(("caffe2rnn executor, batched dW",) + caffe2rnn(BATCHED, path))
             contenders.append((RUN_NET,) + users_path(path))
+            contenders.append((NET_RUN,) + users_path(path, journal=False))
     with kernels.use(paths[0] if paths else "python"):
         model.use_executor(True).forward_backward()
         model.forward_backward()
@@ -668,6 +689,36 @@ def print_timings(shape, rows):
         print(line)
 
 
+def print_summary(summary):
+    """Per shape, fwd / fwd+bwd: the user's path (RunNet) against torch.nn.LSTM
+    and against the same nets' net.run(), and the executor on against its
+    BLAS products alone."""
+    print("\nsummary, fwd / fwd+bwd (ratios of medians of the same rounds)")
+    print(
+        "  %-16s %-24s %-24s %-24s"
+        % ("T,N,D,H", "RunNet / torch.nn.LSTM", "RunNet / net.run()", "on / BLAS alone")
+    )
+    on = "caffe2rnn executor on (cython)"
+    for shape, rows in summary:
+        times = {name: (f, fb) for name, f, fb in rows}
+        on = on if on in times else "caffe2rnn executor on (python)"
+
+        def ratio(a, b):
+            if a not in times or b not in times:
+                return "-"
+            return "%.2fx / %.2fx" % (times[a][0] / times[b][0], times[a][1] / times[b][1])
+
+        print(
+            "  %-16s %-24s %-24s %-24s"
+            % (
+                ",".join(map(str, shape)),
+                ratio(RUN_NET, "torch.nn.LSTM"),
+                ratio(RUN_NET, NET_RUN),
+                ratio(on, "its BLAS products alone"),
+            )
+        )
+
+
 def print_op_costs(shape, costs):
     print(
         "\nper-operator cost inside the step nets, T,N,D,H = %d,%d,%d,%d "
@@ -713,10 +764,14 @@ def main(argv=None):
             else "python only (Cython kernels not built)"
         )
     )
-    model = None
+    print("load average: %.2f %.2f %.2f (1, 5, 15 min)" % os.getloadavg())
+    model, summary = None, []
     for shape in shapes:
         rows, model = time_shape(shape, repeat, with_torch=not args.no_torch)
         print_timings(shape, rows)
+        summary.append((shape, rows))
+    print_summary(summary)
+    print("load average: %.2f %.2f %.2f (1, 5, 15 min)" % os.getloadavg())
     stacked = QUICK_STACKED_SHAPE if args.quick else STACKED_SHAPE
     print_stacked(stacked, time_stacked(stacked, repeat, with_torch=not args.no_torch))
     print_op_costs(shapes[-1], step_op_costs(model, repeat=20 if args.quick else 200))
