@@ -28,17 +28,26 @@ the step and still give the twin's bits
 import numpy as np
 
 from . import contract
-from .activations import _sigmoid, _tanh
+from .activations import _exp, _tanh
 
 
 def _gate_values(gates, forget_bias):
-    """i, f, o, g as one contiguous (4, N, D) array."""
+    """i, f, o, g as one contiguous (4, N, D) array: σ of the first three
+    blocks, tanh of the last — with one e^z over all four (the same
+    operations per element as :func:`~.activations._sigmoid` and
+    :func:`~.activations._tanh`, in fewer NumPy calls)."""
     n, d4 = gates.shape
     act = np.empty((4, n, d4 // 4), dtype=gates.dtype)
     np.copyto(act, gates.reshape(n, 4, d4 // 4).transpose(1, 0, 2))
     act[1] += forget_bias  # always (+0 changes nothing σ can see)
-    _sigmoid(act[:3], act[:3])
-    _tanh(act[3], act[3])
+    with np.errstate(all="ignore"):  # as activations: nothing is reported
+        np.negative(act[:3], out=act[:3])  # σ(x) = 1 / (e^(−x) + 1)
+        np.multiply(act[3], -2, out=act[3])  # tanh(x) = 2 / (e^(x·−2) + 1) − 1
+        _exp(act, act)
+        act += 1
+        np.reciprocal(act, out=act)
+        act[3] += act[3]
+        act[3] -= 1
     return act
 
 
