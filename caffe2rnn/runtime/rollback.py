@@ -31,8 +31,7 @@ the other views of it noted later are covered too (the recurrent op notes its
 state tensors when it starts, after its outputs were noted).
 
 A created net run again and again (``RunNet``) keeps its journal's copies
-between runs and copies into them (``spares``; the copies a run used,
-``Rollback.used``, are the next run's):
+between runs and copies into them (``spares``):
 allocating them afresh each run cost more than the copy itself (the pages of
 a new array are faulted in one by one: at T = 10,000, 225 MB, a third of an
 LSTM's forward+backward). That keeps one copy of the net's outputs in memory
@@ -56,76 +55,79 @@ except ImportError:  # pragma: no cover (NumPy 1.x)
 WHOLE_BUFFER = 0.5
 
 
-def _buffer(value):
-    """The array owning ``value``'s memory (``value`` itself if it owns it)."""
-    root = value
-    while isinstance(root.base, np.ndarray):
-        root = root.base
-    return root
-
-
 class Rollback:
     """The journal of one guarded call on ``ws``; :meth:`undo` restores it."""
 
-    __slots__ = ("ws", "names_before", "saved", "spares", "used", "copied")
+    __slots__ = ("ws", "names_before", "saved", "spares", "copied")
 
     def __init__(self, ws, spares=None):
         self.ws = ws
         self.names_before = set(ws._blobs)
         # id(blob) -> (blob, value, array to restore into or None, its copy)
         self.saved = {}
-        # id(array) -> (array, copy): copies of an earlier call, to copy into;
-        # ``used``: the ones this call copied into or made (the next call's spares)
+        # id(blob) -> (array copied, its copy): copies of an earlier call, to copy into
         self.spares = spares
-        self.used = {} if spares is not None else None
-        self.copied = {}  # id(buffer) -> [(low, high), ...]: bytes already copied
+        self.copied = {}  # id(buffer) -> the array of it copied (a list: several)
 
     def note(self, blobs):
-        """Remember ``blobs`` (runtime Blobs about to be written), once each."""
-        saved = self.saved
+        """Remember ``blobs`` (runtime Blobs about to be written), once each.
+
+        A tensor's bytes are copied unless an earlier noted array of the same
+        buffer covers them; a view covering most of its buffer is copied as
+        the buffer (:data:`WHOLE_BUFFER`). The common case, a buffer of its
+        own, is a dictionary lookup (this runs for every output of every
+        ``RunNet``)."""
+        saved, copied = self.saved, self.copied
         for blob in blobs:
             key = id(blob)
             if key in saved:
                 continue
             value = blob.value
             target = contents = None
-            if type(value) is np.ndarray and value.flags.writeable and value.size:
-                target = self._target(value)
+            if type(value) is np.ndarray and value.size and value.flags.writeable:
+                root = value
+                while type(root.base) is np.ndarray:
+                    root = root.base
+                target = value
+                if root is not value and WHOLE_BUFFER * root.nbytes <= value.nbytes < root.nbytes:
+                    flags = root.flags
+                    if flags.writeable and (flags.c_contiguous or flags.f_contiguous):
+                        target = root
+                if id(root) in copied:
+                    target = self._not_copied_yet(value, target, copied, id(root))
+                else:
+                    copied[id(root)] = target
                 if target is not None:
-                    contents = self._copy(target)
+                    contents = self._copy(key, target)
             saved[key] = (blob, value, target, contents)
 
-    def _target(self, value):
-        """The array whose bytes to copy for ``value``: None when they are
-        copied already, its whole buffer when it covers most of it."""
-        root = _buffer(value)
+    @staticmethod
+    def _not_copied_yet(value, target, copied, buffer):
+        """``target``, or None when an array of the same buffer copied before
+        covers ``value``'s bytes."""
+        done = copied[buffer]
+        if type(done) is not list:
+            done = copied[buffer] = [done]
         low, high = byte_bounds(value)
-        ranges = self.copied.setdefault(id(root), [])
-        if any(lo <= low and high <= hi for lo, hi in ranges):
-            return None
-        if (
-            root is not value
-            and root.flags.writeable
-            and (root.flags.c_contiguous or root.flags.f_contiguous)
-            and (high - low) >= WHOLE_BUFFER * root.nbytes
-        ):
-            value = root
-            low, high = byte_bounds(root)
-        ranges.append((low, high))
-        return value
+        for array in done:
+            lo, hi = byte_bounds(array)
+            if lo <= low and high <= hi:
+                return None
+        done.append(target)
+        return target
 
-    def _copy(self, value):
-        key = id(value)
-        spare = self.spares.get(key) if self.spares is not None else None
+    def _copy(self, key, value):
+        spares = self.spares
+        if spares is None:
+            return value.copy(order="K")
+        spare = spares.get(key)
         if spare is not None and spare[0] is value:
             array = spare[1]
             if array.shape == value.shape and array.dtype == value.dtype:
                 np.copyto(array, value)
-                self.used[key] = spare
                 return array
-        array = np.array(value, order="K" if self.spares is None else "C", copy=True)
-        if self.used is not None:
-            self.used[key] = (value, array)
+        array = np.array(value, order="C", copy=True)
+        spares[key] = (value, array)
         return array
 
     def note_outputs(self, ops):

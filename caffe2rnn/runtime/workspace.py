@@ -156,15 +156,13 @@ class Workspace:
         # The journal copies into the net's spare arrays of its last run; a run
         # of the same net on another thread meanwhile finds none and allocates.
         spares, net.journal_spares = net.journal_spares or {}, None
-        journal = None
         try:
             with self.rolling_back(spares) as journal:
                 journal.note_outputs(net.ops)
                 for _ in range(num_iter):
                     net.run()
         finally:
-            # the copies this run used (a buffer no longer written is let go)
-            net.journal_spares = journal.used if journal is not None else spares
+            net.journal_spares = spares
         return True
 
     @contextlib.contextmanager
