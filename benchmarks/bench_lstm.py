@@ -34,7 +34,8 @@ round — one thread) of
   kernel work can remove while the step net computes what Caffe2's does
   (:func:`blas_products`);
 
-each also as a ratio to the floor and to torch.nn.LSTM. A summary gives, per
+each also as a ratio to the floor and to torch.nn.LSTM (``--clock cpu``: CPU
+time of this process instead of wall time, without the two-thread rows). A summary gives, per
 shape, the user's path against torch.nn.LSTM and against its own nets'
 ``net.run()`` (what the journal costs), and the executor against its BLAS
 products. A last table gives the per-operator dispatch cost: microseconds per
@@ -95,19 +96,31 @@ def median_ms(fn, repeat):
     return interleaved_medians([fn], repeat)[0]
 
 
+#: The clock contenders are timed with: wall time (``perf_counter``), or with
+#: ``--clock cpu`` this process's CPU time (``process_time``), which a shared
+#: machine's other jobs do not inflate — for contenders on one thread only.
+CLOCK = {"clock": time.perf_counter}
+
+
 def interleaved_medians(fns, repeat):
     """Median ms of each of ``fns`` over ``repeat`` rounds, each round calling
     every one once (after one warm-up call each): drifts of the machine then
     affect all contenders alike."""
+    clock = CLOCK["clock"]
     for fn in fns:
         fn()
     times = [[] for _ in fns]
     for _ in range(repeat):
         for fn, ts in zip(fns, times):
-            start = time.perf_counter()
+            start = clock()
             fn()
-            ts.append(time.perf_counter() - start)
+            ts.append(clock() - start)
     return [sorted(ts)[len(ts) // 2] * 1e3 for ts in times]
+
+
+def threaded():
+    """Whether contenders on several threads are timed (not under CPU time)."""
+    return CLOCK["clock"] is time.perf_counter
 
 
 # --- the data every contender gets ----------------------------------------
@@ -574,8 +587,9 @@ def time_shape(shape, repeat, with_torch=True):
             name = "caffe2rnn executor %s (%s)" % ("on" if on else "off", path)
             contenders.append((name,) + caffe2rnn(on, path))
         if path == "cython":
-            name = "caffe2rnn executor, %d threads" % THREADS
-            contenders.append((name,) + caffe2rnn(THREADS, path))
+            if threaded():
+                name = "caffe2rnn executor, %d threads" % THREADS
+                contenders.append((name,) + caffe2rnn(THREADS, path))
             contenders.append(("caffe2rnn executor, batched dW",) + caffe2rnn(BATCHED, path))
             contenders.append((RUN_NET,) + users_path(path))
             contenders.append((NET_RUN,) + users_path(path, journal=False))
@@ -597,6 +611,8 @@ def time_shape(shape, repeat, with_torch=True):
                 h, floor.forward(), rtol=1e-3, atol=1e-4, err_msg=name + " vs NumPy floor"
             )
             if name == "torch LSTMCell loop" and shape[0] > CELL_LOOP_MAX_T:
+                continue
+            if "threads" in name and not threaded():
                 continue
             contenders.append((name, fwd, fwd_bwd))
     forward = interleaved_medians([c[1] for c in contenders], repeat)
@@ -751,10 +767,21 @@ def main(argv=None):
         help="repetitions per timing (median; default 7, quick 3)",
     )
     parser.add_argument("--no-torch", action="store_true", help="skip torch")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall time (default), or this process's CPU time: steadier on a shared "
+        "machine; the contenders on two threads are then left out",
+    )
     args = parser.parse_args(argv)
+    CLOCK["clock"] = time.perf_counter if args.clock == "wall" else time.process_time
     shapes = QUICK_SHAPES if args.quick else SHAPES
     repeat = args.repeat or (3 if args.quick else 7)
-    print("caffe2rnn LSTM benchmark: one layer, float32, 1 thread, median of %d runs" % repeat)
+    print(
+        "caffe2rnn LSTM benchmark: one layer, float32, 1 thread, median of %d runs, %s time"
+        % (repeat, "wall" if args.clock == "wall" else "CPU")
+    )
     print("numpy %s; %s" % (np.__version__, cpu_blas.header()))
     print(
         "kernels: %s"
@@ -773,7 +800,8 @@ def main(argv=None):
     print_summary(summary)
     print("load average: %.2f %.2f %.2f (1, 5, 15 min)" % os.getloadavg())
     stacked = QUICK_STACKED_SHAPE if args.quick else STACKED_SHAPE
-    print_stacked(stacked, time_stacked(stacked, repeat, with_torch=not args.no_torch))
+    if threaded():  # the stacked layers compare one thread with two
+        print_stacked(stacked, time_stacked(stacked, repeat, with_torch=not args.no_torch))
     print_op_costs(shapes[-1], step_op_costs(model, repeat=20 if args.quick else 200))
     print(
         "\nreproduce: python benchmarks/bench_lstm.py%s"
