@@ -35,7 +35,11 @@ between runs and copies into them (``spares``):
 allocating them afresh each run cost more than the copy itself (the pages of
 a new array are faulted in one by one: at T = 10,000, 225 MB, a third of an
 LSTM's forward+backward). That keeps one copy of the net's outputs in memory
-between runs, which each run allocated anyway. Step nets inside a RecurrentNetwork are not
+between runs, which each run allocated anyway. Copies of a quarter megabyte
+and more are written with streaming stores (:mod:`caffe2rnn.kernels.stream_copy`),
+past the cache: they are read back only if a run fails, and an ordinary copy
+of an LSTM's activations would push out of the cache the data the run is
+about to use. Step nets inside a RecurrentNetwork are not
 journaled on their own: the RecurrentNetwork op's outputs are.
 
 What is not undone: changes *inside* non-tensor objects a blob holds (a blobs
@@ -46,6 +50,8 @@ run removes the empty blobs it created and nothing more.
 
 import numpy as np
 
+from .. import kernels
+
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import byte_bounds
 except ImportError:  # pragma: no cover (NumPy 1.x)
@@ -53,6 +59,9 @@ except ImportError:  # pragma: no cover (NumPy 1.x)
 
 #: A view covering at least this share of its buffer is copied as the whole buffer.
 WHOLE_BUFFER = 0.5
+#: From this size a copy into a spare is streamed past the cache
+#: (:mod:`caffe2rnn.kernels.stream_copy`): it is read back only if a run fails.
+STREAM_BYTES = 1 << 18
 
 
 class Rollback:
@@ -124,6 +133,10 @@ class Rollback:
         if spare is not None and spare[0] is value:
             array = spare[1]
             if array.shape == value.shape and array.dtype == value.dtype:
+                big = value.nbytes >= STREAM_BYTES and not value.dtype.hasobject
+                if big and value.flags.c_contiguous:
+                    kernels.current().stream_copy(array, value)
+                    return array
                 np.copyto(array, value)
                 return array
         array = np.array(value, order="C", copy=True)
