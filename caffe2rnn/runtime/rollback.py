@@ -59,6 +59,9 @@ except ImportError:  # pragma: no cover (NumPy 1.x)
 
 #: A view covering at least this share of its buffer is copied as the whole buffer.
 WHOLE_BUFFER = 0.5
+#: Below this size a tensor is copied without looking for other blobs that
+#: show the same memory (the look costs more than copying a small tensor twice).
+SHARED_BYTES = 1 << 16
 #: From this size a copy into a spare is streamed past the cache
 #: (:mod:`caffe2rnn.kernels.stream_copy`): it is read back only if a run fails.
 STREAM_BYTES = 1 << 18
@@ -83,9 +86,9 @@ class Rollback:
 
         A tensor's bytes are copied unless an earlier noted array of the same
         buffer covers them; a view covering most of its buffer is copied as
-        the buffer (:data:`WHOLE_BUFFER`). The common case, a buffer of its
-        own, is a dictionary lookup (this runs for every output of every
-        ``RunNet``)."""
+        the buffer (:data:`WHOLE_BUFFER`). A small tensor is simply copied
+        (:data:`SHARED_BYTES`): this runs for every output of every
+        ``RunNet``, and a net of small ops should not pay for the search."""
         saved, copied = self.saved, self.copied
         for blob in blobs:
             key = id(blob)
@@ -93,7 +96,11 @@ class Rollback:
                 continue
             value = blob.value
             target = contents = None
-            if type(value) is np.ndarray and value.size and value.flags.writeable:
+            if type(value) is np.ndarray and value.flags.writeable and value.size:
+                if value.nbytes < SHARED_BYTES:  # small: copied, however many show it
+                    target = value
+                    saved[key] = (blob, value, value, self._copy(key, value))
+                    continue
                 root = value
                 while type(root.base) is np.ndarray:
                     root = root.base
