@@ -19,7 +19,8 @@ operator's input checks and output resize. It prints microseconds per op for
   no framework at all;
 
 and their difference, the dispatch cost per op. One thread; contenders
-interleaved, medians.
+interleaved, medians of the CPU time of this thread (a shared machine's other
+jobs do not inflate it).
 """
 
 import os
@@ -90,14 +91,14 @@ def build_net(shape=(8, 8)):
 
 
 def interleaved_medians(fns, rounds, inner):
-    """µs per op of each of ``fns`` (each runs all ``N_OPS`` ops once per call)."""
+    """CPU µs per op of each of ``fns`` (each runs all ``N_OPS`` ops once per call)."""
     times = [[] for _ in fns]
     for _ in range(rounds):
         for fn, ts in zip(fns, times):
-            start = time.perf_counter()
+            start = time.thread_time()
             for _ in range(inner):
                 fn()
-            ts.append((time.perf_counter() - start) / inner / N_OPS * 1e6)
+            ts.append((time.thread_time() - start) / inner / N_OPS * 1e6)
     return [sorted(ts)[len(ts) // 2] for ts in times]
 
 
