@@ -13,10 +13,21 @@ and an add into one FMA, which rounds once instead of twice: the compiled
 kernels must do exactly the IEEE operations of their NumPy twins to stay
 bit-identical. ``CAFFE2RNN_PORTABLE=1`` builds for the baseline x86-64/ARM
 instruction set instead (a wheel or a shared install used by other CPUs).
+
+The LSTM kernels' row loops (``_ext/_lstm_math.pxi``) read and write up to a
+dozen arrays; a vectorising compiler must first check at run time that the
+written ones do not overlap the read ones, and GCC gives up on loops that
+need more than ten such checks (``vect-max-version-for-alias-checks``), which
+would leave them scalar — four to eight times slower. The kernels' contract
+already refuses overlapping arrays, so with GCC the limit is raised; other
+compilers get the same code, possibly unvectorised. ``-mprefer-vector-width=512``
+lets GCC use the full AVX-512 width where ``-march=native`` found it (GCC
+prefers 256-bit vectors on some CPUs that have it).
 """
 
 import glob
 import os
+import subprocess
 import sys
 
 from setuptools import find_packages, setup
@@ -70,8 +81,28 @@ class BuildPy(build_py):
         super().run()
 
 
+def is_gcc(command):
+    """Whether the C compiler ``command`` (its argv) is GCC."""
+    try:
+        out = subprocess.run(
+            [command[0], "--version"], capture_output=True, text=True, timeout=30
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "Free Software Foundation" in out and "clang" not in out.lower()
+
+
 class BuildExt(build_ext):
     """Generate the proto module too, and never fail the install on a compile error."""
+
+    def build_extensions(self):
+        if is_gcc(self.compiler.compiler_so):
+            extra = ["--param=vect-max-version-for-alias-checks=64"]
+            if not os.environ.get("CAFFE2RNN_PORTABLE"):
+                extra.append("-mprefer-vector-width=512")
+            for ext in self.extensions:
+                ext.extra_compile_args = list(ext.extra_compile_args) + extra
+        super().build_extensions()
 
     def run(self):
         proto_build.generate()

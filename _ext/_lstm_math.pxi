@@ -5,137 +5,39 @@
 #
 # Bit-identical to the twin by construction: every formula below is the twin's
 # sequence of IEEE float operations in the same grouping (the build disables
-# FMA contraction, -ffp-contract=off), and e^z is NumPy's own exp inner loop
-# for the dtype, looked up once in np.exp's loop table and called directly on
-# a contiguous scratch buffer -- the very code np.exp runs, without its
-# dispatch. (A C exp from libm could differ from NumPy's SIMD exp in the last
-# bit, and the twin cannot call libm element-wise at NumPy speed.)
+# FMA contraction, -ffp-contract=off), and σ and tanh are the operations of
+# _activations.pxi, which the twin runs as ufuncs (kernels/activations.py).
+# Each row is one loop over k in [0, D) that computes all four gates of column
+# k, the cell and the hidden state (backward: every gradient) element by
+# element: no scratch buffer, no second pass, and the compiler turns the loop
+# into SIMD instructions (16 float32 at a time with AVX-512).
 cimport numpy as cnp
-from cpython.mem cimport PyMem_RawMalloc, PyMem_RawFree
 from _types cimport real, index_t
 from _contract cimport (array_arg, same_dtype, index_arg, real_arg, overlaps,
                         no_overlap, same_size, refuse)
+
+include "_activations.pxi"
 
 import numpy as np
 
 cnp.import_array()
 cnp.import_ufunc()
 
-from _loops cimport inner_loop
 
-cdef inner_loop _exp_float = NULL
-cdef inner_loop _exp_double = NULL
-cdef void *_exp_float_data = NULL
-cdef void *_exp_double_data = NULL
-
-
-cdef _find_exp_loops():
-    """Take np.exp's float32 -> float32 and float64 -> float64 inner loops.
-
-    The table can list a type twice (NumPy 2 keeps an older loop after the
-    SIMD one), so each candidate is checked against np.exp itself on a probe
-    of values spanning the range σ and tanh use (overflow included); the
-    first that reproduces it bit for bit is taken. None: ImportError, and
-    caffe2rnn runs the Python kernels.
-    """
-    global _exp_float, _exp_double, _exp_float_data, _exp_double_data
-    cdef cnp.ufunc exp = np.exp
-    cdef int k
-    cdef char* args[2]
-    cdef cnp.npy_intp dims[1]
-    cdef cnp.npy_intp steps[2]
-    cdef cnp.ndarray probe, out
-    for k in range(exp.ntypes):
-        kind = exp.types[2 * k]
-        if kind != exp.types[2 * k + 1] or kind not in (cnp.NPY_FLOAT32, cnp.NPY_FLOAT64):
-            continue
-        if (kind == cnp.NPY_FLOAT32 and _exp_float != NULL) or (
-                kind == cnp.NPY_FLOAT64 and _exp_double != NULL):
-            continue
-        dtype = np.float32 if kind == cnp.NPY_FLOAT32 else np.float64
-        probe = np.concatenate([np.linspace(-120, 120, 4001),
-                                np.random.RandomState(0).standard_normal(999) * 8,
-                                [0.0, -0.0, 1e-30, -800.0, 800.0]]).astype(dtype)
-        out = np.empty_like(probe)
-        args[0] = <char*>cnp.PyArray_DATA(probe)
-        args[1] = <char*>cnp.PyArray_DATA(out)
-        dims[0] = cnp.PyArray_SIZE(probe)
-        steps[0] = steps[1] = cnp.PyArray_ITEMSIZE(probe)
-        with np.errstate(all="ignore"):
-            (<inner_loop><void*>exp.functions[k])(args, dims, steps, exp.data[k])
-            if not np.array_equal(out, np.exp(probe)):
-                continue
-        if kind == cnp.NPY_FLOAT32:
-            _exp_float = <inner_loop><void*>exp.functions[k]
-            _exp_float_data = exp.data[k]
-        else:
-            _exp_double = <inner_loop><void*>exp.functions[k]
-            _exp_double_data = exp.data[k]
-    if _exp_float == NULL or _exp_double == NULL:
-        raise ImportError("lstm_unit: no inner loop of np.exp reproduces np.exp "
-                          "for float32 and float64")
-
-
-_find_exp_loops()
-
-
-cdef inline void _exp(real* buf, index_t count) noexcept nogil:
-    """buf = e^buf in place, with NumPy's exp loop."""
-    cdef char* args[2]
-    cdef cnp.npy_intp dims[1]
-    cdef cnp.npy_intp steps[2]
-    args[0] = <char*>buf
-    args[1] = <char*>buf
-    dims[0] = count
-    steps[0] = sizeof(real)
-    steps[1] = sizeof(real)
-    if real is float:
-        _exp_float(args, dims, steps, _exp_float_data)
-    else:
-        _exp_double(args, dims, steps, _exp_double_data)
-
-
-# The loops below run phase by phase over all rows, each phase a simple loop
-# over a few arrays that the compiler vectorises; finished rows are computed
-# like the others and overwritten at the end, as the twin does.
-
-cdef void _gate_exponents(const real* x, index_t n_rows, index_t d, real fb,
-                          bint has_fb, real* z) noexcept nogil:
-    """z = the negated σ arguments of each row: -x_i, -(x_f + fb), -x_o, and
-    -(x_g + x_g) for g = tanh(x_g) = 2σ(2 x_g) - 1."""
-    cdef index_t k, _row
-    for _row in range(n_rows):
-        for k in range(d):
-            z[k] = -x[k]
-        if has_fb:
-            for k in range(d):
-                z[d + k] = -(x[d + k] + fb)
-        else:
-            for k in range(d):
-                z[d + k] = -x[d + k]
-        for k in range(d):
-            z[2 * d + k] = -x[2 * d + k]
-        for k in range(d):
-            z[3 * d + k] = -(x[3 * d + k] + x[3 * d + k])
-        x += 4 * d
-        z += 4 * d
-
-
-cdef void _sigmoid_of_exp(real* z, index_t count) noexcept nogil:
-    """z = e^z, then z = 1 / (z + 1): σ of the negated arguments stored in z."""
+cdef inline void _forward_row(const real* x, const real* cp, index_t d, real fb,
+                              real* h, real* c) noexcept nogil:
+    """One row: x = the 4D gates (i, f, o, g), cp = c_prev; writes h, c.
+    c = (f c_prev) + (i g); h = o tanh(c)."""
     cdef index_t k
-    cdef real one = 1
-    _exp(z, count)
-    for k in range(count):
-        z[k] = one / (z[k] + one)
-
-
-cdef void _double_minus_one(real* s, index_t count) noexcept nogil:
-    """s = (s + s) - 1: tanh(x) from s = σ(2x)."""
-    cdef index_t k
-    cdef real one = 1
-    for k in range(count):
-        s[k] = (s[k] + s[k]) - one
+    cdef real i, f, o, g, cell
+    for k in range(d):
+        i = _sigmoid(x[k])
+        f = _sigmoid(x[d + k] + fb)
+        o = _sigmoid(x[2 * d + k])
+        g = _tanh(x[3 * d + k])
+        cell = f * cp[k] + i * g
+        c[k] = cell
+        h[k] = o * _tanh(cell)
 
 
 cdef void _finished_forward(const real* hp, const real* cp, const int* seq,
@@ -152,65 +54,44 @@ cdef void _finished_forward(const real* hp, const real* cp, const int* seq,
 
 
 cdef void _forward(const real* hp, const real* cp, const real* x, const int* seq,
-                   index_t n_rows, index_t d, index_t t, real fb, bint has_fb,
-                   bint drop, real* h, real* c, real* z, real* w) noexcept nogil:
-    cdef index_t n, k
-    cdef const real* i
-    cdef const real* f
-    cdef const real* o
-    cdef real* g
-    _gate_exponents(x, n_rows, d, fb, has_fb, z)
-    _sigmoid_of_exp(z, 4 * n_rows * d)
+                   index_t n_rows, index_t d, index_t t, real fb, bint drop, real* h,
+                   real* c) noexcept nogil:
+    cdef index_t n
     for n in range(n_rows):
-        g = z + 4 * d * n + 3 * d
-        _double_minus_one(g, d)
-        i, f = z + 4 * d * n, z + 4 * d * n + d
-        for k in range(d):  # c = (f c_prev) + (i g); w = -(c + c)
-            c[n * d + k] = f[k] * cp[n * d + k] + i[k] * g[k]
-        for k in range(d):
-            w[n * d + k] = -(c[n * d + k] + c[n * d + k])
-    _sigmoid_of_exp(w, n_rows * d)
-    _double_minus_one(w, n_rows * d)  # tanh(c)
-    for n in range(n_rows):
-        o = z + 4 * d * n + 2 * d
-        for k in range(d):
-            h[n * d + k] = o[k] * w[n * d + k]
+        _forward_row(x + 4 * d * n, cp + d * n, d, fb, h + d * n, c + d * n)
     _finished_forward(hp, cp, seq, n_rows, d, t, drop, h, c)
+
+
+cdef inline void _backward_row(const real* x, const real* cp, const real* c,
+                               const real* dh, const real* dc, index_t d, real fb,
+                               real* dcp, real* dx) noexcept nogil:
+    """One running row's gradients (the twin's formulas, in its grouping)."""
+    cdef index_t k
+    cdef real one = 1
+    cdef real i, f, o, g, tanh_c, c_term
+    for k in range(d):
+        i = _sigmoid(x[k])
+        f = _sigmoid(x[d + k] + fb)
+        o = _sigmoid(x[2 * d + k])
+        g = _tanh(x[3 * d + k])
+        tanh_c = _tanh(c[k])
+        c_term = (((one - tanh_c * tanh_c) * o) * dh[k]) + dc[k]
+        dx[k] = c_term * (((one - i) * i) * g)
+        dx[d + k] = c_term * (((one - f) * f) * cp[k])
+        dx[2 * d + k] = dh[k] * (((one - o) * o) * tanh_c)
+        dx[3 * d + k] = c_term * ((one - g * g) * i)
+        dcp[k] = c_term * f
 
 
 cdef void _backward(const real* cp, const real* x, const int* seq, const real* c,
                     const real* dh, const real* dc, index_t n_rows, index_t d,
-                    index_t t, real fb, bint has_fb, bint drop, real* dhp, real* dcp,
-                    real* dx, real* z, real* w, real* ct) noexcept nogil:
+                    index_t t, real fb, bint drop, real* dhp, real* dcp,
+                    real* dx) noexcept nogil:
     cdef index_t n, k, j
-    cdef real one = 1, zero = 0
-    cdef const real* i
-    cdef const real* f
-    cdef const real* o
-    cdef real* g
-    _gate_exponents(x, n_rows, d, fb, has_fb, z)
-    _sigmoid_of_exp(z, 4 * n_rows * d)
-    for k in range(n_rows * d):
-        w[k] = -(c[k] + c[k])
-    _sigmoid_of_exp(w, n_rows * d)
-    _double_minus_one(w, n_rows * d)  # w = tanh(c)
+    cdef real zero = 0
     for n in range(n_rows):
-        i, f = z + 4 * d * n, z + 4 * d * n + d
-        o, g = z + 4 * d * n + 2 * d, z + 4 * d * n + 3 * d
-        _double_minus_one(g, d)
         j = n * d
-        for k in range(d):  # c_term = (((1 - tanh²c) o) dh) + dc
-            ct[j + k] = (((one - w[j + k] * w[j + k]) * o[k]) * dh[j + k]) + dc[j + k]
-        for k in range(d):
-            dx[4 * j + k] = ct[j + k] * (((one - i[k]) * i[k]) * g[k])
-        for k in range(d):
-            dx[4 * j + d + k] = ct[j + k] * (((one - f[k]) * f[k]) * cp[j + k])
-        for k in range(d):
-            dx[4 * j + 2 * d + k] = dh[j + k] * (((one - o[k]) * o[k]) * w[j + k])
-        for k in range(d):
-            dx[4 * j + 3 * d + k] = ct[j + k] * ((one - g[k] * g[k]) * i[k])
-        for k in range(d):
-            dcp[j + k] = ct[j + k] * f[k]
+        _backward_row(x + 4 * j, cp + j, c + j, dh + j, dc + j, d, fb, dcp + j, dx + 4 * j)
     for n in range(n_rows):  # finished rows: pass dh, dc through; no gate gradient
         j = n * d
         if seq[n] <= t:
@@ -221,13 +102,6 @@ cdef void _backward(const real* cp, const real* x, const int* seq, const real* c
         if dhp != NULL:
             for k in range(d):
                 dhp[j + k] = dh[j + k] if (seq[n] <= t and not drop) else zero
-
-
-cdef void* _scratch(index_t count, index_t itemsize) except NULL:
-    cdef void* z = PyMem_RawMalloc((count if count > 0 else 1) * itemsize)
-    if z == NULL:
-        raise MemoryError()
-    return z
 
 
 cdef cnp.ndarray _c_prev(object c_prev, str k):
@@ -258,7 +132,7 @@ cdef struct Step:
     void* dx
     index_t n, d, t
     double fb
-    bint has_fb, drop, is_float
+    bint drop, is_float
 
 
 cdef int _check_forward(tuple a, Step* s, str k) except -1:
@@ -297,24 +171,19 @@ cdef int _check_forward(tuple a, Step* s, str k) except -1:
     s.cp, s.x, s.h, s.c = (cnp.PyArray_DATA(cp), cnp.PyArray_DATA(x),
                            cnp.PyArray_DATA(h), cnp.PyArray_DATA(c))
     s.seq = <const int*>cnp.PyArray_DATA(seq)
-    s.n, s.d, s.has_fb = n, d, s.fb != 0
+    s.n, s.d = n, d
     s.is_float = cnp.PyArray_TYPE(cp) == cnp.NPY_FLOAT32
     return 0
 
 
 cdef int _run_forward(Step* s) except -1:
-    cdef index_t nd = s.n * s.d
-    cdef void* z = _scratch(5 * nd, sizeof(float) if s.is_float else sizeof(double))
     with nogil:
         if s.is_float:
             _forward(<float*>s.hp, <float*>s.cp, <float*>s.x, s.seq, s.n, s.d, s.t,
-                     <float>s.fb, s.has_fb, s.drop, <float*>s.h, <float*>s.c,
-                     <float*>z, <float*>z + 4 * nd)
+                     <float>s.fb, s.drop, <float*>s.h, <float*>s.c)
         else:
             _forward(<double*>s.hp, <double*>s.cp, <double*>s.x, s.seq, s.n, s.d, s.t,
-                     s.fb, s.has_fb, s.drop, <double*>s.h, <double*>s.c,
-                     <double*>z, <double*>z + 4 * nd)
-    PyMem_RawFree(z)
+                     s.fb, s.drop, <double*>s.h, <double*>s.c)
     return 0
 
 
@@ -363,24 +232,19 @@ cdef int _check_backward(tuple a, Step* s, str k) except -1:
     s.dhp = NULL if ghp is None else cnp.PyArray_DATA(ghp)
     s.dcp, s.dx = cnp.PyArray_DATA(gcp), cnp.PyArray_DATA(gx)
     s.seq = <const int*>cnp.PyArray_DATA(seq)
-    s.n, s.d, s.has_fb = n, d, s.fb != 0
+    s.n, s.d = n, d
     s.is_float = cnp.PyArray_TYPE(cp) == cnp.NPY_FLOAT32
     return 0
 
 
 cdef int _run_backward(Step* s) except -1:
-    cdef index_t nd = s.n * s.d
-    cdef void* z = _scratch(6 * nd, sizeof(float) if s.is_float else sizeof(double))
     with nogil:
         if s.is_float:
             _backward(<float*>s.cp, <float*>s.x, s.seq, <float*>s.c, <float*>s.dh,
-                      <float*>s.dc, s.n, s.d, s.t, <float>s.fb, s.has_fb, s.drop,
-                      <float*>s.dhp, <float*>s.dcp, <float*>s.dx, <float*>z,
-                      <float*>z + 4 * nd, <float*>z + 5 * nd)
+                      <float*>s.dc, s.n, s.d, s.t, <float>s.fb, s.drop,
+                      <float*>s.dhp, <float*>s.dcp, <float*>s.dx)
         else:
             _backward(<double*>s.cp, <double*>s.x, s.seq, <double*>s.c, <double*>s.dh,
-                      <double*>s.dc, s.n, s.d, s.t, s.fb, s.has_fb, s.drop,
-                      <double*>s.dhp, <double*>s.dcp, <double*>s.dx, <double*>z,
-                      <double*>z + 4 * nd, <double*>z + 5 * nd)
-    PyMem_RawFree(z)
+                      <double*>s.dc, s.n, s.d, s.t, s.fb, s.drop,
+                      <double*>s.dhp, <double*>s.dcp, <double*>s.dx)
     return 0

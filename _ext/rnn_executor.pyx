@@ -291,8 +291,9 @@ cdef dict _binders():
     """Compiled kernel -> its binder (checks once, returns a bound call)."""
     global _binders_cache
     if _binders_cache is None:
-        from caffe2rnn._ext import lstm_step, lstm_unit
+        from caffe2rnn._ext import accumulate_input_gradient as acc, lstm_step, lstm_unit
         _binders_cache = {
+            acc.accumulate_input_gradient: acc.bound_accumulate_input_gradient,
             lstm_unit.lstm_unit_forward: lstm_unit.bound_lstm_unit_forward,
             lstm_unit.lstm_unit_backward: lstm_unit.bound_lstm_unit_backward,
             lstm_step.lstm_step_forward: lstm_step.bound_lstm_step_forward,

@@ -19,16 +19,23 @@ operator's input checks and output resize. It prints microseconds per op for
   no framework at all;
 
 and their difference, the dispatch cost per op. One thread; contenders
-interleaved, medians.
+interleaved, medians of the CPU time of this thread (a shared machine's other
+jobs do not inflate it).
 """
 
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_blas  # noqa: E402  (benchmarks/cpu_blas.py: the CPU's own BLAS kernels)
+
+if __name__ == "__main__":
+    cpu_blas.use_the_cpus_own_kernels()  # before NumPy loads its OpenBLAS
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -84,14 +91,14 @@ def build_net(shape=(8, 8)):
 
 
 def interleaved_medians(fns, rounds, inner):
-    """µs per op of each of ``fns`` (each runs all ``N_OPS`` ops once per call)."""
+    """CPU µs per op of each of ``fns`` (each runs all ``N_OPS`` ops once per call)."""
     times = [[] for _ in fns]
     for _ in range(rounds):
         for fn, ts in zip(fns, times):
-            start = time.perf_counter()
+            start = time.thread_time()
             for _ in range(inner):
                 fn()
-            ts.append((time.perf_counter() - start) / inner / N_OPS * 1e6)
+            ts.append((time.thread_time() - start) / inner / N_OPS * 1e6)
     return [sorted(ts)[len(ts) // 2] for ts in times]
 
 
@@ -106,6 +113,7 @@ def main(argv=None):
         "caffe2rnn dispatch benchmark: a net of %d small ops (%s on 8x8 float32)"
         % (N_OPS, ", ".join(CYCLE))
     )
+    print(cpu_blas.header())
     print("  %-44s %8.2f us per op" % ("net.run()", net_us))
     print("  %-44s %8.2f us per op" % ("workspace.RunNet(name), with its journal", run_net_us))
     print("  %-44s %8.2f us per op" % ("the same NumPy calls, no framework", floor_us))

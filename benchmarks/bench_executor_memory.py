@@ -16,13 +16,19 @@ the same for every mode.
 """
 
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_blas  # noqa: E402  (benchmarks/cpu_blas.py: the CPU's own BLAS kernels)
+
+if __name__ == "__main__":
+    cpu_blas.use_the_cpus_own_kernels()  # before NumPy loads its OpenBLAS
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
-import sys  # noqa: E402
 import tracemalloc  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -57,6 +63,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     shape = (100, 8, 64, 64) if args.quick else (1000, 8, 64, 64)
     print("memory kept per timestep after forward+backward, T,N,D,H = %d,%d,%d,%d" % shape)
+    print(cpu_blas.header())
     off = None
     for name, mode in MODES:
         kb = kept_per_step(shape, mode) / 1024

@@ -17,13 +17,19 @@ another machine's BLAS.
 """
 
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_blas  # noqa: E402  (benchmarks/cpu_blas.py: the CPU's own BLAS kernels)
+
+if __name__ == "__main__":
+    cpu_blas.use_the_cpus_own_kernels()  # before NumPy loads its OpenBLAS
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
 import statistics  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -97,7 +103,7 @@ def main(argv=None):
     rounds = args.rounds or (3 if args.quick else 7)
     title = "FC inside a step loop: us per product + bias add, float32, 1 thread, median of %d"
     print(title % rounds)
-    print("numpy %s" % np.__version__)
+    print("numpy %s; %s" % (np.__version__, cpu_blas.header()))
     print()
     header = "  %-16s %9s %9s %9s   %-8s %9s  %s"
     print(header % ("M x K x N", "x.wT", "(w.xT)T", "x.WT", "rule", "vs best", "same bits"))

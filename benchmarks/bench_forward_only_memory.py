@@ -5,15 +5,23 @@ Run from the repository root:
     python benchmarks/bench_forward_only_memory.py
 
 Without a backward step net the op cycles over ``num_workspaces`` (2) step
-workspaces, so the only memory that grows with T should be the (T + 1)-row
-state tensors themselves. The script measures the peak of Python/NumPy
-allocations (tracemalloc) during one run of the op in a fresh workspace,
-subtracts the two state tensors, and compares T = 1,000 with T = 100 (target:
-within 1.2x).
+workspaces, so the step workspaces do not grow with T: the memory that does
+is the (T + 1)-row state tensors, and — with the RNN executor on (the
+default) — its plan, a few bound calls per step. The script measures the
+peak of Python/NumPy allocations (tracemalloc) during one run of the op in a
+fresh workspace, subtracts the two state tensors, and compares T = 1,000 with
+T = 100: op by op (target: within 1.2x), and with the executor, whose plan's
+bytes per step it prints.
 """
 
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_blas  # noqa: E402  (benchmarks/cpu_blas.py: the CPU's own BLAS kernels)
+
+if __name__ == "__main__":
+    cpu_blas.use_the_cpus_own_kernels()  # before NumPy loads its OpenBLAS
 import tracemalloc
 
 import numpy as np
@@ -79,7 +87,7 @@ def lstm_forward_only():
     )
 
 
-def peak_bytes(seq_len):
+def peak_bytes(seq_len, executor=True):
     """(peak bytes during one run, bytes of the two state tensors)."""
     rng = np.random.RandomState(0)
     ws = Workspace()
@@ -90,6 +98,8 @@ def peak_bytes(seq_len):
     ws.feed("gates_b", np.zeros(4 * D, np.float32))
     ws.feed("seq_lengths", np.full(N, seq_len, np.int32))
     op_def = lstm_forward_only()
+    if not executor:  # (on is the default; =1 would also mean 4 step workspaces, as in Caffe2)
+        op_def.arg.extend([MakeArgument("enable_rnn_executor", 0)])
     tracemalloc.start()
     ws.run_operator_once(op_def)
     _, peak = tracemalloc.get_traced_memory()
@@ -100,16 +110,26 @@ def peak_bytes(seq_len):
 
 
 def main():
-    print("forward-only LSTM, N=%d, D=%d, float32, num_workspaces=2 (default)\n" % (N, D))
-    print("%6s %14s %16s %18s" % ("T", "peak bytes", "state tensors", "peak - states"))
+    print("forward-only LSTM, N=%d, D=%d, float32, num_workspaces=2 (default)" % (N, D))
+    print(cpu_blas.header() + "\n")
     peak_bytes(10)  # warm-up: one-time imports and caches are not the op's memory
-    rows = {}
-    for seq_len in (100, 1000):
-        peak, states = peak_bytes(seq_len)
-        rows[seq_len] = peak - states
-        print("%6d %14d %16d %18d" % (seq_len, peak, states, peak - states))
-    ratio = rows[1000] / rows[100]
-    print("\n(peak - states) at T=1000 / at T=100: %.3fx (target <= 1.2x)" % ratio)
+    for executor in (False, True):
+        print("executor %s" % ("on (its plan included)" if executor else "off (op by op)"))
+        print("%6s %14s %16s %18s" % ("T", "peak bytes", "state tensors", "peak - states"))
+        rows = {}
+        for seq_len in (100, 1000):
+            peak, states = peak_bytes(seq_len, executor)
+            rows[seq_len] = peak - states
+            print("%6d %14d %16d %18d" % (seq_len, peak, states, peak - states))
+        ratio = rows[1000] / rows[100]
+        if executor:
+            per_step = (rows[1000] - rows[100]) / 900
+            print(
+                "  the plan: about %.1f KB per step (T=1000 / T=100: %.2fx)\n"
+                % (per_step / 1e3, ratio)
+            )
+        else:
+            print("  (peak - states) at T=1000 / at T=100: %.3fx (target <= 1.2x)\n" % ratio)
     print("\nreproduce: python benchmarks/bench_forward_only_memory.py")
 
 

@@ -16,12 +16,18 @@ shared with other jobs), median and minimum.
 """
 
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_blas  # noqa: E402  (benchmarks/cpu_blas.py: the CPU's own BLAS kernels)
+
+if __name__ == "__main__":
+    cpu_blas.use_the_cpus_own_kernels()  # before NumPy loads its OpenBLAS
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -74,6 +80,7 @@ def main(argv=None):
     shapes = [(50, 4, 16, 16)] if args.quick else [(1000, 8, 64, 64), (100, 16, 128, 128)]
     rounds = 3 if args.quick else 25
     print("fused LSTM step vs the same plan unfused, executor on, %s kernels" % kernels.active())
+    print(cpu_blas.header())
     print("CPU ms per run, median (min) of %d interleaved rounds" % rounds)
     print(
         "%-18s %-22s %-22s %-22s %-22s"

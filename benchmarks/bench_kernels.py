@@ -21,9 +21,16 @@ call, larger than the whole loop at the row sizes a step net works on.
 
 import importlib
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_blas  # noqa: E402  (benchmarks/cpu_blas.py: the CPU's own BLAS kernels)
+
+if __name__ == "__main__":
+    cpu_blas.use_the_cpus_own_kernels()  # before NumPy loads its OpenBLAS
+import subprocess
 import tempfile
+import time
 import timeit
 
 import numpy as np
@@ -37,8 +44,9 @@ T = 16
 
 
 def per_call_us(fn, number=2000, repeat=7):
-    """Median over ``repeat`` runs of ``number`` calls, in microseconds."""
-    times = sorted(timeit.repeat(fn, number=number, repeat=repeat))
+    """Median over ``repeat`` runs of ``number`` calls, in CPU microseconds of
+    this thread (a call waiting for a core on a shared machine is not counted)."""
+    times = sorted(timeit.repeat(fn, timer=time.thread_time, number=number, repeat=repeat))
     return times[len(times) // 2] / number * 1e6
 
 
@@ -172,7 +180,8 @@ def memoryview_table(n=64):
 def main():
     if not kernels.cython_available():
         sys.exit("the Cython kernels are not built: run `python setup.py build_ext --inplace`")
-    print("caffe2rnn kernel benchmark (median per call; numpy %s)\n" % np.__version__)
+    print("caffe2rnn kernel benchmark (median per call; numpy %s)" % np.__version__)
+    print(cpu_blas.header() + "\n")
     kernel_table()
     view_table()
     memoryview_table()

@@ -24,7 +24,7 @@ round — one thread) of
 * caffe2rnn as a Caffe2 user runs it: ``workspace.RunNet`` (which keeps the
   rollback journal) of the training net, and, forward, of a
   ``forward_only=True`` net (inference: its own step workspaces, cycled) —
-  beside ``net.run()`` of the created net, which the other rows time;
+  and the same two nets' own ``net.run()``, without the journal;
 * torch.nn.LSTM (one thread, and two for the threaded comparison) and a
   per-step torch.nn.LSTMCell Python loop, if torch imports;
 * "its BLAS products alone": every product caffe2rnn's net makes in one run
@@ -34,19 +34,30 @@ round — one thread) of
   kernel work can remove while the step net computes what Caffe2's does
   (:func:`blas_products`);
 
-each also as a ratio to the floor and to torch.nn.LSTM. A second table gives
-the per-operator dispatch cost: microseconds per run of each operator inside
-the step nets (of the op-by-op loop).
+each also as a ratio to the floor and to torch.nn.LSTM (``--clock cpu``: CPU
+time of this process instead of wall time, without the two-thread rows). A summary gives, per
+shape, the user's path against torch.nn.LSTM and against its own nets'
+``net.run()`` (what the journal costs), and the executor against its BLAS
+products. A last table gives the per-operator dispatch cost: microseconds per
+run of each operator inside the step nets (of the op-by-op loop). The load
+average of the machine is printed before and after: the machine this was
+written on is shared, and every number drifts with it.
 """
 
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_blas  # noqa: E402  (benchmarks/cpu_blas.py: the CPU's own BLAS kernels)
+
+if __name__ == "__main__":
+    cpu_blas.use_the_cpus_own_kernels()  # before NumPy loads its OpenBLAS
 
 # One thread everywhere, before NumPy (and its BLAS) is first imported.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -72,6 +83,9 @@ THREADS = 2
 #: forward, RunNet of a forward_only=True net; forward+backward, RunNet of the
 #: training net.
 RUN_NET = "caffe2rnn workspace.RunNet (user)"
+#: The same nets' own runs (``net.run()``: no rollback journal), to see
+#: what RunNet's journal costs.
+NET_RUN = "caffe2rnn net.run(), no journal"
 #: The contender whose parameter gradients are batched over time (a caffe2rnn
 #: option, recurrent.set_batch_param_gradients; equal up to float rounding).
 BATCHED = "batched"
@@ -82,19 +96,31 @@ def median_ms(fn, repeat):
     return interleaved_medians([fn], repeat)[0]
 
 
+#: The clock contenders are timed with: wall time (``perf_counter``), or with
+#: ``--clock cpu`` this process's CPU time (``process_time``), which a shared
+#: machine's other jobs do not inflate — for contenders on one thread only.
+CLOCK = {"clock": time.perf_counter}
+
+
 def interleaved_medians(fns, repeat):
     """Median ms of each of ``fns`` over ``repeat`` rounds, each round calling
     every one once (after one warm-up call each): drifts of the machine then
     affect all contenders alike."""
+    clock = CLOCK["clock"]
     for fn in fns:
         fn()
     times = [[] for _ in fns]
     for _ in range(repeat):
         for fn, ts in zip(fns, times):
-            start = time.perf_counter()
+            start = clock()
             fn()
-            ts.append(time.perf_counter() - start)
+            ts.append(clock() - start)
     return [sorted(ts)[len(ts) // 2] * 1e3 for ts in times]
+
+
+def threaded():
+    """Whether contenders on several threads are timed (not under CPU time)."""
+    return CLOCK["clock"] is time.perf_counter
 
 
 # --- the data every contender gets ----------------------------------------
@@ -306,9 +332,16 @@ class Caffe2RNNLSTM:
 
     def run_inference(self):
         """The forward-only net, ``workspace.RunNet``."""
+        workspace.RunNet(self.inference_name())
+
+    def inference_name(self):
         if self.inference is None:
             self.inference = self._inference_net(self.problem, "bench_lstm_inference")
-        workspace.RunNet(self.inference)
+        return self.inference
+
+    def run_inference_net(self):
+        """The forward-only net's own run (``net.run()``: no rollback journal)."""
+        workspace.C_Workspace().get_net(self.inference_name()).run()
 
     def use_executor(self, on):
         """Run the net whose recurrent ops have ``enable_rnn_executor=on``
@@ -507,23 +540,6 @@ def torch_contenders(p):
 
 
 # --- the report ----------------------------------------------------------------
-def blas_description():
-    """Which BLAS (and kernel) NumPy uses, via threadpoolctl when it is installed."""
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        return "threadpoolctl not installed (pip install threadpoolctl to see the BLAS kernel)"
-    infos = [i for i in threadpool_info() if i.get("user_api") == "blas"]
-    return (
-        "; ".join(
-            "%s %s, kernel %s, %s thread(s)"
-            % (i.get("internal_api"), i.get("version"), i.get("architecture"), i.get("num_threads"))
-            for i in infos
-        )
-        or "no BLAS found by threadpoolctl"
-    )
-
-
 def time_shape(shape, repeat, with_torch=True):
     """Rows ``(contender, forward ms, forward+backward ms)`` for one shape,
     every contender timed in the same interleaved rounds."""
@@ -546,14 +562,20 @@ def time_shape(shape, repeat, with_torch=True):
 
         return run("forward"), run("forward_backward")
 
-    def users_path(path):
+    def users_path(path, journal=True):
         def forward():
             with kernels.use(path):
-                model.run_inference()
+                if journal:
+                    model.run_inference()
+                else:
+                    model.run_inference_net()
 
         def forward_backward():
             with kernels.use(path):
-                model.use_executor(True).run_net()
+                if journal:
+                    model.use_executor(True).run_net()
+                else:
+                    model.use_executor(True).forward_backward()
 
         return forward, forward_backward
 
@@ -565,10 +587,12 @@ def time_shape(shape, repeat, with_torch=True):
             name = "caffe2rnn executor %s (%s)" % ("on" if on else "off", path)
             contenders.append((name,) + caffe2rnn(on, path))
         if path == "cython":
-            name = "caffe2rnn executor, %d threads" % THREADS
-            contenders.append((name,) + caffe2rnn(THREADS, path))
+            if threaded():
+                name = "caffe2rnn executor, %d threads" % THREADS
+                contenders.append((name,) + caffe2rnn(THREADS, path))
             contenders.append(("caffe2rnn executor, batched dW",) + caffe2rnn(BATCHED, path))
             contenders.append((RUN_NET,) + users_path(path))
+            contenders.append((NET_RUN,) + users_path(path, journal=False))
     with kernels.use(paths[0] if paths else "python"):
         model.use_executor(True).forward_backward()
         model.forward_backward()
@@ -587,6 +611,8 @@ def time_shape(shape, repeat, with_torch=True):
                 h, floor.forward(), rtol=1e-3, atol=1e-4, err_msg=name + " vs NumPy floor"
             )
             if name == "torch LSTMCell loop" and shape[0] > CELL_LOOP_MAX_T:
+                continue
+            if "threads" in name and not threaded():
                 continue
             contenders.append((name, fwd, fwd_bwd))
     forward = interleaved_medians([c[1] for c in contenders], repeat)
@@ -679,6 +705,36 @@ def print_timings(shape, rows):
         print(line)
 
 
+def print_summary(summary):
+    """Per shape, fwd / fwd+bwd: the user's path (RunNet) against torch.nn.LSTM
+    and against the same nets' net.run(), and the executor on against its
+    BLAS products alone."""
+    print("\nsummary, fwd / fwd+bwd (ratios of medians of the same rounds)")
+    print(
+        "  %-16s %-24s %-24s %-24s"
+        % ("T,N,D,H", "RunNet / torch.nn.LSTM", "RunNet / net.run()", "on / BLAS alone")
+    )
+    on = "caffe2rnn executor on (cython)"
+    for shape, rows in summary:
+        times = {name: (f, fb) for name, f, fb in rows}
+        on = on if on in times else "caffe2rnn executor on (python)"
+
+        def ratio(a, b):
+            if a not in times or b not in times:
+                return "-"
+            return "%.2fx / %.2fx" % (times[a][0] / times[b][0], times[a][1] / times[b][1])
+
+        print(
+            "  %-16s %-24s %-24s %-24s"
+            % (
+                ",".join(map(str, shape)),
+                ratio(RUN_NET, "torch.nn.LSTM"),
+                ratio(RUN_NET, NET_RUN),
+                ratio(on, "its BLAS products alone"),
+            )
+        )
+
+
 def print_op_costs(shape, costs):
     print(
         "\nper-operator cost inside the step nets, T,N,D,H = %d,%d,%d,%d "
@@ -711,11 +767,22 @@ def main(argv=None):
         help="repetitions per timing (median; default 7, quick 3)",
     )
     parser.add_argument("--no-torch", action="store_true", help="skip torch")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall time (default), or this process's CPU time: steadier on a shared "
+        "machine; the contenders on two threads are then left out",
+    )
     args = parser.parse_args(argv)
+    CLOCK["clock"] = time.perf_counter if args.clock == "wall" else time.process_time
     shapes = QUICK_SHAPES if args.quick else SHAPES
     repeat = args.repeat or (3 if args.quick else 7)
-    print("caffe2rnn LSTM benchmark: one layer, float32, 1 thread, median of %d runs" % repeat)
-    print("numpy %s; BLAS: %s" % (np.__version__, blas_description()))
+    print(
+        "caffe2rnn LSTM benchmark: one layer, float32, 1 thread, median of %d runs, %s time"
+        % (repeat, "wall" if args.clock == "wall" else "CPU")
+    )
+    print("numpy %s; %s" % (np.__version__, cpu_blas.header()))
     print(
         "kernels: %s"
         % (
@@ -724,12 +791,17 @@ def main(argv=None):
             else "python only (Cython kernels not built)"
         )
     )
-    model = None
+    print("load average: %.2f %.2f %.2f (1, 5, 15 min)" % os.getloadavg())
+    model, summary = None, []
     for shape in shapes:
         rows, model = time_shape(shape, repeat, with_torch=not args.no_torch)
         print_timings(shape, rows)
+        summary.append((shape, rows))
+    print_summary(summary)
+    print("load average: %.2f %.2f %.2f (1, 5, 15 min)" % os.getloadavg())
     stacked = QUICK_STACKED_SHAPE if args.quick else STACKED_SHAPE
-    print_stacked(stacked, time_stacked(stacked, repeat, with_torch=not args.no_torch))
+    if threaded():  # the stacked layers compare one thread with two
+        print_stacked(stacked, time_stacked(stacked, repeat, with_torch=not args.no_torch))
     print_op_costs(shapes[-1], step_op_costs(model, repeat=20 if args.quick else 200))
     print(
         "\nreproduce: python benchmarks/bench_lstm.py%s"

@@ -13,10 +13,15 @@ twin (this package)               compiled (``_ext/``)               kernels
 ``accumulate_input_gradient.py``  ``accumulate_input_gradient.pyx``  ``accumulate_input_gradient``
 ``add_striped_batch.py``          ``add_striped_batch.pyx``          ``add_striped_batch``
 ``inplace_add.py``                ``inplace_add.pyx``                ``inplace_add``
+``activations.py``                ``activations.pyx``                ``exp``, ``sigmoid``, ``tanh``
+                                                                     (the LSTM kernels' σ and tanh,
+                                                                     ``_activations.pxi``)
 ``lstm_unit.py``                  ``lstm_unit.pyx``                  ``lstm_unit_forward``,
                                                                      ``lstm_unit_backward``
 ``lstm_step.py``                  ``lstm_step.pyx``                  ``lstm_step_forward``,
                                                                      ``lstm_step_backward``
+``stream_copy.py``                ``stream_copy.pyx``                ``stream_copy`` (the rollback
+                                                                     journal's copies)
 ``rnn_executor.py``               ``rnn_executor.pyx``               ``run_step_plan``,
                                                                      ``run_lane``, ...
 ``contract.py``                   ``_contract.pxd``                  the checks every kernel runs
@@ -72,6 +77,7 @@ KERNELS = {
     "lstm_unit_backward": "lstm_unit",
     "lstm_step_forward": "lstm_step",
     "lstm_step_backward": "lstm_step",
+    "stream_copy": "stream_copy",
     "run_step_plan": "rnn_executor",
     "first_stale_guard": "rnn_executor",
     "assign_values": "rnn_executor",

@@ -17,44 +17,37 @@ state through (zeros with ``drop_states``; ``h = 0`` when ``h_prev`` is None).
 Like Caffe2 the maths runs in the input dtype, with σ(x) = 1 / (1 + e^(−x))
 and tanh(x) = 2σ(2x) − 1. **Exactness contract with ``_ext/lstm_unit.pyx``**:
 every element goes through the same IEEE operations in the same order (the
-grouping is spelled out in each formula below), and the one transcendental,
-e^z, is NumPy's own ``exp`` loop on both paths: the compiled kernel calls
-the very inner loop ``np.exp`` runs for the dtype, on contiguous buffers.
-A C ``exp`` from libm could differ from NumPy's SIMD ``exp`` in the last
-bit; sharing the loop makes the two paths bit-identical by construction
+grouping is spelled out in each formula below), and σ and tanh are the
+operations of :mod:`caffe2rnn.kernels.activations` — e^z included, written
+out as multiplies and adds rather than taken from a library, so that the
+compiled kernel can compute them in the same vectorised loop as the rest of
+the step and still give the twin's bits
 (``tests/kernels/test_lstm_unit_kernel_parity.py`` checks it).
 """
 
 import numpy as np
 
 from . import contract
-
-
-def _sigmoid(x, out):
-    """σ(x) = 1 / (1 + e^(−x)) into ``out`` (may be ``x``)."""
-    np.negative(x, out=out)
-    np.exp(out, out=out)  # may overflow to inf: σ is then exactly 0
-    out += 1
-    np.reciprocal(out, out=out)
-
-
-def _tanh(x, out):
-    """tanh(x) = (σ(x + x) + σ(x + x)) − 1, into ``out`` (may be ``x``)."""
-    np.add(x, x, out=out)
-    _sigmoid(out, out)
-    out += out
-    out -= 1
+from .activations import _exp, _tanh
 
 
 def _gate_values(gates, forget_bias):
-    """i, f, o, g as one contiguous (4, N, D) array."""
+    """i, f, o, g as one contiguous (4, N, D) array: σ of the first three
+    blocks, tanh of the last — with one e^z over all four (the same
+    operations per element as :func:`~.activations._sigmoid` and
+    :func:`~.activations._tanh`, in fewer NumPy calls)."""
     n, d4 = gates.shape
     act = np.empty((4, n, d4 // 4), dtype=gates.dtype)
     np.copyto(act, gates.reshape(n, 4, d4 // 4).transpose(1, 0, 2))
-    if forget_bias:
-        act[1] += forget_bias
-    _sigmoid(act[:3], act[:3])
-    _tanh(act[3], act[3])
+    act[1] += forget_bias  # always (+0 changes nothing σ can see)
+    with np.errstate(all="ignore"):  # as activations: nothing is reported
+        np.negative(act[:3], out=act[:3])  # σ(x) = 1 / (e^(−x) + 1)
+        np.multiply(act[3], -2, out=act[3])  # tanh(x) = 2 / (e^(x·−2) + 1) − 1
+        _exp(act, act)
+        act += 1
+        np.reciprocal(act, out=act)
+        act[3] += act[3]
+        act[3] -= 1
     return act
 
 

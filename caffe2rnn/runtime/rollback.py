@@ -23,12 +23,23 @@ many ops or iterations write it:
 
 So a call costs at most one copy of the tensors its ops overwrite -- for a
 training net, about one extra pass over its activations and parameters, small
-beside the ops' own passes. A created net run again and again (``RunNet``)
-keeps its journal's copies between runs and copies into them (``spares``):
+beside the ops' own passes. Memory is copied once however many blobs show it:
+a blob that is a view of bytes already copied (``hidden_all`` is a view of the
+recurrent op's state tensor, ``h0_grad`` of its gradient) costs nothing more,
+and a view covering most of its buffer is copied as the whole buffer, so that
+the other views of it noted later are covered too (the recurrent op notes its
+state tensors when it starts, after its outputs were noted).
+
+A created net run again and again (``RunNet``) keeps its journal's copies
+between runs and copies into them (``spares``):
 allocating them afresh each run cost more than the copy itself (the pages of
 a new array are faulted in one by one: at T = 10,000, 225 MB, a third of an
 LSTM's forward+backward). That keeps one copy of the net's outputs in memory
-between runs, which each run allocated anyway. Step nets inside a RecurrentNetwork are not
+between runs, which each run allocated anyway. Copies of a quarter megabyte
+and more are written with streaming stores (:mod:`caffe2rnn.kernels.stream_copy`),
+past the cache: they are read back only if a run fails, and an ordinary copy
+of an LSTM's activations would push out of the cache the data the run is
+about to use. Step nets inside a RecurrentNetwork are not
 journaled on their own: the RecurrentNetwork op's outputs are.
 
 What is not undone: changes *inside* non-tensor objects a blob holds (a blobs
@@ -39,44 +50,104 @@ run removes the empty blobs it created and nothing more.
 
 import numpy as np
 
+from .. import kernels
+
+try:  # NumPy >= 2.0
+    from numpy.lib.array_utils import byte_bounds
+except ImportError:  # pragma: no cover (NumPy 1.x)
+    byte_bounds = np.byte_bounds  # type: ignore[attr-defined]
+
+#: A view covering at least this share of its buffer is copied as the whole buffer.
+WHOLE_BUFFER = 0.5
+#: Below this size a tensor is copied without looking for other blobs that
+#: show the same memory (the look costs more than copying a small tensor twice).
+SHARED_BYTES = 1 << 16
+#: From this size a copy into a spare is streamed past the cache
+#: (:mod:`caffe2rnn.kernels.stream_copy`): it is read back only if a run fails.
+STREAM_BYTES = 1 << 18
+
 
 class Rollback:
     """The journal of one guarded call on ``ws``; :meth:`undo` restores it."""
 
-    __slots__ = ("ws", "names_before", "saved", "spares")
+    __slots__ = ("ws", "names_before", "saved", "spares", "copied")
 
     def __init__(self, ws, spares=None):
         self.ws = ws
         self.names_before = set(ws._blobs)
-        self.saved = {}  # id(blob) -> (blob, value, copy of its contents or None)
-        # id(blob) -> (blob, array): copies of an earlier call, to copy into
+        # id(blob) -> (blob, value, array to restore into or None, its copy)
+        self.saved = {}
+        # id(blob) -> (array copied, its copy): copies of an earlier call, to copy into
         self.spares = spares
+        self.copied = {}  # id(buffer) -> the array of it copied (a list: several)
 
     def note(self, blobs):
-        """Remember ``blobs`` (runtime Blobs about to be written), once each."""
-        saved = self.saved
+        """Remember ``blobs`` (runtime Blobs about to be written), once each.
+
+        A tensor's bytes are copied unless an earlier noted array of the same
+        buffer covers them; a view covering most of its buffer is copied as
+        the buffer (:data:`WHOLE_BUFFER`). A small tensor is simply copied
+        (:data:`SHARED_BYTES`): this runs for every output of every
+        ``RunNet``, and a net of small ops should not pay for the search."""
+        saved, copied = self.saved, self.copied
         for blob in blobs:
             key = id(blob)
             if key in saved:
                 continue
             value = blob.value
-            contents = None
-            if type(value) is np.ndarray and value.flags.writeable:
-                contents = self._copy(key, blob, value)
-            saved[key] = (blob, value, contents)
+            target = contents = None
+            if type(value) is np.ndarray and value.flags.writeable and value.size:
+                if value.nbytes < SHARED_BYTES:  # small: copied, however many show it
+                    target = value
+                    saved[key] = (blob, value, value, self._copy(key, value))
+                    continue
+                root = value
+                while type(root.base) is np.ndarray:
+                    root = root.base
+                target = value
+                if root is not value and WHOLE_BUFFER * root.nbytes <= value.nbytes < root.nbytes:
+                    flags = root.flags
+                    if flags.writeable and (flags.c_contiguous or flags.f_contiguous):
+                        target = root
+                if id(root) in copied:
+                    target = self._not_copied_yet(value, target, copied, id(root))
+                else:
+                    copied[id(root)] = target
+                if target is not None:
+                    contents = self._copy(key, target)
+            saved[key] = (blob, value, target, contents)
 
-    def _copy(self, key, blob, value):
+    @staticmethod
+    def _not_copied_yet(value, target, copied, buffer):
+        """``target``, or None when an array of the same buffer copied before
+        covers ``value``'s bytes."""
+        done = copied[buffer]
+        if type(done) is not list:
+            done = copied[buffer] = [done]
+        low, high = byte_bounds(value)
+        for array in done:
+            lo, hi = byte_bounds(array)
+            if lo <= low and high <= hi:
+                return None
+        done.append(target)
+        return target
+
+    def _copy(self, key, value):
         spares = self.spares
         if spares is None:
             return value.copy(order="K")
         spare = spares.get(key)
-        if spare is not None:
+        if spare is not None and spare[0] is value:
             array = spare[1]
             if array.shape == value.shape and array.dtype == value.dtype:
+                big = value.nbytes >= STREAM_BYTES and not value.dtype.hasobject
+                if big and value.flags.c_contiguous:
+                    kernels.current().stream_copy(array, value)
+                    return array
                 np.copyto(array, value)
                 return array
         array = np.array(value, order="C", copy=True)
-        spares[key] = (blob, array)
+        spares[key] = (value, array)
         return array
 
     def note_outputs(self, ops):
@@ -85,9 +156,9 @@ class Rollback:
 
     def undo(self):
         """Put every noted blob back and drop the names created since."""
-        for blob, value, contents in reversed(list(self.saved.values())):
+        for blob, value, target, contents in reversed(list(self.saved.values())):
             if contents is not None:
-                np.copyto(value, contents)
+                np.copyto(target, contents)
             blob.value = value
         blobs = self.ws._blobs
         for name in set(blobs) - self.names_before:

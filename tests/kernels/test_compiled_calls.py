@@ -370,3 +370,35 @@ def test_a_part_that_fails_says_how_many_parts_ran():
     with pytest.raises(Exception) as info:
         call()
     assert info.value.fused_parts_done == 3
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_bound_accumulate_kernel_is_the_kernel_and_refuses_alike(dtype):
+    """compile_calls binds accumulate_input_gradient (g[t + offset] += og[t])
+    once: the same sums as the kernel; a g made read-only since, or a bad
+    row, is refused with the kernel's (and the twin's) error."""
+    from caffe2rnn._ext.accumulate_input_gradient import BoundAccumulate
+
+    rng = np.random.RandomState(3)
+    g, og = (
+        rng.standard_normal((4, 2, 3)).astype(dtype),
+        rng.standard_normal((3, 2, 3)).astype(dtype),
+    )
+    expected = g.copy()
+    CY.accumulate_input_gradient(expected, og, 2, 1)
+    CY.accumulate_input_gradient(expected, og, 2, 1)
+    (call,) = CY.compile_calls([functools.partial(CY.accumulate_input_gradient, g, og, 2, 1)])
+    assert type(call) is BoundAccumulate
+    call()
+    call()
+    assert g.tobytes() == expected.tobytes()
+    bad = functools.partial(CY.accumulate_input_gradient, g, og, 3, 1)  # row 4 of 4
+    assert CY.compile_calls([bad])[0] is bad  # refused when compiled: stays the partial
+    g.flags.writeable = False
+    with pytest.raises(Exception) as bound:
+        call()
+    with pytest.raises(Exception) as twin:
+        PY.accumulate_input_gradient(g, og, 2, 1)
+    assert (type(bound.value), str(bound.value)) == (type(twin.value), str(twin.value))
+    with pytest.raises(TypeError, match="bound_accumulate"):
+        BoundAccumulate()()

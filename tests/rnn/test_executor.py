@@ -17,7 +17,7 @@ from caffe2rnn.attention import AttentionType
 from caffe2rnn.cnn import CNNModelHelper
 from caffe2rnn.operators import fc_layout
 from caffe2rnn.operators.bound_call import BoundCall
-from caffe2rnn.operators.rnn import executor, schedule
+from caffe2rnn.operators.rnn import executor, schedule, steady
 from caffe2rnn.operators.rnn.step_net import get_or_create_net
 from caffe2rnn.recurrent import LSTM, MILSTM, LSTMWithAttention
 from caffe2rnn.runtime.blob import Blob
@@ -573,9 +573,10 @@ def test_later_runs_set_link_views_and_timesteps_only_where_needed(path, kind):
 def test_the_compiled_path_runs_every_numpy_call_of_an_lstm_through_its_loop(monkeypatch, layout):
     """On the compiled path a plan's NumPy calls become LoopCalls and the fused
     LSTM steps are bound once (compile_calls); for an LSTM every call of both
-    plans is one of them (or a link assignment, the timestep, the accumulate
-    kernel), in every FC layout, and the numbers stay the loop's
+    plans is one of them, the bound accumulate kernel, a link assignment or
+    the timestep, in every FC layout, and the numbers stay the loop's
     (test_every_fc_layout_inside_the_loop compares them)."""
+    from caffe2rnn._ext.accumulate_input_gradient import BoundAccumulate
     from caffe2rnn._ext.lstm_step import BoundLSTMStep
     from caffe2rnn._ext.rnn_executor import LoopCall
 
@@ -586,8 +587,9 @@ def test_the_compiled_path_runs_every_numpy_call_of_an_lstm_through_its_loop(mon
     for op in ops:
         plan = op.executor.plans["cython"]
         assert any(isinstance(call, BoundLSTMStep) for call in plan.steady_calls)
-        left = [c for c in plan.steady_calls if not isinstance(c, (LoopCall, BoundLSTMStep))]
-        allowed = ("accumulate_input_gradient", "assign", "timestep")
+        compiled = (LoopCall, BoundLSTMStep, BoundAccumulate)
+        left = [c for c in plan.steady_calls if not isinstance(c, compiled)]
+        allowed = ("assign", "timestep")
         assert all(c.name in allowed for c in left), [c.name for c in left]
         assert "matmul(" in plan.describe() and "dot(" not in plan.describe()
     _, ops = run_model(model, lstm_feeds(model, rng, 5, 3, 4, 6), True, "python")
@@ -600,7 +602,7 @@ def test_the_compiled_path_runs_every_numpy_call_of_an_lstm_through_its_loop(mon
 
 @pytest.mark.parametrize("reader", [None, 0, 3, 6])
 def test_later_runs_keep_timestep_writes_only_when_a_call_reads_a_timestep(reader):
-    """_steady drops the timestep writes the build left in place, unless a
+    """steady_calls drops the timestep writes the build left in place, unless a
     bound call reads the memory of one of them (then every call stays): for
     each array a call reads, a binary search over the sorted timestep
     addresses (T of them) finds whether one lies inside it."""
@@ -611,7 +613,7 @@ def test_later_runs_keep_timestep_writes_only_when_a_call_reads_a_timestep(reade
     read = other if reader is None else timesteps[reader]
     plan.calls.append(BoundCall.elementwise(np.add, read, read, np.zeros_like(read)))
     plan.calls.append(BoundCall.elementwise(np.add, other[1:], other[1:], np.zeros(3, np.int32)))
-    indices, calls = executor._steady(plan)
+    indices, calls = steady.steady_calls(plan)
     if reader is None:
         assert list(indices) == [7, 8] and calls == plan.calls[7:]
     else:
@@ -650,7 +652,7 @@ def test_an_output_made_read_only_after_the_build_fails_that_run_only(path):
 
 def test_preparing_a_built_plan_takes_no_byte_range_search_per_array(monkeypatch):
     """The run after the build works out which calls later runs make
-    (_steady): whether a call reads a timestep is a set lookup per array for
+    (steady_calls): whether a call reads a timestep is a set lookup per array for
     timesteps that own their memory, not a byte-range search (at T = 10,000
     that search took seconds; benchmarks/bench_executor_build.py times it)."""
     searched = []

@@ -260,11 +260,11 @@ def test_run_net_copies_into_the_spares_of_its_last_run_and_still_undoes():
     net = ws.create_net(netdef)
     ws.run_net("scale")
     spares = net.journal_spares
-    ((blob, copy),) = spares.values()
-    assert blob is ws.blob("x")
+    ((array, copy),) = spares.values()
+    assert array is ws.blob("x").value
     np.testing.assert_array_equal(copy, np.arange(4))  # the contents before run 1
     ws.run_net("scale")
-    assert net.journal_spares is spares and spares[id(blob)][1] is copy  # reused
+    assert net.journal_spares is spares and spares[id(ws.blob("x"))][1] is copy  # reused
     np.testing.assert_array_equal(copy, 2 * np.arange(4))  # the contents before run 2
 
     x = ws.blob("x").value
@@ -285,3 +285,27 @@ def test_run_net_copies_into_the_spares_of_its_last_run_and_still_undoes():
             ws.run_net("scale_then_fail")
         assert ws.blob("x").value is x
         np.testing.assert_array_equal(x, 4 * np.arange(4))
+
+
+@pytest.mark.parametrize("order", ["view first", "buffer first"])
+def test_memory_shown_by_several_blobs_is_copied_once_and_restored(order):
+    """A view covering most of a big buffer (hidden_all in the state tensor)
+    and the buffer itself (the state tensor): one copy, both restored."""
+    from caffe2rnn.runtime.rollback import Rollback
+
+    ws = Workspace(name="shared")
+    buffer = np.arange(1 << 16, dtype=np.float32)  # 256 KB
+    ws.feed("states", buffer)
+    states = ws.blob("states")
+    ws.create_blob("all").value = states.value[1:]  # a view of all but the first row
+    blobs = [ws.blob("all"), states] if order == "view first" else [states, ws.blob("all")]
+    journal = Rollback(ws)
+    journal.note(blobs)
+    copies = [entry[3] for entry in journal.saved.values() if entry[3] is not None]
+    assert len(copies) == 1 and copies[0].nbytes == states.value.nbytes
+    before = states.value.copy()
+    states.value[:] = -1
+    ws.blob("all").value = np.zeros(3, np.float32)  # replaced, not written into
+    journal.undo()
+    np.testing.assert_array_equal(states.value, before)
+    assert ws.blob("all").value.base is not None and ws.blob("all").value[0] == before[1]

@@ -28,7 +28,7 @@ kernels that take 1-3 µs at a step net's sizes. The executor removes it:
   compiled in ``_ext/rnn_executor.pyx``). No blob lookup, no validation, no
   view making: the kernels' own work and one C-level call each. Link views
   and timesteps the build already left in their step workspaces are not set
-  again (:func:`_steady`).
+  again (:func:`.steady.steady_calls`).
 
 Every bound call is the same NumPy call or kernel, on the same arrays, in the
 same order as the op's ``run``, so results are bit-identical to the op-by-op
@@ -48,8 +48,6 @@ time loop.
 """
 
 import array
-import bisect
-import collections
 import concurrent.futures
 import contextlib
 import gc
@@ -59,14 +57,21 @@ from ... import kernels
 from ...errors import op_context
 from ...runtime import observers
 from ...runtime.net import with_context
-from ..bound_call import ASSIGN, TIMESTEP, BoundCall
-from . import fusion, schedule
+from ..bound_call import ASSIGN, BoundCall
+from . import derive, fusion, schedule
+from .steady import steady_calls
 from .step_net import CheckedOnce, get_or_create_net
 from .step_workspaces import update_timestep_blob
 
 #: How many plans may go stale through a fallback op's changing output
 #: before the executor gives up on that op (it then runs op by op).
 MAX_STALE_PLANS = 2
+
+#: The steps (in loop order) built op by op to learn how later steps' calls
+#: follow from the timestep and step workspace: a template from the first two,
+#: checked against the third (:mod:`.derive`). Step 0 is not among them: the
+#: first step of a loop may differ (initial states).
+LEARN_STEPS = (1, 2, 3)
 
 
 class _PlanStale(Exception):
@@ -77,7 +82,7 @@ class _Fallback(BoundCall):
     """A plan entry for an op with no compiled form: its ``run``, then a check
     that the outputs bound calls read are still the arrays they were bound to.
     It declares no reads or writes (its ``run`` reads blobs, not arrays): a
-    barrier to the scheduler, and a reason to keep every call (:func:`_steady`)."""
+    barrier to the scheduler, and a reason to keep every call (:func:`.steady.steady_calls`)."""
 
     __slots__ = ("blobs", "arrays")
 
@@ -92,80 +97,12 @@ class _Fallback(BoundCall):
                 raise _PlanStale()
 
 
-def _steady(plan):
-    """``(indices, calls)``: the calls a run makes once the plan is built.
-
-    The build ran every op, so each step workspace already holds its link
-    views and its timestep. Bound calls hold their arrays, not their blobs,
-    so on later runs a link assignment or a timestep write matters only for
-    what it leaves behind, unless a call reads that memory (or an op without
-    a compiled form reads blobs: then every call stays). Something set by one
-    call only (a step workspace per timestep) is already in place: skipped.
-    Something set by several (a blob shared by all steps, forward-only
-    workspaces cycled over) is set by its last setter, so the loop leaves
-    what the op-by-op loop leaves.
-    """
-    everything = array.array("l", range(len(plan.calls))), list(plan.calls)
-    if plan.fallbacks:
-        return everything
-    targets = [call.sets for call in plan.calls]
-    last_setter, setters = {}, collections.Counter()
-    for i, t in enumerate(targets):
-        for x in t or ():
-            last_setter[x] = i
-            setters[x] += 1
-    if _reads_a_timestep(plan.calls, targets):
-        return everything
-    indices, calls = array.array("l"), []  # compact: a plan has T x ops of them
-    for i, (call, t) in enumerate(zip(plan.calls, targets)):
-        if t is None:
-            indices.append(i)
-            calls.append(call)
-            continue
-        keep = [setters[x] > 1 and last_setter[x] == i for x in t]
-        if not any(keep):
-            continue
-        if not all(keep):  # a link assignment of which only some blobs are shared
-            blobs, values = call.args
-            kept = [(b, v) for b, v, k in zip(blobs, values, keep) if k]
-            call = BoundCall.assignment(call.func, [b for b, _ in kept], [v for _, v in kept])
-        indices.append(i)
-        calls.append(call)
-    return indices, calls
-
-
-def _reads_a_timestep(calls, targets):
-    """Whether a computing call reads the memory of a timestep blob.
-
-    Each timestep blob's array is a view of a buffer of its own (the blob's
-    storage), so an array reading it is that buffer or a view of it, whose
-    ``.base`` NumPy keeps pointing at the buffer: a set lookup per array read.
-    When a timestep's buffer is itself a view (something fed into the blob),
-    the timesteps' byte ranges, sorted, and a binary search per array read.
-    There are T timesteps and T x ops calls: nothing here may be quadratic.
-    """
-    stamps = [c.args[2] for c in calls if c.name == TIMESTEP]
-    if not stamps:
-        return False
-    computing = [c for c, t in zip(calls, targets) if t is None]
-    if any(c.reads is None for c in computing):
-        return True  # a call we cannot see into might read the timestep
-    buffers = [a if a.base is None else a.base for a in stamps]
-    if all(getattr(b, "base", None) is None for b in buffers):
-        owners = set(map(id, buffers))
-        return any(
-            id(r) in owners or id(getattr(r, "base", None)) in owners
-            for c in computing
-            for r in c.reads
-        )
-    memory = sorted(schedule.byte_range(a)[0] for a in stamps)
-    for call in computing:
-        arrays = [r for r in call.reads if not isinstance(r, tuple)]  # not blob tokens
-        for low, high in filter(None, map(schedule.byte_range, arrays)):
-            first = bisect.bisect_left(memory, low)
-            if first < len(memory) and memory[first] < high:
-                return True
-    return False
+def _compile(plan, calls):
+    """``calls`` (of ``plan``) compiled (the kernel path's ``compile_calls``);
+    those compiled when a derived step ran are taken as they are."""
+    known, plan.compiled = plan.compiled, {}
+    todo = iter(kernels.current().compile_calls([c for c in calls if id(c) not in known]))
+    return [known[id(c)] if id(c) in known else next(todo) for c in calls]
 
 
 @contextlib.contextmanager
@@ -243,6 +180,7 @@ class StepPlan:
         self.fallbacks = 0  # entries that run an op's run() (no compiled form)
         self.steady = None  # indices of the calls made on runs after the build
         self.steady_calls = None  # those calls, compiled (kernels' compile_calls)
+        self.compiled = {}  # id(call) -> compiled, for the calls derived steps ran
         self.steady_bound = None  # the same calls as BoundCalls (the scheduler reads them)
         self.schedule = None  # lanes over steady_calls, once run with threads (schedule.py)
         self.lane_calls = None  # per lane, the calls it runs
@@ -349,9 +287,9 @@ class StepNetExecutor:
             call()
         if plan.steady is None:
             with _no_collections():
-                steady, calls = _steady(plan)
+                steady, calls = steady_calls(plan)
                 plan.steady, plan.steady_bound = steady, calls
-                plan.steady_calls = kernels.current().compile_calls(calls)
+                plan.steady_calls = _compile(plan, calls)
         if self.num_threads > 1 and not plan.fallbacks:
             if plan.schedule is None:
                 plan.schedule = schedule.build(plan.steady_bound, self.num_threads)
@@ -403,7 +341,9 @@ class StepNetExecutor:
 
     # --- building -------------------------------------------------------------
     def _build(self, scratch, order, index_of, key):
-        """Run the loop op by op, binding each op's calls as it goes."""
+        """Run the loop op by op, binding each op's calls as it goes — the
+        first :data:`LEARN_STEPS` steps; the later ones from calls derived
+        from theirs (:mod:`.derive`) when a template fits."""
         self.builds += 1
         plan_steps = [(t, scratch.step(index_of(t))) for t in order]
         plan = StepPlan(key, list(scratch.step_workspaces))
@@ -412,6 +352,8 @@ class StepNetExecutor:
         read_by_calls = set()  # ids of blobs some bound call reads or writes
         fallbacks = []
         prologue = {}
+        built = {}  # step -> its calls, for the steps a template is learned from
+        template = None
         with _no_collections():
             for s, (t, ws) in enumerate(plan_steps):
                 if self.timestep is not None:
@@ -422,6 +364,11 @@ class StepNetExecutor:
                     plan.calls.append(BoundCall.timestep(blob.value, t))
                     plan.where_step.append(s)
                     plan.where_op.append(-1)
+                if template is not None:
+                    if self._run_derived(plan, s, t, ws, template, expected):
+                        continue
+                    template = None  # this step does not fit: op by op from here
+                guards = len(plan.guard_blobs)
                 try:
                     net = get_or_create_net(ws, self.netdef, self.era, self.checked)
                 except Exception as exc:
@@ -449,10 +396,17 @@ class StepNetExecutor:
                         read_by_calls.update(id(b) for b in op.outputs)
                     if not _coalesce(step, calls):
                         step.extend((call, j) for call in calls)
-                for call, j in fusion.fuse(step, backward=self.num_threads == 1):
+                step = fusion.fuse(step, backward=self.num_threads == 1)
+                for call, j in step:
                     plan.calls.append(call)
                     plan.where_step.append(s)
                     plan.where_op.append(j)
+                if s in LEARN_STEPS and not fallbacks and len(plan_steps) > LEARN_STEPS[-1] + 1:
+                    # the step workspace's own blobs this step's calls rely on
+                    local = [b.name for b in plan.guard_blobs[guards:] if ws.get_blob(b.name) is b]
+                    built[s] = (t, ws, step, [n for n in local if ws.has_local_blob(n)])
+                    if s == LEARN_STEPS[-1]:
+                        template = self._template(built)
         for entry in fallbacks:  # check only what bound calls depend on
             kept = [(b, a) for b, a in zip(entry.blobs, entry.arrays) if id(b) in read_by_calls]
             entry.blobs = [b for b, _ in kept]
@@ -461,6 +415,47 @@ class StepNetExecutor:
         plan.prologue = list(prologue.values())
         plan.fallbacks = len(fallbacks)
         return plan
+
+    def _template(self, built):
+        """The template of this loop's steps (:mod:`.derive`), learned from
+        the first two of :data:`LEARN_STEPS` and checked against the third,
+        or None."""
+        first, second, third = (built[s] for s in LEARN_STEPS)
+        outputs = {name for op in self.netdef.op for name in op.output}
+        template = derive.Template.learn(first[:3], second[:3], outputs)
+        if template is None or not template.matches(*third[:3]) or second[3] != third[3]:
+            return None
+        template.guarded = second[3]  # the blobs each step adds a guard on
+        return template
+
+    def _run_derived(self, plan, s, t, ws, template, expected):
+        """Step ``s`` from derived calls: its workspace prepared as its ops
+        would have left it before they ran, the calls appended to the plan
+        and run (the first run's numbers, as later runs will compute them).
+        False (nothing run) when the step does not fit the template."""
+        try:
+            template.prepare(ws)
+            calls, guarded = template.calls(t, ws)
+        except derive.CannotDerive:
+            return False
+        plan.steps.append((t, ws))
+        for blob in guarded:
+            self._expect(plan, expected, blob, blob.value)
+        first = len(plan.calls)
+        plan.calls.extend(calls)
+        plan.where_step.extend([s] * len(calls))
+        plan.where_op.extend(template.ops)
+        # Compiled now (later runs need them compiled too: plan.compiled keeps them).
+        compiled = kernels.current().compile_calls(calls)
+        plan.compiled.update(zip(map(id, calls), compiled))
+        i = 0
+        try:
+            for call in compiled:
+                call()
+                i += 1
+        except Exception as exc:
+            raise _failure(plan, first + i, exc) from exc
+        return True
 
     def _release_step_nets(self, plan):
         """Forget the step workspaces' instances of the step net: a plan with

@@ -31,6 +31,7 @@ import numpy as np
 
 from ... import kernels
 from ...kernels import lstm_step
+from .. import fc_layout
 from ..bound_call import SPLITTERS, BoundCall
 
 _OPS = {}  # one tuple of op indices per kind of fused step, shared by every step
@@ -113,6 +114,10 @@ def _forward(step, i):
         return None
     g, x, g_out = input_add.args
     gates = unit.args[2]
+    # FC's bias repeated over the batch rows (its "x.WT" layout): the fused
+    # kernel reads the one row instead, the same sums with N times less memory.
+    row = fc_layout.tiled_row(bias)
+    bias = bias if row is None else row
     if input_add.func is not np.add or not all(_same_elements(gates, z) for z in (y, g, g_out)):
         return None
     args = (a, b, p, transposed, bias, x, unit.args)

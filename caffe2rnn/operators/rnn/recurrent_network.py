@@ -66,13 +66,31 @@ def sequence_shape(op, i):
     return x.shape[0], x.shape[1]
 
 
+#: The type of the link ops prepended to a step net (:mod:`.links`).
+LINK_OP = "rnn_internal_apply_link"
+
+
 def written_through(step_net, timestep):
     """The names a step net's run may write in an outer workspace: its ops'
     outputs and the timestep. Each is a step-local blob unless a blob of that
     name is visible from the step workspace, which is then the one written
     (Caffe2's ``CreateBlob``); a failed call must put those back
-    (:meth:`~caffe2rnn.runtime.Workspace.note_writes`)."""
-    return [timestep] + [name for op in step_net.op for name in op.output]
+    (:meth:`~caffe2rnn.runtime.Workspace.note_writes`).
+
+    A link op lists its external tensor as an output only to show the
+    dependency; the tensor is written only through the link's view, so it is
+    counted when an op of the step net writes the view (the input sequence,
+    which links only read, is not copied by a rollback journal)."""
+    writes = {name for op in step_net.op if op.type != LINK_OP for name in op.output}
+    names = [timestep]
+    for op in step_net.op:
+        if op.type == LINK_OP:
+            names.append(op.output[0])
+            if op.output[0] in writes:
+                names.extend(op.output[1:])
+        else:
+            names.extend(op.output)
+    return names
 
 
 @register("RecurrentNetwork", inputs=(1, None), outputs=(2, None))
