@@ -23,7 +23,7 @@ bits by construction (``tests/kernels/test_activations_parity.py``).
    1.5·2^23 (1.5·2^52 in float64) — which also leaves n in the low bits of
    the sum;
 3. r = (x − n·C1) − n·C2, where C1 + C2 = ln 2 and n·C1 is exact, so
-   |r| ≤ ln(2)/2;
+   ``|r| ≤ ln(2)/2``;
 4. e^r by a polynomial: float32, Cephes' minimax polynomial
    ((((P0·r + P1)·r + P2)·r + P3)·r + P4)·r + P5, then (y·r² + r) + 1;
    float64, the Taylor series to degree 13 by Horner's rule;
