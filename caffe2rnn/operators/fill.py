@@ -237,8 +237,18 @@ class UniformFill(Filler):
         self.random = rng.OpRandom(self.def_)
         self.min = self.args.single("min", self.bound_kind(0), self.bound_kind)
         self.max = self.args.single("max", self.bound_kind(1), self.bound_kind)
-        if len(self.inputs) != 3 and not self.min < self.max:
-            raise ArgumentError("argument min (%g) must be < max (%g)" % (self.min, self.max))
+        if len(self.inputs) == 3:
+            for bound in ("min", "max"):
+                if self.args.has(bound):  # HasSingleArgumentOfType<T> (filler_op.h, 0cdd09da6)
+                    raise ArgumentError(
+                        "%s: Cannot set both %s arg and %s input blob"
+                        % (self.op_type, bound, bound)
+                    )
+        elif not self.min < self.max:
+            raise ArgumentError(
+                "%s: Max value should be bigger than min value (min %g, max %g)"
+                % (self.op_type, self.min, self.max)
+            )
 
     def _bound(self, i):
         if self.bound_kind is int:

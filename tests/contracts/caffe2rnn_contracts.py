@@ -16,8 +16,8 @@ For every registered op type, in the same vocabulary as :mod:`cpp_reader`:
 """
 
 import ast
-import re
 import inspect
+import re
 import sys
 import textwrap
 from dataclasses import dataclass, field

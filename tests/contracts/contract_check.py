@@ -45,7 +45,9 @@ class Difference:
 
 # --- C++ lambdas ---------------------------------------------------------------------
 
-_LAMBDA = re.compile(r"\[[^\]]*\]\s*\(([^)]*)\)\s*(?:->\s*\w+\s*)?\{\s*return\s+([^;]+);\s*\}", re.S)
+_LAMBDA = re.compile(
+    r"\[[^\]]*\]\s*\(([^)]*)\)\s*(?:->\s*\w+\s*)?\{\s*return\s+([^;]+);\s*\}", re.S
+)
 
 
 def cpp_lambda(text):
@@ -197,7 +199,10 @@ def schema_differences(c, p):
         out.append(("schema", "counts: the C++ schema is not readable here"))
     elif any(cpp(i, o) != py(i, o) for i in range(GRID) for o in range(GRID)):
         out.append(
-            ("schema", "counts: C++ %s; caffe2rnn %s" % (_describe_counts(cpp), _describe_counts(py)))
+            (
+                "schema",
+                "counts: C++ %s; caffe2rnn %s" % (_describe_counts(cpp), _describe_counts(py)),
+            )
         )
     rules = cpp_inplace(c)
     if rules is None:
@@ -211,11 +216,15 @@ def schema_differences(c, p):
     c_ok = {q for q in pairs if c_allow(*q) or c_force(*q)}
     p_ok = {q for q in pairs if p_allow(*q) or p_force(*q)}
     if c_ok != p_ok:
-        out.append(("schema", "in-place allowed: C++ %s; caffe2rnn %s" % (_pairs(c_ok), _pairs(p_ok))))
+        out.append(
+            ("schema", "in-place allowed: C++ %s; caffe2rnn %s" % (_pairs(c_ok), _pairs(p_ok)))
+        )
     c_must = {q for q in pairs if c_force(*q)}
     p_must = {q for q in pairs if p_force(*q)}
     if c_must != p_must:
-        out.append(("schema", "in-place enforced: C++ %s; caffe2rnn %s" % (_pairs(c_must), _pairs(p_must))))
+        out.append(
+            ("schema", "in-place enforced: C++ %s; caffe2rnn %s" % (_pairs(c_must), _pairs(p_must)))
+        )
     return out
 
 
@@ -271,7 +280,11 @@ def arg_differences(c, p):
                 p_fields.update(r.field.split("/"))
         if c_fields and p_fields and c_fields != p_fields:
             out.append(
-                ("arg " + name, "field: C++ %s; caffe2rnn %s" % ("/".join(sorted(c_fields)), "/".join(sorted(p_fields))))
+                (
+                    "arg " + name,
+                    "field: C++ %s; caffe2rnn %s"
+                    % ("/".join(sorted(c_fields)), "/".join(sorted(p_fields))),
+                )
             )
         if any(r.how == "has" for r in c.args[name]):
             continue  # read only when present: the C++ default is never used
@@ -280,15 +293,19 @@ def arg_differences(c, p):
         p_defaults = [
             r.default
             for r in p.args[name]
-            if r.how == "single" and r.default is not None and not (
-                isinstance(r.default, str) and r.default.startswith("<")
-            )
+            if r.how == "single"
+            and r.default is not None
+            and not (isinstance(r.default, str) and r.default.startswith("<"))
         ]
         if c_defaults and p_defaults:
             for d in p_defaults:
                 if not any(_same_default(cd, d) for cd in c_defaults):
                     out.append(
-                        ("arg " + name, "default: C++ %s; caffe2rnn %r" % (" or ".join(repr(x) for x in c_defaults), d))
+                        (
+                            "arg " + name,
+                            "default: C++ %s; caffe2rnn %r"
+                            % (" or ".join(repr(x) for x in c_defaults), d),
+                        )
                     )
     return out
 
@@ -327,7 +344,9 @@ def gradient_differences(c, p):
         )
         for k in c.gradient_calls
     ]
-    literal = [k for k in calls if not k[0].startswith("?") and k[1] is not None and k[2] is not None]
+    literal = [
+        k for k in calls if not k[0].startswith("?") and k[1] is not None and k[2] is not None
+    ]
     # how many inputs/outputs the probe op needs: what the C++ calls address
     need_in = need_out = 0
     for _, ins, outs in literal:
@@ -343,11 +362,20 @@ def gradient_differences(c, p):
     ops, error, copies = gradient_of(c.op_type, n_in, n_out)
     if copies != c.gradient_copies_args and ops:
         out.append(
-            ("gradient", "forward arguments copied: C++ %s; caffe2rnn %s" % (c.gradient_copies_args, copies))
+            (
+                "gradient",
+                "forward arguments copied: C++ %s; caffe2rnn %s" % (c.gradient_copies_args, copies),
+            )
         )
     if error:
         if not c.gradient_conditional:
-            out.append(("gradient", "caffe2rnn's maker fails on %d inputs, %d outputs: %s" % (n_in, n_out, error[:120])))
+            out.append(
+                (
+                    "gradient",
+                    "caffe2rnn's maker fails on %d inputs, %d outputs: %s"
+                    % (n_in, n_out, error[:120]),
+                )
+            )
         return out
     if not calls:
         return out
@@ -360,7 +388,9 @@ def gradient_differences(c, p):
     for op in ops:
         same_type = [k for k in calls if k[0] == op[0] or k[0].startswith("?")]
         if not same_type:
-            out.append(("gradient", "caffe2rnn writes %s, which the C++ maker never writes" % _ops([op])))
+            out.append(
+                ("gradient", "caffe2rnn writes %s, which the C++ maker never writes" % _ops([op]))
+            )
         elif all(k in literal for k in same_type) and not any(
             (k[1], k[2]) == (op[1], op[2]) for k in same_type
         ):

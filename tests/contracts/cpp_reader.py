@@ -131,14 +131,25 @@ def call_args(text, open_paren, angles=False):
 # --- macros ---------------------------------------------------------------------------
 
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)(.*)$", re.M)
-_WORD = re.compile(r"#?\s*\b\w+\b|##")
 #: Macros that are the forms this reader reads: never expanded.
 TERMINAL_MACROS = frozenset(
-    """REGISTER_CPU_OPERATOR REGISTER_CPU_OPERATOR_STR REGISTER_CPU_OPERATOR_WITH_ENGINE
-    REGISTER_CPU_OPERATOR_CREATOR OPERATOR_SCHEMA OPERATOR_SCHEMA_STR REGISTER_GRADIENT
-    REGISTER_GRADIENT_STR NO_GRADIENT SHOULD_NOT_DO_GRADIENT GRADIENT_NOT_IMPLEMENTED_YET
-    REGISTER_CUDA_OPERATOR REGISTER_CUDA_OPERATOR_STR REGISTER_CUDA_OPERATOR_WITH_ENGINE
-    REGISTER_CUDNN_OPERATOR""".split()
+    [
+        "REGISTER_CPU_OPERATOR",
+        "REGISTER_CPU_OPERATOR_STR",
+        "REGISTER_CPU_OPERATOR_WITH_ENGINE",
+        "REGISTER_CPU_OPERATOR_CREATOR",
+        "OPERATOR_SCHEMA",
+        "OPERATOR_SCHEMA_STR",
+        "REGISTER_GRADIENT",
+        "REGISTER_GRADIENT_STR",
+        "NO_GRADIENT",
+        "SHOULD_NOT_DO_GRADIENT",
+        "GRADIENT_NOT_IMPLEMENTED_YET",
+        "REGISTER_CUDA_OPERATOR",
+        "REGISTER_CUDA_OPERATOR_STR",
+        "REGISTER_CUDA_OPERATOR_WITH_ENGINE",
+        "REGISTER_CUDNN_OPERATOR",
+    ]
 )
 #: A macro is expanded only if its body holds one of these (so the thousands of
 #: CAFFE_ENFORCE-like macros are left alone).
@@ -484,12 +495,12 @@ class CppSource:
                     )
                 )
 
-    _METHOD = re.compile(r"\b(\w+)\s*(?:<[^{};()]*>)?\s*::\s*~?\w+\s*\(")
+    _METHOD = re.compile(r"\b(\w+)\s*(<(?:[^<>{};()]|<[^<>{};()]*>)*>)?\s*::\s*~?\w+\s*\(")
 
     def _index_methods(self):
         """Out-of-line member definitions, by class name: ``Foo<T>::Bar(...) {...}``."""
         methods = {}
-        for rel, text in self.files.items():
+        for text in self.files.values():
             for m in self._METHOD.finditer(text):
                 cls = m.group(1)
                 if cls not in self.classes:
@@ -503,8 +514,26 @@ class CppSource:
                         continue
                     k += 1
                 if k < len(text) and text[k] == "{":
-                    methods.setdefault(cls, []).append(text[m.start() : matching(text, k)])
+                    targs = template_args(m.group(2)) if m.group(2) else None
+                    methods.setdefault(cls, []).append((targs, text[m.start() : matching(text, k)]))
         return methods
+
+    def methods_of(self, cls, expr):
+        """The out-of-line methods of ``cls`` that apply to ``expr``: generic
+        ones (``Foo<T, Context>::``) and the specializations whose arguments
+        are ``expr``'s (``Foo<float, CPUContext, LpPool>::`` only for LpPool)."""
+        wanted = [_normal(a) for a in template_args(expr)]
+        out = []
+        for targs, text in self._methods.get(cls.name, []):
+            if targs is None:
+                out.append(text)
+                continue
+            if all(
+                _normal(a) in cls.tparams or (k < len(wanted) and _normal(a) == wanted[k])
+                for k, a in enumerate(targs)
+            ):
+                out.append(text)
+        return out
 
     def find_class(self, name, near_file=""):
         """The definition of class ``name`` (the one in ``near_file`` or its
@@ -536,7 +565,7 @@ class CppSource:
         cls = self.find_class(name, near_file)
         if cls is None:
             return ""
-        code = cls.body + "\n" + "\n".join(self._methods.get(name, []))
+        code = cls.body + "\n" + "\n".join(self.methods_of(cls, expr))
         mapping = template_mapping(cls, expr)
         code = fold_ternaries(substitute(code, mapping))
         for base in cls.bases:
@@ -565,7 +594,8 @@ class CppSource:
             return None
         name = template_name(member)
         m = re.search(
-            r"(?:template\s*<(?P<tp>[^;{}]*?)>\s*)?\busing\s+%s\s*=\s*(?P<e>[^;]+);" % re.escape(name),
+            r"(?:template\s*<(?P<tp>[^;{}]*?)>\s*)?\busing\s+%s\s*=\s*(?P<e>[^;]+);"
+            % re.escape(name),
             cls.body,
         )
         if m:
@@ -601,7 +631,8 @@ class CppSource:
         if cls is None or depth > 8:
             return None
         m = re.search(
-            r"\bstatic\s+constexpr\s+(?:int|size_t)\s+%s\s*=\s*([^;]+);" % re.escape(member), cls.body
+            r"\bstatic\s+constexpr\s+(?:int|size_t)\s+%s\s*=\s*([^;]+);" % re.escape(member),
+            cls.body,
         )
         if m is None:
             m = re.search(
@@ -615,7 +646,9 @@ class CppSource:
                     return value
             return None
         total = 0
-        for term in split_top(fold_ternaries(substitute(m.group(1), mapping)), sep="+", angles=True):
+        for term in split_top(
+            fold_ternaries(substitute(m.group(1), mapping)), sep="+", angles=True
+        ):
             term = re.sub(r"\btypename\s+|\btemplate\s+", "", term).strip()
             term = re.sub(r"\(\s*\)\s*\.\s*size\s*\(\s*\)$", "", term)
             if re.fullmatch(r"\d+", term):
@@ -693,6 +726,10 @@ class CppSource:
                 return None
             pieces.append(value)
         return "".join(pieces)
+
+
+def _normal(text):
+    return re.sub(r"\s+", "", text)
 
 
 def split_scope(expr):

@@ -21,7 +21,7 @@ from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.runtime import Workspace
 
 #: Every wait in these tests is bounded: a broken queue fails, it never hangs.
-JOIN_SECONDS = 30
+JOIN_SECONDS = 30.0  # a float: Caffe2 reads timeout_secs with GetSingleArgument<float>
 
 
 def op(op_type, inputs, outputs, **args):
