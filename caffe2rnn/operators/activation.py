@@ -6,7 +6,9 @@ derivatives is cheapest in terms of Y:
 
 * tanh:    ``dX = dY ⊙ (1 − Y²)``
 * sigmoid: ``dX = dY ⊙ Y ⊙ (1 − Y)``
-* relu:    ``dX = dY ⊙ (Y > 0)``
+* relu:    ``dX = dY ⊙ sign(Y)`` (Caffe2's ``dYvec * Yvec.cwiseSign()``: 0 where
+  Y is 0, so an infinite dY there gives NaN, and −dY where a Y fed to the
+  gradient is negative; sign(NaN) is 0, as in Eigen's ``(a > 0) − (a < 0)``)
 
 Reading Y is also what lets the forward op overwrite X. The gradient ops may
 write dX over dY (in place ``{1 → 0}``). float32 or float64 only.
@@ -97,11 +99,13 @@ class SigmoidGradient(ActivationGradient):
 
 @register("ReluGradient", **_GRADIENT_SCHEMA)
 class ReluGradient(ActivationGradient):
-    """dX = dY ⊙ (Y > 0)."""
+    """dX = dY ⊙ sign(Y), as Caffe2's relu_op.cc computed it (module docstring)."""
 
     @staticmethod
     def compute(y, dy, dx):
-        np.multiply(dy, y > 0, out=dx)
+        sign = np.greater(y, 0).astype(y.dtype)
+        sign -= np.less(y, 0)
+        np.multiply(dy, sign, out=dx)
 
 
 def _register_output_based_gradient(op_type):

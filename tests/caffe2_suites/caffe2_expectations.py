@@ -74,9 +74,10 @@ SPATIAL_SOFTMAX_TESTS = {
 TT_FLOAT64_CORES = (
     "the test's own tt_core.init_tt_cores scales its float32 cores by a NumPy float64 scalar, "
     "which NumPy 2 promotes to float64 (NEP 50; NumPy 1.13 kept float32), and Caffe2's TT is "
-    "float32 only (Tensor::data<float>'s type CAFFE_ENFORCE, tt_linear_op.h): caffe2rnn refuses "
-    "the float64 cores as Caffe2 would have; fed as float32, as in 2017, TT reproduces the "
-    "test's golden values (norm of the difference 5.8e-13)"
+    "float32 only (Tensor::data<float>'s type CAFFE_ENFORCE, tt_linear_op.h): caffe2rnn, whose "
+    "float64 is an extension for all-float64 inputs, refuses float64 cores beside a float32 X "
+    "(one element type per op), as Caffe2 refused them; fed as float32, as in 2017, TT "
+    "reproduces the test's golden values (norm of the difference 5.8e-13)"
 )
 
 INT32_ITER = (

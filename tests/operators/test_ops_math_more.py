@@ -299,3 +299,30 @@ def test_logit_softsign_replace_nan():
         gradient_of("Softsign", ["x"], ["x"])
     y = np.array([1.0, np.nan, -2.0], np.float64)
     np.testing.assert_array_equal(run1("ReplaceNaN", {"y": y}, value=7.0), [1.0, 7.0, -2.0])
+
+
+def cpp_max_reduction_gradient(x, y, dy, rowwise):
+    """MaxReductionGradientOp::RunOnDevice (reduction_ops.cc, 0cdd09da6), loop for loop."""
+    batch, m_size, n_size = x.shape
+    yf, dyf = y.reshape(-1), dy.reshape(-1)
+    dx = np.empty_like(x)
+    for i in range(batch):
+        for m in range(m_size):
+            for n in range(n_size):
+                k = i * m_size + m if rowwise else i * n_size + n
+                dx[i, m, n] = dyf[k] if x[i, m, n] == yf[k] else 0
+    return dx
+
+
+@pytest.mark.parametrize(
+    "op_type, rowwise", [("RowwiseMaxGradient", True), ("ColwiseMaxGradient", False)]
+)
+def test_max_reduction_gradient_matches_the_cpp_loop(op_type, rowwise):
+    x = np.array([[[1.0, 5.0, 5.0], [2.0, np.nan, 0.0]]], np.float32)  # 1 x 2 x 3, a tie, a NaN
+    y = np.nanmax(x, axis=2 if rowwise else 1)
+    dy = np.full(y.shape, np.inf, np.float32)
+    dy.reshape(-1)[0] = 3.0
+    got = run_op(op_type, {"x": x, "y": y, "dy": dy}, ["dx"]).fetch("dx")
+    want = cpp_max_reduction_gradient(x, y, dy, rowwise)
+    np.testing.assert_array_equal(got, want)
+    assert not np.isnan(got).any()  # inf dY times "not the maximum" is 0, not NaN
