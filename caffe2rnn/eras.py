@@ -134,6 +134,10 @@ class Era:
     #: 39716d929 (2017-12-01): ``PackSegments`` requires the lengths to add up
     #: to DATA's rows exactly. Before: rows after the last run were left out.
     pack_segments_exact_lengths: bool = False
+    #: 2017-08..11 (segment_reduction_op.h at 042e8ede4): the sparse segment
+    #: ops (``SparseSortedSegmentSum``, ``SparseLengthsSum``...) dispatch on
+    #: their INDICES, int32 or int64. Before: ``data<TIndex>()``, int64 only.
+    sparse_int32_indices: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -168,6 +172,7 @@ E6 = _define(
         broadcast_strips_unit_dims=True,
         flatten_axis=True,
         pack_segments_exact_lengths=True,
+        sparse_int32_indices=True,
         version="newest",
     )
 )

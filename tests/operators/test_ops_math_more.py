@@ -7,6 +7,7 @@ import pytest
 from ops_testing import check_gradients, gradient_of, random, run1, run_fails, run_op
 
 from caffe2rnn import core
+from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, GradientError, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
 from caffe2rnn.runtime import Workspace
@@ -326,3 +327,65 @@ def test_max_reduction_gradient_matches_the_cpp_loop(op_type, rowwise):
     want = cpp_max_reduction_gradient(x, y, dy, rowwise)
     np.testing.assert_array_equal(got, want)
     assert not np.isnan(got).any()  # inf dY times "not the maximum" is 0, not NaN
+
+
+class CppIsMemberOf:
+    """IsMemberOfOp (elementwise_logical_ops.h, 0cdd09da6): one set per type, one filled."""
+
+    def __init__(self, value, dtype=None):
+        self.sets = {"int32": set(), "int64": set(), "bool": set(), "string": set()}
+        self.has_values = False
+        self.value = value
+        if dtype is not None:
+            self.fill(dtype)
+
+    def fill(self, kind):
+        self.has_values = True
+        if kind == "int32" and any(not -(2**31) <= v < 2**31 for v in self.value):
+            raise ValueError("cannot be represented")
+        self.sets[kind] |= {bool(v) for v in self.value} if kind == "bool" else set(self.value)
+
+    def run(self, x):
+        kind = {"int32": "int32", "int64": "int64", "bool": "bool"}.get(str(x.dtype), "string")
+        if not self.has_values:
+            self.fill(kind)
+        return np.array([v in self.sets[kind] for v in x.reshape(-1).tolist()]).reshape(x.shape)
+
+
+DT = {"int32": core.DataType.INT32, "int64": core.DataType.INT64, "bool": core.DataType.BOOL}
+
+
+@pytest.mark.parametrize("dtype", [None, "int32", "int64", "bool"])
+def test_is_member_of_reads_the_set_of_its_type_as_the_cpp(dtype):
+    args = {"value": [1, 3, 2**40]}
+    if dtype:
+        args["dtype"] = DT[dtype]
+    oracle_args = dict(value=args["value"], dtype=dtype)
+    inputs = [
+        np.array([1, 2, 3], np.int32),
+        np.array([1, 2**40], np.int64),
+        np.array([True, False]),
+    ]
+    ws = Workspace()
+    op = core.CreateOperator("IsMemberOf", ["x"], ["y"], **args)
+    try:
+        oracle = CppIsMemberOf(**oracle_args)
+    except ValueError:
+        with pytest.raises(ArgumentError, match="cannot be represented"):
+            ws.feed("x", inputs[0])
+            ws.run_operator_once(op)
+        return
+    netdef = caffe2_pb2.NetDef(name="n")
+    netdef.op.extend([op])
+    ws.feed("x", inputs[0])
+    ws.create_net(netdef)
+    for x in inputs:  # the same op, run on one type after another
+        ws.feed("x", x)
+        try:
+            want = oracle.run(x)
+        except ValueError:
+            with pytest.raises(ArgumentError, match="cannot be represented"):
+                ws.run_net("n")
+            return
+        ws.run_net("n")
+        np.testing.assert_array_equal(ws.fetch("y"), want)

@@ -8,6 +8,7 @@ import pytest
 from ops_testing import gradient_of, random, run1, run_fails, run_op
 
 from caffe2rnn import core
+from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.errors import ArgumentError, DTypeError, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
 from caffe2rnn.runtime import Workspace
@@ -221,3 +222,33 @@ def test_adagrad_with_a_sparse_dedup_aggregator_merges_repeated_rows(aggregator)
         first = 1 - 0.1 * 1 / (np.sqrt(1.0) + eps)
         expected = first - 0.1 * 1 / (np.sqrt(2.0) + eps)
     np.testing.assert_allclose(row, [expected] * 2, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "era, int32_ok", [("E4", False), ("E5", False), ("E6", True), (None, True)]
+)
+@pytest.mark.parametrize(
+    "op_type", ["SparseSortedSegmentSum", "SparseLengthsSum", "SparseUnsortedSegmentMean"]
+)
+def test_sparse_index_types_per_era(op_type, era, int32_ok):
+    """segment_reduction_op.h: ``indices.template data<TIndex>()`` (int64) at 23bd132c1 and
+    0cdd09da6; ``DispatchHelper<TensorTypes<int32_t, int64_t>>`` on INDICES at 042e8ede4."""
+    from caffe2rnn import eras
+
+    data = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    third = np.array([1, 2], np.int32) if "Lengths" in op_type else np.array([0, 1, 1], np.int32)
+    for index_type, ok in ((np.int64, True), (np.int32, int32_ok)):
+        ws = Workspace()
+        ws.feed("d", data)
+        ws.feed("i", np.array([3, 0, 2], index_type))
+        ws.feed("s", third)
+        op = core.CreateOperator(op_type, ["d", "i", "s"], ["y"])
+        netdef = caffe2_pb2.NetDef(name="n")
+        netdef.op.extend([op])
+        if ok:
+            ws.run_net_once(netdef, era=era)
+            assert ws.fetch("y").shape[1:] == (3,)
+        else:
+            with pytest.raises(DTypeError, match="int64 indices"):
+                ws.run_net_once(netdef, era=era)
+    assert eras.get("E6").sparse_int32_indices and not eras.get("E5").sparse_int32_indices
