@@ -7,9 +7,9 @@ import pytest
 from ops_testing import check_gradients, gradient_of, random, run1, run_fails, run_op
 
 from caffe2rnn import core
-from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, GradientError, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
+from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.runtime import Workspace
 
 

@@ -8,9 +8,9 @@ import pytest
 from ops_testing import gradient_of, random, run1, run_fails, run_op
 
 from caffe2rnn import core
-from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.errors import ArgumentError, DTypeError, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
+from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.runtime import Workspace
 
 IDS = np.array([0, 0, 1, 2, 2, 2], np.int32)
