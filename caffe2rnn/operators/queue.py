@@ -200,6 +200,17 @@ class CreateBlobsQueue(Operator):
     Arguments: ``capacity`` (records, default 1), ``num_blobs`` (blobs per
     record, default 1), ``enforce_unique_name`` (refuse slot blobs that
     already exist), ``field_names`` (one per blob).
+
+    As in Caffe2 (queue_ops.h, blobs_queue.h at 0cdd09da6), ``capacity=0`` and
+    ``num_blobs=0`` make a queue: one of capacity 0 never has room, so an
+    enqueue waits until another thread closes it (alone, it fails at once with
+    :class:`~caffe2rnn.errors.QueueTimeoutError`, module docstring); one of
+    no blobs cannot be used by EnqueueBlobs or DequeueBlobs, whose schemas
+    need at least one blob. A negative size, which Caffe2 turned into a huge
+    ``size_t`` and failed to allocate, is refused. ``field_names`` given as
+    ints is refused: Caffe2's ``GetRepeatedArgument<string>`` read an empty
+    list there and ignored them (caffe2rnn refuses a list in the wrong field
+    everywhere, :mod:`caffe2rnn.runtime.arguments`).
     """
 
     def setup(self):
@@ -207,9 +218,10 @@ class CreateBlobsQueue(Operator):
         self.num_blobs = self.args.single("num_blobs", 1, int)
         self.enforce_unique_name = self.args.single("enforce_unique_name", False, bool)
         self.field_names = self.args.repeated("field_names", kind=str)
-        if self.capacity < 1 or self.num_blobs < 1:
+        if self.capacity < 0 or self.num_blobs < 0:
             raise ArgumentError(
-                "capacity (%d) and num_blobs (%d) must be >= 1" % (self.capacity, self.num_blobs)
+                "capacity (%d) and num_blobs (%d) must be >= 0 (Caffe2 made them size_t)"
+                % (self.capacity, self.num_blobs)
             )
         if self.field_names and len(self.field_names) != self.num_blobs:
             raise ArgumentError(

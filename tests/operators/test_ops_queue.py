@@ -276,7 +276,7 @@ def test_record_size_and_argument_errors():
     with pytest.raises(EnforceNotMet, match="same blobs, in the same order"):
         ws.run_operator_once(op("EnqueueBlobs", ["q", "a", "b"], ["b", "a"]))
     with pytest.raises(ArgumentError, match="capacity"):
-        ws.run_operator_once(op("CreateBlobsQueue", [], ["q2"], capacity=0))
+        ws.run_operator_once(op("CreateBlobsQueue", [], ["q2"], capacity=-2))
     with pytest.raises(ArgumentError, match="fieldNames"):
         ws.run_operator_once(op("CreateBlobsQueue", [], ["q2"], num_blobs=2, field_names=["x"]))
     with pytest.raises(EnforceNotMet, match="Queue internal blob already exists: q_0_0"):
@@ -285,3 +285,21 @@ def test_record_size_and_argument_errors():
     with pytest.raises(EnforceNotMet, match="Queue internal blob already exists: r_1_0"):
         ws.run_operator_once(op("CreateBlobsQueue", [], ["r"], capacity=2, enforce_unique_name=1))
     assert not ws.has_blob("r_0_0")  # nothing half-made
+
+
+def test_queues_of_capacity_or_num_blobs_zero_are_made_as_in_caffe2():
+    """blobs_queue.h (0cdd09da6): the constructor loops ``capacity`` x ``num_blobs`` times and
+    enforces nothing else; a capacity-0 queue never has room (canWrite: writer != reader + 0)."""
+    from caffe2rnn import errors
+
+    ws = Workspace()
+    ws.run_operator_once(core.CreateOperator("CreateBlobsQueue", [], ["q0"], capacity=0))
+    ws.run_operator_once(core.CreateOperator("CreateBlobsQueue", [], ["qn"], num_blobs=0))
+    ws.feed("x", np.ones(2, np.float32))
+    with pytest.raises(errors.QueueTimeoutError):  # alone: nobody could ever make room
+        ws.run_operator_once(core.CreateOperator("EnqueueBlobs", ["q0", "x"], ["x"]))
+    ws.run_operator_once(core.CreateOperator("CloseBlobsQueue", ["q0"], []))
+    ws.run_operator_once(core.CreateOperator("SafeEnqueueBlobs", ["q0", "x"], ["x", "status"]))
+    assert bool(ws.fetch("status"))  # closed and "full": the enqueue failed
+    with pytest.raises(errors.ArgumentError, match="must be >= 0"):
+        ws.run_operator_once(core.CreateOperator("CreateBlobsQueue", [], ["qm"], capacity=-1))
