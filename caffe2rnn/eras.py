@@ -138,6 +138,12 @@ class Era:
     #: ops (``SparseSortedSegmentSum``, ``SparseLengthsSum``...) dispatch on
     #: their INDICES, int32 or int64. Before: ``data<TIndex>()``, int64 only.
     sparse_int32_indices: bool = False
+    #: by 042e8ede4 (concat_split_op.h): ``Concat`` and ``Split`` read
+    #: ``add_axis`` (stack the inputs along a new axis; Split: remove it),
+    #: take a negative ``axis`` counted from the end, and with neither
+    #: ``axis`` nor ``order`` use order NCHW (axis 1). Before: exactly one of
+    #: ``axis`` and ``order``, ``axis >= 0``, no ``add_axis``.
+    concat_add_axis: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -173,6 +179,7 @@ E6 = _define(
         flatten_axis=True,
         pack_segments_exact_lengths=True,
         sparse_int32_indices=True,
+        concat_add_axis=True,
         version="newest",
     )
 )
