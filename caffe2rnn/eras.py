@@ -144,6 +144,10 @@ class Era:
     #: ``axis`` nor ``order`` use order NCHW (axis 1). Before: exactly one of
     #: ``axis`` and ``order``, ``axis >= 0``, no ``add_axis``.
     concat_add_axis: bool = False
+    #: by 042e8ede4 (batch_matmul_op.h): ``BatchMatMul`` multiplies N-D
+    #: tensors (equal ranks >= 2; with ``broadcast=1`` also 1-D operands and
+    #: batch dims of one a suffix of the other's). Before: 3-D, equal batch.
+    batch_matmul_broadcast: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -180,6 +184,7 @@ E6 = _define(
         pack_segments_exact_lengths=True,
         sparse_int32_indices=True,
         concat_add_axis=True,
+        batch_matmul_broadcast=True,
         version="newest",
     )
 )
