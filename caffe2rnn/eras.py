@@ -148,6 +148,9 @@ class Era:
     #: tensors (equal ranks >= 2; with ``broadcast=1`` also 1-D operands and
     #: batch dims of one a suffix of the other's). Before: 3-D, equal batch.
     batch_matmul_broadcast: bool = False
+    #: by 042e8ede4 (queue_ops.h): ``SafeDequeueBlobs`` reads ``num_records``
+    #: and with more than one concatenates that many records along dim 0.
+    safe_dequeue_num_records: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -185,6 +188,7 @@ E6 = _define(
         sparse_int32_indices=True,
         concat_add_axis=True,
         batch_matmul_broadcast=True,
+        safe_dequeue_num_records=True,
         version="newest",
     )
 )

@@ -43,6 +43,7 @@ import time
 
 import numpy as np
 
+from .. import eras
 from ..errors import (
     ArgumentError,
     DTypeError,
@@ -52,6 +53,7 @@ from ..errors import (
     ShapeError,
 )
 from ..runtime import blocking
+from ..runtime.blob import Blob
 from ..runtime.registry import register, register_gradient
 from .base import Operator, describe_content
 from .gradient_maker import NoGradient
@@ -342,9 +344,67 @@ class SafeEnqueueBlobs(EnqueueBlobs):
 
 @register("SafeDequeueBlobs", inputs=1, outputs=(2, None))
 class SafeDequeueBlobs(DequeueBlobs):
-    """DequeueBlobs with a last output ``status``: True when the queue was closed and empty."""
+    """DequeueBlobs with a last output ``status``: True when the queue was closed and empty.
+
+    From E6 (042e8ede4, queue_ops.h) ``num_records`` (default 1, > 0) dequeues
+    up to that many records and concatenates each field's tensors along dim 0
+    (``Tensor::Extend``); a queue closed after at least one record ends the
+    batch early with status False, as the C++ returned ``i > 0``. The records
+    must agree in their dims after the first (Caffe2 copied the bytes into an
+    output grown by the first dim only: other dims were a write past its end).
+    """
 
     status = True
+
+    def setup(self):
+        super().setup()
+        self.num_records = 1
+        if self.era is None or eras.get(self.era).safe_dequeue_num_records:
+            self.num_records = self.args.single("num_records", 1, int)
+            if self.num_records <= 0:
+                raise ArgumentError(
+                    "SafeDequeueBlobs: num_records must be > 0, got %d" % self.num_records
+                )
+
+    def run(self):
+        if self.num_records == 1:
+            super().run()
+            return
+        queue, blobs = self.queue()
+        scratch = [Blob("%s/record_%d" % (self.def_.output[j], j)) for j in range(len(blobs))]
+        parts = [[] for _ in blobs]
+        for _ in range(self.num_records):
+            if not queue.read(scratch, self.timeout):
+                break
+            for j, blob in enumerate(scratch):
+                value = blob.value
+                if type(value) is not np.ndarray or value.ndim == 0:
+                    raise ShapeError(
+                        "SafeDequeueBlobs: field %d of queue '%s' holds %s; num_records > 1 "
+                        "concatenates tensors of at least one dimension"
+                        % (j, self.input_name(0), describe_content(blob))
+                    )
+                if parts[j] and (
+                    value.shape[1:] != parts[j][0].shape[1:] or value.dtype != parts[j][0].dtype
+                ):
+                    raise ShapeError(
+                        "SafeDequeueBlobs: field %d of queue '%s': a record of %s %s after "
+                        "one of %s %s (the dims after the first must agree)"
+                        % (
+                            j,
+                            self.input_name(0),
+                            value.dtype,
+                            value.shape,
+                            parts[j][0].dtype,
+                            parts[j][0].shape,
+                        )
+                    )
+                parts[j].append(value.copy())
+        got = len(parts[0]) if parts else 0
+        if got:
+            for j, out in enumerate(blobs):
+                out.value = np.concatenate(parts[j], axis=0)
+        self.finish(got > 0, "dequeue from queue '%s' failed: it is closed and empty")
 
 
 for _op_type in (

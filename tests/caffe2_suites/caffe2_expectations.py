@@ -232,10 +232,6 @@ SUITES = [
         # workspace holding its blobs (in Caffe2 alike).
         select="not test_elman_recurrent_network",
         outcomes={
-            "TestOperators::test_depth_concat": (
-                "failed",
-                "needs Concat's add_axis argument (E6), which caffe2rnn's Concat lacks",
-            ),
             "TestOperators::test_tt_layer": ("failed", TT_FLOAT64_CORES),
         },
     ),
@@ -256,7 +252,7 @@ SUITES = [
     Suite("E6", "operator_test/gru_test.py"),
     Suite("E6", "operator_test/pooling_test.py", outcomes=POOLING_SKIPS),
     Suite("E6", "operator_test/activation_ops_test.py", select="prelu"),
-    Suite("E6", "operator_test/matmul_op_test.py", select="TestMatMul"),
+    Suite("E6", "operator_test/matmul_op_test.py"),
     Suite("E6", "operator_test/recurrent_net_executor_test.py"),
     Suite("E6", "operator_test/gather_ops_test.py"),
     Suite("E6", "operator_test/tile_op_test.py"),

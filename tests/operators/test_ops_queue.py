@@ -303,3 +303,33 @@ def test_queues_of_capacity_or_num_blobs_zero_are_made_as_in_caffe2():
     assert bool(ws.fetch("status"))  # closed and "full": the enqueue failed
     with pytest.raises(errors.ArgumentError, match="must be >= 0"):
         ws.run_operator_once(core.CreateOperator("CreateBlobsQueue", [], ["qm"], capacity=-1))
+
+
+def test_safe_dequeue_num_records_concatenates_as_the_cpp():
+    """SafeDequeueBlobsOp::dequeueMany (queue_ops.h at 042e8ede4): record 0 copied, later ones
+    appended along dim 0; a closed queue after >= 1 record: status False (``return i > 0``)."""
+    ws = Workspace()
+    ws.run_operator_once(
+        core.CreateOperator("CreateBlobsQueue", [], ["q"], capacity=4, num_blobs=2)
+    )
+    records = [(np.full((1, 2), k, np.float32), np.array([k], np.int64)) for k in range(3)]
+    for a, b in records:
+        ws.feed("a", a)
+        ws.feed("b", b)
+        ws.run_operator_once(core.CreateOperator("EnqueueBlobs", ["q", "a", "b"], ["a", "b"]))
+    ws.run_operator_once(core.CreateOperator("CloseBlobsQueue", ["q"], []))
+    op = core.CreateOperator("SafeDequeueBlobs", ["q"], ["x", "y", "s"], num_records=2)
+    ws.run_operator_once(op)
+    np.testing.assert_array_equal(ws.fetch("x"), np.concatenate([records[0][0], records[1][0]]))
+    np.testing.assert_array_equal(ws.fetch("y"), [0, 1])
+    assert not ws.fetch("s")
+    ws.run_operator_once(op)  # one record left, then closed: a batch of one, status False
+    np.testing.assert_array_equal(ws.fetch("y"), [2])
+    assert not ws.fetch("s")
+    ws.run_operator_once(op)  # nothing left: status True, outputs as they were
+    assert ws.fetch("s")
+    np.testing.assert_array_equal(ws.fetch("y"), [2])
+    with pytest.raises(ArgumentError, match="num_records must be > 0"):
+        ws.run_operator_once(
+            core.CreateOperator("SafeDequeueBlobs", ["q"], ["x", "y", "s"], num_records=0)
+        )
