@@ -151,6 +151,9 @@ class Era:
     #: by 042e8ede4 (queue_ops.h): ``SafeDequeueBlobs`` reads ``num_records``
     #: and with more than one concatenates that many records along dim 0.
     safe_dequeue_num_records: bool = False
+    #: ``ModelHelper``'s list of ops it creates without a warning, beyond E3's
+    #: (model_helper.py): E5 added ExpandDims and Transpose, E6 YellowFin.
+    known_ops_added: tuple = ("ExpandDims", "Transpose")
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -189,6 +192,7 @@ E6 = _define(
         concat_add_axis=True,
         batch_matmul_broadcast=True,
         safe_dequeue_num_records=True,
+        known_ops_added=("ExpandDims", "Transpose", "YellowFin"),
         version="newest",
     )
 )
@@ -201,6 +205,7 @@ E4 = _define(
         version="v2",
         brew_argument_leakage=False,
         model_validates_params=False,
+        known_ops_added=(),
         ys_count_as_use=False,
         equal_generator_names=True,
         first_generator_keeps_name=False,
