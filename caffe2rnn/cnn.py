@@ -40,6 +40,28 @@ from .proto import caffe2_pb2
 logger = logging.getLogger(__name__)
 
 
+def _calls(helper, *model_keywords, doc=""):
+    """A method that calls ``brew.<helper>(self, *args, <model keywords>, **kwargs)``
+    (from E5; before, the raw helper, without the model's ``arg_scope``).
+    ``model_keywords`` name model attributes passed as keywords of the same
+    name; a call that passes one again is a TypeError, as in Caffe2."""
+
+    def method(self, *args, **kwargs):
+        extra = {name: getattr(self, name) for name in model_keywords}
+        function = getattr(brew, helper) if self._leaks() else brew._REGISTRY[helper]
+        return function(self, *args, **extra, **kwargs)
+
+    method.__name__ = helper
+    method.__doc__ = doc or "``brew.%s(model, ...)``%s." % (
+        helper,
+        " with the model's " + ", ".join(model_keywords) if model_keywords else "",
+    )
+    return method
+
+
+_CONV = ("use_cudnn", "order", "cudnn_exhaustive_search", "ws_nbytes_limit")
+
+
 class CNNModelHelper(ModelHelper):
     """A :class:`ModelHelper` with CNN defaults and CamelCase layer methods."""
 
@@ -167,106 +189,74 @@ class CNNModelHelper(ModelHelper):
         call = brew_helper if self._leaks() else helper
         return call(self, *args, use_cudnn=self.use_cudnn, order=self.order, **kwargs)
 
+    # --- Caffe2's other methods (cnn.py at 0cdd09da6 and 042e8ede4) ---------------
+    VideoInput = _calls("video_input")
+    ConvNd = _calls("conv_nd", *_CONV)
+    Conv = _calls("conv", *_CONV)
+    ConvTranspose = _calls("conv_transpose", *_CONV)
+    GroupConv = _calls("group_conv", *_CONV)
+    GroupConv_Deprecated = _calls("group_conv_deprecated", *_CONV)
+    PackedFC = _calls("packed_fc")
+    FC_Prune = _calls("fc_prune")
+    FC_Decomp = _calls("fc_decomp")
+    FC_Sparse = _calls("fc_sparse")
+    Dropout = _calls("dropout", "order", "use_cudnn")
+    LRN = _calls("lrn", "order", "use_cudnn")
+    SpatialBN = _calls("spatial_bn", "order")
+    InstanceNorm = _calls("instance_norm", "order")
+    Relu = _calls("relu", "order", "use_cudnn")
+    Iter = _calls("iter")
+    Accuracy = _calls("accuracy")
+    MaxPoolWithIndex = _calls("max_pool_with_index", "order")
 
-def _calls(helper, *model_keywords, doc=""):
-    """A method that calls ``brew.<helper>(self, *args, <model keywords>, **kwargs)``
-    (from E5; before, the raw helper, without the model's ``arg_scope``).
-    ``model_keywords`` name model attributes passed as keywords of the same
-    name; a call that passes one again is a TypeError, as in Caffe2."""
+    def ImageInput(self, blob_in, blob_out, use_gpu_transform=False, **kwargs):
+        """``brew.image_input`` with the model's order (``(data, label)``)."""
+        function = brew.image_input if self._leaks() else brew._REGISTRY["image_input"]
+        return function(
+            self, blob_in, blob_out, order=self.order, use_gpu_transform=use_gpu_transform, **kwargs
+        )
 
-    def method(self, *args, **kwargs):
-        extra = {name: getattr(self, name) for name in model_keywords}
-        function = getattr(brew, helper) if self._leaks() else brew._REGISTRY[helper]
-        return function(self, *args, **extra, **kwargs)
+    def PadImage(self, blob_in, blob_out, **kwargs):
+        """``PadImage`` added to the net directly (Caffe2's "dummy helper": returns nothing)."""
+        self.net.PadImage(blob_in, blob_out, **kwargs)
 
-    method.__name__ = helper
-    method.__doc__ = doc or "``brew.%s(model, ...)``%s." % (
-        helper,
-        " with the model's " + ", ".join(model_keywords) if model_keywords else "",
-    )
-    return method
+    def DepthConcat(self, *args, **kwargs):
+        """The old name of :meth:`Concat` (Caffe2 printed that it is deprecated)."""
+        logger.warning("DepthConcat is deprecated. use Concat instead.")
+        return self.Concat(*args, **kwargs)
 
+    def AddWeightDecay(self, weight_decay):
+        """``brew.add_weight_decay``: L2 decay on every weight's gradient."""
+        return brew.add_weight_decay(self, weight_decay)
 
-_CONV = ("use_cudnn", "order", "cudnn_exhaustive_search", "ws_nbytes_limit")
+    def ConstantInit(self, value):
+        """``('ConstantFill', {'value': value})``, an initializer for the layer methods."""
+        return ("ConstantFill", dict(value=value))
 
-for _name, _helper, _keywords in (
-    ("VideoInput", "video_input", ()),
-    ("ConvNd", "conv_nd", _CONV),
-    ("Conv", "conv", _CONV),
-    ("ConvTranspose", "conv_transpose", _CONV),
-    ("GroupConv", "group_conv", _CONV),
-    ("GroupConv_Deprecated", "group_conv_deprecated", _CONV),
-    ("PackedFC", "packed_fc", ()),
-    ("FC_Prune", "fc_prune", ()),
-    ("FC_Decomp", "fc_decomp", ()),
-    ("FC_Sparse", "fc_sparse", ()),
-    ("Dropout", "dropout", ("order", "use_cudnn")),
-    ("LRN", "lrn", ("order", "use_cudnn")),
-    ("SpatialBN", "spatial_bn", ("order",)),
-    ("InstanceNorm", "instance_norm", ("order",)),
-    ("Relu", "relu", ("order", "use_cudnn")),
-    ("Iter", "iter", ()),
-    ("Accuracy", "accuracy", ()),
-    ("MaxPoolWithIndex", "max_pool_with_index", ("order",)),
-):
-    setattr(CNNModelHelper, _name, _calls(_helper, *_keywords))
-del _name, _helper, _keywords
+    @property
+    def XavierInit(self):
+        return ("XavierFill", {})
 
+    @property
+    def MSRAInit(self):
+        return ("MSRAFill", {})
 
-def _image_input(self, blob_in, blob_out, use_gpu_transform=False, **kwargs):
-    """``brew.image_input`` with the model's order (``(data, label)``)."""
-    function = brew.image_input if self._leaks() else brew._REGISTRY["image_input"]
-    return function(
-        self, blob_in, blob_out, order=self.order, use_gpu_transform=use_gpu_transform, **kwargs
-    )
+    @property
+    def ZeroInit(self):
+        return ("ConstantFill", {})
 
+    @property
+    def CPU(self):
+        """A CPU ``DeviceOption``."""
+        device_option = caffe2_pb2.DeviceOption()
+        device_option.device_type = caffe2_pb2.CPU
+        return device_option
 
-def _pad_image(self, blob_in, blob_out, **kwargs):
-    """``PadImage`` added to the net directly (Caffe2's "dummy helper": it returns nothing)."""
-    self.net.PadImage(blob_in, blob_out, **kwargs)
-
-
-def _depth_concat(self, *args, **kwargs):
-    """The old name of :meth:`Concat` (Caffe2 printed that it is deprecated)."""
-    logger.warning("DepthConcat is deprecated. use Concat instead.")
-    return self.Concat(*args, **kwargs)
-
-
-def _add_weight_decay(self, weight_decay):
-    """``brew.add_weight_decay``: L2 decay on every weight's gradient."""
-    return brew.add_weight_decay(self, weight_decay)
-
-
-def _constant_init(self, value):
-    """``('ConstantFill', {'value': value})``, an initializer for the layer methods."""
-    return ("ConstantFill", dict(value=value))
-
-
-def _cpu(self):
-    """A CPU ``DeviceOption``."""
-    device_option = caffe2_pb2.DeviceOption()
-    device_option.device_type = caffe2_pb2.CPU
-    return device_option
-
-
-def _gpu(self, gpu_id=0):
-    """A CUDA ``DeviceOption`` for GPU 0 (a property, as in Caffe2, so ``gpu_id``
-    cannot be given)."""
-    device_option = caffe2_pb2.DeviceOption()
-    device_option.device_type = caffe2_pb2.CUDA
-    device_option.cuda_gpu_id = gpu_id
-    return device_option
-
-
-CNNModelHelper.ImageInput = _image_input
-CNNModelHelper.PadImage = _pad_image
-CNNModelHelper.DepthConcat = _depth_concat
-CNNModelHelper.AddWeightDecay = _add_weight_decay
-CNNModelHelper.ConstantInit = _constant_init
-CNNModelHelper.XavierInit = property(lambda self: ("XavierFill", {}), doc="``('XavierFill', {})``.")
-CNNModelHelper.MSRAInit = property(lambda self: ("MSRAFill", {}), doc="``('MSRAFill', {})``.")
-CNNModelHelper.ZeroInit = property(
-    lambda self: ("ConstantFill", {}), doc="``('ConstantFill', {})``."
-)
-CNNModelHelper.CPU = property(_cpu)
-CNNModelHelper.GPU = property(_gpu)
+    @property
+    def GPU(self, gpu_id=0):
+        """A CUDA ``DeviceOption`` for GPU 0 (a property, as in Caffe2, so
+        ``gpu_id`` cannot be given)."""
+        device_option = caffe2_pb2.DeviceOption()
+        device_option.device_type = caffe2_pb2.CUDA
+        device_option.cuda_gpu_id = gpu_id
+        return device_option

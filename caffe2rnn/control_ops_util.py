@@ -23,6 +23,11 @@ Both are here, chosen with ``variant``:
     ``lexical_scope``. Declared external inputs/outputs are ignored.
 
 Both return two ``set`` objects of blob names, as Caffe2 did.
+
+``add_if_op`` and ``add_while_op`` exist with Caffe2's signatures (so E6's
+``net_builder`` and ``gradient_check_test`` import), but the operators they
+build (``If``, ``While``, ``Do``, ``CreateScope``) are not implemented here:
+calling one raises an error naming them.
 """
 
 from . import core
@@ -60,3 +65,29 @@ def get_external_blob_names(net, lexical_scope, variant=2):
             if output in lexical_scope:
                 output_names.add(output)
     return input_names, output_names
+
+
+def _control_flow_operators(helper, *op_types):
+    from .errors import UnknownOperatorError
+    from .runtime import registry
+
+    missing = [t for t in op_types if not registry.is_registered(t)]
+    if missing:
+        raise UnknownOperatorError(
+            "%s builds the control-flow operators %s (Caffe2 042e8ede4), which caffe2rnn does "
+            "not implement" % (helper, ", ".join(missing))
+        )
+
+
+def add_if_op(if_net, cond_blob, lexical_scope, then_net, else_net=None):
+    """E6: add an ``If`` op running ``then_net`` (or ``else_net``) in a nested
+    workspace (``Do``, ``CreateScope``). caffe2rnn does not implement those
+    operators: this names them, and adds nothing to ``if_net``."""
+    _control_flow_operators("add_if_op", "If", "Do", "CreateScope")
+
+
+def add_while_op(while_net, cond_blob, lexical_scope, loop_body_net, condition_body_net=None):
+    """E6: add a ``While`` op running ``loop_body_net`` while ``cond_blob``
+    holds. caffe2rnn does not implement the operators it builds (``While``,
+    ``Do``, ``CreateScope``): this names them, and adds nothing to ``while_net``."""
+    _control_flow_operators("add_while_op", "While", "Do", "CreateScope")

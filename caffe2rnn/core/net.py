@@ -154,6 +154,17 @@ class Net:
             return True
         return name in set(self._net.external_input)
 
+    def UsedBlobNames(self) -> set:
+        """E6: the names of every blob an op reads or writes, and the net's
+        declared external inputs and outputs (``net_builder`` asks for them)."""
+        names = set()
+        for op in self._net.op:
+            names.update(op.input)
+            names.update(op.output)
+        names.update(self._net.external_input)
+        names.update(self._net.external_output)
+        return names
+
     def GetBlobRef(self, blob_name: BlobName) -> BlobReference:
         """A BlobReference (bound to this net) to a blob the net defines."""
         blob_name = str(blob_name)

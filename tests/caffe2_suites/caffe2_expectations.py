@@ -235,6 +235,53 @@ SUITES = [
             "TestOperators::test_tt_layer": ("failed", TT_FLOAT64_CORES),
         },
     ),
+    Suite(
+        "E6",
+        "brew_test.py",
+        outcomes={
+            "BrewTest::test_cond": ("failed", missing("If, Do, CreateScope (brew.cond)")),
+            "BrewTest::test_loop": ("failed", missing("While, Do, CreateScope (brew.loop)")),
+            "BrewTest::test_tanh": (
+                "failed",
+                "checks the mean of tanh(0.5) to 7 places against Caffe2's "
+                "1 - 2/(exp(2x) + 1) with Eigen's float exp (0.46211714); caffe2rnn's Tanh is "
+                "np.tanh, one float32 ulp away (0.46211717). Caffe2's formula with a correctly "
+                "rounded exp matches it but costs seven times np.tanh in the attention step "
+                "net (caffe2rnn/operators/activation.py)",
+            ),
+        },
+    ),
+    Suite("E6", "core_test.py"),
+    Suite(
+        "E6",
+        "workspace_test.py",
+        outcomes=dict(
+            {
+                "TestWorkspace::testGetOperatorCost": (
+                    "failed",
+                    "needs workspace.GetOperatorCost: the cost-inference functions of Caffe2's "
+                    "schemas (flops), which caffe2rnn does not implement",
+                )
+            },
+            **{
+                "TestTransform::" + name: (
+                    "failed",
+                    "needs workspace.ApplyTransform: Caffe2's C++ graph transforms, which "
+                    "caffe2rnn does not implement",
+                )
+                for name in (
+                    "test_apply_transform_if_faster",
+                    "test_registry_invalid",
+                    "test_simple_transform",
+                )
+            },
+        ),
+    ),
+    Suite(
+        "E6",
+        "gradient_check_test.py",
+        outcomes={"TestIf::testIf": ("failed", missing("If, Do, CreateScope (add_if_op)"))},
+    ),
     Suite("E6", "operator_test/recurrent_network_test.py"),
     Suite(
         "E6",
