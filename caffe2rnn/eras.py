@@ -154,6 +154,9 @@ class Era:
     #: ``ModelHelper``'s list of ops it creates without a warning, beyond E3's
     #: (model_helper.py): E5 added ExpandDims and Transpose, E6 YellowFin.
     known_ops_added: tuple = ("ExpandDims", "Transpose")
+    #: the order ``LRN``/``LRNGradient`` take without an ``order`` argument
+    #: (local_response_normalization_op.h): NHWC until 0cdd09da6, NCHW at 042e8ede4.
+    lrn_default_order: str = "NHWC"
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -193,6 +196,7 @@ E6 = _define(
         batch_matmul_broadcast=True,
         safe_dequeue_num_records=True,
         known_ops_added=("ExpandDims", "Transpose", "YellowFin"),
+        lrn_default_order="NCHW",
         version="newest",
     )
 )

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import DTypeError
 from ..runtime.registry import register, register_gradient
-from .base import Operator
+from .base import Operator, WithoutBroadcast
 from .gradient_maker import GradientMaker
 
 
@@ -81,7 +81,7 @@ _GRADIENT_SCHEMA = dict(inputs=2, outputs=1, inplace=[(1, 0)])
 
 
 @register("TanhGradient", **_GRADIENT_SCHEMA)
-class TanhGradient(ActivationGradient):
+class TanhGradient(WithoutBroadcast, ActivationGradient):
     """dX = dY ⊙ (1 − Y²)."""
 
     @staticmethod
@@ -94,7 +94,7 @@ class TanhGradient(ActivationGradient):
 
 
 @register("SigmoidGradient", **_GRADIENT_SCHEMA)
-class SigmoidGradient(ActivationGradient):
+class SigmoidGradient(WithoutBroadcast, ActivationGradient):
     """dX = dY ⊙ Y ⊙ (1 − Y)."""
 
     @staticmethod

@@ -185,3 +185,24 @@ class Operator:
                 )
             )
         return dtypes.pop()
+
+
+class WithoutBroadcast(Operator):
+    """Base of gradient ops Caffe2 registered as ``BinaryElementwiseOp<...,
+    WithoutBroadcast<Functor>>`` (SigmoidGradient, TanhGradient, SoftsignGradient,
+    Abs/Sin/CosGradient...): they read the binary ops' arguments ``broadcast``,
+    ``axis``, ``axis_str`` and ``order`` (caffe2/operators/elementwise_op.h at
+    0cdd09da6 and 042e8ede4) and refuse ``broadcast=1``, which
+    ``WithoutBroadcast`` left ``CAFFE_NOT_IMPLEMENTED``; the others change
+    nothing without it."""
+
+    def setup(self):
+        broadcast = self.args.single("broadcast", 0, int)
+        self.args.single("axis", -1, int)
+        self.args.single("axis_str", "", str)
+        self.args.single("order", "NCHW", str)
+        if broadcast:
+            raise EnforceNotMet(
+                "%s: broadcast=1 is not implemented (Caffe2's WithoutBroadcast functor: "
+                "CAFFE_NOT_IMPLEMENTED)" % self.op_type
+            )

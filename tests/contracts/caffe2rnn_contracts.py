@@ -101,7 +101,8 @@ class _Scanner(ast.NodeVisitor):
     """Collects argument reads and type checks in one function or class,
     following module functions it calls (with constant arguments bound)."""
 
-    def __init__(self, module, reads, types, unresolved, seen, local_defs=None):
+    def __init__(self, module, reads, types, unresolved, seen, local_defs=None, cls=None):
+        self.cls = cls  # the operator class: resolves self.<attr> (UniformFill.bound_kind)
         self.module = module
         self.reads = reads
         self.types = types
@@ -207,7 +208,21 @@ class _Scanner(ast.NodeVisitor):
             target = getattr(self.module, func.id, None)
             if inspect.isfunction(target) and target.__module__.startswith("caffe2rnn"):
                 self._follow(target, node)
+            elif inspect.isclass(target) and target.__module__.startswith("caffe2rnn"):
+                self._follow_class(target)  # ConvPoolArguments(self): its reads are the op's
         self.generic_visit(node)
+
+    def _follow_class(self, cls):
+        if (cls, ()) in self.seen or issubclass(cls, Operator):
+            return
+        self.seen.add((cls, ()))
+        tree = _source_tree(cls)
+        if tree is None:
+            return
+        module = sys.modules[cls.__module__]
+        inner = _Scanner(module, self.reads, self.types, self.unresolved, self.seen)
+        inner.visit(tree)
+        self.followed |= inner.followed
 
     def _bindings(self, params, call):
         scope = {}
@@ -264,6 +279,21 @@ class _Scanner(ast.NodeVisitor):
         inner.visit(definition)
         self.followed |= inner.followed
 
+    def _kind(self, node):
+        """The ``kind`` of a read: a name (``float``), or ``self.<attr>`` of the class."""
+        if isinstance(node, ast.Name):
+            return node.id
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and self.cls is not None
+        ):
+            value = getattr(self.cls, node.attr, None)
+            if isinstance(value, type):
+                return value.__name__
+        return "int"
+
     def _read(self, method, node):
         names = self.strings(node.args[0]) if node.args else None
         if names is None:
@@ -273,7 +303,7 @@ class _Scanner(ast.NodeVisitor):
         keywords = {kw.arg: kw.value for kw in node.keywords}
         default_node = keywords.get("default", positional[0] if positional else None)
         kind_node = keywords.get("kind", positional[1] if len(positional) > 1 else None)
-        kind = kind_node.id if isinstance(kind_node, ast.Name) else "int"
+        kind = self._kind(kind_node)
         if method in ("has", "has_net"):
             how, kind, default = "has", "", None
         elif method == "value":
@@ -282,11 +312,7 @@ class _Scanner(ast.NodeVisitor):
             how, kind, default = "net", "", None
         elif method == "require":
             how, default = "single", None
-            kind = (
-                node.args[1].id
-                if len(node.args) > 1 and isinstance(node.args[1], ast.Name)
-                else (kind_node.id if isinstance(kind_node, ast.Name) else "int")
-            )
+            kind = self._kind(node.args[1] if len(node.args) > 1 else kind_node)
         else:
             how, default = method, _literal(default_node)
         for name in names:
@@ -370,7 +396,7 @@ def scan_class(cls):
         tree = _source_tree(klass)
         if tree is None:
             continue
-        scanner = _Scanner(sys.modules[klass.__module__], reads, types, unresolved, seen)
+        scanner = _Scanner(sys.modules[klass.__module__], reads, types, unresolved, seen, cls=cls)
         scanner.visit(tree)
         followed |= scanner.followed
     texts = [text for function, text in unresolved if function not in followed]

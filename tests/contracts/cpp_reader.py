@@ -568,6 +568,17 @@ class CppSource:
         code = cls.body + "\n" + "\n".join(self.methods_of(cls, expr))
         mapping = template_mapping(cls, expr)
         code = fold_ternaries(substitute(code, mapping))
+        code = self._named_constants(code)
+        # helper structs built from the operator (FtrlParams(this), PowFunctor(op)) that
+        # read its arguments through op-> / op.
+        for helper in sorted(set(re.findall(r"\b([A-Z]\w+)\b", code)) - _seen):
+            found = self.find_class(helper, cls.file)
+            if found is not None and re.search(
+                r"\bop\s*(?:->|\.)\s*(?:template\s+)?(?:GetSingleArgument|GetRepeatedArgument|HasArgument)",
+                found.body,
+            ):
+                _seen.add(helper)
+                code += "\n" + self._named_constants(found.body)
         for base in cls.bases:
             code += "\n" + self.class_code(substitute(base, mapping), cls.file, _seen)
         return code
@@ -584,6 +595,22 @@ class CppSource:
                 return cls, mapping
             expr = substitute(cls.bases[0], mapping)  # an alias: follow it
         return None, {}
+
+    _CONSTANT = re.compile(
+        r'\bstatic\s+(?:constexpr\s+)?(?:const\s+)?char\s*(?:const\s*)?\*\s*(?:const\s+)?(\w+)\s*=\s*("[^"]*")'
+    )
+
+    def _named_constants(self, code):
+        """``GetRepeatedArgument<int>(VALUE_TAG)`` → ``("value")``: class-local
+        string constants, and ``OpSchema::Arg_IsTest``-like static members, put in."""
+        for name, literal in self._CONSTANT.findall(code):
+            code = re.sub(r"(?<![\w:])%s(?!\w)" % name, literal, code)
+
+        def qualified(m):
+            value = self.static_string(m.group(1), m.group(2))
+            return '"%s"' % value if value is not None else m.group(0)
+
+        return re.sub(r"(?<=\()\s*(\w+)::(\w+)(?=\s*[,)])", qualified, code)
 
     def member_alias(self, expr, member, near_file=""):
         """``A<args>::member``: the type ``using member = ...`` (or ``typedef``,
