@@ -157,6 +157,9 @@ class Era:
     #: the order ``LRN``/``LRNGradient`` take without an ``order`` argument
     #: (local_response_normalization_op.h): NHWC until 0cdd09da6, NCHW at 042e8ede4.
     lrn_default_order: str = "NHWC"
+    #: by 042e8ede4 (learning_rate_op.h): the LearningRate policies
+    #: ``linearWarmup`` and ``constantWarmup``. Before: unknown (LOG(FATAL)).
+    warmup_lr_policies: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -197,6 +200,7 @@ E6 = _define(
         safe_dequeue_num_records=True,
         known_ops_added=("ExpandDims", "Transpose", "YellowFin"),
         lrn_default_order="NCHW",
+        warmup_lr_policies=True,
         version="newest",
     )
 )

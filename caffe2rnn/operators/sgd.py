@@ -167,7 +167,13 @@ class Adagrad(ParameterUpdate):
 
 @register("SparseAdagrad", inputs=5, outputs=2, enforce_inplace=[(0, 0), (1, 1)])
 class SparseAdagrad(Adagrad):
-    """``[param, history, indices, grad, lr] → [param, history]``, rows only."""
+    """``[param, history, indices, grad, lr] → [param, history]``, rows only.
+
+    Reads ``epsilon`` only: Caffe2's SparseAdagradOp had no ``decay``
+    (adagrad_op.h at 0cdd09da6 and 042e8ede4)."""
+
+    def setup(self):
+        self.epsilon = self.args.single("epsilon", 1e-5, float)
 
     def run(self):
         indices, grads, (w, h) = self.sparse_rows(0, 3, 2, 1)
@@ -179,9 +185,10 @@ class SparseAdagrad(Adagrad):
 
 
 @register("RowWiseSparseAdagrad", inputs=5, outputs=2, enforce_inplace=[(0, 0), (1, 1)])
-class RowWiseSparseAdagrad(Adagrad):
+class RowWiseSparseAdagrad(SparseAdagrad):
     """``[param, history, indices, grad, lr] → [param, history]``: one history
-    value per row; ``h[r] += mean(g_row²)``, ``w[r] += lr · g_row / (√h[r] + ε)``."""
+    value per row; ``h[r] += mean(g_row²)``, ``w[r] += lr · g_row / (√h[r] + ε)``
+    (no ``decay`` either)."""
 
     def run(self):
         w = self.float_input(0)

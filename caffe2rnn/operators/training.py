@@ -19,6 +19,7 @@ dropout_op.{h,cc}. The optimizers that emit these ops are in
 
 import numpy as np
 
+from .. import eras
 from ..errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
 from ..runtime.registry import register, register_gradient
 from . import rng
@@ -253,13 +254,32 @@ def _poly(op):
 
 
 #: policy name → builder of ``multiplier(iter)`` from the op's arguments.
+def _linear_warmup(op):
+    """E6: ``start_multiplier + (1 − start_multiplier) · iter / num_iter`` until
+    ``num_iter``, then 1 (LinearWarmupLearningRate, 042e8ede4)."""
+    start = op.args.single("start_multiplier", 0.0, float)
+    num_iter = op.args.single("num_iter", 0, int)
+    return lambda it: 1.0 if it >= num_iter else start + (1.0 - start) * it / num_iter
+
+
+def _constant_warmup(op):
+    """E6: ``multiplier`` until ``num_iter``, then 1 (ConstantWarmupLearningRate)."""
+    multiplier = op.args.single("multiplier", 0.5, float)
+    num_iter = op.args.single("num_iter", 0, int)
+    return lambda it: 1.0 if it >= num_iter else multiplier
+
+
 _POLICIES = {
     "fixed": lambda op: lambda it: 1.0,
     "step": _step,
     "exp": _exp,
     "inv": _inv,
     "poly": _poly,
+    "linearWarmup": _linear_warmup,
+    "constantWarmup": _constant_warmup,
 }
+#: the policies that came by 042e8ede4 (the era's ``warmup_lr_policies``)
+_WARMUP_POLICIES = ("linearWarmup", "constantWarmup")
 
 
 @register("LearningRate", inputs=1, outputs=1)
@@ -268,7 +288,10 @@ class LearningRate(Operator):
 
     Policies: ``fixed`` (1), ``step`` (``gamma ** (iter // stepsize)``),
     ``exp`` (``gamma ** iter``), ``inv`` (``(1 + gamma·iter) ** −power``),
-    ``poly`` (``(1 − iter / max_iter) ** power``).
+    ``poly`` (``(1 − iter / max_iter) ** power``), and from 042e8ede4 (E6,
+    today's) ``linearWarmup`` (``start_multiplier`` rising linearly to 1 over
+    ``num_iter`` iterations) and ``constantWarmup`` (``multiplier`` for
+    ``num_iter`` iterations, then 1).
     ``base_lr`` and ``policy`` are required; SGD uses a negative base_lr.
     """
 
@@ -282,9 +305,16 @@ class LearningRate(Operator):
                 "Must specify a learning rate policy (argument "
                 "policy: one of %s)." % ", ".join(_POLICIES)
             )
-        if policy not in _POLICIES:
+        known = [
+            p
+            for p in _POLICIES
+            if p not in _WARMUP_POLICIES
+            or self.era is None
+            or eras.get(self.era).warmup_lr_policies
+        ]
+        if policy not in known:
             raise ArgumentError(
-                "Unknown learning rate policy: %s (known: %s)" % (policy, ", ".join(_POLICIES))
+                "Unknown learning rate policy: %s (known: %s)" % (policy, ", ".join(known))
             )
         self.multiplier = _POLICIES[policy](self)
 

@@ -112,6 +112,7 @@ class _Scanner(ast.NodeVisitor):
         self.local_defs = {} if local_defs is None else local_defs
         self.function = None
         self.followed = set()  # function nodes scanned with bound parameters
+        self.read_aliases = {}  # local name -> ArgumentHelper method it stands for
 
     def visit_ClassDef(self, node):
         for item in node.body:
@@ -181,6 +182,15 @@ class _Scanner(ast.NodeVisitor):
     visit_ListComp = visit_GeneratorExp = visit_SetComp = visit_DictComp = _comprehension
 
     def visit_Assign(self, node):
+        value = node.value
+        if (
+            len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(value, ast.Attribute)
+            and value.attr in READS
+            and _is_args(value.value)
+        ):  # single = self.args.single: later single("db", ...) calls are reads
+            self.read_aliases[node.targets[0].id] = value.attr
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             values = self.strings(node.value)
             if values is not None:
@@ -191,6 +201,8 @@ class _Scanner(ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in READS and _is_args(func.value):
             self._read(func.attr, node)
+        elif isinstance(func, ast.Name) and func.id in self.read_aliases:
+            self._read(self.read_aliases[func.id], node)
         elif isinstance(func, ast.Attribute) and func.attr == "float_input":
             self.types.update(("float", "double"))
         elif isinstance(func, ast.Attribute) and func.attr == "typed_input" and len(node.args) > 1:
@@ -211,6 +223,21 @@ class _Scanner(ast.NodeVisitor):
             elif inspect.isclass(target) and target.__module__.startswith("caffe2rnn"):
                 self._follow_class(target)  # ConvPoolArguments(self): its reads are the op's
         self.generic_visit(node)
+
+    def visit_Name(self, node):
+        """A module table of functions the class dispatches through
+        (``_POLICIES[policy](self)``): each function's reads are the op's."""
+        value = getattr(self.module, node.id, None)
+        if isinstance(value, dict) and value and all(inspect.isfunction(v) for v in value.values()):
+            for function in value.values():
+                if function.__module__.startswith("caffe2rnn") and (function, ()) not in self.seen:
+                    self.seen.add((function, ()))
+                    tree = _source_tree(function)
+                    if tree is not None:
+                        module = sys.modules[function.__module__]
+                        inner = _Scanner(module, self.reads, self.types, self.unresolved, self.seen)
+                        inner.visit(tree)
+                        self.followed |= inner.followed
 
     def _follow_class(self, cls):
         if (cls, ()) in self.seen or issubclass(cls, Operator):
@@ -387,15 +414,38 @@ def _types_of(module, node):
     return set()
 
 
+def _without_overridden(tree, overridden):
+    """The class ``tree`` without the methods a subclass overrides (unless the
+    override calls ``super().<name>``: then the base's code runs too)."""
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    keep = [
+        item
+        for item in body
+        if not (isinstance(item, ast.FunctionDef) and overridden.get(item.name) is False)
+    ]
+    if body:
+        tree.body[0].body = keep or [ast.Pass()]
+    return tree
+
+
 def scan_class(cls):
-    """``(reads, types, unresolved)`` of an operator class and its caffe2rnn bases."""
+    """``(reads, types, unresolved)`` of an operator class and its caffe2rnn bases
+    (a base's method a subclass overrides without calling ``super()`` is left out)."""
     reads, types, unresolved, seen, followed = {}, set(), [], set(), set()
+    overridden = {}  # method name -> True if the override calls super().<name>
     for klass in cls.__mro__:
         if klass in (Operator, object) or not klass.__module__.startswith("caffe2rnn"):
             continue
         tree = _source_tree(klass)
         if tree is None:
             continue
+        tree = _without_overridden(tree, overridden)
+        for item in tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []:
+            if isinstance(item, ast.FunctionDef) and item.name not in overridden:
+                calls_super = "super()." + item.name in ast.unparse(item)
+                overridden[item.name] = calls_super
+            elif isinstance(item, ast.FunctionDef) and overridden[item.name]:
+                overridden[item.name] = "super()." + item.name in ast.unparse(item)
         scanner = _Scanner(sys.modules[klass.__module__], reads, types, unresolved, seen, cls=cls)
         scanner.visit(tree)
         followed |= scanner.followed

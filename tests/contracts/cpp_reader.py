@@ -155,6 +155,7 @@ TERMINAL_MACROS = frozenset(
 #: CAFFE_ENFORCE-like macros are left alone).
 _INTERESTING = re.compile(
     r"REGISTER_|OPERATOR_SCHEMA|GRADIENT|Get(?:Single|Repeated)Argument|HasArgument|\bclass\b|\bstruct\b"
+    r"|\bconst\s+char\s*\*"
 )
 
 
@@ -1028,9 +1029,11 @@ class Reader:
                 c.unresolved.append("gradient maker %s not found" % template_name(maker))
                 continue
             c.gradient_calls = read_gradient_calls(code, self.source, rel)
+            # CopyArguments() false turns the automatic copy off; a maker that then
+            # copies Def().arg() itself (Transpose, SequenceMask) still copies them
             c.gradient_copies_args = not re.search(
                 r"CopyArguments\s*\(\s*\)\s*const\s*(?:override\s*)?\{\s*return\s+false", code
-            )
+            ) or bool(re.search(r"(?:Def\(\)|def_)\s*\.\s*arg\s*\(\s*\)", code))
             body = code
             g = re.search(r"GetGradientDefs\s*\(\s*\)\s*(?:override\s*)?\{", code)
             if g:

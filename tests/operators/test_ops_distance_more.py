@@ -84,6 +84,8 @@ def test_dot_product_with_padding(dx, dy, replicate):
 
 
 def test_dot_product_with_padding_gradient_maker_passes_the_arguments():
+    """distance_op.cc (042e8ede4): pad_value and replicate, then the forward arguments copied
+    (the maker leaves CopyArguments on), so pad_value appears twice, with one value."""
     ops, _ = gradient_of("DotProductWithPadding", ["X", "Y"], ["Z"], pad_value=0.5)
     assert ops == [
         (
@@ -91,7 +93,7 @@ def test_dot_product_with_padding_gradient_maker_passes_the_arguments():
             "",
             ["X", "Y", "Z_grad"],
             ["X_grad", "Y_grad"],
-            [("pad_value", 0.5), ("replicate", 0)],
+            [("pad_value", 0.5), ("replicate", 0), ("pad_value", 0.5)],
             True,
         )
     ]

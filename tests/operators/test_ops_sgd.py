@@ -249,3 +249,27 @@ def test_sparse_updates_must_be_in_place():
     feeds.update({"g": random((1, 2)), "lr": lr(-1)})
     with pytest.raises(EnforceNotMet, match="same blob"):
         run_op("SparseAdagrad", feeds, ["w2", "h"])
+
+
+@pytest.mark.parametrize(
+    "policy, args, want",
+    [
+        # LinearWarmupLearningRate / ConstantWarmupLearningRate (learning_rate_functors.h,
+        # 042e8ede4): iter >= num_iter -> 1, else start + (1 - start) * iter / num_iter, or
+        # the constant multiplier
+        ("linearWarmup", {"start_multiplier": 0.2, "num_iter": 4}, [0.2, 0.4, 0.6, 0.8, 1.0, 1.0]),
+        ("constantWarmup", {"multiplier": 0.25, "num_iter": 2}, [0.25, 0.25, 1.0, 1.0, 1.0, 1.0]),
+    ],
+)
+def test_warmup_learning_rate_policies(policy, args, want):
+    from caffe2rnn.runtime import Workspace
+
+    got = []
+    for it in range(6):
+        ws = Workspace()
+        ws.feed("it", np.array([it], np.int64))
+        ws.run_operator_once(
+            core.CreateOperator("LearningRate", ["it"], ["lr"], base_lr=-2.0, policy=policy, **args)
+        )
+        got.append(float(ws.fetch("lr")))
+    np.testing.assert_allclose(got, [-2.0 * w for w in want], rtol=1e-6)
