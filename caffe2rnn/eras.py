@@ -160,6 +160,12 @@ class Era:
     #: by 042e8ede4 (learning_rate_op.h): the LearningRate policies
     #: ``linearWarmup`` and ``constantWarmup``. Before: unknown (LOG(FATAL)).
     warmup_lr_policies: bool = False
+    #: by 042e8ede4 (utility_ops.h): ``Print`` reads ``every_n`` and prints on
+    #: runs 1, n + 1, 2n + 1... Before: every run.
+    print_every_n: bool = False
+    #: 3b789ebd2 (2017-07-13): ``DequeueBlobs`` reads ``timeout_secs``.
+    #: Before: it waited without a limit.
+    dequeue_timeout: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -201,6 +207,8 @@ E6 = _define(
         known_ops_added=("ExpandDims", "Transpose", "YellowFin"),
         lrn_default_order="NCHW",
         warmup_lr_policies=True,
+        print_every_n=True,
+        dequeue_timeout=True,
         version="newest",
     )
 )

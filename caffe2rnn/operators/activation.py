@@ -17,7 +17,12 @@ write dX over dY (in place ``{1 → 0}``). float32 or float64 only.
 import numpy as np
 
 from ..errors import DTypeError
-from ..runtime.registry import register, register_gradient
+from ..runtime.registry import (
+    register,
+    register_gradient,
+    register_gradient_variant,
+    register_variant,
+)
 from .base import Operator, WithoutBroadcast
 from .gradient_maker import GradientMaker
 
@@ -129,3 +134,30 @@ def _register_output_based_gradient(op_type):
 GetTanhGradient = _register_output_based_gradient("Tanh")
 GetSigmoidGradient = _register_output_based_gradient("Sigmoid")
 GetReluGradient = _register_output_based_gradient("Relu")
+
+
+@register_variant("ReluGradient", eras=["E4"], inputs=3, outputs=1, inplace=[(2, 0)])
+class ReluGradientX(ReluGradient):
+    """E4's ``ReluGradient([X, Y, dY] → dX)``: X is taken and not read
+    (relu_op.cc from c2913bcac, 2017-04-12, to 4a1713b83, which went back to
+    ``[Y, dY]``; the schema: 3 inputs, dY in place as dX)."""
+
+    def run(self):
+        y = self.float_input(1)
+        dy = self.input(2)
+        if dy.shape != y.shape:
+            raise self.shape_error(2, "%s like input 1 ('%s')" % (y.shape, self.input_name(1)))
+        if dy.dtype != y.dtype:
+            raise DTypeError(
+                "input 2 ('%s') has type %s; expected %s like input 1 "
+                "('%s')" % (self.input_name(2), dy.dtype, y.dtype, self.input_name(1))
+            )
+        self.compute(y, dy, self.output(0, y.shape, y.dtype))
+
+
+@register_gradient_variant("Relu", eras=["E4"])
+class GetReluGradientX(GradientMaker):
+    """E4: ``ReluGradient([I0, O0, GO0] → GI0)`` (relu_op.cc at c2913bcac)."""
+
+    def get_gradient_defs(self):
+        return [self.op_def("ReluGradient", [self.I(0), self.O(0), self.GO(0)], [self.GI(0)])]

@@ -218,7 +218,12 @@ class DiagonalFill(ConstantFill):
             flat[::step] = value
 
 
-@register("UniformFill", inputs=(0, 3), outputs=1, inplace=[(0, 0)])
+def _shape_or_bounds(n_in, n_out):
+    """0 inputs, 1 (the shape) or 3 (shape, min, max)"""
+    return n_in in (0, 1, 3)
+
+
+@register("UniformFill", inputs=(0, 3), outputs=1, inplace=[(0, 0)], counts=_shape_or_bounds)
 class UniformFill(Filler):
     """i.i.d. uniform in [min, max] (args, or 1-element blobs as inputs 1 and 2).
 
@@ -227,12 +232,7 @@ class UniformFill(Filler):
 
     bound_kind: type = float
 
-    def setup(self):
-        if len(self.inputs) == 2:
-            raise ArgumentError(
-                "%s takes 0, 1 or 3 inputs (shape source, min blob, max blob); got 2"
-                % self.def_.type
-            )
+    def setup(self):  # 2 inputs: refused by the schema (NumInputs({0, 1, 3}))
         super().setup()
         self.random = rng.OpRandom(self.def_)
         self.min = self.args.single("min", self.bound_kind(0), self.bound_kind)
@@ -274,7 +274,7 @@ class UniformFill(Filler):
         return self.random.generator.uniform(low, high, shape)
 
 
-@register("UniformIntFill", inputs=(0, 3), outputs=1, inplace=[(0, 0)])
+@register("UniformIntFill", inputs=(0, 3), outputs=1, inplace=[(0, 0)], counts=_shape_or_bounds)
 class UniformIntFill(UniformFill):
     """i.i.d. int32, uniform over the integers of [min, max] (both included, as
     ``std::uniform_int_distribution``); min/max are ints (default 0 and 1)."""

@@ -204,6 +204,15 @@ class GradientNotImplementedYet(GradientMaker):
         )
 
 
+class NotRegistered(GradientMaker):
+    """An era whose C++ registered no gradient maker for the op: asking for one
+    fails as ``GradientRegistry()->Create`` did for any unregistered type
+    (:mod:`caffe2rnn.operators.era_gradients`)."""
+
+    def get_gradient_defs(self):
+        raise GradientError("Gradient maker for operator %s not implemented." % self.def_.type)
+
+
 def _post_process(maker, forward, ops):
     for op in ops:
         op.is_gradient_op = True

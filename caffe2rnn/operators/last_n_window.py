@@ -24,18 +24,37 @@ that the new ones would not fit, a ``last_n`` of another type than
 ``data`` (Caffe2 reallocated it, uninitialised) and a ``next`` that is not
 int32 (likewise).
 
-Caffe2: caffe2/operators/last_n_window_collector.cc at 0cdd09da6.
+From E6 (042e8ede4) the op takes two optional inputs: a mutex (input 3, from
+``CreateMutex``) held while it collects, and ``num_visited`` (input 4, in
+place as output 2; a one-element int64): the count of rows seen, set to 0
+while ``last_n`` is empty and increased by ``data``'s rows at each run. An
+output 2 without input 4 must already hold one element, as the C++ enforced;
+here it must be int64 too (the C++ reallocated another type, uninitialised).
+E5's schema took exactly three inputs and two outputs; caffe2rnn accepts the
+E6 form in every era.
+
+Caffe2: caffe2/operators/last_n_window_collector.cc at 0cdd09da6 and 042e8ede4.
 """
 
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..runtime.registry import register, register_gradient
+from .atomic import mutex_input
 from .base import Operator
 from .gradient_maker import ShouldNotDoGradient
 
+#: INPUT_TAGS(LAST_N_IN, NEXT_IN, DATA, MUTEX, NUM_VISITED_IN);
+#: OUTPUT_TAGS(LAST_N, NEXT, NUM_VISITED) (042e8ede4)
+_MUTEX, _NUM_VISITED = 3, 2
 
-@register("LastNWindowCollector", inputs=3, outputs=2, enforce_inplace=[(0, 0), (1, 1)])
+
+@register(
+    "LastNWindowCollector",
+    inputs=(3, 5),
+    outputs=(2, 3),
+    enforce_inplace=[(0, 0), (1, 1), (4, 2)],
+)
 class LastNWindowCollector(Operator):
     """Append data's rows to a ring buffer of the last ``num_to_collect`` rows."""
 
@@ -45,6 +64,13 @@ class LastNWindowCollector(Operator):
             raise ArgumentError("num_to_collect must be > 0, got %d" % self.n)
 
     def run(self):
+        if len(self.inputs) > _MUTEX:
+            with mutex_input(self, _MUTEX):
+                self.collect()
+        else:
+            self.collect()
+
+    def collect(self):
         data = self.input(2)
         if not isinstance(data, np.ndarray) or data.ndim < 1:
             raise self.shape_error(2, "a tensor of at least 1 dim (its rows)")
@@ -59,6 +85,8 @@ class LastNWindowCollector(Operator):
                     % (self.input_name(0), old.dtype, data.dtype, self.input_name(2))
                 )
         entries = data.shape[0]
+        if len(self.outputs) > _NUM_VISITED:
+            self._count_visited(initialized, entries)
         if entries == 0:
             if not initialized:
                 self.output(0, data.shape, data.dtype)
@@ -85,6 +113,27 @@ class LastNWindowCollector(Operator):
             out[: to_copy - first] = data[first:to_copy]
             following = (start + to_copy) % self.n
         self.output(1, (), np.int32)[...] = following
+
+    def _count_visited(self, initialized, entries):
+        """Output 2: ``*num_visited`` (0 while last_n is empty) ``+= entries``."""
+        blob = self.outputs[_NUM_VISITED]
+        value = blob.value
+        if not isinstance(value, np.ndarray) or value.size != 1:
+            raise ShapeError(
+                "output 2 ('%s') must hold one element (num_visited; CAFFE_ENFORCE_EQ(1, "
+                "size)), got %s" % (blob.name, getattr(value, "shape", type(value).__name__))
+            )
+        if value.dtype != np.int64:
+            raise DTypeError(
+                "output 2 ('%s') is %s; num_visited is int64" % (blob.name, value.dtype)
+            )
+        visited = 0 if not initialized else int(value.reshape(-1)[0])
+        if visited < 0:
+            raise ShapeError(
+                "output 2 ('%s') = %d; num_visited must be >= 0" % (blob.name, visited)
+            )
+        out = self.output(_NUM_VISITED, value.shape, np.int64)
+        out.reshape(-1)[0] = visited + entries
 
     def _next(self, rows):
         """Input 1: a 0-d int32 in ``[0, rows)``."""

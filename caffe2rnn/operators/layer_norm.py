@@ -66,7 +66,14 @@ class LayerNorm(_LayerNormBase):
 
 @register("LayerNormGradient", inputs=5, outputs=1)
 class LayerNormGradient(_LayerNormBase):
-    """``[dY, Y, mean, stdev, X] → dX``."""
+    """``[dY, Y, mean, stdev, X] → dX``.
+
+    ``epsilon`` is read as LayerNormGradientOp read it (default 0.001) and, as
+    there, not used: the saved ``stdev`` already holds it."""
+
+    def setup(self):
+        self.axis = self.args.single("axis", 1, int)
+        self.epsilon = self.args.single("epsilon", 0.001, float)
 
     def run(self):
         x, axis, left, right = self.rows(4)

@@ -286,7 +286,28 @@ class _QueueOp(Operator):
             raise QueueClosedError(failure % self.input_name(0))
 
 
-@register("EnqueueBlobs", inputs=(2, None), outputs=(1, None), inplace="any")
+def _one_more_input(n_in, n_out):
+    """one input more than outputs (the queue)"""
+    return n_in == n_out + 1
+
+
+def _same_count(n_in, n_out):
+    """as many outputs as inputs (the blobs, then the status)"""
+    return n_in == n_out
+
+
+def _shifted_by_queue(i, j):
+    """EnforceInplace(input == output + 1): blob k is input k + 1 and output k."""
+    return i == j + 1
+
+
+@register(
+    "EnqueueBlobs",
+    inputs=(2, None),
+    outputs=(1, None),
+    counts=_one_more_input,
+    enforce_inplace=_shifted_by_queue,
+)
 class EnqueueBlobs(_QueueOp):
     """``[queue, b_1 ... b_k] → [b_1 ... b_k]``: enqueue one record, in place."""
 
@@ -315,11 +336,14 @@ class EnqueueBlobs(_QueueOp):
 class DequeueBlobs(_QueueOp):
     """``queue → [b_1 ... b_k]``: the oldest record; waits while the queue is empty.
 
-    ``timeout_secs`` (> 0) bounds the wait (:class:`QueueTimeoutError`).
+    ``timeout_secs`` (> 0) bounds the wait (:class:`QueueTimeoutError`); from
+    3b789ebd2 (E6; era policy ``dequeue_timeout``).
     """
 
     def setup(self):
-        self.timeout = self.args.single("timeout_secs", 0.0, float)
+        self.timeout = 0.0  # no limit (a wait nobody can end still fails at once)
+        if self.era is None or eras.get(self.era).dequeue_timeout:
+            self.timeout = self.args.single("timeout_secs", 0.0, float)
 
     def run(self):
         queue, blobs = self.queue()
@@ -335,7 +359,13 @@ class CloseBlobsQueue(Operator):
         queue_input(self).close()
 
 
-@register("SafeEnqueueBlobs", inputs=(2, None), outputs=(2, None), inplace="any")
+@register(
+    "SafeEnqueueBlobs",
+    inputs=(2, None),
+    outputs=(2, None),
+    counts=_same_count,
+    enforce_inplace=_shifted_by_queue,
+)
 class SafeEnqueueBlobs(EnqueueBlobs):
     """EnqueueBlobs with a last output ``status``: True when the queue was closed and full."""
 
@@ -345,6 +375,9 @@ class SafeEnqueueBlobs(EnqueueBlobs):
 @register("SafeDequeueBlobs", inputs=1, outputs=(2, None))
 class SafeDequeueBlobs(DequeueBlobs):
     """DequeueBlobs with a last output ``status``: True when the queue was closed and empty.
+
+    It waits without a time limit: ``timeout_secs`` is not read (Caffe2's
+    SafeDequeueBlobsOp never read it).
 
     From E6 (042e8ede4, queue_ops.h) ``num_records`` (default 1, > 0) dequeues
     up to that many records and concatenates each field's tensors along dim 0
@@ -357,7 +390,9 @@ class SafeDequeueBlobs(DequeueBlobs):
     status = True
 
     def setup(self):
-        super().setup()
+        # no timeout_secs: SafeDequeueBlobsOp called blockingRead without one
+        # (queue_ops.h at every era); the argument is DequeueBlobs' only
+        self.timeout = 0.0
         self.num_records = 1
         if self.era is None or eras.get(self.era).safe_dequeue_num_records:
             self.num_records = self.args.single("num_records", 1, int)

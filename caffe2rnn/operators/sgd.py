@@ -44,6 +44,7 @@ own (:mod:`caffe2rnn.operators.rmsprop`, :mod:`caffe2rnn.operators.ftrl`,
 
 import numpy as np
 
+from .. import eras
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import ShouldNotDoGradient
@@ -152,7 +153,11 @@ class Adagrad(ParameterUpdate):
 
     def setup(self):
         self.epsilon = self.args.single("epsilon", 1e-5, float)
-        self.decay = self.args.single("decay", 1.0, float)
+        # decay came with 3c83d3278 (2017-09-15; adagrad_op.h at 042e8ede4, E6): the
+        # era policy late_2017_optimizers. Before, AdagradOp did not read it.
+        self.decay = 1.0
+        if self.era is None or eras.get(self.era).late_2017_optimizers:
+            self.decay = self.args.single("decay", 1.0, float)
 
     def run(self):
         w, h, g = self.floats_of_one_size((0, 1, 2))

@@ -315,6 +315,9 @@ class GetSplitGradient(GradientMaker):
         return [self.op_def("Concat", grads, [gi, "_" + gi + "_dims"])]
 
 
+_TRANSPOSE_TYPES = (np.float32, np.float64, np.int32, np.int64)
+
+
 @register("Transpose", inputs=1, outputs=1)
 class Transpose(Operator):
     """``Y = numpy.transpose(X, axes)``; ``axes`` defaults to reversed dims.
@@ -327,7 +330,8 @@ class Transpose(Operator):
         self.axes = self.args.repeated("axes", kind=int) or None
 
     def run(self):
-        x = self.input(0)
+        # DispatchHelper<TensorTypes<float, double, int, long>> (transpose_op.h, E4..E6)
+        x = self.typed_input(0, _TRANSPOSE_TYPES, "float32, float64, int32 or int64")
         if self.axes is not None and sorted(self.axes) != list(range(x.ndim)):
             raise self.shape_error(
                 0,

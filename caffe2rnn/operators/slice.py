@@ -161,11 +161,12 @@ class Slice(_SliceBase):
         self.output(0, block.shape, data.dtype)[...] = block
 
 
-@register("SliceGradient", inputs=(2, None), outputs=1, inplace="any")
+@register("SliceGradient", inputs=(2, None), outputs=1)
 class SliceGradient(_SliceBase):
-    """``[data, (starts, ends,) dY] → d data`` (Caffe2 had no schema for it: any
-    in-place use is accepted; 4 inputs = bounds as inputs, else ``dY`` is
-    input 1)."""
+    """``[data, (starts, ends,) dY] → d data`` (4 inputs = bounds as inputs,
+    else ``dY`` is input 1). No in-place use: E6's empty
+    ``OPERATOR_SCHEMA(SliceGradient)`` allowed none (E5 had no schema and
+    checked nothing)."""
 
     tensor_bounds_inputs = 4
 

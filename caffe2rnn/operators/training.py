@@ -30,7 +30,17 @@ from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
 _INT64_MAX = np.iinfo(np.int64).max
 
 
-@register("WeightedSum", inputs=(2, None), outputs=1, inplace=[(0, 0)])
+def _pairs(n_in, n_out):
+    """an even number of inputs (X_0, w_0, X_1, w_1, ...)"""
+    return n_in > 0 and n_in % 2 == 0
+
+
+def _scatter_pairs(n_in, n_out):
+    """X_0, w_0, INDICES, then pairs (X_1, w_1, ...): 5, 7, 9... inputs"""
+    return n_in > 3 and (n_in - 3) % 2 == 0
+
+
+@register("WeightedSum", inputs=(2, None), outputs=1, inplace=[(0, 0)], counts=_pairs)
 class WeightedSum(Operator):
     """``Y = Σ_k X_k · w_k`` for inputs ``X_0, w_0, X_1, w_1, ...``.
 
@@ -81,7 +91,13 @@ def index_input(op, i, bound):
     return flat
 
 
-@register("ScatterWeightedSum", inputs=(5, None), outputs=1, enforce_inplace=[(0, 0)])
+@register(
+    "ScatterWeightedSum",
+    inputs=(5, None),
+    outputs=1,
+    enforce_inplace=[(0, 0)],
+    counts=_scatter_pairs,
+)
 class ScatterWeightedSum(Operator):
     """WeightedSum on the rows of ``X_0`` picked by ``INDICES``, in place.
 
@@ -253,7 +269,6 @@ def _poly(op):
     return multiplier
 
 
-#: policy name → builder of ``multiplier(iter)`` from the op's arguments.
 def _linear_warmup(op):
     """E6: ``start_multiplier + (1 − start_multiplier) · iter / num_iter`` until
     ``num_iter``, then 1 (LinearWarmupLearningRate, 042e8ede4)."""
@@ -269,17 +284,19 @@ def _constant_warmup(op):
     return lambda it: 1.0 if it >= num_iter else multiplier
 
 
+#: policy name → builder of ``multiplier(iter)`` from the op's arguments.
 _POLICIES = {
     "fixed": lambda op: lambda it: 1.0,
     "step": _step,
     "exp": _exp,
     "inv": _inv,
     "poly": _poly,
+}
+#: the policies that came by 042e8ede4 (the era's ``warmup_lr_policies``)
+_WARMUP_POLICIES = {
     "linearWarmup": _linear_warmup,
     "constantWarmup": _constant_warmup,
 }
-#: the policies that came by 042e8ede4 (the era's ``warmup_lr_policies``)
-_WARMUP_POLICIES = ("linearWarmup", "constantWarmup")
 
 
 @register("LearningRate", inputs=1, outputs=1)
@@ -305,18 +322,14 @@ class LearningRate(Operator):
                 "Must specify a learning rate policy (argument "
                 "policy: one of %s)." % ", ".join(_POLICIES)
             )
-        known = [
-            p
-            for p in _POLICIES
-            if p not in _WARMUP_POLICIES
-            or self.era is None
-            or eras.get(self.era).warmup_lr_policies
-        ]
+        known = dict(_POLICIES)
+        if self.era is None or eras.get(self.era).warmup_lr_policies:
+            known.update(_WARMUP_POLICIES)
         if policy not in known:
             raise ArgumentError(
                 "Unknown learning rate policy: %s (known: %s)" % (policy, ", ".join(known))
             )
-        self.multiplier = _POLICIES[policy](self)
+        self.multiplier = known[policy](self)
 
     def run(self):
         it = self.input(0)

@@ -16,6 +16,8 @@ For every registered op type, in the same vocabulary as :mod:`cpp_reader`:
 """
 
 import ast
+import copy
+import functools
 import inspect
 import re
 import sys
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import caffe2rnn.operators  # noqa: F401 - registers every operator
+from caffe2rnn import eras
 from caffe2rnn.operators import gradient_maker as gm
 from caffe2rnn.operators.base import Operator
 from caffe2rnn.proto import caffe2_pb2
@@ -85,12 +88,15 @@ class PyContract:
     gradient_error: str = ""
     gradient_copies_args: bool = True
     schema: object = None
+    era: object = None  # the caffe2rnn Era it was read for
 
 
 # --- reading the source ---------------------------------------------------------------
 
 
+@functools.cache
 def _source_tree(obj):
+    """The parsed source of a class or function (cached: read, never changed)."""
     try:
         return ast.parse(textwrap.dedent(inspect.getsource(obj)))
     except (OSError, TypeError, SyntaxError):
@@ -101,7 +107,21 @@ class _Scanner(ast.NodeVisitor):
     """Collects argument reads and type checks in one function or class,
     following module functions it calls (with constant arguments bound)."""
 
-    def __init__(self, module, reads, types, unresolved, seen, local_defs=None, cls=None):
+    def __init__(
+        self,
+        module,
+        reads,
+        types,
+        unresolved,
+        seen,
+        local_defs=None,
+        cls=None,
+        era=None,
+        used=None,
+    ):
+        self.era = era  # the caffe2rnn Era the op runs as: decides era-gated branches
+        self.used = {} if used is None else used  # era field -> value: the gates consulted
+        self.gates = {}  # local name -> the truth value an era gate gave it
         self.cls = cls  # the operator class: resolves self.<attr> (UniformFill.bound_kind)
         self.module = module
         self.reads = reads
@@ -181,8 +201,70 @@ class _Scanner(ast.NodeVisitor):
 
     visit_ListComp = visit_GeneratorExp = visit_SetComp = visit_DictComp = _comprehension
 
+    # --- era gates: ``if eras.current().flatten_axis:``, ``self.era is None or
+    # eras.get(self.era).concat_add_axis`` decide which branch runs for the era checked
+    def gate(self, node):
+        """True/False when ``node`` is decided by the era checked, else None."""
+        if self.era is None:
+            return None
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr in ("get", "current")
+            and isinstance(node.value.func.value, ast.Name)
+            and node.value.func.value.id in ("eras", "_eras")
+        ):
+            value = getattr(self.era, node.attr, None)
+            self.used[node.attr] = value
+            return bool(value) if isinstance(value, (bool, tuple)) else None
+        if (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(node.left, ast.Attribute)
+            and node.left.attr == "era"
+            and isinstance(node.comparators[0], ast.Constant)
+            and node.comparators[0].value is None
+        ):  # an op checked for an era has one named: ``self.era is None`` is False
+            return isinstance(node.ops[0], ast.IsNot)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = self.gate(node.operand)
+            return None if inner is None else not inner
+        if isinstance(node, ast.BoolOp):
+            values = [self.gate(v) for v in node.values]
+            decisive = isinstance(node.op, ast.Or)  # the value that decides an or / an and
+            if decisive in values:
+                return decisive
+            if all(v is not None for v in values):
+                return not decisive
+            return None
+        if isinstance(node, ast.Name):
+            return self.gates.get(node.id)
+        return None
+
+    def visit_If(self, node):
+        decided = self.gate(node.test)
+        self.visit(node.test)
+        for stmt in node.body if decided is not False else []:
+            self.visit(stmt)
+        for stmt in node.orelse if decided is not True else []:
+            self.visit(stmt)
+
+    def visit_IfExp(self, node):
+        decided = self.gate(node.test)
+        self.visit(node.test)
+        if decided is not False:
+            self.visit(node.body)
+        if decided is not True:
+            self.visit(node.orelse)
+
     def visit_Assign(self, node):
         value = node.value
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            decided = self.gate(value)
+            if decided is not None:
+                self.gates[node.targets[0].id] = decided
         if (
             len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)
@@ -235,7 +317,15 @@ class _Scanner(ast.NodeVisitor):
                     tree = _source_tree(function)
                     if tree is not None:
                         module = sys.modules[function.__module__]
-                        inner = _Scanner(module, self.reads, self.types, self.unresolved, self.seen)
+                        inner = _Scanner(
+                            module,
+                            self.reads,
+                            self.types,
+                            self.unresolved,
+                            self.seen,
+                            era=self.era,
+                            used=self.used,
+                        )
                         inner.visit(tree)
                         self.followed |= inner.followed
 
@@ -247,7 +337,9 @@ class _Scanner(ast.NodeVisitor):
         if tree is None:
             return
         module = sys.modules[cls.__module__]
-        inner = _Scanner(module, self.reads, self.types, self.unresolved, self.seen)
+        inner = _Scanner(
+            module, self.reads, self.types, self.unresolved, self.seen, era=self.era, used=self.used
+        )
         inner.visit(tree)
         self.followed |= inner.followed
 
@@ -301,7 +393,9 @@ class _Scanner(ast.NodeVisitor):
             return
         self.seen.add(key)
         module = sys.modules[function.__module__]
-        inner = _Scanner(module, self.reads, self.types, self.unresolved, self.seen)
+        inner = _Scanner(
+            module, self.reads, self.types, self.unresolved, self.seen, era=self.era, used=self.used
+        )
         inner.env = [scope]
         inner.visit(definition)
         self.followed |= inner.followed
@@ -319,7 +413,9 @@ class _Scanner(ast.NodeVisitor):
             value = getattr(self.cls, node.attr, None)
             if isinstance(value, type):
                 return value.__name__
-        return "int"
+        if node is None:
+            return "int"  # ArgumentHelper's default kind
+        return "?"  # computed (``int if kind is bool else kind``): any field
 
     def _read(self, method, node):
         names = self.strings(node.args[0]) if node.args else None
@@ -423,14 +519,34 @@ def _without_overridden(tree, overridden):
         for item in body
         if not (isinstance(item, ast.FunctionDef) and overridden.get(item.name) is False)
     ]
-    if body:
-        tree.body[0].body = keep or [ast.Pass()]
-    return tree
+    if not body:
+        return tree
+    cls = copy.copy(tree.body[0])
+    cls.body = keep or [ast.Pass()]
+    return ast.Module(body=[cls], type_ignores=[])
 
 
-def scan_class(cls):
+#: class -> [(era gates consulted {field: value}, era is None, result)]: a class is
+#: scanned again only for an era whose gates it consulted differ
+_SCANS = {}
+
+
+def scan_class(cls, era=None):
     """``(reads, types, unresolved)`` of an operator class and its caffe2rnn bases
-    (a base's method a subclass overrides without calling ``super()`` is left out)."""
+    (a base's method a subclass overrides without calling ``super()`` is left out),
+    as it runs in ``era`` (None: every era-gated branch)."""
+    for used, no_era, result in _SCANS.get(cls, ()):
+        if (era is None) == no_era and all(
+            getattr(era, name, None) == value for name, value in used.items()
+        ):
+            return result
+    used = {}
+    result = _scan_class(cls, era, used)
+    _SCANS.setdefault(cls, []).append((used, era is None, result))
+    return result
+
+
+def _scan_class(cls, era, used):
     reads, types, unresolved, seen, followed = {}, set(), [], set(), set()
     overridden = {}  # method name -> True if the override calls super().<name>
     for klass in cls.__mro__:
@@ -446,7 +562,16 @@ def scan_class(cls):
                 overridden[item.name] = calls_super
             elif isinstance(item, ast.FunctionDef) and overridden[item.name]:
                 overridden[item.name] = "super()." + item.name in ast.unparse(item)
-        scanner = _Scanner(sys.modules[klass.__module__], reads, types, unresolved, seen, cls=cls)
+        scanner = _Scanner(
+            sys.modules[klass.__module__],
+            reads,
+            types,
+            unresolved,
+            seen,
+            cls=cls,
+            era=era,
+            used=used,
+        )
         scanner.visit(tree)
         followed |= scanner.followed
     texts = [text for function, text in unresolved if function not in followed]
@@ -475,7 +600,7 @@ def _symbol(name, n_in, n_out):
     return m.group(1) if m else text
 
 
-def gradient_of(op_type, n_in, n_out, args=()):
+def gradient_of(op_type, n_in, n_out, args=(), era=None):
     """``(ops, error, copies_args)``: the gradient ops caffe2rnn's maker writes
     for ``op_type`` with ``n_in`` inputs and ``n_out`` outputs, as
     ``(type, [inputs], [outputs])`` in I/O/GO/GI symbols."""
@@ -488,7 +613,8 @@ def gradient_of(op_type, n_in, n_out, args=()):
     for arg in args:
         op.arg.add().CopyFrom(arg)
     try:
-        ops, _ = gm.get_gradient_for_op(op, ["Y%d_grad" % i for i in range(n_out)])
+        with eras.use(era or eras.current()):
+            ops, _ = gm.get_gradient_for_op(op, ["Y%d_grad" % i for i in range(n_out)])
     except Exception as exc:  # noqa: BLE001 - recorded, compared as text
         return [], "%s: %s" % (type(exc).__name__, exc), True
     out = [
@@ -503,10 +629,12 @@ def gradient_of(op_type, n_in, n_out, args=()):
     return out, "", copies
 
 
-def gradient_kind(op_type):
+def gradient_kind(op_type, era=None):
     if not registry.has_gradient_maker(op_type):
         return ""
-    maker = registry.gradient_maker(op_type)
+    maker = registry.gradient_maker(op_type, era)
+    if maker is gm.NotRegistered:
+        return ""
     if maker is gm.NoGradient or (inspect.isclass(maker) and issubclass(maker, gm.NoGradient)):
         return "none"
     if inspect.isclass(maker) and issubclass(maker, gm.ShouldNotDoGradient):
@@ -519,10 +647,21 @@ def gradient_kind(op_type):
 # --- all of it ------------------------------------------------------------------------
 
 
+def caffe2rnn_era(name):
+    """The caffe2rnn :class:`~caffe2rnn.eras.Era` an era of the table runs as:
+    the era of that name, or today's (E6) for an era caffe2rnn does not have."""
+    return eras.ERAS.get(name) or eras.get("E6")
+
+
 def contract(op_type, era=None):
+    """caffe2rnn's contract of ``op_type`` as it runs in ``era`` (a name or an
+    Era; None: every era-gated branch counts)."""
+    era = (
+        None if era is None else eras.get(era) if isinstance(era, eras.Era) else caffe2rnn_era(era)
+    )
     cls = registry.operator_class(op_type, era)
-    schema = registry.schema(op_type)
-    reads, types, unresolved = scan_class(cls)
+    schema = cls.schema  # an era's variant may have its own
+    reads, types, unresolved = scan_class(cls, era)
     return PyContract(
         op_type,
         cls,
@@ -533,8 +672,9 @@ def contract(op_type, era=None):
         reads,
         unresolved,
         types,
-        gradient_kind(op_type),
+        gradient_kind(op_type, era),
         schema=schema,
+        era=era,
     )
 
 

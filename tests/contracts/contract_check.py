@@ -24,6 +24,7 @@ differences in :mod:`contract_differences` can name it exactly):
     inputs, outputs, whether the forward arguments are copied.
 """
 
+import keyword
 import re
 from dataclasses import dataclass
 
@@ -61,6 +62,10 @@ def cpp_lambda(text):
         words = p.split()
         params.append(words[-1] if len(words) > 1 else "_%d" % len(params))
     expr = m.group(2)
+    for k, name in enumerate(params):  # ``int in``: a Python keyword
+        if keyword.iskeyword(name):
+            params[k] = name + "_"
+            expr = re.sub(r"\b%s\b" % name, name + "_", expr)
     expr = expr.replace("&&", " and ").replace("||", " or ")
     expr = re.sub(r"!(?!=)", " not ", expr)
     expr = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", expr))
@@ -167,7 +172,7 @@ def py_inplace(p):
         allowed = lambda i, o: bool(value(i, o))  # noqa: E731
     else:
         allowed = lambda i, o: (i, o) in value  # noqa: E731
-    return allowed, (lambda i, o: (i, o) in p.enforce_inplace)
+    return allowed, p.schema.enforced
 
 
 def _describe_counts(accepts):
@@ -278,7 +283,11 @@ def arg_differences(c, p):
         for r in p.args[name]:
             if r.how != "has":
                 p_fields.update(r.field.split("/"))
-        if c_fields and p_fields and c_fields != p_fields:
+        # "?": a field decided at run time (GetSingleArgument<T> with T the element
+        # type; a kind computed in Python) matches any field of the other side
+        c_extra = (c_fields - p_fields - {"?"}) if "?" not in p_fields else set()
+        p_extra = (p_fields - c_fields - {"?"}) if "?" not in c_fields else set()
+        if c_fields and p_fields and (c_extra or p_extra):
             out.append(
                 (
                     "arg " + name,
@@ -359,7 +368,7 @@ def gradient_differences(c, p):
                     need_out = max(need_out, index + 1)
     n_in = max(p.num_inputs[0], min(need_in, p.num_inputs[1] or need_in))
     n_out = max(p.num_outputs[0], min(need_out, p.num_outputs[1] or need_out))
-    ops, error, copies = gradient_of(c.op_type, n_in, n_out)
+    ops, error, copies = gradient_of(c.op_type, n_in, n_out, era=p.era)
     if copies != c.gradient_copies_args and ops:
         out.append(
             (

@@ -714,6 +714,17 @@ class CppSource:
                 return m.group(1)
         return None
 
+    def expand_alias(self, expr):
+        """``FooAlias<CPUContext>`` of ``template <class C> using FooAlias = FooOp<float, C>;``
+        → ``FooOp<float, CPUContext>`` (aliases of aliases too); other expressions unchanged."""
+        for _ in range(4):
+            defs = self.classes.get(template_name(expr), [])
+            alias = next((d for d in defs if d.body == "" and len(d.bases) == 1), None)
+            if alias is None or any(d.body for d in defs):
+                return expr
+            expr = substitute(alias.bases[0], template_mapping(alias, expr))
+        return expr
+
     def resolve_type(self, expr, near_file=""):
         """``A<args>::Member`` (a chain) → the class expression it stands for."""
         expr = re.sub(r"\btypename\s+|\btemplate\s+", "", expr).strip()
@@ -825,7 +836,17 @@ def read_arg_reads(code):
         bucket = reads.setdefault(name, [])
         if read not in bucket:
             bucket.append(read)
+    # GetArgument(operator_def, "mode").s(): required (proto_utils.cc throws without it)
+    for m in _GET_ARGUMENT.finditer(code):
+        ctype = {"s": "string", "i": "int64_t", "f": "float", "n": "NetDef"}[m.group(2)]
+        read = ArgRead(m.group(1), "single", ctype, None)
+        bucket = reads.setdefault(m.group(1), [])
+        if read not in bucket:
+            bucket.append(read)
     return reads
+
+
+_GET_ARGUMENT = re.compile(r'\bGetArgument\s*\(\s*\w+\s*,\s*"(\w+)"\s*\)\s*\.\s*([sifn])\s*\(\s*\)')
 
 
 def _deduce_type(default):
@@ -893,25 +914,30 @@ def _int(text):
 
 def _range(args, source=None, near_file=""):
     """``NumInputs(1)``, ``NumInputs(1, 3)``, ``NumInputs(set<int>{1, 3})``,
-    ``NumInputs(Def::ForwardOp::kNumInputs)``."""
-    if len(args) == 1 and source is not None and "::" in args[0] and "{" not in args[0]:
-        parts = split_scope(args[0].strip())
-        owner = source.resolve_type("::".join(parts[:-1]), near_file)
-        value = source.static_int(owner, parts[-1], near_file)
-        if value is not None:
-            return (value, value)
+    ``NumInputs(Def::ForwardOp::kNumInputs)``, ``NumInputs(1, Op<float>::kMax)``."""
+
+    def value(text):
+        text = text.strip()
+        if source is not None and "::" in text and "{" not in text and "numeric_limits" not in text:
+            parts = split_scope(text)
+            owner = source.resolve_type("::".join(parts[:-1]), near_file)
+            found = source.static_int(owner, parts[-1], near_file)
+            if found is not None:
+                return found
+        return _int(text)
+
     if len(args) == 1:
-        value = _int(args[0])
-        if isinstance(value, int):
-            return (value, value)
+        single = value(args[0])
+        if isinstance(single, int):
+            return (single, single)
         m = re.fullmatch(r"(?:std::)?set<int>\s*\{(.*)\}|\{(.*)\}", args[0].strip(), re.S)
         if m:
-            values = [_int(v) for v in split_top(m.group(1) or m.group(2))]
+            values = [value(v) for v in split_top(m.group(1) or m.group(2))]
             if all(isinstance(v, int) for v in values):
                 return frozenset(values)
         return "?" + args[0].strip()
     if len(args) == 2:
-        low, high = _int(args[0]), _int(args[1])
+        low, high = value(args[0]), value(args[1])
         if isinstance(low, int) and (high is None or isinstance(high, int)):
             return (low, high)
     return "?" + ", ".join(args)
@@ -1006,7 +1032,7 @@ class Reader:
             if not code:
                 c.unresolved.append("class %s not found" % template_name(expr))
             c.args = read_arg_reads(code)
-            c.element_types = registered_types(expr, code)
+            c.element_types = registered_types(self.source.expand_alias(expr), code)
 
     def _gradients(self, rel, text):
         for m in _GRADIENT.finditer(text):
@@ -1073,13 +1099,33 @@ def gradient_op_type(expr, source=None, near_file=""):
     return "?" + re.sub(r"\s+", "", expr)
 
 
+#: ``string tmp_dims = "_" + O(0) + "_dims";``: a local blob name of a maker
+_LOCAL_STRING = re.compile(r"\b(?:std::)?string\s+(\w+)\s*=\s*([^;{}]+);")
+
+
+def _local_names(code):
+    """A maker's local strings assigned once: name -> expression."""
+    found = {}
+    for m in _LOCAL_STRING.finditer(code):
+        found.setdefault(m.group(1), []).append(m.group(2).strip())
+    return {name: exprs[0] for name, exprs in found.items() if len(exprs) == 1}
+
+
+def _with_locals(items, local):
+    if items is None:
+        return None
+    return [local.get(item.strip(), item) for item in items]
+
+
 def read_gradient_calls(code, source=None, near_file=""):
     calls = []
+    local = _local_names(code)
     for m in _GRAD_CALL.finditer(code):
         args, _ = call_args(code, m.end() - 1)
         if len(args) < 4:
             continue
-        inputs, outputs = _string_list(args[2]), _string_list(args[3])
+        inputs = _with_locals(_string_list(args[2]), local)
+        outputs = _with_locals(_string_list(args[3]), local)
         extra = " ".join(args[4:])
         names = re.findall(r'MakeArgument\s*<[^>]*>\s*\(\s*"(\w+)"', extra)
         op_type = gradient_op_type(args[0], source, near_file)

@@ -86,10 +86,8 @@ def test_sequence_mask_forward_and_gradient():
         expected[n, length:] = -7.0
     np.testing.assert_array_equal(y, expected)
     assert_gradient_close(op, [x, lengths], 0, rtol=1e-6, atol=1e-9)
-    with pytest.raises(errors.ShapeError, match=r"'l'.*\(3,\)"):
+    with pytest.raises(errors.ShapeError, match=r"'l'.*at least 3 values.*Out of bound"):
         run(op, x=x, l=np.ones(2, np.int32))
-    with pytest.raises(errors.ArgumentError, match="window"):
-        run(core.CreateOperator("SequenceMask", ["x", "l"], ["y"], mode="window"), x=x, l=lengths)
 
 
 def test_slice_forward_gradient_and_range_errors():

@@ -273,8 +273,18 @@ def test_record_size_and_argument_errors():
         ws.run_operator_once(op("EnqueueBlobs", ["q", "a"], ["a"]))
     with pytest.raises(ShapeError, match=r"DequeueBlobs names 3"):
         ws.run_operator_once(op("DequeueBlobs", ["q"], ["x", "y", "z"]))
-    with pytest.raises(EnforceNotMet, match="same blobs, in the same order"):
+    # queue_ops.cc: EnforceInplace([](int input, int output) { return input == output + 1; })
+    with pytest.raises(EnforceNotMet, match="EnqueueBlobs requires input 1 and output 0 to be"):
+        ws.run_operator_once(op("EnqueueBlobs", ["q", "a", "b"], ["c", "d"]))
+    with pytest.raises(EnforceNotMet, match=r"does not allow input 1 \(.a.\) .* as output 1"):
         ws.run_operator_once(op("EnqueueBlobs", ["q", "a", "b"], ["b", "a"]))
+    with pytest.raises(EnforceNotMet, match="does not allow input 0 .* as output 0"):
+        ws.run_operator_once(op("SafeEnqueueBlobs", ["q", "a", "b"], ["q", "b", "s"]))
+    # NumInputsOutputs: inputs == outputs + 1 (EnqueueBlobs), inputs == outputs (Safe)
+    with pytest.raises(EnforceNotMet, match="one input more than outputs"):
+        ws.run_operator_once(op("EnqueueBlobs", ["q", "a", "b"], ["a"]))
+    with pytest.raises(EnforceNotMet, match="as many outputs as inputs"):
+        ws.run_operator_once(op("SafeEnqueueBlobs", ["q", "a"], ["a", "s", "t"]))
     with pytest.raises(ArgumentError, match="capacity"):
         ws.run_operator_once(op("CreateBlobsQueue", [], ["q2"], capacity=-2))
     with pytest.raises(ArgumentError, match="fieldNames"):
@@ -333,3 +343,27 @@ def test_safe_dequeue_num_records_concatenates_as_the_cpp():
         ws.run_operator_once(
             core.CreateOperator("SafeDequeueBlobs", ["q"], ["x", "y", "s"], num_records=0)
         )
+
+
+def test_safe_dequeue_does_not_read_timeout_secs():
+    """SafeDequeueBlobsOp (queue_ops.h, every era) called ``queue->blockingRead(outputs)``
+    with no timeout: its ``timeout_secs`` is ignored, the wait unbounded (here: a wait no
+    thread can end fails at once, as every unbounded wait does)."""
+    ws = Workspace()
+    make_queue(ws)
+    start = time.monotonic()
+    with pytest.raises(QueueTimeoutError, match="would wait forever"):
+        ws.run_operator_once(op("SafeDequeueBlobs", ["q"], ["y", "s"], timeout_secs=5.0))
+    assert time.monotonic() - start < 4.0
+
+
+def test_dequeue_timeout_secs_is_read_from_e6():
+    """DequeueBlobsOp read timeout_secs from 3b789ebd2 (2017-07-13): E5's (0cdd09da6) did
+    not, so its wait was unbounded (here: a wait nobody can end fails at once)."""
+    ws = Workspace()
+    make_queue(ws)
+    dequeue_op = op("DequeueBlobs", ["q"], ["y"], timeout_secs=0.2)
+    with pytest.raises(QueueTimeoutError, match="would wait forever"):
+        ws.run_operator_once(dequeue_op, era="E5")
+    with pytest.raises(QueueTimeoutError, match=r"timed out after 0.2 s"):
+        ws.run_operator_once(dequeue_op, era="E6")

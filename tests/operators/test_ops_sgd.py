@@ -6,7 +6,7 @@ import pytest
 from ops_testing import random, run_op
 
 from caffe2rnn import core
-from caffe2rnn.errors import DTypeError, EnforceNotMet, GradientError, ShapeError
+from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, GradientError, ShapeError
 from caffe2rnn.operators.gradient_maker import get_gradient_for_op
 from caffe2rnn.runtime import Workspace, registry
 
@@ -273,3 +273,16 @@ def test_warmup_learning_rate_policies(policy, args, want):
         )
         got.append(float(ws.fetch("lr")))
     np.testing.assert_allclose(got, [-2.0 * w for w in want], rtol=1e-6)
+
+
+def test_warmup_policies_unknown_before_e6():
+    """LearningRateOp at 0cdd09da6 (E5) knew fixed/step/exp/inv/poly only: any other policy
+    was LOG(FATAL) "Unknown learning rate policy"."""
+    from caffe2rnn.runtime import Workspace
+
+    ws = Workspace()
+    ws.feed("it", np.array([0], np.int64))
+    op = core.CreateOperator("LearningRate", ["it"], ["lr"], base_lr=-1.0, policy="linearWarmup")
+    with pytest.raises(ArgumentError, match="Unknown learning rate policy: linearWarmup"):
+        ws.run_operator_once(op, era="E5")
+    ws.run_operator_once(op, era="E6")

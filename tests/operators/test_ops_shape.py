@@ -368,3 +368,15 @@ def test_concat_axis_rules_per_era():
         run("E5")
     with pytest.raises(ArgumentError, match=">= 0"):
         run("E5", axis=-1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_, np.int8])
+def test_transpose_element_types_as_the_cpp(dtype):
+    """transpose_op.h (E4..E6): DispatchHelper<TensorTypes<float, double, int, long>>, any
+    other type "Unsupported type of tensor"."""
+    x = np.zeros((2, 3), dtype)
+    if dtype in (np.float32, np.float64, np.int32, np.int64):
+        assert run1("Transpose", {"x": x}).shape == (3, 2)
+    else:
+        with pytest.raises(DTypeError, match="float32, float64, int32 or int64"):
+            run1("Transpose", {"x": x})
