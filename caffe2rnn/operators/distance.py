@@ -33,8 +33,10 @@ from .base import Operator
 from .gradient_maker import GradientMaker
 
 
-def _rows(op):
-    """X, Y (validated alike) and their ``(N, D)`` row view."""
+def _rows(op, empty_has_no_rows=False):
+    """X, Y (validated alike) and their ``(N, D)`` row view. ``empty_has_no_rows``:
+    DotProduct's rule, ``if (X.size() > 0) {N = ...} else {N = 0; D = 0;}`` — an
+    empty X of shape (3, 0) has no rows there (the other ops: N = dim 0)."""
     x = op.float_input(0)
     y = op.input(1)
     if y.shape != x.shape:
@@ -44,6 +46,8 @@ def _rows(op):
             "input 1 ('%s') has type %s; expected %s like input 0 ('%s')"
             % (op.input_name(1), y.dtype, x.dtype, op.input_name(0))
         )
+    if empty_has_no_rows and x.size == 0:
+        return x, y, 0, 0
     n = x.shape[0] if x.ndim else 1
     d = x.size // n if n else 0
     return x, y, n, d
@@ -125,7 +129,7 @@ class DotProduct(Operator):
     """Z[i] = ⟨X[i], Y[i]⟩ over the flattened rows; Z has shape (N,)."""
 
     def run(self):
-        x, y, n, d = _rows(self)
+        x, y, n, d = _rows(self, empty_has_no_rows=True)
         np.einsum("ij,ij->i", x.reshape(n, d), y.reshape(n, d), out=self.output(0, (n,), x.dtype))
 
 
@@ -134,7 +138,7 @@ class DotProductGradient(Operator):
     """Inputs X, Y, dZ (N,) → dX = Y · dZ, dY = X · dZ, row by row."""
 
     def run(self):
-        x, y, n, d = _rows(self)
+        x, y, n, d = _rows(self, empty_has_no_rows=True)
         dz = _row_gradient(self, x, n)
         dx = self.output(0, x.shape, x.dtype)
         np.multiply(y.reshape(n, d), dz[:, None], out=dx.reshape(n, d))

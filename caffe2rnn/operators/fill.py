@@ -72,7 +72,7 @@ class Filler(Operator):
         self.extra_shape = self.args.repeated("extra_shape", kind=int)
         self.input_as_shape = self.args.single("input_as_shape", False, bool)
         if self.inputs:
-            if self.args.has("shape"):
+            if self.shape:  # FillerOp: ``if (shape_.size() != 0)``: an empty list is no shape
                 raise ArgumentError(
                     "Cannot set the shape argument and pass in "
                     "the input '%s' at the same time" % self.input_name(0)

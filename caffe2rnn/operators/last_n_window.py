@@ -22,7 +22,8 @@ rows of another shape, a ``next`` that is not 0-d or not below the rows
 the rows or lost them: a negative ``next``, a ``next`` so far past the rows
 that the new ones would not fit, a ``last_n`` of another type than
 ``data`` (Caffe2 reallocated it, uninitialised) and a ``next`` that is not
-int32 (likewise).
+int32 (likewise). While ``last_n`` is empty, ``next`` is reset to 0
+whatever it holds, as the C++ did.
 
 From E6 (042e8ede4) the op takes two optional inputs: a mutex (input 3, from
 ``CreateMutex``) held while it collects, and ``num_visited`` (input 4, in
@@ -94,7 +95,7 @@ class LastNWindowCollector(Operator):
         to_copy = min(entries, self.n)
         held = old.shape[0] if initialized else 0
         rows = min(self.n, held + to_copy)
-        start = self._next(rows)
+        start = self._next(rows) if initialized else self._reset_next()
         first = min(to_copy + start, self.n) - start
         if entries <= self.n and start + first > rows:
             raise ShapeError(
@@ -134,6 +135,15 @@ class LastNWindowCollector(Operator):
             )
         out = self.output(_NUM_VISITED, value.shape, np.int64)
         out.reshape(-1)[0] = visited + entries
+
+    def _reset_next(self):
+        """An empty ``last_n``: ``if (!output_initialized) *next_data = 0;`` whatever
+        ``next`` held (any type: ``mutable_data<int32_t>()`` reallocated it), after
+        ``CAFFE_ENFORCE_EQ(0, next->ndim())`` (a blob that is not a tensor becomes one)."""
+        value = self.inputs[1].value
+        if isinstance(value, np.ndarray) and value.ndim != 0:
+            raise self.shape_error(1, "a 0-d tensor (the next row to write)")
+        return 0
 
     def _next(self, rows):
         """Input 1: a 0-d int32 in ``[0, rows)``."""

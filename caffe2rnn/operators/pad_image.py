@@ -133,17 +133,21 @@ class PadImageGradient(_PadImageBase):
         if self.mode != "constant" and dy.size and 0 in (shape[ah], shape[aw]):
             raise self.shape_error(0, "a gradient of a non-empty image")
         rows, cols = self.maps(shape, 0)
-        keep_r, keep_c = np.flatnonzero(rows >= 0), np.flatnonzero(cols >= 0)
-        partial = np.zeros(shape[:aw] + [dy.shape[aw]] + shape[aw + 1 :], dy.dtype)
-        np.add.at(partial, _at(ah, rows[keep_r]), np.take(dy, keep_r, axis=ah))
-        dx = np.zeros(shape, dy.dtype)
-        np.add.at(dx, _at(aw, cols[keep_c]), np.take(partial, keep_c, axis=aw))
+        # The C++ loop: for ph, for pw (each image and channel): dX[h(ph), w(pw)] +=
+        # dY[ph, pw]. One unbuffered add per padded cell, in that order, so a cell that
+        # several padded cells fold into (edge, reflect) sums them as the C++ did.
+        height, width = shape[ah], shape[aw]
+        r, c = np.meshgrid(rows, cols, indexing="ij")
+        inside = ((r >= 0) & (c >= 0)).reshape(-1)
+        targets = (r * width + c).reshape(-1)[inside]
+        sources = np.flatnonzero(inside)
+        dy2 = np.moveaxis(dy, (ah, aw), (2, 3))
+        lead = dy2.shape[:2]
+        dy2 = dy2.reshape(lead[0] * lead[1], -1)
+        dx2 = np.zeros((dy2.shape[0], height * width), dy.dtype)
+        np.add.at(dx2, (slice(None), targets), dy2[:, sources])
+        dx = np.moveaxis(dx2.reshape(lead + (height, width)), (2, 3), (ah, aw))
         self.output(0, tuple(shape), dy.dtype)[...] = dx
-
-
-def _at(axis, index):
-    """An index tuple selecting ``index`` along ``axis`` of a 4-D array."""
-    return (slice(None),) * axis + (index,)
 
 
 @register_gradient("PadImage")

@@ -141,6 +141,25 @@ class PoolBase(Operator):
             else:
                 yield tuple(x_part), tuple(y_part)
 
+    @classmethod
+    def offsets_by_window(cls, spatial, kernel, stride, heads, out):
+        """:meth:`offsets` last to first: each X element then gets its windows'
+        terms in the order the C++ gradients added them (windows ascending;
+        pool_gradient_op.cc, lp_pool_op.cc), so the float sums are the same."""
+        return reversed(list(cls.offsets(spatial, kernel, stride, heads, out)))
+
+    @staticmethod
+    def scales(spatial, kernel, stride, heads, out):
+        """AveragePoolGradient's ``float scale = 1. / (hend − hstart) / (wend − wstart)
+        ...``: divided in double, dim by dim, then float."""
+        total = np.ones((), np.float64)
+        for size, k, s, head, n in zip(spatial, kernel, stride, heads, out):
+            start = np.arange(n) * s - head
+            count = np.minimum(start + k, size) - np.maximum(start, 0)
+            with np.errstate(divide="ignore"):
+                total = np.divide.outer(total, count.astype(np.float64))
+        return total
+
     @staticmethod
     def counts(spatial, kernel, stride, heads, out):
         """How many elements of X each output window holds (Caffe2's ``hend − hstart``)."""
@@ -261,16 +280,17 @@ class LpPool(Pool):
 @register("MaxPoolGradient", inputs=3, outputs=1)
 class MaxPoolGradient(PoolGradient):
     def backward(self, x, y, dy, dx, geometry):
-        for xs, ys in self.offsets(x.shape[2:], *geometry):
-            dx[xs] += dy[ys] * (x[xs] == y[ys])
+        # MaxPool::process_grad: if (x_data == y_data) dx_data += dy_data;
+        for xs, ys in self.offsets_by_window(x.shape[2:], *geometry):
+            dx[xs] += np.where(x[xs] == y[ys], dy[ys], 0)
 
 
 @register("AveragePoolGradient", inputs=3, outputs=1)
 class AveragePoolGradient(PoolGradient):
     def backward(self, x, y, dy, dx, geometry):
-        with np.errstate(divide="ignore"):
-            scaled = dy / self.counts(x.shape[2:], *geometry)
-        for xs, ys in self.offsets(x.shape[2:], *geometry):
+        # AveragePool::process_grad: dx_data += (scale * dy_data);
+        scaled = self.scales(x.shape[2:], *geometry).astype(x.dtype) * dy
+        for xs, ys in self.offsets_by_window(x.shape[2:], *geometry):
             dx[xs] += scaled[ys]
 
 
@@ -285,7 +305,7 @@ class LpPoolGradient(PoolGradient):
     def backward(self, x, y, dy, dx, geometry):
         p = self.p
         with np.errstate(divide="ignore", invalid="ignore"):
-            for xs, ys in self.offsets(x.shape[2:], *geometry):
+            for xs, ys in self.offsets_by_window(x.shape[2:], *geometry):
                 window = x[xs]
                 dx[xs] += dy[ys] * window * np.abs(window) ** (p - 2) / y[ys] ** (p - 1)
 

@@ -115,9 +115,11 @@ class _SegmentReduction(Operator):
         out.fill(0)
         np.add.at(out, ids, x)
         if self.mean:
+            # MeanReducer::finish: ScaleFixedSize(block_size, 1.0 / current_size_, ...),
+            # its alpha a float: the sum times float(1 / count)
             sizes = np.bincount(ids, minlength=count)[:count]
             hit = sizes > 0
-            out[hit] /= sizes[hit].astype(x.dtype).reshape(_row_shape(x))
+            out[hit] *= _inverse(sizes[hit]).reshape(_row_shape(x))
 
 
 class _SegmentReductionGradient(Operator):
@@ -139,9 +141,15 @@ class _SegmentReductionGradient(Operator):
             check_segment_range(self, 1, ids, count)
         grad = dy[ids]
         if self.mean:
+            # MeanReducerGradient::fillGrad: ScaleFixedSize(block_size, 1.0 / length, ...)
             sizes = np.bincount(ids, minlength=count)[ids]
-            grad = grad / sizes.astype(dy.dtype).reshape(_row_shape(dy))
+            grad = grad * _inverse(sizes).reshape(_row_shape(dy))
         np.copyto(self.output(0, (ids.size,) + dy.shape[1:], dy.dtype), grad)
+
+
+def _inverse(counts):
+    """``1.0 / n`` in double, passed as math::Scale's ``const float alpha``."""
+    return (1.0 / counts.astype(np.float64)).astype(np.float32)
 
 
 class _UnsortedSegmentReduction(_SegmentReduction):

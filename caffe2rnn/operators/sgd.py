@@ -67,16 +67,23 @@ class ParameterUpdate(Operator):
                 )
         return arrays
 
-    def learning_rate(self, i):
+    def learning_rate(self, i, exactly_one=True):
+        """Input ``i``'s first element: the ops CAFFE_ENFORCE a 1-element LR, except dense
+        Adagrad (``exactly_one=False``), which read ``lr[0]`` of any LR (an empty one is
+        refused: the C++ read past its end)."""
         lr = self.float_input(i)
-        if lr.size != 1:
-            raise self.shape_error(i, "a 1-element learning rate")
+        if lr.size != 1 if exactly_one else lr.size < 1:
+            raise self.shape_error(
+                i, "a 1-element learning rate" if exactly_one else "a learning rate (lr[0] is read)"
+            )
         return lr.reshape(-1)[0]
 
     def iteration(self, i):
+        """``Input<TensorCPU>(ITER).data<int64_t>()[0]``: int64, its first element (an
+        empty counter is refused: the C++ read past its end)."""
         it = self.input(i)
-        if it.dtype != np.int64 or it.size != 1:
-            raise self.shape_error(i, "the 1-element int64 iteration counter", it.shape)
+        if it.dtype != np.int64 or it.size < 1:
+            raise self.shape_error(i, "the int64 iteration counter (element 0 is read)", it.shape)
         return int(it.reshape(-1)[0])
 
     def write(self, i, value, like):
@@ -161,7 +168,7 @@ class Adagrad(ParameterUpdate):
 
     def run(self):
         w, h, g = self.floats_of_one_size((0, 1, 2))
-        lr = self.learning_rate(3)
+        lr = self.learning_rate(3, exactly_one=False)  # AdagradOp: no LR size check
         g = g.reshape(w.shape)
         h = h.reshape(w.shape)
         h_new = (h if self.decay == 1.0 else h * w.dtype.type(self.decay)) + g * g

@@ -46,8 +46,8 @@ TYPES_OTHER_INPUTS = (
 TYPES_HELPER = (
     "checked in both, out of the reader's sight: caffe2rnn checks these inputs in a helper the "
     "scan does not follow (unary_math's _same_size_pair for the generated gradient classes, the "
-    "recurrent op's tensor checks, NumPy's own casting for the layout ops); float32, or float64 "
-    "(the stated extension), as the C++'s data<float>()"
+    "recurrent op's tensor checks); float32, or float64 (the stated extension), as the C++'s "
+    "data<float>()"
 )
 TYPES_UNTEMPLATED = (
     "the same types: the C++ class is templated on the context only and reads the data through "
@@ -826,13 +826,6 @@ KNOWN = (
         eras=("E4", "E5"),
         detail="counts: C++ inputs 2, outputs 1; caffe2rnn inputs 2-3, outputs 1",
         reason=_superset("E6's optional third input giving Y's shape"),
-    ),
-    Known(
-        ops=("NCHW2NHWC", "NHWC2NCHW"),
-        aspects=("types",),
-        eras=("E4", "E5", "E6", "E7"),
-        detail="C++ float; caffe2rnn any (unchecked)",
-        reason=TYPES_HELPER,
     ),
     Known(
         ops=("Not",),

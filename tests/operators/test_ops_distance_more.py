@@ -109,3 +109,20 @@ def test_dot_product_with_padding_refusals():
     assert run1("DotProductWithPadding", {"X": random((2, 0)), "Y": y}).shape == (0,)
     with pytest.raises(ShapeError, match=r"input 1 \('Y'\)"):
         run1("DotProductWithPadding", {"X": x, "Y": random((3, 2))})
+
+
+def test_dot_product_of_an_empty_x_has_no_rows():
+    """DotProductOp / DotProductGradientOp (distance_op.cc at 0cdd09da6 and 042e8ede4):
+    ``if (X.size() > 0) { N = X.ndim() > 0 ? X.dim32(0) : 1; ... } else { N = 0; D = 0; }``
+    then ``result->Resize(N)``; the gradient enforces ``dDot.dim32(0) == N``."""
+    from caffe2rnn import core
+    from caffe2rnn.runtime import Workspace
+
+    ws = Workspace()
+    ws.feed("x", np.zeros((3, 0), np.float32))
+    ws.feed("y", np.zeros((3, 0), np.float32))
+    ws.run_operator_once(core.CreateOperator("DotProduct", ["x", "y"], ["z"]))
+    assert ws.fetch("z").shape == (0,)
+    ws.feed("dz", np.zeros(0, np.float32))
+    ws.run_operator_once(core.CreateOperator("DotProductGradient", ["x", "y", "dz"], ["dx", "dy"]))
+    assert ws.fetch("dx").shape == (3, 0) and ws.fetch("dy").shape == (3, 0)

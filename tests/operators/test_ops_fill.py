@@ -270,3 +270,13 @@ def test_diagonal_fill_refusals_and_int_value():
         run1("DiagonalFill", {}, shape=[4], value=1.0)
     with pytest.raises(ShapeError, match="equal length"):
         run1("DiagonalFill", {}, shape=[2, 3, 2], value=1.0)
+
+
+def test_an_empty_shape_list_beside_an_input_is_no_shape():
+    """FillerOp's constructor (filler_op.h at 0cdd09da6 and 042e8ede4): ``if (InputSize())
+    { if (shape_.size() != 0) CAFFE_THROW("Cannot set the shape argument and pass in an input
+    at the same time"); }`` — an empty ``shape`` list passes."""
+    ws = run_op("ConstantFill", {"x": np.zeros((2, 3), np.float32)}, ["y"], shape=[], value=1.0)
+    np.testing.assert_array_equal(ws.fetch("y"), np.ones((2, 3), np.float32))
+    with pytest.raises(ArgumentError, match="Cannot set the shape argument"):
+        run_op("ConstantFill", {"x": np.zeros((2, 3), np.float32)}, ["y"], shape=[2], value=1.0)

@@ -160,3 +160,30 @@ def test_e6_forms_refused_as_the_cpp():
                 num_to_collect=2,
             )
         )
+
+
+@pytest.mark.parametrize("next_value", [np.array(3, np.int32), np.array(7, np.int64), None])
+def test_next_is_reset_while_last_n_is_empty(next_value):
+    """collect() at 042e8ede4: ``if (!output_initialized) { *next_data = 0; }`` before
+    ``CAFFE_ENFORCE_LT(*next_data, output->dim(0))``: an empty last_n starts at row 0."""
+    ws = Workspace()
+    ws.create_blob("out")
+    if next_value is None:
+        ws.create_blob("next")
+    else:
+        ws.feed("next", next_value)
+    ws.feed("data", np.arange(4, dtype=np.float32).reshape(2, 2))
+    ws.run_operator_once(_collector(3))
+    np.testing.assert_array_equal(ws.fetch("out"), [[0, 1], [2, 3]])
+    assert ws.fetch("next").dtype == np.int32 and int(ws.fetch("next")) == 2
+    ws.feed("next", np.zeros(2, np.int32))  # CAFFE_ENFORCE_EQ(0, next->ndim())
+    ws.create_blob("out2")
+    with pytest.raises(ShapeError, match="0-d"):
+        ws.run_operator_once(
+            core.CreateOperator(
+                "LastNWindowCollector",
+                ["out2", "next", "data"],
+                ["out2", "next"],
+                num_to_collect=3,
+            )
+        )
