@@ -166,6 +166,10 @@ class Era:
     #: 3b789ebd2 (2017-07-13): ``DequeueBlobs`` reads ``timeout_secs``.
     #: Before: it waited without a limit.
     dequeue_timeout: bool = False
+    #: 8618b33a5 (2017-10-23): ``GivenTensorFill`` (the float one) reads
+    #: ``dtype`` and fills that type from ``values`` read in its field.
+    #: Before: float values, ``dtype`` ignored.
+    given_tensor_fill_dtype: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
@@ -209,6 +213,7 @@ E6 = _define(
         warmup_lr_policies=True,
         print_every_n=True,
         dequeue_timeout=True,
+        given_tensor_fill_dtype=True,
         version="newest",
     )
 )

@@ -29,11 +29,13 @@ import math
 
 import numpy as np
 
+from .. import eras
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..proto import caffe2_pb2
 from ..runtime.registry import register, register_gradient
 from . import rng
 from .base import Operator
+from .cast import data_type_argument
 from .gradient_maker import NoGradient
 
 seed = rng.seed  # ``fill.seed(0)``: reproducible random fillers
@@ -347,13 +349,41 @@ class MSRAFill(Filler):
             out[...] = self.random.generator.normal(0.0, std, out.shape)
 
 
+#: GivenTensorFill's ``dtype`` (E6, 8618b33a5) → (element type, how ``values`` is read)
+_GIVEN_DTYPES = {
+    _DataType.FLOAT: (np.float32, float),
+    _DataType.DOUBLE: (np.float64, float),
+    _DataType.BOOL: (np.bool_, int),
+    _DataType.INT32: (np.int32, int),
+    _DataType.INT64: (np.int64, int),
+    _DataType.STRING: (object, str),
+}
+
+
 class _GivenTensorFill(Filler):
-    """The ``values`` argument, laid out in ``shape`` (counts must match)."""
+    """The ``values`` argument, laid out in ``shape`` (counts must match).
+
+    From E6 (8618b33a5, era policy ``given_tensor_fill_dtype``) the float
+    ``GivenTensorFill`` reads ``dtype`` (a DataType value or name, as
+    ``cast::GetCastDataType``) and fills that type, its ``values`` read in that
+    type's field (``ints`` for INT32/INT64/BOOL, ``floats``, ``strings``); the
+    other GivenTensor*Fill ops ignore ``dtype``, as there."""
 
     value_kind = float
 
     def setup(self):
         super().setup()
+        if (
+            (self.era is None or eras.get(self.era).given_tensor_fill_dtype)
+            and self.op_type == "GivenTensorFill"
+            and self.args.has("dtype")
+        ):
+            code = data_type_argument(self.args, "dtype")
+            if code == _DataType.UNDEFINED:
+                raise ArgumentError("Cannot have undefined 'dtype' argument")
+            if code not in _GIVEN_DTYPES:
+                raise ArgumentError("Unexpected 'dtype' argument value: %d" % code)
+            self.dtype, self.value_kind = _GIVEN_DTYPES[code]
         values = self.args.repeated("values", kind=self.value_kind)
         try:
             self.values = np.array(values, dtype=self.dtype)

@@ -228,6 +228,19 @@ class _Scanner(ast.NodeVisitor):
             and node.comparators[0].value is None
         ):  # an op checked for an era has one named: ``self.era is None`` is False
             return isinstance(node.ops[0], ast.IsNot)
+        if (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.Eq, ast.NotEq))
+            and isinstance(node.left, ast.Attribute)
+            and node.left.attr == "op_type"
+            and isinstance(node.left.value, ast.Name)
+            and node.left.value.id == "self"
+            and isinstance(node.comparators[0], ast.Constant)
+            and self.cls is not None
+        ):  # ``self.op_type == "GivenTensorFill"``: the class scanned says
+            same = self.cls.op_type == node.comparators[0].value
+            return same if isinstance(node.ops[0], ast.Eq) else not same
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             inner = self.gate(node.operand)
             return None if inner is None else not inner
@@ -242,6 +255,14 @@ class _Scanner(ast.NodeVisitor):
         if isinstance(node, ast.Name):
             return self.gates.get(node.id)
         return None
+
+    def visit_BoolOp(self, node):
+        """``a and b``: b runs only if a did not decide (short-circuit), likewise ``or``."""
+        stop = isinstance(node.op, ast.Or)  # the value that ends an or / an and
+        for value in node.values:
+            self.visit(value)
+            if self.gate(value) is stop:
+                break
 
     def visit_If(self, node):
         decided = self.gate(node.test)

@@ -474,6 +474,18 @@ KNOWN = (
         reason=READER_FILLERS,
     ),
     Known(
+        ops=("GivenTensorFill",),
+        aspects=("arg dtype",),
+        eras=("E6", "E7"),
+        detail="read by caffe2rnn, not by the C++",
+        reason=(
+            "read in both: GivenTensorFillOp<float> reads dtype through its ArgumentHelper "
+            "(helper.HasArgument, cast::GetCastDataType), reads the reader leaves out as "
+            "shape-inference code; caffe2rnn reads it from E6 (era policy "
+            "given_tensor_fill_dtype; tests/operators/test_ops_fill.py against the C++)"
+        ),
+    ),
+    Known(
         ops=("GivenTensorBoolFill",),
         aspects=("types",),
         eras=("E4", "E5", "E6", "E7"),

@@ -231,6 +231,14 @@ def test_era_gated_reads_count_in_their_eras_only():
     assert "decay" in scan_class(adagrad, eras.get("E6"))[0]
     assert "decay" not in scan_class(adagrad, eras.get("E5"))[0]
     assert "decay" in scan_class(adagrad, None)[0]  # no era: every branch
+    # ``(era gate) and self.op_type == "GivenTensorFill" and self.args.has("dtype")``:
+    # short-circuit, and the op type of the class scanned
+    given = registry.operator_class("GivenTensorFill")
+    assert "dtype" in scan_class(given, eras.get("E6"))[0]
+    assert "dtype" not in scan_class(given, eras.get("E5"))[0]
+    assert (
+        "dtype" not in scan_class(registry.operator_class("GivenTensorIntFill"), eras.get("E6"))[0]
+    )
     flatten = registry.operator_class("Flatten")  # ``... if eras.current().flatten_axis``
     assert "axis" in scan_class(flatten, eras.get("E6"))[0]
     assert "axis" not in scan_class(flatten, eras.get("E5"))[0]

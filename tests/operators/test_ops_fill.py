@@ -280,3 +280,37 @@ def test_an_empty_shape_list_beside_an_input_is_no_shape():
     np.testing.assert_array_equal(ws.fetch("y"), np.ones((2, 3), np.float32))
     with pytest.raises(ArgumentError, match="Cannot set the shape argument"):
         run_op("ConstantFill", {"x": np.zeros((2, 3), np.float32)}, ["y"], shape=[2], value=1.0)
+
+
+@pytest.mark.parametrize(
+    "dtype, values, want",
+    [
+        ("INT32", [1, 2], np.int32),
+        ("INT64", [3, 4], np.int64),
+        ("BOOL", [0, 1], np.bool_),
+        ("DOUBLE", [0.5, 1.5], np.float64),
+        ("FLOAT", [0.5, 1.5], np.float32),
+        ("STRING", ["a", "b"], object),
+    ],
+)
+def test_given_tensor_fill_dtype_from_e6(dtype, values, want):
+    """GivenTensorFillOp<float> at 042e8ede4 (given_tensor_fill_op.h): with a "dtype"
+    argument, ``switch (cast::GetCastDataType(helper, "dtype"))`` picks ExtractValues<Type>
+    (GetRepeatedArgument<Type>("values"): the type's field) and FillWithType<Type>."""
+    from caffe2rnn.runtime import Workspace
+
+    code = getattr(core.DataType, dtype)
+    op = core.CreateOperator("GivenTensorFill", [], ["y"], shape=[2], dtype=code, values=values)
+    ws = Workspace()
+    ws.run_operator_once(op, era="E6")
+    y = ws.fetch("y")
+    assert y.dtype == np.dtype(want)
+    if want is not object:
+        np.testing.assert_array_equal(y, np.array(values, want))
+    # E5 (0cdd09da6): no dtype: the float values are read, an int list is in the wrong field
+    if dtype in ("FLOAT", "DOUBLE"):
+        ws.run_operator_once(op, era="E5")
+        assert ws.fetch("y").dtype == np.float32
+    else:
+        with pytest.raises(ArgumentTypeError):
+            ws.run_operator_once(op, era="E5")
