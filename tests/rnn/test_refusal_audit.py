@@ -615,6 +615,20 @@ REFUSALS = [
         ),
     ),
     Refusal(
+        "operators/rnn/arguments.py",
+        "gradient op whose outputs_with_grads names no forward output (-1, 7)",
+        CRASH,
+        "the maker that writes this op read GO(id) as g_output_.at(id) (std::out_of_range, "
+        + OP_CC
+        + "); Caffe2's op itself ignored such an index, silently dropping that output's "
+        "gradient (constructRecurrentGradients, " + OP_H + ")",
+        errors.ArgumentError,
+        "'outputs_with_grads' holds -1",
+        lambda: read_recurrent_arguments(
+            set_arg(gradient_op(mul_cell_op()), "outputs_with_grads", [0, -1])
+        ),
+    ),
+    Refusal(
         "operators/rnn/gradient.py",
         "gradient of an op without outputs_with_grads",
         ENFORCE,
@@ -1400,6 +1414,26 @@ REFUSALS = [
         errors.ModelError,
         "only supported for NCHW",
         lambda: brew.conv_nd(ModelHelper(), "x", "y", 1, 1, [3, 3], order="NHWC"),
+    ),
+    Refusal(
+        "helpers/conv.py",
+        "a kernel list of other than two sizes",
+        RAISED,
+        "assert len(kernel) == 2, 'Conv support only a 2D kernel.', "
+        "caffe2/python/helpers/conv.py (042e8ede4)",
+        errors.ModelError,
+        "only a 2D kernel",
+        lambda: brew.conv(ModelHelper(), "x", "y", 1, 1, [3, 3, 3]),
+    ),
+    Refusal(
+        "helpers/unimplemented.py",
+        "a helper whose operator caffe2rnn does not implement",
+        OWN,
+        "Caffe2's helper built the operator (SpatialBN, ConvTranspose...); caffe2rnn has none "
+        "to build, and says so before creating anything",
+        errors.UnknownOperatorError,
+        "needs the operator SpatialBN",
+        lambda: brew.spatial_bn(ModelHelper(), "x", "y", 3),
     ),
     Refusal(
         "helpers/train.py",
