@@ -9,7 +9,9 @@ The build
 * writes the diagrams of every ``caffe2rnn.viz`` view as SVG with
   ``docs/make_diagrams.py`` into ``docs/_static/diagrams``, and the time stepper
   (a kernel-free HTML widget) into ``docs/_static/stepper`` (build outputs, never
-  committed);
+  committed); each drawn figure ``fig_<name>.svg`` on a page is linked to its
+  ``fig_<name>_full.svg`` (:func:`link_figures_to_full_size`), as the views'
+  ``:target:`` links theirs;
 * documents the API from the docstrings (autodoc + napoleon);
 * has the notebooks' plots drawn as SVG with their text kept as text
   (:func:`plots_as_svg`), so ``scripts/check_site.py`` can measure every label;
@@ -22,6 +24,8 @@ The build
 
 import filecmp
 import os
+import posixpath
+import re
 import shutil
 import subprocess
 import sys
@@ -136,6 +140,38 @@ def plots_as_svg():
         handle.write("svg.fonttype: none\n")
     os.environ["IPYTHONDIR"] = os.path.join(settings, "ipython")
     os.environ["MATPLOTLIBRC"] = os.path.join(settings, "matplotlibrc")
+
+
+#: A drawn figure (caffe2rnn.viz.figures) on a page: ``.../_static/diagrams/fig_<name>.svg``.
+FIGURE_URI = re.compile(r"(?:^|/)_static/diagrams/(fig_[A-Za-z0-9_]+)\.svg$")
+
+
+def link_figures_to_full_size(app, doctree):
+    """Wrap each drawn figure's image in a link to its full-size drawing.
+
+    The Graphviz views are written with ``:target: ..._full.svg``; the drawn
+    figures ``fig_<name>.svg`` get the same link here, to
+    ``fig_<name>_full.svg`` (``docs/make_diagrams.py`` writes both), so every
+    diagram opens full size on a click, with or without JavaScript
+    (``_static/caffe2rnn-zoom.js`` opens the link's SVG in its viewer). An
+    image that already has a target keeps it.
+    """
+    from docutils import nodes
+
+    docname = app.env.docname
+    for image in list(doctree.findall(nodes.image)):
+        found = FIGURE_URI.search(image.get("uri", ""))
+        if found is None or isinstance(image.parent, nodes.reference):
+            continue
+        full = "_static/diagrams/%s_full.svg" % found.group(1)
+        refuri = posixpath.relpath(full, posixpath.dirname(docname) or ".")
+        link = nodes.reference("", "", refuri=refuri, classes=["image-reference"])
+        image.replace_self(link)
+        link += image
+
+
+def setup(app):
+    app.connect("doctree-read", link_figures_to_full_size)
 
 
 copy_notebooks()

@@ -26,7 +26,9 @@ versions of ``recurrent_net`` side by side (the history page), which only the
 2017-04 ``recurrent.LSTM`` cell (example cell ``lstm``) can be built by.
 
 The drawn figures (``caffe2rnn.viz.figures``, pure Python, no Graphviz) are
-written as ``fig_<name>.svg`` (``caffe2rnn.viz.figures.FIGURES``).
+written as ``fig_<name>.svg`` (``caffe2rnn.viz.figures.FIGURES``) and, 1.5 times
+larger, ``fig_<name>_full.svg``: the docs build (``docs/conf.py``) links every
+``fig_<name>.svg`` image on a page to it, as the views' ``:target:`` does.
 
 Needs Graphviz's ``dot``; without it the .dot sources are written instead,
 and the script says how to install Graphviz.
@@ -92,9 +94,11 @@ def main(argv=None):
 
 
 def write_figures(out):
-    """The drawn figures, ``<name>.svg`` each (no Graphviz needed)."""
+    """The drawn figures, ``<name>.svg`` each and its ``<name>_full.svg`` (no Graphviz needed)."""
     for name, draw in FIGURES.items():
-        print("wrote", draw().save(os.path.join(out, name + ".svg")))
+        figure = draw()
+        print("wrote", figure.save(os.path.join(out, name + ".svg")))
+        print("wrote", figure.full_size().save(os.path.join(out, name + "_full.svg")))
 
 
 def write_bug_plots(out):

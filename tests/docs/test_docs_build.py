@@ -326,8 +326,14 @@ def test_every_diagram_opens_full_size(built_site):
         )
         zoomable = browser.evaluate("document.querySelectorAll('img.c2r-zoomable').length")
         assert total >= 2 and zoomable == total
-        # a diagram with a full-size drawing (the timeline); a drawn figure
-        # without one (fig_forward_rows) opens itself
+        # every diagram links its full-size drawing: a view (the timeline) and a
+        # drawn figure (fig_forward_rows, linked by docs/conf.py) alike
+        assert (
+            browser.evaluate(
+                "document.querySelectorAll('.bd-article a[href$=\"_full.svg\"] img').length"
+            )
+            == total
+        )
         browser.click('a[href$="_full.svg"] img.c2r-zoomable')
         # The full-size SVG loads after the click: wait for it (a loaded
         # machine takes a moment), then it must be shown unscaled.

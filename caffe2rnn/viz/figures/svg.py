@@ -408,6 +408,11 @@ def _attrs(attrs):
     return "".join(out)
 
 
+#: How much larger a figure's full-size drawing is than the page's (:meth:`Figure.full_size`).
+FULL_SCALE = 1.5
+_SIZE = re.compile(r'<svg [^>]*?width="([0-9.]+)" height="([0-9.]+)"')
+
+
 class Figure:
     """A drawn figure: ``name`` (its file name without ``.svg``) and its SVG text.
 
@@ -430,6 +435,23 @@ class Figure:
     def title(self):
         start = self.svg.index(">", self.svg.index("<title")) + 1
         return html.unescape(self.svg[start : self.svg.index("</title>", start)])
+
+    def full_size(self, scale=FULL_SCALE):
+        """The same drawing ``scale`` times larger: what a click on the page's figure opens.
+
+        The page shows a figure at the column's width; its full-size file
+        (``fig_<name>_full.svg``, written by ``docs/make_diagrams.py``) has the
+        same ``viewBox`` and a ``width`` and ``height`` ``scale`` times its own,
+        so the viewer shows every label ``scale`` times the page's size.
+        """
+        width, height = (float(v) for v in _SIZE.search(self.svg).groups())
+        start = '<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s"' % (
+            _num(width), _num(height))  # fmt: skip
+        if not self.svg.startswith(start):
+            raise DrawingError("figure %s: its <svg> does not start as drawn" % self.name)
+        head = '<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s"' % (
+            _num(width * scale), _num(height * scale))  # fmt: skip
+        return Figure(self.name + "_full", head + self.svg[len(start) :])
 
     def save(self, path, scale=1.0):
         """Write the figure to ``path`` (``.svg``, or ``.png`` at ``scale``); returns ``path``."""
