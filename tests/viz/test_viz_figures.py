@@ -103,6 +103,45 @@ def test_each_figure_is_readable_at_page_width(drawn, name, column):
     )
 
 
+#: No label of a drawn figure, a subscript or a footnote included, is under this at 100 %.
+FIGURE_SMALLEST_PX = 9.0
+
+
+def label_sizes(svg_text):
+    """(px size, text) of every <text> and <tspan> holding text, each at the size
+    it is drawn (a <tspan>'s own font-size, else its parent's)."""
+    found = []
+
+    def walk(element, size):
+        size = float(element.get("font-size") or size or 0)
+        if element.tag in (SVG + "text", SVG + "tspan") and (element.text or "").strip():
+            found.append((size, element.text.strip()))
+        for child in element:
+            walk(child, size)
+            if child.tail and child.tail.strip() and element.tag == SVG + "text":
+                found.append((size, child.tail.strip()))
+
+    walk(ET.fromstring(svg_text), None)
+    return found
+
+
+def test_label_sizes_sees_subscripts_and_text_between_spans():
+    canvas = Canvas(200, "t")
+    canvas.text(10, 10, "h_{t−1} and `x`", 12)
+    assert sorted(label_sizes(canvas.svg())) == [(9.0, "t−1"), (12.0, "and"), (12.0, "h"),
+                                                 (12.0, "x")]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_label_is_at_least_9px_at_the_page_width(drawn, name):
+    """Every label, subscripts and footnotes too, as a reader sees it: a figure
+    is drawn at most as wide as the column, so it is shown at 100 %."""
+    figure = drawn[name]
+    assert float(_root(figure).get("width")) <= check_site.COLUMN_PX - 16
+    small = [(size, text) for size, text in label_sizes(figure.svg) if size < FIGURE_SMALLEST_PX]
+    assert not small, "%s: labels under %s px: %s" % (name, FIGURE_SMALLEST_PX, small[:8])
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_no_text_runs_off_the_figure(drawn, name):
     """Every label, as estimated, stays inside the drawing's width."""

@@ -60,8 +60,18 @@ INK = "#202124"
 MUTED = "#5F6368"
 
 
-#: A subscript is set this much smaller, and this much (in em) lower.
+#: A subscript is set this much smaller, and this much (in em) lower...
 SUB_SCALE, SUB_DROP = 0.72, 0.28
+#: ... but never under this many px: shown at 100 %, every label of a figure,
+#: subscripts too, is at least 9 px (``tests/viz/test_viz_figures.py`` measures
+#: each ``<text>`` and ``<tspan>``).
+SUB_MIN = 9.0
+
+
+def sub_size(size):
+    """The font size of a subscript in a label of ``size`` px."""
+    return max(SUB_SCALE * size, min(SUB_MIN, size))
+
 
 _SUBSCRIPT = re.compile(r"_\{([^}]*)\}")
 
@@ -85,11 +95,11 @@ def text_width(text, size, bold=False):
         if kind == "mono":
             width += len(part) * MONO_EM * size
             continue
-        scale = SUB_SCALE if kind == "sub" else 1.0
+        shown = sub_size(size) if kind == "sub" else size
         for char in part:
             code = ord(char)
             em = _WIDTHS[bold][code - 32] if 32 <= code < 127 else OTHER_EM
-            width += em * size * scale
+            width += em * shown
     return width
 
 
@@ -295,7 +305,7 @@ class Canvas:
                              % (html.escape(MONO), shift, html.escape(part)))  # fmt: skip
             elif kind == "sub":
                 inner.append('<tspan font-size="%s"%s>%s</tspan>'
-                             % (_num(SUB_SCALE * size), shift, html.escape(part)))  # fmt: skip
+                             % (_num(sub_size(size)), shift, html.escape(part)))  # fmt: skip
             else:
                 inner.append("<tspan%s>%s</tspan>" % (shift, html.escape(part)) if shift
                              else html.escape(part))  # fmt: skip
