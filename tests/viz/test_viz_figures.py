@@ -333,8 +333,11 @@ def test_step_net_idea_labels_and_the_cell_it_draws(drawn):
     for label in [
         "T = 3",
         "T = 5",
-        "a net of 9 ops",
-        "a net of 15 ops",
+        "a net of 1 + 9 = 10 ops",
+        "a net of 1 + 15 = 16 ops",
+        "2 ops (the input FC, RecurrentNetwork);",
+        "3 ops in the step net",
+        "lstm/i2h",
         "RecurrentNetwork",
         "step_net",
         "run T times",
@@ -349,6 +352,25 @@ def test_step_net_idea_labels_and_the_cell_it_draws(drawn):
     assert "workspace" not in texts
     types = [op.type for op in RecurrentOp(examples.rnn_cell_lstm()).step_net.op]
     assert [name for name, _ in step_net_idea.CELL_OPS] == types
+    # both panels draw the input FC, once: one per T-net on the left, one on the right
+    root = _root(drawn["fig_step_net_idea"])
+    assert len([r for r in root.iter(SVG + "rect") if r.get("class") == "input-fc"]) == 3
+
+
+def test_step_net_idea_counts_the_ops_the_path_lstm_builds():
+    """The right panel's "2 ops" and "3 ops in the step net" are what rnn_cell.LSTM builds
+    (the path's LSTM, start-here.md), and the left's 1 + 3T is its unrolled op count."""
+    from caffe2rnn import model_helper, rnn_cell
+
+    model = model_helper.ModelHelper(name="idea")
+    rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"), dim_in=3, dim_out=4, scope="lstm")
+    ops = [op.type for op in model.net.Proto().op]
+    assert ops == ["FC", "RecurrentNetwork"]
+    fc = model.net.Proto().op[0]
+    assert list(fc.input)[0] == step_net_idea.INPUT_FC[0]
+    assert list(fc.output) == [step_net_idea.INPUT_FC[1]]
+    step_net = RecurrentOp(model.net.Proto().op[1]).step_net
+    assert len(step_net.op) == len(step_net_idea.CELL_OPS) == 3
 
 
 def test_timeline_labels(drawn):

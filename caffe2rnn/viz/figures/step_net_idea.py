@@ -2,18 +2,25 @@
 
 What the figure says:
 
+* both draw the **input FC** ``x -> lstm/i2h``: ``rnn_cell`` (0cdd09da6,
+  ``RNNCell.apply_over_sequence`` -> ``prepare_input``) projects every row
+  of ``x`` with one ``FC`` before the loop, outside the step net;
 * **unrolled**, a recurrent net is the cell's ops copied once per timestep:
   the LSTM cell of ``rnn_cell`` is 3 ops (``FC``, ``Sum``, ``LSTMUnit``), so
-  T = 3 is a net of 9 ops and T = 5 another net of 15 — a net per length;
+  T = 3 is a net of 1 + 9 = 10 ops and T = 5 another net of 1 + 15 = 16 — a
+  net per length;
 * **Caffe2's** ``RecurrentNetwork`` holds the cell once, as its ``step_net``
   argument (a NetDef), and runs it T times, T read from the input's first
-  dimension at run time: one NetDef for every T. The cell is ordinary ops, so
+  dimension at run time: one NetDef of 2 ops (the input FC and the
+  ``RecurrentNetwork`` op, 3 ops in its step net) for every T. The cell is
+  ordinary ops, so
   any cell works (attention, MILSTM) and its gradient is the ops' own (the
   memory story -- one T + 1-row tensor per state, no copies -- is the
   page's; step workspaces come at step 8);
 * Caffe2 also had cuDNN's fused ``Recurrent`` op: at 0cdd09da6
-  ``recurrent_op_cudnn.cc`` reads ``rnn_mode == "lstm" ? CUDNN_LSTM :
-  CUDNN_GRU``, so LSTM and GRU only: fast, GPU-only, those two cells.
+  ``recurrent_op_cudnn.cc`` enforces ``rnn_mode == "lstm" || rnn_mode ==
+  "gru"`` (any other value is refused), so LSTM and GRU only: fast,
+  GPU-only, those two cells.
 * The grey stacks are the input ``x``, one row per timestep: T = 3 or 5 rows.
 """
 
@@ -37,6 +44,19 @@ def _cell(canvas, x, y, w=CELL_W, h=22, label=None):
         chip_x += chip_w + 4
     if label:
         canvas.text(x - 4, y + h / 2, label, style.NOTE, "end", fill=style.MUTED)
+
+
+#: The input projection both panels draw, outside the cell (the path LSTM's names).
+INPUT_FC = ("x", "lstm/i2h")
+
+
+def _input_fc(canvas, cx, y, label="FC: all T rows"):
+    """The one input ``FC`` before the loop: ``x`` -> ``lstm/i2h``, every row at once.
+    Returns the y below it."""
+    w = 112
+    canvas.box(cx - w / 2, y, w, 18, label, style.COMPUTE, style.COMPUTE, 9.5, True, "#FFFFFF", 3,
+               cls="input-fc")  # fmt: skip
+    return y + 18
 
 
 def _unrolled(canvas, cx, y, steps):
@@ -64,10 +84,10 @@ def fig_step_net_idea():
     canvas = Canvas(
         style.WIDTH,
         "Why one RecurrentNetwork operator with a step net, not an unrolled net",
-        "Unrolled, the LSTM cell's three ops are copied once per timestep: 9 ops for T = 3, "
-        "another net of 15 ops for T = 5. Caffe2's RecurrentNetwork holds the cell once, as "
-        "its step net, and runs it T times, T read from the input at run time: the same net "
-        "for every sequence length.",
+        "Both start with one input FC over all T rows of x. Unrolled, the LSTM cell's three ops "
+        "are then copied once per timestep: 10 ops for T = 3, another net of 16 ops for T = 5. "
+        "Caffe2's RecurrentNetwork holds the cell once, as its step net, and runs it T times, T "
+        "read from the input at run time: the same net of 2 ops for every sequence length.",
     )
     top = parts.heading(
         canvas,
@@ -77,7 +97,7 @@ def fig_step_net_idea():
     )
     left, right, col = 10, 346, 316
     y = top + 10
-    panel_h = 290
+    panel_h = 318
     canvas.rect(left, y, col, panel_h, "#FAFAFA", style.MUTED, 1.0, 8, dash="5 3")
     canvas.rect(right, y, col, panel_h, style.RNN_FILL, style.RNN_EDGE, 1.2, 8)
     canvas.text(left + 10, y + 14, "Unrolled: one copy of the cell per step", style.LABEL,
@@ -88,22 +108,30 @@ def fig_step_net_idea():
     body = y + 38
     for cx, steps in ((left + 88, 3), (left + 244, 5)):
         canvas.text(cx, body, "T = %d" % steps, style.SMALL, "middle", True)
-        end = _unrolled(canvas, cx, body + 14, steps)
-        canvas.text(cx, end + 6, "a net of %d ops" % (3 * steps), style.NOTE, "middle")
-    canvas.text_block(left + 12, y + panel_h - 14, "A new net for every length, growing "
-                      "with T.", style.NOTE, width=col - 24, fill=style.ACCUMULATE)  # fmt: skip
+        below = _input_fc(canvas, cx, body + 12)
+        canvas.arrow(cx, below + 1, cx, below + 11, style.INK, 1.2)
+        end = _unrolled(canvas, cx, below + 12, steps)
+        canvas.text(cx, end + 6, "a net of 1 + %d = %d ops" % (3 * steps, 1 + 3 * steps),
+                    style.NOTE, "middle")  # fmt: skip
+    canvas.text_block(left + 12, y + panel_h - 28, "A new net for every length, growing "
+                      "with T (the input FC once, the cell T times).", style.NOTE,
+                      width=col - 24, fill=style.ACCUMULATE)  # fmt: skip
 
     # right: either input, one op, the step net inside, run T times
     seq_y = body
     canvas.text(right + col / 2, seq_y - 6, "input `x`: T rows, one per step", style.NOTE,
                 "middle")  # fmt: skip
+    fc_y = seq_y + 86
     for x, steps in ((right + 86, 3), (right + 196, 5)):
         canvas.text(x + 17, seq_y + 8, "T = %d" % steps, style.SMALL, "middle", True)
-        end = _sequence(canvas, x, seq_y + 20, steps)
-        canvas.arrow(x + 17, end + 2, right + col / 2 + (x - right - 141) * 0.25, seq_y + 98,
+        end = _sequence(canvas, x, seq_y + 16, steps)
+        canvas.arrow(x + 17, end + 2, right + col / 2 + (x - right - 141) * 0.3, fc_y - 1,
                      style.INK, 1.3)  # fmt: skip
     canvas.text(right + 158, seq_y + 34, "or", style.NOTE, "middle", fill=style.MUTED)
-    op_y = seq_y + 100
+    below = _input_fc(canvas, right + col / 2, fc_y, "FC: all T rows")
+    canvas.text(right + col / 2 + 62, fc_y + 9, "→ `%s`" % INPUT_FC[1], style.NOTE)
+    op_y = below + 12
+    canvas.arrow(right + col / 2, below + 1, right + col / 2, op_y - 1, style.INK, 1.3)
     op_x, op_w = right + 30, col - 60
     canvas.rect(op_x, op_y, op_w, 78, "#FFFFFF", style.RNN_OP, 1.8, 6)
     canvas.text(op_x + 8, op_y + 11, "RecurrentNetwork", style.SMALL, bold=True, fill=style.RNN_OP)
@@ -117,10 +145,11 @@ def fig_step_net_idea():
                 style.ACCUMULATE, 1.6)  # fmt: skip
     canvas.text(op_x + op_w / 2, loop_y + 9, "run T times: t = 0 … T−1", style.NOTE, "middle",
                 fill=style.ACCUMULATE)  # fmt: skip
-    canvas.text(right + col / 2, op_y + 98, "the same NetDef for T = 3, 5 or 500:", style.NOTE,
+    canvas.text(right + col / 2, op_y + 92, "the same NetDef for T = 3, 5 or 500:", style.NOTE,
                 "middle", True)  # fmt: skip
-    canvas.text(right + col / 2, op_y + 112, "1 op, and 3 ops in its step net", style.NOTE,
-                "middle")  # fmt: skip
+    canvas.text(right + col / 2, op_y + 106, "2 ops (the input FC, `RecurrentNetwork`);",
+                style.NOTE, "middle")  # fmt: skip
+    canvas.text(right + col / 2, op_y + 120, "3 ops in the step net", style.NOTE, "middle")
     canvas.text_block(right + 12, y + panel_h - 14, "T is read from the input when the op "
                       "runs.", style.NOTE, width=col - 24, fill=style.RNN_OP)  # fmt: skip
 
@@ -130,7 +159,8 @@ def fig_step_net_idea():
         "Any cell made of ordinary ops works (attention, MILSTM, your own): the step net is a "
         "NetDef, and its gradient is built from the ops' own gradients.",
         "Caffe2 also had cuDNN's fused `Recurrent` op: fast, GPU-only, and LSTM or GRU only "
-        '(`recurrent_op_cudnn.cc` at Caffe2 0cdd09da6 reads `rnn_mode` "lstm", else GRU).',
+        '(`recurrent_op_cudnn.cc` at Caffe2 0cdd09da6 accepts `rnn_mode` "lstm" or "gru" and '
+        "refuses any other value).",
     )
     for text in points:
         canvas.circle(16, y, 2.5, style.INK, style.INK)
