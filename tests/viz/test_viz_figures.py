@@ -463,6 +463,40 @@ def test_backward_step_net_is_what_the_gradient_op_runs(drawn):
         assert op_type in texts
 
 
+def test_backward_step_net_colours_ops_by_origin_and_shapes_them_by_kind(drawn):
+    """Colour = who put the op there (the C++ op or backward_step_net), shape = a Sum or
+    not: Sum 3 (the cell's autosplit) is green like the cell's ops, Sums 4 and 5 purple."""
+    root = _root(drawn["fig_backward_step_net"])
+    drawn_ops = []
+    for g in root.iter(SVG + "g"):
+        classes = (g.get("class") or "").split()
+        if classes[:1] != ["op"]:
+            continue
+        shape = next(e for e in g if e.tag in (SVG + "rect", SVG + "polygon"))
+        number = "".join(list(g.iter(SVG + "text"))[-1].itertext())
+        drawn_ops.append((int(number), classes[1], classes[2], shape.get("fill"), shape.tag))
+    want = [(n, who, "sum" if t == "Sum" else "op") for n, t, who in backward_step_net.OPS]
+    assert [op[:3] for op in drawn_ops] == want
+    for _, who, kind, fill, tag in drawn_ops:
+        assert fill == backward_step_net.ORIGIN[who]
+        assert tag == (SVG + "polygon" if kind == "sum" else SVG + "rect")
+
+
+def test_backward_step_net_edges_stay_inside_the_boxes_span(drawn):
+    """No edge runs out past the drawn ops and blobs (the bias _tmpstep edge once looped
+    round the right edge of the figure)."""
+    root = _root(drawn["fig_backward_step_net"])
+    right = 0.0
+    for g in root.iter(SVG + "g"):
+        if (g.get("class") or "").split()[:1] in (["op"], ["blob"]):
+            for e in g:
+                if e.tag == SVG + "rect":
+                    right = max(right, float(e.get("x")) + float(e.get("width")))
+    xs = [float(x) for p in root.iter(SVG + "path")
+          for x in re.findall(r"[ML]([0-9.]+),", p.get("d"))]  # fmt: skip
+    assert xs and max(xs) <= right
+
+
 def test_gru_cell_draws_caffe2s_gru_of_e6(drawn):
     rnn = RecurrentOp(examples.op_of("gru"))
     assert tuple(op.type for op in rnn.step_net.op) == gru_cell.STEP_OPS

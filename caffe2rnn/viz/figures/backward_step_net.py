@@ -61,13 +61,27 @@ BLOBS = {
 }
 
 _MONO = style.NOTE - 0.5
-_FILL = {"op": style.RNN_OP, "cell": style.COMPUTE}
+#: Colour by ORIGIN: who put the op into the net the gradient op runs.
+ORIGIN = {"op": style.RNN_OP, "cell": style.COMPUTE}
+ORIGIN_TEXT = {
+    "op": "added by the C++ gradient op",
+    "cell": "from `backward_step_net` (the cell's gradients)",
+}
 
 
-def _op(canvas, x, y, w, number, text, colour, h=26, note=""):
-    """An op box with its run-order number on its left; ``note`` a second, smaller line."""
-    with canvas.group("op"):
-        canvas.rect(x, y - h / 2, w, h, colour, colour, 1.0, 6)
+def _op(canvas, x, y, w, number, text, origin, h=26, note="", kind="op"):
+    """An op box with its run-order number on its left; ``note`` a second,
+    smaller line. Its colour says its origin (:data:`ORIGIN`), its shape its
+    kind: a rounded box for an op, a hexagon (pointed ends) for a ``Sum``."""
+    colour = ORIGIN[origin]
+    with canvas.group("op %s %s" % (origin, kind)):
+        if kind == "sum":
+            tip = min(h / 2, 12)
+            canvas.polygon([(x, y), (x + tip, y - h / 2), (x + w - tip, y - h / 2), (x + w, y),
+                            (x + w - tip, y + h / 2), (x + tip, y + h / 2)], colour, colour,
+                           cls="sum")  # fmt: skip
+        else:
+            canvas.rect(x, y - h / 2, w, h, colour, colour, 1.0, 6)
         if note:
             canvas.text(x + w / 2, y - 6, text, style.NOTE, "middle", True, "#FFFFFF")
             canvas.text(x + w / 2, y + 8, note, style.NOTE - 0.5, "middle", fill="#FFFFFF")
@@ -100,7 +114,8 @@ def fig_backward_step_net():
         "row t + 1 of %s; LSTMUnitGradient reads %s and %s (rows t + 1) and writes %s, %s "
         "(rows t) and %s (row t of %s); FCGradient writes the step's weight and bias gradients "
         "(%s, %s) and %s; a Sum adds the two parts of %s; one Sum per parameter adds the "
-        "step's part into %s and %s."
+        "step's part into %s and %s. Ops 1 to 3 come from the backward_step_net argument, "
+        "ops 0, 4 and 5 are added by the C++ gradient op."
         % (
             b["go"],
             b["states_grad"],
@@ -121,12 +136,13 @@ def fig_backward_step_net():
     top = parts.heading(
         canvas,
         "The backward step net: what the gradient op runs at each step t",
-        "RecurrentNetworkGradient runs it for t = T−1 … 0, step t in step workspace t: the "
-        "cell's gradient ops (green: the `backward_step_net` argument) between ops the C++ op "
-        "adds (purple first, red Sums last). Caffe2 0cdd09da6, the LSTM of step 1.",
+        "RecurrentNetworkGradient runs it for t = T−1 … 0, step t in step workspace t. Colour "
+        "says where an op comes from: green from the `backward_step_net` argument (the cell's "
+        "gradient ops), purple added by the C++ op (0 first, 4 and 5 last). Caffe2 0cdd09da6, "
+        "the LSTM of step 1.",
     )
     a_x, a_w = 40, 262  # column A: the state gradients
-    b_x, b_w = 424, 180  # column B: the parameters' gradients
+    b_x, b_w = 424, 200  # column B: the parameters' gradients
     a_c, b_c = a_x + a_w / 2, b_x + b_w / 2
     part1_x = a_x + 60  # where part 1 of lstm/hidden_t_prev's gradient runs down
 
@@ -136,7 +152,7 @@ def fig_backward_step_net():
     _note(canvas, go_r + 6, r0, "row t: the loss's gradient (GO)", fill=style.LINK)
     r1 = r0 + 44
     canvas.arrow(a_c, r0 + 11, a_c, r1 - 14, style.ACCUMULATE, 1.5)
-    _op(canvas, a_x, r1, a_w, 0, "rnn_internal_accumulate_gradient_input", style.RNN_OP)
+    _op(canvas, a_x, r1, a_w, 0, "rnn_internal_accumulate_gradient_input", "op")
     _note(canvas, a_x + a_w + 10, r1 - 6, "+= into row t + 1 of", fill=style.ACCUMULATE)
     canvas.text(a_x + a_w + 10, r1 + 8, "`%s`" % b["states_grad"], _MONO)
 
@@ -151,7 +167,7 @@ def fig_backward_step_net():
     r3 = r2 + 50
     canvas.arrow(part1_x, r2 + 11, part1_x + 20, r3 - 19, style.INK, 1.2)
     canvas.arrow(cell_c, r2 + 11, cell_c - 20, r3 - 19, style.INK, 1.2)
-    _op(canvas, a_x, r3, a_w, 1, "LSTMUnitGradient", style.COMPUTE, h=36,
+    _op(canvas, a_x, r3, a_w, 1, "LSTMUnitGradient", "cell", h=36,
         note="also reads what step workspace t kept")  # fmt: skip
 
     # ... and writes rows t, and the gates' gradient (= row t of lstm/i2h_grad)
@@ -170,25 +186,21 @@ def fig_backward_step_net():
     # 2: FCGradient
     r5 = r4 + 56
     canvas.arrow(b_c, r4 + 26, b_c, r5 - 14, style.INK, 1.2)
-    _op(canvas, b_x, r5, b_w, 2, "FCGradient", style.COMPUTE)
+    _op(canvas, b_x, r5, b_w, 2, "FCGradient", "cell")
 
-    # its outputs: part 2 of lstm/hidden_t_prev's gradient, the weights' step parts
+    # its outputs: part 2 of lstm/hidden_t_prev's gradient (left), the parameters'
+    # step parts (below it, each with the Sum 4 / 5 that adds it into the total)
     r6 = r5 + 48
     auto_c = a_x + a_w - 40
     canvas.arrow(b_x + 20, r5 + 14, auto_c + 60, r6 - 11, style.INK, 1.2)
     _blob(canvas, auto_c, r6, b["autosplit"])
     _note(canvas, auto_c, r6 + 18, "part 2", "middle")
-    w_c = b_c + 6
-    canvas.arrow(b_c + 10, r5 + 14, w_c, r6 - 11, style.INK, 1.2)
-    w_l, w_r = _blob(canvas, w_c, r6, b["w_tmpstep"])
-    side = b_x + b_w + 40  # the bias part runs down the right side
-    canvas.path([(b_x + b_w + 1, r5), (side, r5), (side, r6 + 76)], style.INK, 1.2, head=None)
 
     # 3: Sum of the two parts: lstm/hidden_t_prev feeds FC and LSTMUnit
     r7 = r6 + 46
     canvas.arrow(part1_x, r4 + 11, part1_x, r7 - 14, style.INK, 1.2)
     canvas.arrow(auto_c - 60, r6 + 11, auto_c - 80, r7 - 14, style.INK, 1.2)
-    _op(canvas, a_x, r7, a_w, 3, "Sum: part 1 + part 2", style.ACCUMULATE)
+    _op(canvas, a_x, r7, a_w, 3, "Sum: part 1 + part 2", "cell", kind="sum")
     r8 = r7 + 44
     canvas.arrow(part1_x, r7 + 14, part1_x, r8 - 11, style.INK, 1.2)
     _, h_r = _blob(canvas, part1_x + 40, r8, b["hidden_prev_grad"])
@@ -197,26 +209,38 @@ def fig_backward_step_net():
                       "and LSTMUnit: the autosplit of step 4.", style.NOTE - 0.5,
                       width=a_w + 10, fill=style.MUTED)  # fmt: skip
 
-    # 4, 5: one Sum per parameter, the step's _tmpstep into the total
-    for k, (total, tmp) in enumerate(((b["w_grad"], None), (b["b_grad"], b["b_tmpstep"]))):
-        row = r7 + k * 88
-        if tmp is not None:  # the bias part: from the right side into its pill
-            tmp_y = row - 34
-            _, tmp_r = _blob(canvas, w_c, tmp_y, tmp)
-            canvas.arrow(side, tmp_y, tmp_r + 1, tmp_y, style.INK, 1.2)
-        canvas.arrow(w_c, row - 24, w_c, row - 14, style.INK, 1.2)
-        _op(canvas, w_c - 40, row, 80, 4 + k, "Sum", style.ACCUMULATE)
-        canvas.text(w_c, row + 24, "+= into `%s`" % total, _MONO, "middle", fill=style.ACCUMULATE)
-    _note(canvas, w_c, r7 + 88 + 40, "(the totals: summed over t)", "middle")
+    # 4, 5: one Sum per parameter (the C++ op's), the step's _tmpstep into the total:
+    # pill, then its Sum below it, stacked; FCGradient's edges go straight down
+    pill_x = b_x + 4  # the pills' left end
+    sum_w = 64
+    for k, (total, tmp) in enumerate(
+        ((b["w_grad"], b["w_tmpstep"]), (b["b_grad"], b["b_tmpstep"]))
+    ):
+        pill_y = r6 + k * 98
+        pill_w = text_width("`%s`" % tmp, _MONO) + 14
+        pill_c = pill_x + pill_w / 2
+        _blob(canvas, pill_c, pill_y, tmp)
+        if k == 0:
+            canvas.arrow(pill_c, r5 + 14, pill_c, pill_y - 11, style.INK, 1.2)
+        else:  # down the pills' right, inside column B, to the bias pill
+            lane = pill_x + pill_w + 14
+            canvas.path([(lane, r5 + 14), (lane, pill_y), (pill_x + pill_w + 1, pill_y)],
+                        style.INK, 1.2)  # fmt: skip
+        sum_y = pill_y + 40
+        canvas.arrow(pill_c, pill_y + 11, pill_c, sum_y - 14, style.INK, 1.2)
+        _op(canvas, pill_c - sum_w / 2, sum_y, sum_w, 4 + k, "Sum", "op", kind="sum")
+        canvas.text(pill_c, sum_y + 24, "+= into `%s`" % total, _MONO, "middle",
+                    fill=style.ACCUMULATE)  # fmt: skip
+    _note(canvas, pill_x + 84, r6 + 98 + 40 + 40, "(the totals: summed over t)", "middle")
 
     y = max(canvas.bottom, r8 + 30) + 18
     y = parts.key(
         canvas,
         y,
         [
-            ("box", (style.RNN_OP, style.RNN_OP), "added by the C++ op, first"),
-            ("box", (style.COMPUTE, style.COMPUTE), "the cell's gradient ops"),
-            ("box", (style.ACCUMULATE, style.ACCUMULATE), "a Sum (+=)"),
+            ("box", (ORIGIN["cell"], ORIGIN["cell"]), ORIGIN_TEXT["cell"]),
+            ("box", (ORIGIN["op"], ORIGIN["op"]), ORIGIN_TEXT["op"]),
+            ("hexagon", INK_MUTED, "a `Sum` (either origin)"),
             ("dashed", style.LINK, "a view of a row"),
         ],
     )
@@ -225,12 +249,15 @@ def fig_backward_step_net():
         y + 12,
         "0, 4 and 5 are the gradient op's own: it puts 0 first, renames FCGradient's weight and "
         "bias outputs `_tmpstep` and appends 4 and 5, one per parameter. 1–3 are the "
-        "`backward_step_net` argument. The cell state's gradient rows work as the hidden "
-        "state's. caffe2rnn also runs `rnn_internal_apply_link` ops first (its links, in every "
-        "era; the C++ of 0cdd09da6 applied them itself). `viz.backward` draws this net in "
-        "full detail.",
+        "`backward_step_net` argument, Sum 3 included (the autosplit). The cell state's "
+        "gradient rows work as the hidden state's. caffe2rnn also runs `rnn_internal_apply_link` "
+        "ops first (its links, in every era; the C++ of 0cdd09da6 applied them itself). "
+        "`viz.backward` draws this net in full detail.",
         style.NOTE,
         width=canvas.width - 20,
         fill=style.MUTED,
     )
     return Figure("fig_backward_step_net", canvas.svg())
+
+
+INK_MUTED = style.MUTED

@@ -67,8 +67,8 @@ def tensor_rows(
 def key(canvas, y, items, x=10, size=style.NOTE):
     """A one-line key: ``items`` are ``(kind, colour, text)`` with kind
     ``"arrow"``, ``"dashed"`` (an arrow), ``"bracket"``, ``"box"`` (a swatch:
-    colour is ``(fill, edge)``) or ``"plus"``; wraps to a second line when
-    the first is full. Returns the y below it."""
+    colour is ``(fill, edge)``), ``"hexagon"`` (an outline) or ``"plus"``;
+    wraps to a second line when the first is full. Returns the y below it."""
     cursor, line = x, y
     with canvas.group("key"):
         for kind, colour, text in items:
@@ -82,6 +82,10 @@ def key(canvas, y, items, x=10, size=style.NOTE):
                 canvas.bracket(cursor + 14, line - 6, line + 6, stroke=colour, width=1.6)
             elif kind == "box":
                 canvas.rect(cursor + 2, line - 6, 20, 12, colour[0], colour[1], 1.0, 2)
+            elif kind == "hexagon":  # the shape of a Sum: an outline in ``colour``
+                corners = [(2, 0), (7, -6), (17, -6), (22, 0), (17, 6), (7, 6)]
+                points = [(cursor + dx, line + dy) for dx, dy in corners]
+                canvas.polygon(points, "#FFFFFF", colour, 1.4)
             elif kind == "plus":
                 canvas.circle(cursor + 11, line, 6.5, "#FFFFFF", colour, 1.4)
                 canvas.text(cursor + 11, line, "+", size + 1, "middle", True, colour)
