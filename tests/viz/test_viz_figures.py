@@ -621,3 +621,14 @@ def test_wrap_keeps_code_spans_whole():
     lines = wrap("reads `a very long name` then more words", 60, 10)
     assert all(line.count("`") % 2 == 0 for line in lines)
     assert " ".join(lines) == "reads `a very long name` then more words"
+
+
+def test_recurrent_op_does_not_answer_the_pages_predict(drawn):
+    """recurrent-op.md (step 10) asks for `param` and `initial_recurrent_state_ids` from
+    its input table: the figure above it numbers the inputs but states neither list (nor
+    `outputs_with_grads`, step 12's)."""
+    svg = drawn["fig_recurrent_op"].svg
+    texts = " | ".join(_texts(drawn["fig_recurrent_op"]))
+    for answer in ("[3, 4]", "[1, 2]", "= [0]", "param =", "initial_recurrent_state_ids ="):
+        assert answer not in texts and answer not in svg, answer
+    assert "param" in texts and "outputs_with_grads" in texts  # named, for step 12

@@ -285,8 +285,8 @@ def fig_recurrent_op():
     canvas.text_block(
         left,
         y + 12,
-        "The other arguments (`backward_step_net`, `backward_link_*`, `param` = [3, 4], "
-        "`outputs_with_grads` = [0]) are for the gradient op, step 12. `viz.recurrent` draws "
+        "The other arguments (`backward_step_net`, `backward_link_*`, `param`, "
+        "`outputs_with_grads`) are for the gradient op, step 12. `viz.recurrent` draws "
         "this op in full detail (every op and blob).",
         style.NOTE,
         width=right - left,
