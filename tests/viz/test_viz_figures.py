@@ -574,6 +574,38 @@ def test_timeline_bugs_match_the_gallery():
         assert commit in BUGS[bug].commit and date in BUGS[bug].commit, bug
 
 
+def test_timeline_dates_agree_with_the_history_page():
+    """Every commit the timeline draws that docs/concepts/history.md dates, it dates the
+    same day (the link ops 2017-05-10 tried, 08-15 tried, 09-06 for good; B7 at
+    f49200962, 2017-06-07, when its fix took effect)."""
+    with open(os.path.join(ROOT, "docs", "concepts", "history.md"), encoding="utf-8") as handle:
+        page = handle.read()
+    checked = 0
+    for event in history_timeline.EVENTS:
+        for found in re.finditer(re.escape(event.commit), page):
+            dated = re.match(r"`?,?\s*\(?(\d{4}-\d\d-\d\d)", page[found.end() : found.end() + 20])
+            if dated:
+                assert dated.group(1) == event.date, (event, dated.group(1))
+                checked += 1
+    assert checked >= 20
+    texts = " | ".join(_texts(figures.fig_history_timeline()))
+    assert "param_grads, the _accum rewrite" not in texts
+    bugs = {bug: (commit, date) for bug, commit, date, _ in history_timeline.BUG_FIXES}
+    assert bugs["B7"] == ("f49200962", "2017-06-07")
+
+
+def test_timeline_b8_is_not_drawn_as_a_fix_and_every_bar_colour_has_a_key(drawn):
+    root = _root(drawn["fig_history_timeline"])
+    texts = " | ".join(_texts(drawn["fig_history_timeline"]))
+    assert "Bugs fixed" not in texts and "never shipped" in texts
+    b8 = [t for t in root.iter(SVG + "text") if "".join(t.itertext()).startswith("never shipped")]
+    assert b8 and all(t.get("font-style") == "italic" for t in b8)
+    bars = {r.get("fill") for r in root.iter(SVG + "rect") if r.get("width") == "4"}
+    keys = [g for g in root.iter(SVG + "g") if g.get("class") == "key"]
+    swatches = {r.get("fill") for g in keys for r in g.iter(SVG + "rect")}
+    assert len(bars) == 3 and bars <= swatches
+
+
 def test_timeline_executor_dates():
     events = {(e.commit, e.date) for e in history_timeline.EVENTS}
     assert ("43084f228", "2017-05-01") in events

@@ -43,7 +43,11 @@ ERAS = tuple(
     for e in sorted(eras.ERAS.values(), key=lambda e: e.date)
 )
 
-#: The bugs of the gallery (caffe2rnn.history.bugs) at the commit that fixed them.
+#: The bugs of the gallery (caffe2rnn.history.bugs) at the commit that fixed them
+#: (B7's fix of 2017-05-24, ``417f74509``, took effect with ``f49200962`` on
+#: 2017-06-07, so B7 is drawn there), and B8, which never shipped: the guard
+#: against it came in the same commit as the working rewrite (drawn muted, as
+#: "never shipped", not as a fix).
 BUG_FIXES = (
     ("B1", "66ad84303", "2017-01-30", "no gradient for h0"),
     ("B2", "f81113a1a", "2017-03-18", "stale links, run 2"),
@@ -51,8 +55,8 @@ BUG_FIXES = (
     ("B4", "21e9049f6", "2017-03-23", "a weight's gradient: garbage"),
     ("B5", "8e01e4c8b", "2017-04-25", "wrong on run 2"),
     ("B6", "90d756208", "2017-05-05", "recompute list dropped"),
-    ("B7", "417f74509", "2017-05-24", "linked gradient overwritten"),
-    ("B8", "f49200962", "2017-06-07", "guard for in-place ops"),
+    ("B7", "f49200962", "2017-06-07", "linked gradient overwritten (fix of 05-24 effective)"),
+    ("B8", "f49200962", "2017-06-07", "never shipped: guarded in the same commit"),
     ("B9", "96e718751", "2017-08-17", "forward-only won't build"),
     ("B10", "359776004", "2017-08-17", "workspaces shrunk to 2"),
 )
@@ -65,17 +69,26 @@ EVENTS = (
     Event("2017-04-11", "python", "faaafeccd", "recompute on backward"),
     Event("2017-04-18", "python", "e2efb83a7", "rnn_cell: LSTM, attention"),
     Event("2017-04-24", "python", "5cf13df48", "forward_only"),
+    Event("2017-04-25", "python", "8e01e4c8b", "param_grads"),
     Event("2017-05-01", "cpp", "43084f228", "executor, one thread"),
-    Event("2017-06-29", "python", "0cdd09da6", "param_grads, the _accum rewrite"),
-    Event("2017-08-15", "cpp", "476e9e30d", "threaded executor, link ops"),
+    Event("2017-05-05", "cpp", "dfa303a0a", "output gradients added by an op"),
+    Event("2017-05-10", "cpp", "5227e3e6f", "link ops tried, reverted same day"),
+    Event("2017-05-24", "python", "417f74509", "the _accum rewrite (works from 06-07)"),
+    Event("2017-06-05", "cpp", "0c2c95309", "_tmpstep: no _acc swap"),
+    Event("2017-06-29", "python", "0cdd09da6", "v3: Python 3 dict views"),
+    Event("2017-07-10", "python", "34c65f71e", "gru_cell: a GRU"),
+    Event("2017-08-15", "cpp", "476e9e30d", "threaded executor + link ops, tried"),
     Event("2017-08-16", "cpp", "44e868108", "… reverted next day"),
     Event("2017-08-22", "cpp", "6538f8783", "Argument.n: a NetDef argument"),
-    Event("2017-09-06", "cpp", "dc775484e", "threaded executor, for good"),
+    Event("2017-09-06", "cpp", "dc775484e", "threaded executor + link ops, for good"),
     Event("2017-10-10", "python", "201087e1e", "step nets as NetDef, not text"),
     Event("2018-01-08", "python", "7d4c7690d", "GRU linear_before_reset"),
     Event("2018-01-26", "cpp", "2bf8d0cd4", "LSTMUnit without seq_lengths"),
 ) + tuple(Event(date, "bug", commit, "**%s** %s" % (bug, text))
           for bug, commit, date, text in BUG_FIXES)  # fmt: skip
+
+#: The bugs that never reached users: drawn in the bug lane, muted, not as fixes.
+NEVER_SHIPPED = ("B8",)
 
 #: After the last era: Caffe2 moves into PyTorch.
 PYTORCH = (
@@ -87,7 +100,7 @@ LANES = {  # lane -> (heading, subheading, x, width)
     "era": ("Era", "caffe2rnn runs", 62, 104),
     "python": ("Python", "recurrent_net, rnn_cell", 168, 168),
     "cpp": ("C++", "operator, executor", 338, 160),
-    "bug": ("Bugs fixed", "B1 … B10, the gallery", 500, 164),
+    "bug": ("Bugs", "the day each was fixed", 500, 164),
 }
 LANE_COLOUR = {"era": style.MUTED, "python": style.LINK, "cpp": style.RNN_OP,
                "bug": style.ACCUMULATE}  # fmt: skip
@@ -106,9 +119,13 @@ def _era_events():
 
 
 def _draw(canvas, x, y, event, colour):
-    """An event's lines from ``y``; a bug's id or an era's name bold in the lane's colour,
-    an era's commit on a line of its own. Returns the y below it."""
+    """An event's lines from ``y``; a bug's id or an era's name bold in the lane's colour
+    (a bug that never shipped: grey, its text italic), an era's commit on a line of its
+    own. Returns the y below it."""
     _, _, _, width = LANES[event.lane]
+    never = event.lane == "bug" and event.text.split("**")[1] in NEVER_SHIPPED
+    if never:
+        colour = style.MUTED
     lines = wrap(event.text.replace("**", ""), width - _DAY - 14, _SIZE)
     prefix = event.text.split("**")[1] if "**" in event.text else ""
     if not prefix and event.lane == "bug":
@@ -119,7 +136,8 @@ def _draw(canvas, x, y, event, colour):
             canvas.text(line_x, y, prefix, _SIZE, bold=True, fill=colour)
             line_x += text_width(prefix + " ", _SIZE, True)
             line = line[len(prefix) :].lstrip()
-        canvas.text(line_x, y + k * _LINE, line, _SIZE)
+        canvas.text(line_x, y + k * _LINE, line, _SIZE, italic=never,
+                    fill=style.MUTED if never else style.INK)  # fmt: skip
     y += len(lines) * _LINE
     if event.lane == "era":
         canvas.text(x, y, "`%s`" % event.commit, _SIZE - 1, fill=style.MUTED)
@@ -199,7 +217,23 @@ def _timeline(name, title, first, last, pytorch=True):
         )
         canvas.rect(60, start, 4, max(stop - start, 4), colour, None)
 
-    y += 10
+    y += 14
+    y = (
+        parts.key(
+            canvas,
+            y,
+            [
+                (
+                    "box",
+                    (style.RNN_OP, style.RNN_OP),
+                    "bar: the default era, %s" % eras.DEFAULT.name,
+                ),
+                ("box", ("#5F6368", "#5F6368"), "bar: another era's span"),
+                ("box", ("#9AA0A6", "#9AA0A6"), "(shades alternate)"),
+            ],
+        )
+        + 10
+    )
     if pytorch:  # and then: PyTorch
         with canvas.group("pytorch"):
             height = 22 + (_LINE + 2) * len(PYTORCH)
