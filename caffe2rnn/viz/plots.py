@@ -36,6 +36,10 @@ ZERO_FLOOR = 1e-17
 #: log axis reaching that far fails in matplotlib (its ticks overflow).
 INF_CEILING = 1e30
 COLOURS = {"buggy": "#C5221F", "fixed": "#188038", "reference": "#1A73E8"}
+#: In the bars of a second-run bug: colour is the verdict ...
+VERDICT_COLOURS = {"right": COLOURS["fixed"], "wrong": COLOURS["buggy"]}
+#: ... and the fill the version (hatched: the buggy one; solid: the fixed one).
+VERSION_HATCH = {"buggy": "///", "fixed": None}
 
 
 def _pyplot():
@@ -184,22 +188,39 @@ def _bug_lines(ax, bug, result, errors):
 
 
 def _bug_bars(ax, bug, result, errors):
-    """Bars: run 1 and run 2 × buggy and fixed, a parameter's gradient error each."""
+    """Bars: run 1 and run 2 × buggy and fixed, a parameter's gradient error each.
+
+    Colour says right or wrong (:data:`VERDICT_COLOURS`: green right, red
+    wrong), the fill says which version (:data:`VERSION_HATCH`: the buggy
+    version hatched, the fixed one solid), so a wrong answer of the fixed
+    version (B4's second run) is red, not the green of "fixed"."""
+    from matplotlib.patches import Patch
+
     blob = next((b for b in errors if b != "input"), "input")
     reference = result.reference[blob]
     width, runs = 0.36, len(result.buggy)
     infinite = False
     for k, side in enumerate(("buggy", "fixed")):
-        version = bug.buggy_version if side == "buggy" else bug.fixed_version
         values = [float(np.max(v)) for v in errors[blob][side]]
         shown, beyond = _shown(values)
         infinite |= beyond
         xs = np.arange(runs) + (k - 0.5) * width
-        ax.bar(xs, shown, width, color=COLOURS[side], label="%s (%s)" % (version, side))
         for x, value, raw in zip(xs, shown, errors[blob][side]):
             verdict = "right" if _right(raw, reference) else "wrong"
+            colour = VERDICT_COLOURS[verdict]
+            hatched = VERSION_HATCH[side] is not None
+            ax.bar([x], [value], width, color="#FFFFFF" if hatched else colour,
+                   edgecolor=colour, hatch=VERSION_HATCH[side], linewidth=1.2)  # fmt: skip
             ax.annotate(verdict, (x, value), xytext=(0, 3), textcoords="offset points",
-                        ha="center", fontsize=8, color=COLOURS[side])  # fmt: skip
+                        ha="center", fontsize=8, color=colour)  # fmt: skip
+    handles = [
+        Patch(facecolor="#FFFFFF", edgecolor="#5F6368", hatch=VERSION_HATCH["buggy"],
+              label="%s (buggy version)" % bug.buggy_version),
+        Patch(facecolor="#5F6368", edgecolor="#5F6368",
+              label="%s (fixed version)" % bug.fixed_version),
+        Patch(color=VERDICT_COLOURS["right"], label="right"),
+        Patch(color=VERDICT_COLOURS["wrong"], label="wrong"),
+    ]  # fmt: skip
     ax.set_yscale("log")
     ax.set_ylim(ZERO_FLOOR / 3, (INF_CEILING if infinite else 1e3) * 1e5)
     ax.set_xticks(range(runs), ["run %d" % (r + 1) for r in range(runs)])
@@ -210,7 +231,8 @@ def _bug_bars(ax, bug, result, errors):
                    for side in ("buggy", "fixed") for v in errors[b][side])  # fmt: skip
         ax.set_xlabel("%s's gradient%s" % (", ".join(others),
                       ": right in every run (not drawn)" if fine else ""), fontsize=8)  # fmt: skip
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    ax.legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+              ncol=4, frameon=False)  # fmt: skip
 
 
 def plot_attention(weights, ax=None, source_labels=None, target_labels=None, title=None):

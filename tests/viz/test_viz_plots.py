@@ -67,6 +67,17 @@ def test_a_second_run_bug_is_bars_run_1_and_run_2_by_buggy_and_fixed(bug_id):
         "B5": ["right", "wrong", "right", "right"],
     }
     assert verdicts == expected[bug_id]
+    # colour = the verdict, hatch = the version: B4's fixed version, wrong on run 2, is red
+    from matplotlib.colors import to_hex
+
+    for bar, verdict, side in zip(ax.patches, verdicts, ["buggy"] * 2 + ["fixed"] * 2):
+        colour = plots.VERDICT_COLOURS[verdict].lower()
+        assert to_hex(bar.get_edgecolor()) == colour
+        assert (bar.get_hatch() or None) == plots.VERSION_HATCH[side]
+        if side == "fixed":
+            assert to_hex(bar.get_facecolor()) == colour
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[2:] == ["right", "wrong"] and "buggy version" in labels[0]
     assert "not drawn" in ax.get_xlabel()  # the input's gradient: right in every run
     assert _legend_is_off_the_data(ax)
 
