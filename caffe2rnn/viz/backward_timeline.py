@@ -28,9 +28,12 @@ boxes are single nodes on one rank chained by invisible edges, which fixes
 their order (Graphviz would otherwise order them to save crossings). On a
 page (and in the time stepper's frames) the gradient tensors come first, the
 steps under them: the rows a step touches sit right under the stepper's
-slider. The last row of each state gradient says it is zeroed before the
-loop (no step writes it), and a state gradient nothing is added into says
-why (its outputs are not in ``outputs_with_grads``).
+slider, and a highlighted page frame (the stepper's) draws only the step that
+runs then, compactly (short tensor names, tight cells), right under the tables
+it touches: the box and its rows fit on one screen. The last row of each
+state gradient says it is zeroed before the loop (no step writes it), and a
+state gradient nothing is added into says why (its outputs are not in
+``outputs_with_grads``).
 """
 
 from .. import core
@@ -38,14 +41,23 @@ from ..errors import DrawingError, op_context
 from . import sizing
 from .canvas import Canvas
 from .rnn_op import ACCUMULATE_OP, RecurrentOp
-from .style import BLOB_KINDS, html_text, wrap
+from .style import BLOB_KINDS, html_text, wrap_name
 from .timeline import HIGHLIGHT, highlight_cell
 
 _ACCUM_FILL = "#F6C7C3"
+#: On a page a long blob name breaks after a '/' at about this many characters
+#: (never after a '_': ``lstm/lstm/`` + ``hidden_t_prev_states``, not ``hidden_t_`` +
+#: ``prev_states``).
+NAME_CHARS = 26
+#: A stepper frame's tables are set this tight (cell padding, pt), so the step's
+#: box and the rows it touches fit on one screen under the stepper's controls.
+PAD_FRAME = 2
 _READ_FILL = "#E8F0FE"
 
 
-def _step_label(t, order, T, ports, forward_reads, scratches, param_grads, now=False, sep=", "):
+def _step_label(
+    t, order, T, ports, forward_reads, scratches, param_grads, now=False, sep=", ", pad=3
+):
     """One backward step as an HTML-like table; a port on each gradient row."""
     head = "backward step t = %d" % t
     runs = "runs %s of %d" % (_ordinal(order + 1), T)
@@ -75,9 +87,17 @@ def _step_label(t, order, T, ports, forward_reads, scratches, param_grads, now=F
             '<tr><td port="params" colspan="2" align="left" bgcolor="%s"><font point-size="9">'
             "+= into: %s</font></td></tr>" % (_ACCUM_FILL, _lines(sep.join(param_grads)))
         )
-    return '<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>' % "".join(
-        rows
+    return '<table border="0" cellborder="1" cellspacing="0" cellpadding="%d">%s</table>' % (
+        pad,
+        "".join(rows),
     )
+
+
+def _short(tensor):
+    """A tensor's name without its scope (``lstm/lstm/hidden_t_prev_states_grad`` ->
+    ``hidden_t_prev_states_grad``): a stepper frame's step box names rows by it, its
+    table above giving the full name."""
+    return tensor.rsplit("/", 1)[-1]
 
 
 def _lines(text, br='<br align="left"/>'):
@@ -89,7 +109,7 @@ def _ordinal(n):
     return "%d%s" % (n, {1: "st", 2: "nd", 3: "rd"}.get(n if n < 20 else n % 10, "th"))
 
 
-def _grad_table(title, n_rows, writers, readers, added, final, now=None, index=0, note=""):
+def _grad_table(title, n_rows, writers, readers, added, final, now=None, index=0, note="", pad=3):
     fill = BLOB_KINDS["gradient"][0]["fillcolor"]
     head = "".join(
         '<td bgcolor="%s"><b>%s</b></td>' % (fill, h)
@@ -117,8 +137,9 @@ def _grad_table(title, n_rows, writers, readers, added, final, now=None, index=0
         rows.append("<tr>%s</tr>" % "".join(cells))
     if note:
         rows.append('<tr><td colspan="4" align="left">%s</td></tr>' % _lines(note))
-    return '<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>' % "".join(
-        rows
+    return '<table border="0" cellborder="1" cellspacing="0" cellpadding="%d">%s</table>' % (
+        pad,
+        "".join(rows),
     )
 
 
@@ -175,6 +196,8 @@ def backward_timeline(op, T=3, highlight=None, width=None):
     they run, then the gradient tensors, then the parameter gradients; long
     cells break their lines."""
     page = sizing.check(width) == "page"
+    # a stepper frame: one step, drawn compactly under the tables it touches
+    frame = page and highlight is not None
     rnn, cpp, steps, lengths = backward_plan(op, T)
     if highlight not in (None, *range(T)):
         raise DrawingError(
@@ -189,6 +212,9 @@ def backward_timeline(op, T=3, highlight=None, width=None):
         "backward_timeline_" + rnn.name,
         (
             "%s backward over T = %d steps: the gradient tensors row by row,\n"
+            "then the step that runs now (they run t = %d first)"
+            if page and highlight is not None
+            else "%s backward over T = %d steps: the gradient tensors row by row,\n"
             "then the steps top to bottom in the order they run (t = %d first)"
             if page
             else "%s backward over T = %d steps: the gradient rows each step reads and writes,\n"
@@ -198,10 +224,10 @@ def backward_timeline(op, T=3, highlight=None, width=None):
         "TB",
         width,
     )
-    gap = "\n" if page else " "  # where a page breaks a long cell
+    gap = "\n" if page and not frame else " "  # where a page breaks a long cell
 
-    def name(text):  # and how it breaks a long name
-        return wrap(text, 22, "/_") if page else text
+    def name(text):  # and how it breaks a long name: after '/' only, never inside a name
+        return wrap_name(text, NAME_CHARS) if page else text
 
     writers, readers = {}, {}
     for t, step in steps.items():
@@ -268,6 +294,7 @@ def backward_timeline(op, T=3, highlight=None, width=None):
                         now.get(tensor),
                         index,
                         notes.get(tensor, ""),
+                        PAD_FRAME if frame else 3,
                     ),
                     graph=part,
                     kind="gradient",
@@ -275,7 +302,7 @@ def backward_timeline(op, T=3, highlight=None, width=None):
                 if page:  # the output gradients added into this table, in its part
                     for go, grad, row, label in go_nodes:
                         if grad == tensor:
-                            text = canvas.wrap(go) + "\n" + label  # the label would widen the part
+                            text = name(go) + "\n" + label  # the label would widen the part
                             canvas.blob(("io/", go), text, ["external_input", "gradient"], part)
                             canvas.edge(
                                 ("io/", go), ("grad/", grad), "accumulate", head_port="a%d:e" % row
@@ -292,23 +319,32 @@ def backward_timeline(op, T=3, highlight=None, width=None):
     with canvas.graph.subgraph(name="steps") as top:
         top.attr(rank="same")
         for k, t in enumerate(order):
+            if frame and t != highlight:
+                # a stepper frame: only the step that runs now, right under the
+                # tables, so its box and the rows it touches are on screen together
+                continue
             step = steps[t]
             ports = []
             for verb in ("reads", "writes"):
                 for tensor, row, blob in step[verb]:
                     port = "%s%d" % (verb[0], len(ports))
-                    ports.append(
-                        (
-                            port,
-                            verb,
-                            name(blob),
-                            "%s row %d of%s%s" % (verb, row, gap, name(tensor)),
-                        )
+                    where = (
+                        "%s row %d of %s" % (verb, row, _short(tensor))
+                        if frame
+                        else "%s row %d of%s%s" % (verb, row, gap, name(tensor))
                     )
+                    ports.append((port, verb, name(blob), where))
                     step.setdefault("ports", []).append((port, verb, tensor, row))
-            forward = [
-                "%s = row %d of%s%s" % (name(b), row, gap, name(x)) for x, row, b in step["forward"]
-            ]
+            if frame:  # one line a state tensor: "hidden_t_prev_states rows 2, 3"
+                rows_of = {}
+                for x, row, _ in step["forward"]:
+                    rows_of.setdefault(_short(x), []).append(str(row))
+                forward = ["%s rows %s" % (x, ", ".join(r)) for x, r in rows_of.items()]
+            else:
+                forward = [
+                    "%s = row %d of%s%s" % (name(b), row, gap, name(x))
+                    for x, row, b in step["forward"]
+                ]
             label = _step_label(
                 t,
                 k,
@@ -318,7 +354,8 @@ def backward_timeline(op, T=3, highlight=None, width=None):
                 step["scratch"],
                 step["params"],
                 t == highlight,
-                "\n" if page else ", ",
+                "\n" if page and not frame else ", ",
+                PAD_FRAME if frame else 3,
             )
             with canvas.part("step%d" % t) as part:
                 canvas.table(
@@ -343,7 +380,7 @@ def backward_timeline(op, T=3, highlight=None, width=None):
             canvas.blob(
                 "io/param_grads",
                 "parameter gradients: every step adds its part\n(w_grad += w_grad_tmpstep)\n"
-                + "\n".join(map(canvas.wrap, params)),
+                + "\n".join(map(name if page else canvas.wrap, params)),
                 ["gradient", "external_output"],
                 part,
             )

@@ -20,6 +20,7 @@ rendered once):
 import html
 import itertools
 import json
+import re
 
 from ..errors import DrawingError
 from .backward_timeline import backward_plan, backward_timeline
@@ -78,18 +79,52 @@ def frames(op, T=3, width=None):
         out[direction] = []
         for t in order:
             reads, writes = touches[t]
-            svg = pipe(draw(op, T, highlight=t, width=width), "svg").decode("utf-8")
+            graph = draw(op, T, highlight=t, width=width)
+            title = _take_title(graph)
+            svg = pipe(graph, "svg").decode("utf-8")
             svg = svg[svg.index("<svg") :]  # drop the XML prolog and DOCTYPE: inlined
             caption = "%s step t = %d reads %s; writes %s" % (
                 direction,
                 t,
-                ", ".join(reads) or "nothing",
-                ", ".join(writes) or "nothing",
+                ", ".join(map(_unscoped, reads)) or "nothing",
+                ", ".join(map(_unscoped, writes)) or "nothing",
             )
             out[direction].append(
-                {"t": t, "svg": svg, "reads": reads, "writes": writes, "caption": caption}
+                {
+                    "t": t,
+                    "svg": svg,
+                    "reads": reads,
+                    "writes": writes,
+                    "caption": caption,
+                    "title": title,
+                }
             )
     return out
+
+
+def _unscoped(row):
+    """``"lstm/lstm/hidden_t_prev_states[3]"`` -> ``"hidden_t_prev_states[3]"``: the
+    caption sits in the sticky controls, so it stays short (the frame's tables
+    below give each tensor's full name)."""
+    return row.rsplit("/", 1)[-1]
+
+
+def _take_title(graph):
+    """A page-width frame's title, taken out of its drawing (``""`` for a full-size one).
+
+    The page stepper shows the title in its sticky controls instead, so it
+    is never hidden under them when the frame scrolls (a title drawn at the
+    top of the SVG was the first thing the controls covered)."""
+    parts = getattr(graph, "parts", None)
+    if not parts or not parts[0].name.endswith("_title"):
+        return ""
+    label = next((line for line in parts[0].body if "label=" in line), "")
+    graph.parts = parts[1:]
+    found = re.search(r'label="((?:[^"\\]|\\.)*)"', label)
+    text = found.group(1) if found else ""
+    text = " ".join(re.sub(r"\\[nlr]", " ", text).replace('\\"', '"').split())
+    # the controls already name the op and T: keep what the drawing shows
+    return text.split(": ", 1)[-1]
 
 
 #: The controls and the caption stay at the top of the window while the
@@ -108,6 +143,8 @@ _SCRIPT = """
   var caption = root.querySelector(".c2r-caption");
   var label = root.querySelector(".c2r-t");
   var captions = %(captions)s;
+  var titles = %(titles)s;
+  var heading = root.querySelector(".c2r-frame-title");
   function direction() {
     return root.querySelector("input[type=radio]:checked").value;
   }
@@ -119,6 +156,8 @@ _SCRIPT = """
       if (on) { label.textContent = "t = " + frame.dataset.t; }
     });
     caption.textContent = captions[d][k];
+    heading.textContent = titles[d][k];
+    heading.hidden = !titles[d][k];
     root.dataset.direction = d;
     root.dataset.index = String(k);
   }
@@ -167,7 +206,10 @@ def stepper_html(op, T=3, title=None, width=None):
         '<span style="background:%s">&#160;written&#160;</span></span>'
         % (HIGHLIGHT["read"], HIGHLIGHT["write"])
     )
-    parts.append('</div><p class="c2r-caption"></p></div>')
+    parts.append(
+        '</div><p class="c2r-frame-title" style="margin: 0.2rem 0 0; font-weight: bold; '
+        'font-size: 0.85em"></p><p class="c2r-caption"></p></div>'
+    )
     for d, items in data.items():
         for k, frame in enumerate(items):
             parts.append(
@@ -175,10 +217,13 @@ def stepper_html(op, T=3, title=None, width=None):
                 % (d, k, frame["t"], "" if (d, k) == ("forward", 0) else " hidden", frame["svg"])
             )
     captions = {d: [f["caption"] for f in items] for d, items in data.items()}
-    parts.append(
-        "<script>%s</script></div>"
-        % (_SCRIPT % {"id": json.dumps(uid), "captions": json.dumps(captions)})
-    )
+    titles = {d: [f["title"] for f in items] for d, items in data.items()}
+    script = _SCRIPT % {
+        "id": json.dumps(uid),
+        "captions": json.dumps(captions),
+        "titles": json.dumps(titles),
+    }
+    parts.append("<script>%s</script></div>" % script)
     return "\n".join(parts)
 
 

@@ -237,6 +237,18 @@ def wrap(text, width=24, breaks="/"):
     return "\n".join(lines)
 
 
+def wrap_name(text, width=26, fallback=22):
+    """A blob name broken after '/' only, so no part of it is split (``lstm/lstm/`` +
+    ``hidden_t_prev_states``, never ``hidden_t_`` + ``prev_states``); a name with a
+    part longer than ``width`` (attention's
+    ``attention_weighted_encoder_context_t_prev``) also breaks after '_', at
+    ``fallback`` characters, as page views did before."""
+    text = str(text)
+    if max(len(part) for part in text.split("/")) <= width:
+        return wrap(text, width, "/")
+    return wrap(text, fallback, "/_")
+
+
 def html_text(text):
     """Text for an HTML-like label (tables): ``&``, ``<``, ``>`` and quotes as entities."""
     return html.escape(str(text), quote=True)

@@ -26,7 +26,7 @@ from ..errors import DrawingError, op_context
 from . import sizing
 from .canvas import Canvas
 from .rnn_op import RecurrentOp, alias_label
-from .style import BLOB_KINDS, html_text, wrap
+from .style import BLOB_KINDS, html_text, wrap_name
 
 _ALIAS_FILL = "#CEEAD6"
 _INITIAL_FILL = "#E8EAED"
@@ -113,8 +113,14 @@ def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, ind
 
 
 def _page_fit(text):
-    """A table cell on a page: long names broken after '/' and '_'."""
-    return wrap(text, 22, "/_")
+    """A table cell on a page: long names broken after '/' only, never inside a name
+    (``lstm/lstm/`` + ``hidden_t_prev_states``, not ``hidden_t_`` + ``prev_states``)."""
+    return wrap_name(text, 26)
+
+
+def _fit_name(text, page, canvas):
+    """A blob's name in a node: on a page broken after '/' only (:func:`_page_fit`)."""
+    return _page_fit(text) if page else canvas.wrap(text)
 
 
 def timeline(op, T=3, steps=None, rankdir="LR", highlight=None, width=None):
@@ -190,11 +196,17 @@ def timeline(op, T=3, steps=None, rankdir="LR", highlight=None, width=None):
                 graph=part,
             )
             if initial:
-                canvas.blob(("io/", initial), canvas.wrap(initial), ["external_input"], part)
+                canvas.blob(
+                    ("io/", initial), _fit_name(initial, page, canvas), ["external_input"], part
+                )
                 canvas.edge(("io/", initial), table, label="copied to row 0", head_port="r0:w")
             for j, alias in enumerate(aliases):
                 rows = _alias_rows(alias, n_rows)
-                text = "%s\n= rows %d..%d" % (canvas.wrap(alias.dst), rows.start, n_rows - 1)
+                text = "%s\n= rows %d..%d" % (
+                    _fit_name(alias.dst, page, canvas),
+                    rows.start,
+                    n_rows - 1,
+                )
                 if page:  # the edge's label in the node: beside the table it would widen it
                     text += " (alias %+d)" % alias.offset
                 canvas.blob(("io/", alias.dst), text, ["external_output"], part)
@@ -230,7 +242,8 @@ def timeline(op, T=3, steps=None, rankdir="LR", highlight=None, width=None):
                 # edges into one table has no room for labels.
                 canvas.blob(
                     node,
-                    "%s\nlink %+d: %s" % (canvas.wrap(link.internal), link.offset, where),
+                    "%s\nlink %+d: %s"
+                    % (_fit_name(link.internal, page, canvas), link.offset, where),
                     ["blob"],
                     graph=sub,
                 )

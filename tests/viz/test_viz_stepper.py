@@ -8,6 +8,7 @@ zeroed before the loop, and a state gradient nothing is added into says why.
 """
 
 import os
+import re
 import sys
 
 import pytest
@@ -39,6 +40,47 @@ def test_backward_frames_show_the_tensors_before_the_steps(lstm_frames):
     assert svg.index("lstm/lstm/hidden_t_prev_states_grad") < svg.index("backward step t = 2")
 
 
+def test_a_backward_frame_draws_only_the_step_that_runs(lstm_frames):
+    """One step box per frame, the one the slider is on, under its tables: with all T
+    boxes a frame was ~2000 pt tall and the box and its rows never on screen together."""
+    for frame in lstm_frames["backward"]:
+        svg = frame["svg"]
+        assert re.findall(r"backward step t = (\d)", svg) == [str(frame["t"])]
+        assert svg.index("lstm/i2h_grad") < svg.index("backward step t =")
+        assert float(re.search(r'height="([0-9.]+)pt"', svg).group(1)) < 1000
+
+
+def test_page_frames_break_names_after_a_slash_never_inside_a_name(lstm_frames):
+    """`lstm/lstm/hidden_t_ prev_states` read as two names: a line of a frame never ends
+    in '_' (a break inside a name), and every long name breaks at a '/'."""
+    for direction in ("forward", "backward"):
+        for frame in lstm_frames[direction]:
+            texts = [t.strip() for t in re.findall(r"<text[^>]*>([^<]*)</text>", frame["svg"])]
+            assert texts
+            assert not [t for t in texts if t.endswith("_")], (direction, frame["t"])
+
+
+def test_the_frame_title_sits_in_the_controls_not_under_them(lstm_frames):
+    """The title a frame's drawing had at its top is shown in the sticky controls, so
+    it cannot scroll under them; the drawing starts with the tables."""
+    starts = {"forward": "which row each step reads", "backward": "the gradient tensors row by"}
+    for direction, start in starts.items():
+        frame = lstm_frames[direction][0]
+        assert frame["title"].startswith(start)
+        assert "RecurrentNetwork" not in re.sub(r"<title>[^<]*</title>", "", frame["svg"])
+    page = stepper_html(examples.rnn_cell_lstm(), 2, width="page")
+    sticky = page[page.index('class="c2r-sticky"') : page.index('class="c2r-frame"')]
+    assert 'class="c2r-frame-title"' in sticky
+    assert json_titles(page)["backward"][0].startswith(starts["backward"])
+
+
+def json_titles(page):
+    import json
+
+    found = re.search(r"var titles = (\{.*?\});", page, re.S)
+    return json.loads(found.group(1))
+
+
 def test_the_controls_stay_in_view_and_the_rows_are_near_them(tmp_path):
     reason = missing_reason()
     if reason:
@@ -68,3 +110,17 @@ def test_the_controls_stay_in_view_and_the_rows_are_near_them(tmp_path):
         browser.evaluate("window.scrollTo(0, %s)" % top)
         tops = browser.evaluate(rows)
         assert tops and min(tops) < 600, "the rows the step touches are far below the slider"
+        # the step box and the rows it touches fit on one screen under the controls
+        span = browser.evaluate(
+            "(function(){var f = document.querySelector('.c2r-frame:not([hidden])');"
+            "var rows = Array.from(f.querySelectorAll('g[id^=\"a_hl_\"]'))"
+            ".map(function(g){return g.getBoundingClientRect().top;});"
+            "var box = Array.from(f.querySelectorAll('g.node')).filter(function(g){"
+            "return /backward step t =/.test(g.textContent);});"
+            "var sticky = document.querySelector('.c2r-sticky').getBoundingClientRect();"
+            "return [box.length, box[0].getBoundingClientRect().bottom - Math.min.apply(null,"
+            " rows), window.innerHeight - sticky.height];})()"
+        )
+        assert span[0] == 1 and span[1] <= span[2], span
+        title = browser.evaluate("document.querySelector('.c2r-frame-title').textContent")
+        assert title.startswith("the gradient tensors row by row")
