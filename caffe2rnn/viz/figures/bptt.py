@@ -179,7 +179,8 @@ def fig_bptt(steps=3):
         y + 12,
         "Only the last row is zeroed. With a 1-row initial state that is enough: step t writes "
         "row t before step t − 1 adds to it and reads it. With k > 1 initial rows it is not: "
-        "rows T … T + k − 2 are read before any step writes them (the gallery's tail_rows). "
+        "rows T … T + k − 2 are read before any step writes them (never fixed in Caffe2; the "
+        "bug gallery of the history part shows it). "
         "The + into row t + 1 is the step's first op, `rnn_internal_accumulate_gradient_input`; "
         "the + into the weight gradient is a `Sum` the C++ op appends, after renaming the "
         "step's gradient `_tmpstep`.",
