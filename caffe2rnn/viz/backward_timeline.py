@@ -249,12 +249,13 @@ def backward_timeline(op, T=3, highlight=None, width=None):
             added.setdefault(grad, {}).setdefault(t + 1, []).append(
                 "%s[%d]%s(before step %d)" % (name(go), t, gap, t)
             )
-        go_nodes.append((go, grad, 1, "+= row t+1 before step t"))
+        # an arrow into every row it is added into: rows 1 … T
+        go_nodes.append((go, grad, range(1, T + 1), "+= row t+1 before step t"))
     for go, grad in cpp.last_row_grads:
         added.setdefault(grad, {}).setdefault(T, []).append(
             "%s%s(once, before the loop)" % (name(go), gap)
         )
-        go_nodes.append((go, grad, T, "+= row T"))
+        go_nodes.append((go, grad, [T], "+= row T"))
     final = {}
     for state in rnn.states:
         grad = state + "_grad"
@@ -300,13 +301,13 @@ def backward_timeline(op, T=3, highlight=None, width=None):
                     kind="gradient",
                 )
                 if page:  # the output gradients added into this table, in its part
-                    for go, grad, row, label in go_nodes:
+                    for go, grad, rows, label in go_nodes:
                         if grad == tensor:
                             text = name(go) + "\n" + label  # the label would widen the part
                             canvas.blob(("io/", go), text, ["external_input", "gradient"], part)
-                            canvas.edge(
-                                ("io/", go), ("grad/", grad), "accumulate", head_port="a%d:e" % row
-                            )
+                            for row in rows:
+                                canvas.edge(("io/", go), ("grad/", grad), "accumulate",
+                                            head_port="a%d:e" % row)  # fmt: skip
 
     # On a page the gradient tensors come first: a stepper frame then shows
     # the rows a step reads and writes right under its slider.
@@ -371,9 +372,11 @@ def backward_timeline(op, T=3, highlight=None, width=None):
         # keep the tables under the steps that use them.
         for tensor in lengths:
             canvas.invisible("bstep%d" % order[len(order) // 2], ("grad/", tensor))
-        for go, grad, row, label in go_nodes:
+        for go, grad, rows, label in go_nodes:
             canvas.blob(("io/", go), canvas.wrap(go), ["external_input", "gradient"])
-            canvas.edge(("io/", go), ("grad/", grad), "accumulate", label, head_port="a%d:e" % row)
+            for k, row in enumerate(rows):
+                canvas.edge(("io/", go), ("grad/", grad), "accumulate", label if k == 0 else None,
+                            head_port="a%d:e" % row)  # fmt: skip
     params = steps[0]["params"]
     if params:
         with canvas.part("params") as part:

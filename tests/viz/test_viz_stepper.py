@@ -124,3 +124,11 @@ def test_the_controls_stay_in_view_and_the_rows_are_near_them(tmp_path):
         assert span[0] == 1 and span[1] <= span[2], span
         title = browser.evaluate("document.querySelector('.c2r-frame-title').textContent")
         assert title.startswith("the gradient tensors row by row")
+
+
+def test_the_output_gradient_arrow_reaches_every_row_it_is_added_into(lstm_frames):
+    """GO (lstm/hidden_t_all_grad) is added into rows 1 … T of the hidden state's
+    gradient, one row before each step: one arrow a row, not one into row 1."""
+    svg = lstm_frames["backward"][0]["svg"]
+    arrows = re.findall(r'class="edge accumulate">\s*<title>io/lstm/hidden_t_all_grad', svg)
+    assert len(arrows) == 3
