@@ -128,10 +128,12 @@ def _take_title(graph):
 
 
 #: The controls and the caption stay at the top of the window while the
-#: frame scrolls under them (below the theme's sticky header bar), so what a
-#: move of the slider changes is in view with the slider.
+#: frame scrolls under them (right below the theme's sticky article header,
+#: 48 px = 3rem in sphinx-book-theme at 1280 px: at 3.5rem the frame showed
+#: through an 8 px gap above the controls), so what a move of the slider
+#: changes is in view with the slider.
 _STICKY = (
-    "position: sticky; top: var(--c2r-sticky-top, 3.5rem); z-index: 5; "
+    "position: sticky; top: var(--c2r-sticky-top, 3rem); z-index: 5; "
     "background: var(--pst-color-background, #fff); "
     "border-bottom: 1px solid var(--pst-color-border, #ddd); padding: 0.3rem 0"
 )
