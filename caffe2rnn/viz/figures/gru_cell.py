@@ -102,7 +102,7 @@ def fig_gru_cell():
 
     # -- the step net: one row of ops per gate ----------------------------------------------
     s_y = y + 62
-    s_h = 318
+    s_h = 330
     _band(canvas, left, s_y, col, s_h, "the step net, at each t (11 ops)", style.STEP_FILL,
           style.STEP_EDGE)  # fmt: skip
     r0 = s_y + 30
@@ -142,8 +142,8 @@ def fig_gru_cell():
     canvas.arrow(mul_x, ry + 41, mul_x, oy - 12, style.INK, 1.2)
     canvas.arrow(bus_x, oy, mul_x + 21, oy, style.INK, 1.2)
     canvas.arrow(mul_x - 21, oy, fc_x + 18, oy, style.INK, 1.2)
-    canvas.text(mul_x, oy + 20, "r ⊙ `hidden_t_prev`: before the FC", style.NOTE - 0.5,
-                "middle", fill=style.ACCUMULATE)  # fmt: skip
+    canvas.text(left + col - 6, oy + 20, "r ⊙ `hidden_t_prev`: before the FC", style.NOTE - 0.5,
+                "end", fill=style.ACCUMULATE)  # fmt: skip
     # Concat -> gates_t -> GRUUnit -> hidden_t
     r7 = oy + 50
     _op(canvas, left + 50, r7, "Concat", style.MUTED)
@@ -154,10 +154,15 @@ def fig_gru_cell():
     r8 = r7 + 36
     _op(canvas, left + 54, r8, "GRUUnit", style.ACTIVATION)
     canvas.arrow(left + 54, r7 + 11, left + 54, r8 - 11)
-    canvas.text(left + 94, r8, "(+ `hidden_t_prev`, `seq_lengths`, `timestep`) →",
-                style.NOTE - 0.5, fill=style.MUTED)  # fmt: skip
-    _pill(canvas, left + 350, r8, "`%s`" % b["hidden_t"], "#FFFFFF", style.INK)
-    canvas.text(left + col / 2, r8 + 24, "h_{t} = u ⊙ h_{t−1} + (1 − u) ⊙ tanh(o),  "
+    also = "(+ `hidden_t_prev`, `seq_lengths`, `timestep`)"
+    canvas.text(left + 90, r8, also, style.NOTE - 0.5, fill=style.MUTED)
+    # the output pill after the note, with room for an arrow (it once touched the note)
+    out_w = text_width("`%s`" % b["hidden_t"], _MONO) + 14
+    out_l = left + col - 4 - out_w
+    canvas.arrow(left + 90 + text_width(also, style.NOTE - 0.5) + 3, r8, out_l - 1, r8,
+                 style.INK, 1.0)  # fmt: skip
+    _pill(canvas, out_l + out_w / 2, r8, "`%s`" % b["hidden_t"], "#FFFFFF", style.INK)
+    canvas.text(left + col / 2, s_y + s_h + 14, "h_{t} = u ⊙ h_{t−1} + (1 − u) ⊙ tanh(o),  "
                 "u = σ(update)", style.NOTE, "middle", True)  # fmt: skip
 
     # -- torch.nn.GRU -----------------------------------------------------------------------
