@@ -665,3 +665,19 @@ def test_recurrent_op_does_not_answer_the_pages_predict(drawn):
     for answer in ("[3, 4]", "[1, 2]", "= [0]", "param =", "initial_recurrent_state_ids ="):
         assert answer not in texts and answer not in svg, answer
     assert "param" in texts and "outputs_with_grads" in texts  # named, for step 12
+
+
+def test_forward_rows_in_a_notebooks_own_names():
+    """Notebook 04 (step 9) runs a one-state cell with blobs x, states, h_all, h_last:
+    the figure can be drawn in those names, without the LSTM's cell-state note."""
+    names = dict(sequence="x", states="states", prev="hidden_t_prev", written="hidden_t",
+                 all="h_all", last="h_last", ops="the cell's ops")  # fmt: skip
+    names["cell"] = "this notebook's cell"
+    figure = figures.fig_forward_rows(5, names=names)
+    texts = " | ".join(_texts(figure))
+    for label in ["x: T rows", "hidden_t_prev = row 4", "hidden_t = row 5", "h_all", "h_last",
+                  "the cell's ops", "row 5"]:  # fmt: skip
+        assert label in texts, label
+    assert "lstm/" not in texts and "LSTMUnit" not in texts and "cell state" not in texts
+    with pytest.raises(DrawingError, match="unknown key.*hidden"):
+        figures.fig_forward_rows(3, names={"hidden": "h"})

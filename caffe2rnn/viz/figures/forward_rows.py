@@ -18,6 +18,7 @@ checks them against the op it builds): every name keeps its scope, so the
 figure and the pages name each blob one way.
 """
 
+from ...errors import DrawingError
 from . import parts, style
 from .svg import Canvas, Figure
 
@@ -32,12 +33,42 @@ ALIASES = (("lstm/hidden_t_all", 1), ("lstm/hidden_t_last", -1))
 #: The cell state's tensor and the blobs linked to it (said in the note).
 CELL_STATES = ("lstm/lstm/cell_t_prev_states", "lstm/cell_t_prev", "lstm/cell_t")
 
+#: The names :func:`fig_forward_rows` draws by default (the path's LSTM); ``names=``
+#: replaces any of them, e.g. with a notebook's own (notebook 04's one-state cell:
+#: ``sequence="x", states="states", prev="hidden_t_prev", written="hidden_t",
+#: all="h_all", last="h_last", ops="its ops"``).
+DEFAULT_NAMES = {
+    "sequence": LINKS[0][1],
+    "input": LINKS[0][0],
+    "states": LINKS[1][1],
+    "prev": LINKS[1][0],
+    "written": LINKS[2][0],
+    "all": ALIASES[0][0],
+    "last": ALIASES[1][0],
+    "initial": "h0",
+    "ops": "FC, Sum, LSTMUnit",
+    "cell": '`rnn_cell.LSTM(..., scope="lstm")`, the LSTM of step 1',
+}
 
-def fig_forward_rows(steps=3):
-    """The forward loop for ``steps`` timesteps (2 to 5) as rows of the states tensor."""
+
+def fig_forward_rows(steps=3, names=None):
+    """The forward loop for ``steps`` timesteps (2 to 5) as rows of the states tensor.
+
+    ``names`` (a dict, keys of :data:`DEFAULT_NAMES`) draws the same loop with
+    other blob names: the page draws the path's LSTM, a notebook its own cell
+    (then the note about the LSTM's second state, its cell state, is left out).
+    """
     steps = parts.check_steps("fig_forward_rows", steps)
-    (input_blob, sequence, _), (prev, states, _), (written, _, _) = LINKS
-    (all_rows, _), (last_row, _) = ALIASES
+    unknown = sorted(set(names or {}) - set(DEFAULT_NAMES))
+    if unknown:
+        raise DrawingError(
+            "fig_forward_rows(names=...): unknown key(s) %s; expected some of %s"
+            % (", ".join(unknown), ", ".join(DEFAULT_NAMES))
+        )
+    n = dict(DEFAULT_NAMES, **(names or {}))
+    input_blob, sequence, prev, states, written = (
+        n["input"], n["sequence"], n["prev"], n["states"], n["written"])  # fmt: skip
+    all_rows, last_row, initial = n["all"], n["last"], n["initial"]
     canvas = Canvas(
         style.WIDTH,
         "The forward loop of RecurrentNetwork as rows of one tensor",
@@ -49,8 +80,7 @@ def fig_forward_rows(steps=3):
         canvas,
         "The forward loop: one step net, run T = %d times over the rows of one tensor" % steps,
         "Step t reads row t and writes row t + 1 of the states tensor through views (links): "
-        "nothing is copied between steps. Caffe2 0cdd09da6; the LSTM of step 1, "
-        '`rnn_cell.LSTM(..., scope="lstm")`.',
+        "nothing is copied between steps. Caffe2 0cdd09da6; %s." % n["cell"],
     )
     pitch, y0 = 74, top + 50
     input_x, input_w = 10, 80
@@ -63,14 +93,14 @@ def fig_forward_rows(steps=3):
     canvas.text(input_x + input_w / 2, y0 - 15, "`%s`: T rows" % sequence, style.NOTE, "middle")
     canvas.text(step_x + step_w / 2, y0 - 30, "the step net, run once per t", style.SMALL,
                 "middle", True)  # fmt: skip
-    canvas.text(step_x + step_w / 2, y0 - 15, "(FC, Sum, LSTMUnit) in step workspace t",
+    canvas.text(step_x + step_w / 2, y0 - 15, "(%s) in step workspace t" % n["ops"],
                 style.NOTE, "middle")  # fmt: skip
     canvas.text(state_x + state_w / 2 + 30, y0 - 30, "`%s`" % states, style.NOTE, "middle")
     canvas.text(state_x + state_w / 2, y0 - 15, "states tensor: T + 1 rows", style.NOTE,
                 "middle", True)  # fmt: skip
 
     # the states tensor: row 0 the initial state, row t + 1 written by step t
-    rows = [("row 0", ["`h0`, copied in", "read by step 0"], "#FFFBEB")]
+    rows = [("row 0", ["`%s`, copied in" % initial, "read by step 0"], "#FFFBEB")]
     rows += [
         ("row %d" % (t + 1), ["written by step %d" % t] + (["read by step %d" % (t + 1)]
                                                             if t + 1 < steps else []), None)
@@ -87,8 +117,8 @@ def fig_forward_rows(steps=3):
 
     # h0 comes in from the right, into row 0
     h0_x = alias_x + 44
-    canvas.box(h0_x, centres[0] - 11, 56, 22, "`h0`", style.INPUT_FILL, style.INPUT_EDGE,
-               style.SMALL, rx=11)  # fmt: skip
+    canvas.box(h0_x, centres[0] - 11, 56, 22, "`%s`" % initial, style.INPUT_FILL,
+               style.INPUT_EDGE, style.SMALL, rx=11)  # fmt: skip
     canvas.arrow(h0_x, centres[0], alias_x + 2, centres[0], style.MUTED, 1.4)
     canvas.text(alias_x + 24, centres[0] - 9, "copy", style.NOTE, "middle", fill=style.MUTED)
 
@@ -142,13 +172,18 @@ def fig_forward_rows(steps=3):
         ],
     )
     cell_states, cell_prev, cell_written = CELL_STATES
+    second_state = (
+        "The cell state has a tensor of its own, `%s`, linked the same way (`%s` = row t, "
+        "`%s` = row t + 1). " % (cell_states, cell_prev, cell_written)
+        if not names
+        else ""
+    )
     canvas.text_block(
         10,
         y + 12,
-        "The cell state has a tensor of its own, `%s`, linked the same way (`%s` = row t, "
-        "`%s` = row t + 1). An initial state of k rows (k × N × H) fills rows 0 … k − 1, and "
+        second_state + "An initial state of k rows (k × N × H) fills rows 0 … k − 1, and "
         "the tensor has T + k rows. Forward-only (no backward pass) the op keeps 2 step "
-        "workspaces and alternates them." % (cell_states, cell_prev, cell_written),
+        "workspaces and alternates them.",
         style.NOTE,
         width=canvas.width - 20,
         fill=style.MUTED,
