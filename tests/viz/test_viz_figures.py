@@ -681,3 +681,17 @@ def test_forward_rows_in_a_notebooks_own_names():
     assert "lstm/" not in texts and "LSTMUnit" not in texts and "cell state" not in texts
     with pytest.raises(DrawingError, match="unknown key.*hidden"):
         figures.fig_forward_rows(3, names={"hidden": "h"})
+
+
+def test_bptt_in_a_notebooks_own_names():
+    names = dict(read="hidden_t_grad", written="hidden_t_prev_grad", states_grad="states_grad",
+                 all_grad="h_all_grad", last_grad="h_last_grad", weight_grad="W_grad")  # fmt: skip
+    names.update(tmpstep="W_grad_tmpstep", cell="this notebook's cell")
+    texts = " | ".join(_texts(figures.fig_bptt(4, names=names)))
+    for label in ["reads hidden_t_grad = row 4", "writes hidden_t_prev_grad = row 3", "W_grad",
+                  "states_grad", "h_all_grad", "h_last_grad", "notebook's cell"]:  # fmt: skip
+        assert label in texts, label
+    assert "lstm/" not in texts
+    assert figures.fig_bptt(3, names={}).svg == figures.fig_bptt(3).svg
+    with pytest.raises(DrawingError, match="unknown key"):
+        figures.fig_bptt(3, names={"W": "x"})

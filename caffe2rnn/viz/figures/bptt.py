@@ -27,6 +27,7 @@ is zeroed: rows T … T + k − 2 are read before any step writes them
 gradient arrives only when the caller lists it too.
 """
 
+from ...errors import DrawingError
 from . import parts, style
 from .svg import Canvas, Figure
 
@@ -41,11 +42,37 @@ TMPSTEP = "lstm/gates_t_w_grad_tmpstep"
 
 _ORDINALS = ("1st", "2nd", "3rd", "4th", "5th")
 
+#: The names :func:`fig_bptt` draws by default (the path's LSTM); ``names=``
+#: replaces any of them, e.g. with notebook 04's own (its one-state cell:
+#: ``read="hidden_t_grad", written="hidden_t_prev_grad", states_grad="states_grad",
+#: all_grad="h_all_grad", last_grad="h_last_grad", weight_grad="W_grad", ...``).
+DEFAULT_NAMES = {
+    "read": BACKWARD_LINKS[0][0],
+    "written": BACKWARD_LINKS[1][0],
+    "states_grad": STATES_GRAD,
+    "all_grad": ALL_GRAD,
+    "last_grad": LAST_GRAD,
+    "weight_grad": WEIGHT_GRAD,
+    "tmpstep": TMPSTEP,
+    "initial": "h0",
+    "cell": "the LSTM of step 1 (the cell state's gradient works the same way)",
+}
 
-def fig_bptt(steps=3):
-    """Backpropagation through time for ``steps`` timesteps (2 to 5), row by row."""
+
+def fig_bptt(steps=3, names=None):
+    """Backpropagation through time for ``steps`` timesteps (2 to 5), row by row.
+
+    ``names`` (a dict, keys of :data:`DEFAULT_NAMES`) draws it with other blob
+    names: the page draws the path's LSTM, a notebook its own cell."""
     steps = parts.check_steps("fig_bptt", steps)
-    (read_blob, _), (written_blob, _) = BACKWARD_LINKS
+    unknown = sorted(set(names or {}) - set(DEFAULT_NAMES))
+    if unknown:
+        raise DrawingError(
+            "fig_bptt(names=...): unknown key(s) %s; expected some of %s"
+            % (", ".join(unknown), ", ".join(DEFAULT_NAMES))
+        )
+    n = dict(DEFAULT_NAMES, **(names or {}))
+    read_blob, written_blob = n["read"], n["written"]
     canvas = Canvas(
         style.WIDTH,
         "Backpropagation through time in RecurrentNetworkGradient, row by row",
@@ -53,14 +80,14 @@ def fig_bptt(steps=3):
         "loop (and the gradient of hidden_t_last added there when the loss uses it). The "
         "backward step net runs for t = T-1 down to 0: the gradient of hidden_t_all row t is "
         "added into row t + 1, the step reads row t + 1 and writes row t. Each step's parameter "
-        "gradient (%s) is summed into %s." % (STATES_GRAD, TMPSTEP, WEIGHT_GRAD),
+        "gradient (%s) is summed into %s." % (n["states_grad"], n["tmpstep"], n["weight_grad"]),
     )
     top = parts.heading(
         canvas,
         "Backpropagation through time: the gradient op walks the rows back up",
         "RecurrentNetworkGradient runs the backward step net for t = %s, each in the forward's "
-        "step workspace t. Caffe2 0cdd09da6, the LSTM of step 1 (the cell state's gradient "
-        "works the same way)." % ", ".join(str(t) for t in range(steps - 1, -1, -1)),
+        "step workspace t. Caffe2 0cdd09da6, %s."
+        % (", ".join(str(t) for t in range(steps - 1, -1, -1)), n["cell"]),
     )
     pitch, y0 = 76, top + 50
     lane_x, lane_w = 10, 98
@@ -71,19 +98,19 @@ def fig_bptt(steps=3):
 
     # headings (the output gradient's sits lower: its rows start half a row down)
     canvas.text(lane_x + lane_w / 2, y0 - 30, "weight gradient", style.SMALL, "middle", True)
-    canvas.text(lane_x + 2, y0 - 15, "`%s`" % WEIGHT_GRAD, style.NOTE - 0.5)
+    canvas.text(lane_x + 2, y0 - 15, "`%s`" % n["weight_grad"], style.NOTE - 0.5)
     canvas.text(step_x + step_w / 2 + 8, y0 - 30, "backward step net, t = T−1 … 0",
                 style.SMALL, "middle", True)  # fmt: skip
     canvas.text(step_x + step_w / 2 + 8, y0 - 15, "(the cell's gradient ops + the op's own)",
                 style.NOTE, "middle")  # fmt: skip
-    canvas.text(grad_x + grad_w / 2, y0 - 30, "`%s`" % STATES_GRAD, style.NOTE, "middle")
+    canvas.text(grad_x + grad_w / 2, y0 - 30, "`%s`" % n["states_grad"], style.NOTE, "middle")
     canvas.text(grad_x + grad_w / 2, y0 - 15, "state gradient: T + 1 rows", style.NOTE,
                 "middle", True)  # fmt: skip
     canvas.text(go_x + go_w, y0 + 6, "GO: T rows", style.NOTE, "end", True)
-    canvas.text(go_x + go_w, y0 + 20, "`%s`" % ALL_GRAD, style.NOTE - 0.5, "end")
+    canvas.text(go_x + go_w, y0 + 20, "`%s`" % n["all_grad"], style.NOTE - 0.5, "end")
 
     # the state gradient, row by row
-    rows = [("row 0", ["written by step 0", "= gradient of `h0`"], "#FFF8E1")]
+    rows = [("row 0", ["written by step 0", "= gradient of `%s`" % n["initial"]], "#FFF8E1")]
     for r in range(1, steps):
         rows.append(("row %d" % r, ["written by step %d" % r, "+ GO row %d" % (r - 1),
                                     "read by step %d" % (r - 1)], None))  # fmt: skip
@@ -114,7 +141,7 @@ def fig_bptt(steps=3):
     with canvas.group("last_gradient"):
         pill_w = 150
         pill_x = style.WIDTH - 10 - pill_w
-        canvas.box(pill_x, last_y - 11, pill_w, 22, "`%s`" % LAST_GRAD, "#FFFFFF",
+        canvas.box(pill_x, last_y - 11, pill_w, 22, "`%s`" % n["last_grad"], "#FFFFFF",
                    style.GRADIENT_EDGE, style.NOTE - 0.5, rx=11, dash="4 2")  # fmt: skip
         canvas.path([(pill_x + 14, last_y - 11), (pill_x + 14, centres[-1] + 22),
                      (grad_x + grad_w + 1, centres[-1] + 22)], style.ACCUMULATE, 1.6)  # fmt: skip
@@ -155,7 +182,7 @@ def fig_bptt(steps=3):
             lines = (
                 "reads `%s` = row %d" % (read_blob, t + 1),
                 "writes `%s` = row %d" % (written_blob, t),
-                "writes `%s`" % TMPSTEP,
+                "writes `%s`" % n["tmpstep"],
             )
             for i, line in enumerate(lines):
                 canvas.text(step_x + 8, box_y + 27 + i * 12.5, line, style.NOTE)
