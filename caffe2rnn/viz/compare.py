@@ -182,13 +182,45 @@ LEGEND = (
 )
 
 
-def _legend_rows(columns):
-    """The legend as table rows spanning ``columns`` cells."""
-    return "".join(
+#: Values a reader meets in the table without a word about them elsewhere:
+#: (a piece of a cell's text, what it means). Said under the legend when shown.
+VALUE_NOTES = (
+    (
+        "step_workspaces_",
+        "step_workspaces_<n> (v1): 22b4533f0 (2017-03-14) numbered the step workspaces' "
+        "blob with a module-global counter, so a training and a test net of one model "
+        "would not share (and race on) one; 89ea32b11 (2017-04-07) dropped the number.",
+    ),
+    (
+        "type 'rnn'",
+        "type 'rnn' (v3): recurrent_net marks the step net 'rnn' while it builds the op "
+        "(43084f228, 2017-05-01) and the C++ op then runs it with its RNN executor, "
+        "single-threaded in E5 (recurrent_network_op.h at 0cdd09da6); from dc775484e "
+        "(2017-09-06) the argument enable_rnn_executor says so instead.",
+    ),
+)
+
+
+def _value_notes(shown):
+    """The :data:`VALUE_NOTES` whose piece appears in a shown cell."""
+    texts = " ".join(html_text(t) + " " + t for row in shown for t in row[1])
+    return [note for piece, note in VALUE_NOTES if html_text(piece) in texts]
+
+
+def _legend_rows(columns, notes=(), width=72):
+    """The legend as table rows spanning ``columns`` cells, then the ``notes``."""
+    rows = [
         '<tr><td bgcolor="%s"> </td><td colspan="%d" align="left">%s</td></tr>'
         % (colour, columns - 1, html_text(text))
         for colour, text in LEGEND
-    )
+    ]
+    for note in notes:
+        lines = textwrap.wrap(note, width)
+        rows.append(
+            '<tr><td colspan="%d" align="left">%s<br align="left"/></td></tr>'
+            % (columns, '<br align="left"/>'.join(html_text(line) for line in lines))
+        )
+    return "".join(rows)
 
 
 def table(versions, rows, title, only_differences=False):
@@ -206,7 +238,8 @@ def table(versions, rows, title, only_differences=False):
         for v in ["argument"] + list(versions)
     )
     body = []
-    for row, texts, shades, _ in _shown(versions, rows, 46, only_differences):
+    shown = _shown(versions, rows, 46, only_differences)
+    for row, texts, shades, _ in shown:
         cells = "".join(
             '<td bgcolor="%s" align="left">%s</td>' % (shade, text)
             for shade, text in zip(shades, texts)
@@ -222,7 +255,7 @@ def table(versions, rows, title, only_differences=False):
     graph.node(
         "legend",
         label='<<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>>'
-        % _legend_rows(2),
+        % _legend_rows(2, _value_notes(shown), 96),
         shape="plaintext",
         fontname=FONT,
         fontsize="9",
@@ -249,7 +282,8 @@ def page_tables(versions, rows, title, only_differences=False):
     heading = graphviz.Digraph("compare_title", graph_attr={"label": title, "labelloc": "t",
                                                              "fontname": FONT})  # fmt: skip
     parts = [heading]
-    for i, (row, texts, shades, _) in enumerate(_shown(versions, rows, 40, only_differences)):
+    shown = _shown(versions, rows, 40, only_differences)
+    for i, (row, texts, shades, _) in enumerate(shown):
         body = "".join(
             '<tr><td bgcolor="%s" align="left"><b>%s</b></td><td bgcolor="%s" align="left">%s</td>'
             "</tr>" % (HEADER, html_text(version), shade, text)
@@ -269,7 +303,7 @@ def page_tables(versions, rows, title, only_differences=False):
     key.node(
         "legend",
         label='<<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>>'
-        % _legend_rows(2),
+        % _legend_rows(2, _value_notes(shown)),
         shape="plaintext",
         **{"class": "legend"},
     )

@@ -116,3 +116,19 @@ def test_every_comparison_says_what_its_shades_mean():
         source = graph.source
         for colour, text in LEGEND:
             assert colour in source and html.escape(text) in source, text
+
+
+def test_values_a_reader_meets_only_here_are_explained_under_the_legend():
+    """v1's numbered step_workspaces_<n> blob and v3's step net type 'rnn' are said
+    under the legend when the grid shows them, and only then."""
+    from caffe2rnn.viz.compare import VALUE_NOTES
+
+    notes = [html.escape(note) for _, note in VALUE_NOTES]
+    for width in (None, "page"):
+        source = viz.compare(["v1", "v3"], "lstm", only_differences=True, width=width).source
+        source = source.replace('<br align="left"/>', " ")
+        joined = " ".join(source.split())
+        for note in notes:
+            assert " ".join(note.split()) in joined, note[:40]
+    plain = viz.compare(["v2", "april"], "lstm", only_differences=True).source
+    assert not any(note[:30] in plain for note in notes)
