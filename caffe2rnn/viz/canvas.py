@@ -39,6 +39,7 @@ from .style import (
     op_family,
     op_label,
     wrap,
+    wrap_name,
 )
 
 # Characters a node id must not contain: ':' (the graphviz package splits an
@@ -136,8 +137,13 @@ class Canvas:
         return found
 
     def wrap(self, text):
-        """A name broken into lines for this width (after '/', and '_' on a page)."""
-        return wrap(text, sizing.WRAP[self.width], "/_" if self.page else "/")
+        """A name broken into lines for this width: after '/'; on a page after '_' too,
+        but only in a name with a part too long for a line (:func:`~.style.wrap_name`:
+        ``lstm/`` + ``hidden_t_prev``, not ``lstm/hidden_t_`` + ``prev``)."""
+        if self.page:
+            width = sizing.WRAP["page"]
+            return wrap_name(text, width, width)
+        return wrap(text, sizing.WRAP[self.width], "/")
 
     def op_label(self, op, index):
         """net_drawer's op label, ``"<name>/<Type> (op#<i>)"``, wrapped for this width."""

@@ -101,7 +101,8 @@ BLOB_KINDS = {
         {"style": "filled,dotted", "fillcolor": "#DADCE0", "color": "#202124", "penwidth": "2"},
         "scratch: kept per step for backward",
     ),
-    "read_by_backward": ({"penwidth": "2.5"}, "read by the backward step"),
+    # a double outline: loud beside the other marks (a thicker border alone went unseen)
+    "read_by_backward": ({"penwidth": "2", "peripheries": "2"}, "read by the backward step"),
     "recompute": (
         {"style": "filled,dotted", "fillcolor": "#E9D5F5", "color": "#7B1FA2", "penwidth": "2"},
         "recomputed on backward",

@@ -266,3 +266,15 @@ def test_the_recurrent_page_view_of_an_april_op_is_readable():
     assert median >= check_site.MEDIAN_PX and smallest >= check_site.SMALLEST_PX, (
         "%.0f px wide, labels %.1f / %.1f px" % (intrinsic, median, smallest)
     )
+
+
+def test_a_page_breaks_a_blob_name_after_a_slash_not_inside_a_part():
+    """`lstm/hidden_t_ prev` read as two names: on a page a name breaks after '/',
+    and after '_' only when one part is longer than a line."""
+    from caffe2rnn.viz.style import wrap_name
+
+    assert wrap_name("lstm/hidden_t_prev", 16, 16) == "lstm/\nhidden_t_prev"
+    assert wrap_name("lstm/lstm/hidden_t_prev_states", 26) == "lstm/lstm/\nhidden_t_prev_states"
+    long = "att/attention_weighted_encoder_context_t_prev"
+    assert "".join(wrap_name(long, 26).split("\n")) == long  # the lines give the name back
+    assert max(map(len, wrap_name(long, 26).split("\n"))) <= 26
