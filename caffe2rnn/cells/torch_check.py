@@ -7,6 +7,10 @@ result as a small JSON record that the site shows (docs/start-here.md):
     python -m caffe2rnn.cells.torch_check                 # compare now, print
     python -m caffe2rnn.cells.torch_check --record docs/_data/torch_check.json
 
+The recorded file was made with torch 2.13.0 for the CPU (``pip install
+torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu``, into any
+environment where caffe2rnn imports); caffe2rnn itself never needs torch.
+
 :func:`compare` loads one ``torch.nn.LSTM`` layer's weights into an
 ``rnn_cell.LSTM`` (:func:`caffe2rnn.cells.torch_layout.load_torch_lstm`) and
 measures the largest absolute differences, in float32, of
@@ -245,7 +249,10 @@ def main(argv=None):
     try:
         import torch  # noqa: F401
     except ImportError:
-        print("torch is not importable: pip install torch (CPU) to run this comparison")
+        print(
+            "torch is not importable: pip install torch==2.13.0 --index-url "
+            "https://download.pytorch.org/whl/cpu to run this comparison"
+        )
         return 2
     check = compare()
     print(describe(check))
