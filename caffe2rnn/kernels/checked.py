@@ -158,6 +158,21 @@ def stripes(first, y, stripe, batch, where):
         )
 
 
+def named_arrays(where, optional=(), **arrays):
+    """Each keyword must be an ndarray (those named in ``optional`` may be
+    None): a refusal names the argument, before any shape or memory check."""
+    for name, value in arrays.items():
+        if value is None and name in optional:
+            continue
+        if value is None:
+            raise DTypeError("%s: %s is None; expected a float32 or float64 array" % (where, name))
+        if not isinstance(value, np.ndarray):
+            raise DTypeError(
+                "%s: %s must be a tensor (a NumPy array), got %s"
+                % (where, name, type(value).__name__)
+            )
+
+
 def lstm_unit_arrays(where, c_prev, gates, seq_lengths, *states):
     """One float type, C-contiguous: ``c_prev`` (N, D), ``gates`` N x 4D elements,
     each of ``states`` (None allowed) N x D, ``seq_lengths`` N int32."""
@@ -243,6 +258,9 @@ def lstm_unit_forward(
     where="lstm_unit_forward",
 ):
     """One LSTM step into ``h_out``, ``c_out`` (see :mod:`caffe2rnn.kernels.lstm_unit`)."""
+    named_arrays(
+        where, ("h_prev",), h_prev=h_prev, c_prev=c_prev, gates=gates, h_out=h_out, c_out=c_out
+    )
     lstm_unit_arrays(where, c_prev, gates, seq_lengths, h_prev, h_out, c_out)
     memory(
         where,
@@ -271,6 +289,18 @@ def lstm_unit_backward(
     where="lstm_unit_backward",
 ):
     """Gradients of one LSTM step (see :mod:`caffe2rnn.kernels.lstm_unit`)."""
+    named_arrays(
+        where,
+        ("dh_prev_out",),
+        c_prev=c_prev,
+        gates=gates,
+        c=c,
+        dh=dh,
+        dc=dc,
+        dh_prev_out=dh_prev_out,
+        dc_prev_out=dc_prev_out,
+        dgates_out=dgates_out,
+    )
     lstm_unit_arrays(where, c_prev, gates, seq_lengths, c, dh, dc, dh_prev_out, dc_prev_out)
     if (
         dgates_out.size != gates.size

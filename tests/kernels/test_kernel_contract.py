@@ -381,3 +381,29 @@ def test_overlap_refusals_carry_the_callers_where_like_every_other_refusal(case,
     message = str(info.value)
     assert message.startswith(where + ": "), message
     assert "%s overlaps %s" % (written, read) in message, message
+
+
+@pytest.mark.parametrize("junk", [None, [0.0] * 6], ids=["None", "list"])
+@pytest.mark.parametrize("name", ["dc_prev_out", "dgates_out", "dh", "gates"])
+def test_lstm_unit_backward_names_an_argument_that_is_not_an_array(name, junk, kernel_path):
+    """Issue 34: not "'list' object has no attribute 'size'": the entry point,
+    the argument, and what it expected; nothing written."""
+    args = lstm_backward_args(**{name: junk})
+    before = {k: v.copy() for k, v in args.items() if isinstance(v, np.ndarray)}
+    with pytest.raises(errors.DTypeError, match="lstm_unit_backward: %s " % name):
+        checked.lstm_unit_backward(*args.values())
+    for k, v in before.items():
+        np.testing.assert_array_equal(args[k], v)
+
+
+@pytest.mark.parametrize("name", ["h_out", "c_out", "gates"])
+def test_lstm_unit_forward_names_an_argument_that_is_not_an_array(name, kernel_path):
+    args = lstm_args(**{name: [0.0] * 6})
+    with pytest.raises(errors.DTypeError, match="lstm_unit_forward: %s must be a tensor" % name):
+        checked.lstm_unit_forward(*args.values())
+
+
+def test_lstm_unit_backward_takes_no_hidden_gradient_output(kernel_path):
+    """dh_prev_out=None is the documented form without a hidden-state input."""
+    args = lstm_backward_args(dh_prev_out=None)
+    checked.lstm_unit_backward(*args.values())
