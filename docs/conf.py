@@ -147,24 +147,31 @@ FIGURE_URI = re.compile(r"(?:^|/)_static/diagrams/(fig_[A-Za-z0-9_]+)\.svg$")
 
 
 def link_figures_to_full_size(app, doctree):
-    """Wrap each drawn figure's image in a link to its full-size drawing.
+    """Link each drawn figure's image to its full-size drawing.
 
     The Graphviz views are written with ``:target: ..._full.svg``; the drawn
-    figures ``fig_<name>.svg`` get the same link here, to
-    ``fig_<name>_full.svg`` (``docs/make_diagrams.py`` writes both), so every
-    diagram opens full size on a click, with or without JavaScript
-    (``_static/caffe2rnn-zoom.js`` opens the link's SVG in its viewer). An
-    image that already has a target keeps it.
+    figures ``fig_<name>.svg`` link to ``fig_<name>_full.svg`` here
+    (``docs/make_diagrams.py`` writes both, the full one 1.5 times larger), so
+    every diagram opens full size on a click, with or without JavaScript
+    (``_static/caffe2rnn-zoom.js`` opens the link's SVG in its viewer). A
+    figure image without a link gets one; a ``:target:`` naming the page's
+    own ``fig_<name>.svg`` is pointed at its ``_full`` file; any other target
+    is kept.
     """
     from docutils import nodes
 
     docname = app.env.docname
     for image in list(doctree.findall(nodes.image)):
         found = FIGURE_URI.search(image.get("uri", ""))
-        if found is None or isinstance(image.parent, nodes.reference):
+        if found is None:
             continue
         full = "_static/diagrams/%s_full.svg" % found.group(1)
         refuri = posixpath.relpath(full, posixpath.dirname(docname) or ".")
+        parent = image.parent
+        if isinstance(parent, nodes.reference):
+            if FIGURE_URI.search(parent.get("refuri", "")):
+                parent["refuri"] = refuri
+            continue
         link = nodes.reference("", "", refuri=refuri, classes=["image-reference"])
         image.replace_self(link)
         link += image

@@ -63,6 +63,9 @@ def built(tmp_path_factory):
             .. image:: _static/diagrams/lstm_net.svg
                :target: _static/diagrams/lstm_net_full.svg
 
+            .. image:: _static/diagrams/fig_gru_cell.svg
+               :target: _static/diagrams/fig_gru_cell.svg
+
             .. toctree::
 
                concepts/page
@@ -95,9 +98,11 @@ def _images(page):
 
 def test_a_figure_on_a_top_level_page_links_to_its_full_size_file(built):
     images = _images((built / "index.html").read_text(encoding="utf-8"))
-    assert ("_static/diagrams/fig_gru_cell_full.svg", "_images/fig_gru_cell.svg") in images
+    # a figure without a link, and one whose :target: is its own page-size file
+    assert images.count(("_static/diagrams/fig_gru_cell_full.svg", "_images/fig_gru_cell.svg")) == 2
     # a view's own :target: is kept, not wrapped twice
     assert ("_static/diagrams/lstm_net_full.svg", "_images/lstm_net.svg") in images
+    assert len(images) == 3
 
 
 def test_a_figure_on_a_nested_page_links_relative_to_that_page(built):
