@@ -15,7 +15,7 @@ with ``scope="att"``):
   outputs: ``FC(h_t)`` + ``att/weighted_encoder_outputs`` → ``Tanh`` →
   ``FC`` (``v``) → ``Softmax`` over the S positions → ``α_t``
   (``att/attention_weights_3d``); ``BatchMatMul`` of the transposed encoder
-  outputs with ``α_t`` gives the context ``c_t``
+  outputs with ``α_t`` gives the context ``a_t``
   (``att/attention_weighted_encoder_context``); ``Copy`` writes ``h_t`` as
   ``att/hidden_t_external``, the state the next step reads;
 * timing: this step's state scores the encoder outputs (Luong et al. 2015),
@@ -93,7 +93,7 @@ def fig_attention_step():
         "Before the loop: FC and Transpose of the encoder outputs, once. At each step t: the "
         "LSTM reads the previous hidden state and context and gives h_t; then h_t scores "
         "every encoder output (FC, Add, Tanh, FC, Softmax give the weights alpha_t); a "
-        "BatchMatMul with the encoder outputs gives the context c_t; h_t and c_t are written "
+        "BatchMatMul with the encoder outputs gives the context a_t; h_t and a_t are written "
         "to row t + 1 of their state tensors. Luong's timing: this step's state scores.",
     )
     top = parts.heading(
@@ -180,15 +180,15 @@ def fig_attention_step():
     end = _chain(canvas, left + 10, r3, [("BatchMatMul", style.COMPUTE), ("Reshape", style.MUTED)])
     canvas.arrow(end + 1, r3, end + 12, r3, style.INK, 1.1)
     c_end = _pill(canvas, end + 13, r3, "`%s`" % b["context"], "#FFFFFF", style.INK)
-    canvas.text(c_end + 6, r3, "c_{t} = Σ_{j} α_{tj} s_{j}", style.NOTE)
-    canvas.text(left + 10, r3 + 24, "3  the context c_{t}: the encoder outputs weighted by α_{t}",
+    canvas.text(c_end + 6, r3, "a_{t} = Σ_{j} α_{tj} s_{j}", style.NOTE)
+    canvas.text(left + 10, r3 + 24, "3  the context a_{t}: the encoder outputs weighted by α_{t}",
                 style.NOTE, bold=True)  # fmt: skip
     canvas.text(left + 330, r3 + 24, "(BatchMatMul reads `att/encoder_outputs_transposed`)",
                 style.NOTE - 0.5, fill=style.MUTED)  # fmt: skip
 
     # 4. the states written: row t + 1 of each
     r4 = r3 + 50
-    canvas.text(left + 10, r4, "4  `Copy` h_{t} → `%s`. h_{t}, the cell state and c_{t} go to "
+    canvas.text(left + 10, r4, "4  `Copy` h_{t} → `%s`. h_{t}, the cell state and a_{t} go to "
                 "row t + 1 of their state tensors: step t + 1 reads them." % b["hidden_external"],
                 style.NOTE)  # fmt: skip
 
@@ -197,7 +197,7 @@ def fig_attention_step():
     with canvas.group("timing"):
         canvas.text(left, y, "Timing:", style.SMALL, bold=True)
         steps = [("h_{t−1}, c_{t−1}", style.INK), ("LSTM", style.ACTIVATION), ("h_{t}", style.INK),
-                 ("scores s_{j}", score_c), ("α_{t}", style.INK), ("c_{t}", style.INK)]  # fmt: skip
+                 ("scores s_{j}", score_c), ("α_{t}", style.INK), ("a_{t}", style.INK)]  # fmt: skip
         x = left + 60
         for k, (text, colour) in enumerate(steps):
             if k:
@@ -210,7 +210,7 @@ def fig_attention_step():
         y + 18,
         "This step's state h_{t} scores the encoder outputs: Luong's timing (2015), here with "
         "Bahdanau's additive score vᵀ tanh(·). Bahdanau's own attention scores with h_{t−1}, "
-        "before the LSTM. c_{t} feeds the next step's gates (and, concatenated with h_{t}, the "
+        "before the LSTM. a_{t} feeds the next step's gates (and, concatenated with h_{t}, the "
         "decoder's output layer).",
         style.NOTE,
         width=width,
