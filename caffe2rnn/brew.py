@@ -19,18 +19,18 @@ Step 1 is why an E5 ``brew.fc(..., axis=2)`` makes an FC op with arguments
 nets of each era): ``fc`` takes ``**kwargs`` and passes them all to the op.
 The FC operator ignores them, but they are part of the step net Caffe2 built.
 
-Registered helpers: ``arg_scope``, ``fc``, ``dropout``, ``lrn``, ``softmax``,
-``relu``, ``prelu``, ``max_pool``, ``average_pool``, ``concat``,
-``depth_concat``, ``sum``, ``transpose``, ``iter``, ``conv``, ``conv_nd``,
-``group_conv``, ``add_weight_decay``, ``elementwise_linear``, ``layer_norm``,
-``instance_norm``, ``image_input`` (its op is built, not run:
-:mod:`caffe2rnn.operators.image_input`), and E7's ``cond`` and ``loop``
+Registered helpers: every helper of Caffe2's E5 and E6 ``brew``:
+``arg_scope``, ``fc``, ``dropout``, ``lrn``, ``softmax``, ``relu``, ``prelu``,
+``tanh``, ``max_pool``, ``average_pool``, ``concat``, ``depth_concat``, ``sum``,
+``transpose``, ``batch_mat_mul``, ``iter``, ``accuracy``, ``conv``,
+``conv_nd``, ``group_conv``, ``add_weight_decay``, ``elementwise_linear``,
+``layer_norm``, ``instance_norm``, ``image_input`` (its op is built, not run:
+:mod:`caffe2rnn.operators.image_input`); and those whose operators caffe2rnn
+does not implement, which name the missing operator when called
+(:mod:`caffe2rnn.helpers.unimplemented`: ``spatial_bn``, ``conv_transpose``,
+``group_conv_deprecated``, ``packed_fc``, ``fc_prune``, ``fc_decomp``,
+``fc_sparse``, ``max_pool_with_index``, ``video_input``); and E7's ``cond`` and ``loop``
 (If/While over model helpers, :mod:`caffe2rnn.helpers.control_ops`).
-Caffe2's other E5 helpers build ops
-caffe2rnn does not implement (batch norm, MaxPoolWithIndex,
-Accuracy, ConvTranspose, video input, the FC variants) and are not
-registered: asking for one is the same AttributeError as for any unknown
-helper.
 
 Your own helper: ``brew.Register(my_helper)``, then ``brew.my_helper(model,
 ...)`` gets the same keyword rules. ``brew.has_helper(name_or_function)`` and
@@ -42,7 +42,8 @@ import difflib as _difflib
 import functools as _functools
 import inspect as _inspect
 
-from .helpers.algebra import sum, transpose  # noqa: A004 - Caffe2's names
+from .helpers import unimplemented as _unimplemented
+from .helpers.algebra import batch_mat_mul, sum, transpose  # noqa: A004 - Caffe2's names
 from .helpers.arg_scope import arg_scope, get_current_scope
 from .helpers.array_helpers import concat, depth_concat
 from .helpers.control_ops import cond, loop
@@ -51,11 +52,11 @@ from .helpers.dropout import dropout
 from .helpers.elementwise_linear import elementwise_linear
 from .helpers.fc import fc
 from .helpers.layer_norm import layer_norm
-from .helpers.nonlinearity import prelu, relu
+from .helpers.nonlinearity import prelu, relu, tanh
 from .helpers.normalization import instance_norm, lrn, softmax
 from .helpers.pooling import average_pool, max_pool
 from .helpers.tools import image_input
-from .helpers.train import add_weight_decay, iter  # noqa: A004 - Caffe2's name
+from .helpers.train import accuracy, add_weight_decay, iter  # noqa: A004 - Caffe2's name
 from .model_helper import ModelHelper as _ModelHelper
 
 #: Helper name → the raw helper function (what Register adds to).
@@ -84,7 +85,24 @@ _REGISTRY = {
     "cond": cond,
     "loop": loop,
     "image_input": image_input,
+    "tanh": tanh,
+    "batch_mat_mul": batch_mat_mul,
+    "accuracy": accuracy,
 }
+_REGISTRY.update(
+    (name, getattr(_unimplemented, name))
+    for name in (
+        "spatial_bn",
+        "conv_transpose",
+        "group_conv_deprecated",
+        "packed_fc",
+        "fc_prune",
+        "fc_decomp",
+        "fc_sparse",
+        "max_pool_with_index",
+        "video_input",
+    )
+)
 
 
 def _helper(func, name=None):

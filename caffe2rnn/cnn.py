@@ -14,6 +14,19 @@ What that FC op looks like depends on the era (``eras.current()``):
   the model's ``arg_scope`` — which brew copies into the FC's arguments.
 
 The era is read when a method is called, like every other era policy.
+
+Every method of Caffe2's E5/E6 ``CNNModelHelper`` (cnn.py at 0cdd09da6 and
+042e8ede4: the same 36) is here and calls the ``brew`` helper Caffe2's called,
+with the model's ``order``, ``use_cudnn``, ``cudnn_exhaustive_search`` and
+``ws_nbytes_limit`` where Caffe2 passed them — so the parameters are created
+where Caffe2 created them (``Conv``: ``<out>_w`` and ``<out>_b`` in
+``param_init_net``; ``Iter``: an int64 counter there). A method whose operator
+caffe2rnn does not implement (``SpatialBN``, ``ConvTranspose``, ``PackedFC``,
+``MaxPoolWithIndex``...) exists and raises an
+:class:`~caffe2rnn.errors.UnknownOperatorError` naming the operator, leaving
+the model as it was (:mod:`caffe2rnn.helpers.unimplemented`). Under E0-E4 the
+methods call the same helpers without brew's ``arg_scope`` (those eras'
+CNNModelHelper had the code itself).
 """
 
 import logging
@@ -22,8 +35,31 @@ from . import brew, core, eras
 from .errors import ArgumentError
 from .helpers import pooling
 from .model_helper import ModelHelper
+from .proto import caffe2_pb2
 
 logger = logging.getLogger(__name__)
+
+
+def _calls(helper, *model_keywords, doc=""):
+    """A method that calls ``brew.<helper>(self, *args, <model keywords>, **kwargs)``
+    (from E5; before, the raw helper, without the model's ``arg_scope``).
+    ``model_keywords`` name model attributes passed as keywords of the same
+    name; a call that passes one again is a TypeError, as in Caffe2."""
+
+    def method(self, *args, **kwargs):
+        extra = {name: getattr(self, name) for name in model_keywords}
+        function = getattr(brew, helper) if self._leaks() else brew._REGISTRY[helper]
+        return function(self, *args, **extra, **kwargs)
+
+    method.__name__ = helper
+    method.__doc__ = doc or "``brew.%s(model, ...)``%s." % (
+        helper,
+        " with the model's " + ", ".join(model_keywords) if model_keywords else "",
+    )
+    return method
+
+
+_CONV = ("use_cudnn", "order", "cudnn_exhaustive_search", "ws_nbytes_limit")
 
 
 class CNNModelHelper(ModelHelper):
@@ -109,12 +145,6 @@ class CNNModelHelper(ModelHelper):
         self.biases.append(bias)
         return self.net.FC([blob_in, weight, bias], blob_out, **kwargs)
 
-    def Iter(self, blob_out, **kwargs):
-        """The int64 iteration counter ``blob_out`` (0 in ``param_init_net``),
-        incremented in place on every run of ``net`` (``brew.iter``; a method
-        of ``CNNModelHelper`` in every era)."""
-        return brew.iter(self, blob_out, **kwargs)
-
     def Transpose(self, blob_in, blob_out, **kwargs):
         if self._leaks():
             return brew.transpose(self, blob_in, blob_out, use_cudnn=self.use_cudnn, **kwargs)
@@ -158,3 +188,75 @@ class CNNModelHelper(ModelHelper):
         through brew, whose arg_scope then leaks into the op's arguments."""
         call = brew_helper if self._leaks() else helper
         return call(self, *args, use_cudnn=self.use_cudnn, order=self.order, **kwargs)
+
+    # --- Caffe2's other methods (cnn.py at 0cdd09da6 and 042e8ede4) ---------------
+    VideoInput = _calls("video_input")
+    ConvNd = _calls("conv_nd", *_CONV)
+    Conv = _calls("conv", *_CONV)
+    ConvTranspose = _calls("conv_transpose", *_CONV)
+    GroupConv = _calls("group_conv", *_CONV)
+    GroupConv_Deprecated = _calls("group_conv_deprecated", *_CONV)
+    PackedFC = _calls("packed_fc")
+    FC_Prune = _calls("fc_prune")
+    FC_Decomp = _calls("fc_decomp")
+    FC_Sparse = _calls("fc_sparse")
+    Dropout = _calls("dropout", "order", "use_cudnn")
+    LRN = _calls("lrn", "order", "use_cudnn")
+    SpatialBN = _calls("spatial_bn", "order")
+    InstanceNorm = _calls("instance_norm", "order")
+    Relu = _calls("relu", "order", "use_cudnn")
+    Iter = _calls("iter")
+    Accuracy = _calls("accuracy")
+    MaxPoolWithIndex = _calls("max_pool_with_index", "order")
+
+    def ImageInput(self, blob_in, blob_out, use_gpu_transform=False, **kwargs):
+        """``brew.image_input`` with the model's order (``(data, label)``)."""
+        function = brew.image_input if self._leaks() else brew._REGISTRY["image_input"]
+        return function(
+            self, blob_in, blob_out, order=self.order, use_gpu_transform=use_gpu_transform, **kwargs
+        )
+
+    def PadImage(self, blob_in, blob_out, **kwargs):
+        """``PadImage`` added to the net directly (Caffe2's "dummy helper": returns nothing)."""
+        self.net.PadImage(blob_in, blob_out, **kwargs)
+
+    def DepthConcat(self, *args, **kwargs):
+        """The old name of :meth:`Concat` (Caffe2 printed that it is deprecated)."""
+        logger.warning("DepthConcat is deprecated. use Concat instead.")
+        return self.Concat(*args, **kwargs)
+
+    def AddWeightDecay(self, weight_decay):
+        """``brew.add_weight_decay``: L2 decay on every weight's gradient."""
+        return brew.add_weight_decay(self, weight_decay)
+
+    def ConstantInit(self, value):
+        """``('ConstantFill', {'value': value})``, an initializer for the layer methods."""
+        return ("ConstantFill", dict(value=value))
+
+    @property
+    def XavierInit(self):
+        return ("XavierFill", {})
+
+    @property
+    def MSRAInit(self):
+        return ("MSRAFill", {})
+
+    @property
+    def ZeroInit(self):
+        return ("ConstantFill", {})
+
+    @property
+    def CPU(self):
+        """A CPU ``DeviceOption``."""
+        device_option = caffe2_pb2.DeviceOption()
+        device_option.device_type = caffe2_pb2.CPU
+        return device_option
+
+    @property
+    def GPU(self, gpu_id=0):
+        """A CUDA ``DeviceOption`` for GPU 0 (a property, as in Caffe2, so
+        ``gpu_id`` cannot be given)."""
+        device_option = caffe2_pb2.DeviceOption()
+        device_option.device_type = caffe2_pb2.CUDA
+        device_option.cuda_gpu_id = gpu_id
+        return device_option

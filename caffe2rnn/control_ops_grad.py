@@ -74,15 +74,21 @@ def _gradient_net(subnet, init_grad):
     for op in grad_ops:
         inputs.update(str(i) for i in op.input if str(i) not in outputs)
         outputs.update(str(o) for o in op.output)
+    return _grad_net(subnet, grad_ops), grad_map, inputs, outputs
+
+
+def _grad_net(forward_net, grad_ops):
+    """A copy of ``forward_net`` (its name + ``_grad``, its other fields) that
+    holds ``grad_ops`` and no declared external inputs or outputs."""
     net = caffe2_pb2.NetDef()
-    net.CopyFrom(subnet)
+    net.CopyFrom(forward_net)
     if net.name:
         net.name += "_grad"
     del net.op[:]
     net.op.extend(grad_ops)
     del net.external_input[:]
     del net.external_output[:]
-    return net, grad_map, inputs, outputs
+    return net
 
 
 def dedupe_g_output(op, g_output):
@@ -210,14 +216,7 @@ def gen_do_gradient(op, g_output):
 
 
 def _gradient_do_op(fwd_op, fwd_net, grad_ops, inputs, outputs, bindings, saved):
-    net = caffe2_pb2.NetDef()
-    net.CopyFrom(fwd_net)
-    if net.name:
-        net.name += "_grad"
-    del net.op[:]
-    net.op.extend(grad_ops)
-    del net.external_input[:]
-    del net.external_output[:]
+    net = _grad_net(fwd_net, grad_ops)
 
     op = caffe2_pb2.OperatorDef()
     op.CopyFrom(fwd_op)

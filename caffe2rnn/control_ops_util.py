@@ -26,6 +26,11 @@ Both are here, chosen with ``variant``:
     ``lexical_scope``. Declared external inputs/outputs are ignored.
 
 Both return two ``set`` objects of blob names, as Caffe2 did.
+
+``add_if_op`` and ``add_while_op`` exist with Caffe2's signatures (so E6's
+``net_builder`` and ``gradient_check_test`` import), but the operators they
+build (``If``, ``While``, ``Do``, ``CreateScope``) are not implemented here:
+calling one raises an error naming them.
 """
 
 from . import core

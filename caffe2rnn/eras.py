@@ -143,6 +143,44 @@ class Era:
     #: ``exponent - 1`` of whatever the blob held, the output. E7's
     #: Control_Ops tutorial differentiates in-place Pows.
     pow_inplace_gradient: bool = False
+    #: 2017-08..11 (segment_reduction_op.h at 042e8ede4): the sparse segment
+    #: ops (``SparseSortedSegmentSum``, ``SparseLengthsSum``...) dispatch on
+    #: their INDICES, int32 or int64. Before: ``data<TIndex>()``, int64 only.
+    sparse_int32_indices: bool = False
+    #: by 042e8ede4 (concat_split_op.h): ``Concat`` and ``Split`` read
+    #: ``add_axis`` (stack the inputs along a new axis; Split: remove it),
+    #: take a negative ``axis`` counted from the end, and with neither
+    #: ``axis`` nor ``order`` use order NCHW (axis 1). Before: exactly one of
+    #: ``axis`` and ``order``, ``axis >= 0``, no ``add_axis``.
+    concat_add_axis: bool = False
+    #: by 042e8ede4 (batch_matmul_op.h): ``BatchMatMul`` multiplies N-D
+    #: tensors (equal ranks >= 2; with ``broadcast=1`` also 1-D operands and
+    #: batch dims of one a suffix of the other's). Before: 3-D, equal batch.
+    batch_matmul_broadcast: bool = False
+    #: by 042e8ede4 (queue_ops.h): ``SafeDequeueBlobs`` reads ``num_records``
+    #: and with more than one concatenates that many records along dim 0.
+    safe_dequeue_num_records: bool = False
+    #: ``ModelHelper``'s list of ops it creates without a warning, beyond E3's
+    #: (model_helper.py): E5 added ExpandDims and Transpose, E6 YellowFin.
+    known_ops_added: tuple = ("ExpandDims", "Transpose")
+    #: the order ``LRN``/``LRNGradient`` take without an ``order`` argument
+    #: (local_response_normalization_op.h): NHWC until 0cdd09da6, NCHW at 042e8ede4.
+    lrn_default_order: str = "NHWC"
+    #: by 042e8ede4 (learning_rate_op.h): the LearningRate policies
+    #: ``linearWarmup`` and ``constantWarmup``. Before: unknown (LOG(FATAL)).
+    warmup_lr_policies: bool = False
+    #: by 042e8ede4 (utility_ops.h): ``Print`` reads ``every_n`` and prints on
+    #: runs 1, n + 1, 2n + 1... Before: every run.
+    print_every_n: bool = False
+    #: 3b789ebd2 (2017-07-13): ``DequeueBlobs`` reads ``timeout_secs``.
+    #: Before: it waited without a limit.
+    dequeue_timeout: bool = False
+    #: 8618b33a5 (2017-10-23): ``GivenTensorFill`` (the float one) reads
+    #: ``dtype`` and fills that type from ``values`` read in its field.
+    #: Before: float values, ``dtype`` ignored.
+    given_tensor_fill_dtype: bool = False
+    #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
+    #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
     #: calls ``Validate()``, which refuses duplicate params. Before: no check.
     model_validates_params: bool = True
@@ -213,6 +251,16 @@ E6 = _define(
         broadcast_strips_unit_dims=True,
         flatten_axis=True,
         pack_segments_exact_lengths=True,
+        sparse_int32_indices=True,
+        concat_add_axis=True,
+        batch_matmul_broadcast=True,
+        safe_dequeue_num_records=True,
+        known_ops_added=("ExpandDims", "Transpose", "YellowFin"),
+        lrn_default_order="NCHW",
+        warmup_lr_policies=True,
+        print_every_n=True,
+        dequeue_timeout=True,
+        given_tensor_fill_dtype=True,
         version="newest",
     )
 )
@@ -241,6 +289,7 @@ E4 = _define(
         version="v2",
         brew_argument_leakage=False,
         model_validates_params=False,
+        known_ops_added=(),
         ys_count_as_use=False,
         equal_generator_names=True,
         first_generator_keeps_name=False,

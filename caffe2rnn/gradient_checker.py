@@ -62,6 +62,17 @@ def _loss(op_def, names, arrays, weights):
     return sum(float(np.sum(ws.fetch(op_def.output[j]) * w)) for j, w in weights.items())
 
 
+def _check_index(argument, indices, size, op_def, what):
+    """Refuse an index that names no input/output (a negative one too: Python
+    would count it from the end, and the op's gradient would not be asked for)."""
+    for i in indices:
+        if not (isinstance(i, (int, np.integer)) and 0 <= i < size):
+            raise ArgumentError(
+                "gradient check of %s: argument %s holds %r; the op has %d %s (0..%d)"
+                % (op_def.type, argument, i, size, what, size - 1)
+            )
+
+
 def gradients(
     op_def, inputs, input_index, outputs_with_grads=(0,), eps=1e-6, seed=0, grad_ops_filter=None
 ):
@@ -70,6 +81,8 @@ def gradients(
     ``inputs`` are arrays in the order of ``op_def.input``.
     """
     names = list(op_def.input)
+    _check_index("input_index", [input_index], len(names), op_def, "inputs")
+    _check_index("outputs_with_grads", outputs_with_grads, len(op_def.output), op_def, "outputs")
     arrays = [np.array(a, copy=True) for a in inputs]
     rng = np.random.RandomState(seed)
     ws = _run(op_def, names, arrays)

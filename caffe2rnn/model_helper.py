@@ -365,7 +365,7 @@ class ModelHelper:
             raise AttributeError(op_type)
         if not core.IsOperator(op_type):
             raise unknown_operator_error(op_type)
-        if op_type not in self._known_working_ops:
+        if op_type not in self.known_working_ops():
             if not self.allow_not_known_ops:
                 raise WorkspaceError("Operator %s is not known to be safe" % op_type)
             logger.warning(
@@ -378,6 +378,14 @@ class ModelHelper:
     @classmethod
     def _helper_name(cls):
         return "ModelHelper"
+
+    def known_working_ops(self):
+        """The op types ``model.<Op>(...)`` creates without a warning: Caffe2's
+        ``_known_working_ops`` of the building era (E4: E3's list; E5 adds
+        ExpandDims and Transpose; E6 YellowFin; ``eras.known_ops_added``)."""
+        if self._known_working_ops is not _KNOWN_WORKING_OPS:  # a class with its own list
+            return self._known_working_ops
+        return _KNOWN_WORKING_OPS_E3 + eras.current().known_ops_added
 
 
 class ModelHelperBase(ModelHelper):

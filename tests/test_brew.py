@@ -151,10 +151,10 @@ def arg_dict(op):
 # --- the registry ------------------------------------------------------------------
 def test_registry_lookups_and_unknown_helpers():
     assert brew.has_helper("fc") and brew.has_helper(brew.conv) and brew.has_helper("arg_scope")
-    assert not brew.has_helper("spatial_bn")
+    assert not brew.has_helper("batch_norm")
     assert brew.get_helper("fc") is brew.fc and brew.fc.__name__ == "fc"
-    with pytest.raises(AttributeError, match="Helper function spatial_bn not registered"):
-        brew.spatial_bn  # noqa: B018 - the attribute access is the test
+    with pytest.raises(AttributeError, match="Helper function batch_norm not registered"):
+        brew.batch_norm  # noqa: B018 - the attribute access is the test
     with pytest.raises(AttributeError, match="Did you mean: conv"):
         brew.get_helper("convv")
 
@@ -349,3 +349,28 @@ def test_prelu_and_pooling_train_a_small_image_model():
     at_max = np.take_along_axis(x_windows, windows.argmax(-1)[..., None], -1)
     expected = np.sum(np.minimum(at_max, 0)) / 4
     np.testing.assert_allclose(workspace.FetchBlob("p_slope_grad"), [expected], rtol=1e-5)
+
+
+def test_every_helper_of_caffe2s_brew_exists():
+    """Caffe2's E5 and E6 helpers (caffe2/python/helpers/*.py, read from the checkouts when
+    present); those whose operator caffe2rnn lacks name it and leave the model unchanged."""
+    import glob
+    import os
+    import re
+
+    from caffe2rnn import errors
+
+    names = set()
+    for variable in ("CAFFE2_SOURCE", "CAFFE2_SOURCE_E6"):
+        root = os.environ.get(variable)
+        for path in glob.glob(os.path.join(root or "/nonexistent", "caffe2/python/helpers/*.py")):
+            with open(path) as f:
+                names |= set(re.findall(r"^def ([a-z]\w*)\(", f.read(), re.M))
+    if not names:
+        pytest.skip("set CAFFE2_SOURCE / CAFFE2_SOURCE_E6 to Caffe2 checkouts")
+    names.discard("get_current_scope")
+    assert sorted(n for n in names if not brew.has_helper(n)) == []
+    model = ModelHelper(name="m")
+    with pytest.raises(errors.UnknownOperatorError, match="SpatialBN, which caffe2rnn does not"):
+        brew.spatial_bn(model, "x", "y", 3)
+    assert not model.net.Proto().op and not model.param_init_net.Proto().op and not model.params

@@ -1,5 +1,6 @@
 """The 2017 libraries compat provides: one-element arrays as scalars, future.utils."""
 
+import os
 import subprocess
 import sys
 
@@ -59,3 +60,19 @@ def test_python2_itertools_names_for_2017_programs(tmp_path):
         "[3] [0]",
         "[('a', 1), (None, 2)] zip",
     ]
+
+
+def test_hypothesis_draws_the_same_on_a_ci_machine():
+    """Hypothesis 6 loads a derandomized "ci" profile when CI is set; Hypothesis
+    3 had none, so the 2017 API starts from the plain default either way."""
+    code = (
+        "import hypothesis\n"
+        "from caffe2rnn.compat import environment2017\n"
+        "environment2017.install_hypothesis3_api()\n"
+        "print(hypothesis.settings.default.derandomize)\n"
+    )
+    environment = dict(os.environ, CI="1")
+    run = subprocess.run(
+        [sys.executable, "-c", code], env=environment, capture_output=True, text=True, check=True
+    )
+    assert run.stdout.strip() == "False"

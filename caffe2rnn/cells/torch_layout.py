@@ -39,16 +39,6 @@ CAFFE2_GATES = ("i", "f", "o", "g")
 PARAM_NAMES = ("i2h_w", "i2h_b", "gates_t_w", "gates_t_b")
 
 
-def _blocks(array, hidden_size, name):
-    array = np.asarray(array)
-    if array.ndim not in (1, 2) or array.shape[0] != 4 * hidden_size:
-        raise ShapeError(
-            "%s has shape %s; expected (4 * hidden_size, ...) = (%d, ...) (four gate blocks)"
-            % (name, tuple(array.shape), 4 * hidden_size)
-        )
-    return np.split(array, 4, axis=0)
-
-
 def reorder_gates(array, source, target, name="array"):
     """``array`` (``4H × …``) with its four gate blocks moved from the order
     ``source`` to the order ``target`` (tuples of ``'i'``, ``'f'``, ``'g'``,
@@ -59,7 +49,7 @@ def reorder_gates(array, source, target, name="array"):
             "%s has shape %s; expected 4 gate blocks of equal height on axis 0"
             % (name, tuple(array.shape))
         )
-    blocks = dict(zip(source, _blocks(array, array.shape[0] // 4, name)))
+    blocks = dict(zip(source, np.split(array, 4, axis=0)))
     return np.ascontiguousarray(np.concatenate([blocks[g] for g in target]), dtype=np.float32)
 
 

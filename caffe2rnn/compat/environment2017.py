@@ -53,6 +53,7 @@ runs: :func:`caffe2rnn.compat.run_program` (NumPy) and the pytest plugin for
 Caffe2's test files (both).
 """
 
+import collections
 import functools
 import inspect
 import itertools
@@ -105,6 +106,21 @@ def install_python2_itertools():
             setattr(itertools, name, value)
 
 
+def install_inspect_getargspec():
+    """``inspect.getargspec`` (removed in Python 3.11), which E6's
+    matmul_op_test.py calls to read a default: ``(args, varargs, keywords,
+    defaults)`` from ``getfullargspec``."""
+    if hasattr(inspect, "getargspec"):
+        return
+    ArgSpec = collections.namedtuple("ArgSpec", "args varargs keywords defaults")
+
+    def getargspec(func):
+        spec = inspect.getfullargspec(func)
+        return ArgSpec(spec.args, spec.varargs, spec.varkw, spec.defaults)
+
+    inspect.getargspec = getargspec
+
+
 def install_numpy_aliases():
     for name, value in NUMPY_ALIASES.items():
         if name not in np.__dict__:
@@ -115,6 +131,8 @@ def install_numpy_aliases():
         np.sum = _sum_of_generators(np.sum)
     if not getattr(np.fromstring, "_caffe2rnn_2017", False):
         np.fromstring = _fromstring_binary_mode(np.fromstring)
+    if not getattr(np.set_printoptions, "_caffe2rnn_2017", False):
+        np.set_printoptions = _printoptions_nan_threshold(np.set_printoptions)
     for name in ("choice", "randint"):
         function = getattr(np.random, name)
         if not getattr(function, "_caffe2rnn_2017", False):
@@ -167,6 +185,23 @@ def _fromstring_binary_mode(fromstring):
 
     fromstring2017._caffe2rnn_2017 = True
     return fromstring2017
+
+
+def _printoptions_nan_threshold(set_printoptions):
+    """``np.set_printoptions(threshold=np.nan)``: "never summarise", as NumPy
+    1.13 read it (NumPy 1.14 made a NaN threshold an error; E6's
+    matmul_op_test.py sets one)."""
+    import sys
+
+    @functools.wraps(set_printoptions)
+    def set_printoptions2017(*args, **kwargs):
+        threshold = kwargs.get("threshold")
+        if isinstance(threshold, float) and threshold != threshold:
+            kwargs["threshold"] = sys.maxsize
+        return set_printoptions(*args, **kwargs)
+
+    set_printoptions2017._caffe2rnn_2017 = True
+    return set_printoptions2017
 
 
 def _one_element_scalars(function):
@@ -282,6 +317,11 @@ def install_hypothesis3_api():
     # ``settings`` refuses attribute assignment through its metaclass.
     type.__setattr__(settings, "__init__", __init__)
     type.__setattr__(settings, "register_profile", staticmethod(register_profile))
+    # Hypothesis 6 loads its "ci" profile (derandomize=True) when it sees a CI
+    # variable such as CI=1; Hypothesis 3 had no such profile, so a suite would
+    # draw different examples on a CI machine than on a desk. Start from the
+    # plain default, as 2017 did, so both draw the same.
+    settings.load_profile("default")
     settings.register_profile("caffe2rnn-2017", deadline=None)
     settings.load_profile("caffe2rnn-2017")
 
@@ -336,11 +376,12 @@ def install_scipy_misc_logsumexp():
 def install():
     """All: NumPy's aliases, Hypothesis 3's API, NetworkX 1.x's
     (:mod:`.networkx2017`, for ``memonger``), SciPy's ``misc.logsumexp``,
-    Python 2's itertools names."""
+    Python 2's itertools names, ``inspect.getargspec``."""
     from . import networkx2017
 
     install_numpy_aliases()
     install_python2_itertools()
+    install_inspect_getargspec()
     install_hypothesis3_api()
     networkx2017.install()
     install_scipy_misc_logsumexp()

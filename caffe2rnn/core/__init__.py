@@ -44,7 +44,28 @@ def IsOperator(op_type):
 
 
 def IsOperatorWithEngine(op_type, engine):
+    """True if ``op_type`` is registered for ``engine``: Caffe2's ``OpRegistryKey``
+    (operator.cc at 042e8ede4) is the op type itself for the engines ``""`` and
+    ``"DEFAULT"``, else ``<op>_ENGINE_<engine>`` (caffe2rnn registers no engines)."""
+    if engine in ("", "DEFAULT"):
+        return _registry.is_registered(op_type)
     return _registry.is_registered(op_type + "_ENGINE_" + engine)
+
+
+def device_option_equal(opt1, opt2, ignore_node_name=True, ignore_random_seed=True):
+    """E6's comparison of two DeviceOptions: equal when both are for the CPU (a
+    ``device_type`` of 0), or for the same GPU; ``node_name`` and
+    ``random_seed`` count only when asked; a missing option equals only a
+    missing one."""
+    if not opt1 or not opt2:
+        return opt1 == opt2
+    if not ignore_node_name and opt1.node_name != opt2.node_name:
+        return False
+    if not ignore_random_seed and opt1.random_seed != opt2.random_seed:
+        return False
+    if not opt1.device_type or not opt2.device_type:
+        return not opt1.device_type and not opt2.device_type
+    return opt1.cuda_gpu_id == opt2.cuda_gpu_id
 
 
 def RefreshRegisteredOperators():

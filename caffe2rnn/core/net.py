@@ -55,6 +55,12 @@ def unknown_operator_error(op_type):
     return EnforceNotMet(message)
 
 
+def _runs_as_era(op_type, era):
+    """Whether an op of ``op_type`` added in ``era`` marks its net with the era:
+    the recurrent op, or any op with a variant of that era (its form changed)."""
+    return op_type == "RecurrentNetwork" or eras.get(era).name in _registry.variants(op_type)
+
+
 def _is_known_operator(op_type):
     return _registry.is_registered(op_type) or _registry.is_registered(op_type + "_ENGINE_CUDNN")
 
@@ -153,6 +159,17 @@ class Net:
         if any(name == i for op in self._net.op for i in op.input):
             return True
         return name in set(self._net.external_input)
+
+    def UsedBlobNames(self) -> set:
+        """E6: the names of every blob an op reads or writes, and the net's
+        declared external inputs and outputs (``net_builder`` asks for them)."""
+        names = set()
+        for op in self._net.op:
+            names.update(op.input)
+            names.update(op.output)
+        names.update(self._net.external_input)
+        names.update(self._net.external_output)
+        return names
 
     def GetBlobRef(self, blob_name: BlobName) -> BlobReference:
         """A BlobReference (bound to this net) to a blob the net defines."""
@@ -396,7 +413,7 @@ class Net:
             outputs = [self.NextName(prefix=op_type, output_id=i) for i in range(outputs)]
         outputs = _RectifyInputOutput(outputs, net=self)
         op = CreateOperator(op_type, inputs, outputs, **kwargs)
-        if op_type == "RecurrentNetwork" and eras.named() is not None:
+        if eras.named() is not None and _runs_as_era(op_type, eras.named()):
             # Built inside ``eras.use(...)``: the net runs that era's operators.
             eras.mark(self, eras.named())
         self._ExtendOps([op])
@@ -420,22 +437,14 @@ class Net:
         era = eras.named() or eras.of(self)
         with eras.use(era) if era is not None else contextlib.nullcontext():
             grad_ops, input_to_grad = GradientRegistry.GetBackwardPass(self._net.op[skip:], ys)
+        if era is not None and any(_runs_as_era(op.type, era) for op in grad_ops):
+            # gradient ops of that era's form (E4's ReluGradient([X, Y, dY])) run as its ops
+            eras.mark(self, era)
         if _workspace.IsImmediate():  # made without CreateOperator, so run them here
             for op in grad_ops:
                 _workspace.RunOperatorImmediate(op)
         self._ExtendOps(grad_ops)
         return input_to_grad
-
-    def UsedBlobNames(self):
-        """The names of every blob the net's ops read or write, and its
-        declared external inputs and outputs (a set)."""
-        names = set()
-        for op in self._net.op:
-            names.update(op.input)
-            names.update(op.output)
-        names.update(self._net.external_input)
-        names.update(self._net.external_output)
-        return names
 
     def AppendNet(self, net):
         """Append ``net``'s ops (copies) to this net; return this net.

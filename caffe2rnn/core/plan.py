@@ -18,6 +18,7 @@ mistakes Caffe2 caught with ``assert`` raise
 :class:`~caffe2rnn.errors.BuildError` (an ``AssertionError`` too).
 """
 
+import sys
 from collections import OrderedDict
 
 from ..errors import BuildError
@@ -189,6 +190,45 @@ class ExecutionStep:
         self._step.network.append(get_net_name(net))
         return self
 
+    @classmethod
+    def create_from_proto(cls, step_proto, net_obj_dict, net_proto_dict):
+        """E6: the ExecutionStep a proto describes, substeps recursively; its
+        nets are made from ``net_proto_dict`` once (``net_obj_dict`` keeps
+        them by name). A step has nets or substeps, not both."""
+        if not isinstance(step_proto, caffe2_pb2.ExecutionStep):
+            raise BuildError("create_from_proto takes an ExecutionStep proto")
+        if bool(step_proto.network) == bool(step_proto.substep):
+            raise BuildError(
+                "step '%s' must have nets or substeps, not both nor neither" % step_proto.name
+            )
+        steps_or_nets = []
+        for substep in step_proto.substep:
+            steps_or_nets.append(cls.create_from_proto(substep, net_obj_dict, net_proto_dict))
+        for net_name in step_proto.network:
+            if net_name not in net_obj_dict:
+                if net_name not in net_proto_dict:
+                    raise BuildError(
+                        "step '%s' runs an unknown net '%s'" % (step_proto.name, net_name)
+                    )
+                net_obj_dict[net_name] = Net(net_proto_dict[net_name])
+            steps_or_nets.append(net_obj_dict[net_name])
+
+        def field(name):
+            return getattr(step_proto, name) if step_proto.HasField(name) else None
+
+        should_stop = field("should_stop_blob")
+        return execution_step(
+            step_proto.name,
+            steps_or_nets,
+            num_iter=field("num_iter"),
+            concurrent_substeps=field("concurrent_substeps"),
+            should_stop_blob=BlobReference(should_stop) if should_stop is not None else None,
+            only_once=field("only_once"),
+            num_concurrent_instances=field("num_concurrent_instances"),
+            create_workspace=field("create_workspace"),
+            run_every_ms=field("run_every_ms"),
+        )
+
     def get_all_attributes(self, name):
         """Attributes ``name`` of every net of this step and its substeps."""
         return [attr for net in self._net_dict.values() for attr in net.get_attributes(name)]
@@ -217,6 +257,7 @@ class Plan:
     def __init__(self, name_or_step):
         self._plan = caffe2_pb2.PlanDef()
         self._net_dict = OrderedDict()
+        self._steps = []  # the ExecutionStep objects added (E6's Steps())
         if isinstance(name_or_step, ExecutionStep):
             self._plan.name = name_or_step.Name()
             self.AddStep(name_or_step)
@@ -245,6 +286,33 @@ class Plan:
     def Nets(self):
         return list(self._net_dict.values())
 
+    def Steps(self):
+        """The steps added, in order (E6)."""
+        return self._steps
+
+    @classmethod
+    def create_from_proto(cls, plan_proto):
+        """E6's ``Plan.create_from_proto``: a Plan object for a ``PlanDef``, its
+        steps and nets rebuilt as objects (a net gets a new unique name, as a
+        new ``core.Net`` does). As in Caffe2, the new plan starts as a copy of
+        the proto and the rebuilt steps are then added to it, so its PlanDef
+        holds each step and net twice (running it runs the steps twice);
+        :meth:`Steps` and :meth:`Nets` hold them once."""
+        if not isinstance(plan_proto, caffe2_pb2.PlanDef):
+            raise BuildError("create_from_proto takes a PlanDef")
+        plan = cls(plan_proto.name)
+        plan._plan.CopyFrom(plan_proto)
+        net_obj_dict, net_proto_dict = {}, {}
+        for net_proto in plan_proto.network:
+            if net_proto.name in net_proto_dict:
+                raise BuildError(
+                    "plan '%s' has two nets named '%s'" % (plan_proto.name, net_proto.name)
+                )
+            net_proto_dict[net_proto.name] = net_proto
+        for step_proto in plan_proto.execution_step:
+            plan.AddStep(ExecutionStep.create_from_proto(step_proto, net_obj_dict, net_proto_dict))
+        return plan
+
     def AddStep(self, step):
         """Add ``step`` (copied; a step without nets or substeps is skipped)
         and the nets it uses, in the order it first uses them."""
@@ -254,6 +322,7 @@ class Plan:
         if not step.HasNets() and not step.HasSubsteps():
             return
         self._plan.execution_step.add().CopyFrom(step.Proto())
+        self._steps.append(step)
         net_list = []
         add_nets_in_order(step, net_list)
         self.AddNets([step.get_net(n) for n in net_list])
@@ -265,9 +334,11 @@ class Plan:
 def to_execution_step(step_or_nets, default_name=None):
     """``step_or_nets`` as an ExecutionStep (a step is returned unchanged).
 
-    A builder of steps (a ``net_builder.NetBuilder``: anything with
-    ``execution_step_parts()`` returning its children and its stop blob)
-    becomes a step of its children that ends when its stop blob is true.
+    A builder of steps becomes a step of its children that ends when its stop
+    blob is true, as E6's ``core.to_execution_step``: caffe2rnn's
+    ``net_builder.NetBuilder`` (anything with ``execution_step_parts()``
+    returning its children and its stop blob), or Caffe2's own ``net_builder``
+    module loaded from a checkout.
     """
     if isinstance(step_or_nets, ExecutionStep):
         return step_or_nets
@@ -275,8 +346,12 @@ def to_execution_step(step_or_nets, default_name=None):
         default_name = step_or_nets.name
     stop_blob = None
     parts = getattr(step_or_nets, "execution_step_parts", None)
+    net_builder = sys.modules.get("caffe2.python.net_builder")
     if callable(parts):
         step_or_nets, stop_blob = parts()
+    elif net_builder is not None and isinstance(step_or_nets, net_builder.NetBuilder):
+        stop_blob = step_or_nets._stop_blob
+        step_or_nets = step_or_nets.get()
     return execution_step(default_name, step_or_nets, should_stop_blob=stop_blob)
 
 
@@ -291,6 +366,7 @@ def execution_step(
     only_once=None,
     num_concurrent_instances=None,
     create_workspace=False,
+    run_every_ms=None,
 ):
     """Make an ExecutionStep in one call.
 
@@ -321,6 +397,8 @@ def execution_step(
         step.SetNumConcurrentInstances(num_concurrent_instances)
     if create_workspace:
         step.SetCreateWorkspace(True)
+    if run_every_ms:
+        step.RunEveryMillis(run_every_ms)
 
     if isinstance(steps_or_nets, ExecutionStep):
         step.AddSubstep(steps_or_nets)

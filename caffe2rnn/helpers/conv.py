@@ -4,7 +4,8 @@ their parameters.
 ``brew.conv(model, "data", "c1", dim_in=3, dim_out=16, kernel=5)`` creates
 ``c1_w`` (``[16, 3, 5, 5]`` in NCHW, ``[16, 5, 5, 3]`` in NHWC; XavierFill) and
 ``c1_b`` (``[16]``, ConstantFill) and adds ``Conv([data, c1_w, c1_b] → c1,
-kernel=5, order=...)``. With ``use_cudnn`` (true in a default model's
+kernel=5, order=...)``; a ``kernel=[h, w]`` list (E6) gives ``kernel_h`` and
+``kernel_w``. With ``use_cudnn`` (true in a default model's
 ``arg_scope``) the op gets engine CUDNN and ``exhaustive_search``; on the CPU
 the engine is ignored. ``no_bias=True`` leaves the bias out; ``group`` splits
 the channels into groups (the weight then reads ``dim_in / group`` channels).
@@ -36,6 +37,10 @@ def _conv_base(
 ):
     if is_nd:
         kernels = list(kernel) if isinstance(kernel, (list, tuple)) else [kernel]
+    elif isinstance(kernel, list):  # E6 (042e8ede4): [kernel_h, kernel_w]
+        if len(kernel) != 2:
+            raise ModelError("Conv support only a 2D kernel (kernel=%r)" % (kernel,))
+        kernels = list(kernel)
     else:
         kernels = [kernel] * 2
     requested_engine = kwargs.get("engine")
@@ -80,6 +85,10 @@ def _conv_base(
         kwargs["group"] = group
     if is_nd:
         return model.net.Conv(inputs, blob_out, kernels=kernels, order=order, **kwargs)
+    if isinstance(kernel, list):
+        return model.net.Conv(
+            inputs, blob_out, kernel_h=kernel[0], kernel_w=kernel[1], order=order, **kwargs
+        )
     return model.net.Conv(inputs, blob_out, kernel=kernel, order=order, **kwargs)
 
 

@@ -1,4 +1,4 @@
-"""``brew.relu`` and ``brew.prelu``."""
+"""``brew.relu``, ``brew.prelu`` and (from E6) ``brew.tanh``."""
 
 from .. import core
 
@@ -8,6 +8,14 @@ def relu(model, blob_in, blob_out, use_cudnn=False, order="NCHW", **kwargs):
     if use_cudnn:
         kwargs["engine"] = "CUDNN"
     return model.net.Relu(blob_in, blob_out, order=order, **kwargs)
+
+
+def tanh(model, blob_in, blob_out, use_cudnn=False, order="NCHW", **kwargs):
+    """``Tanh(blob_in → blob_out, order=...)``; engine CUDNN when ``use_cudnn``
+    (a helper of 042e8ede4)."""
+    if use_cudnn:
+        kwargs["engine"] = "CUDNN"
+    return model.net.Tanh(blob_in, blob_out, order=order, **kwargs)
 
 
 def prelu(model, blob_in, blob_out, num_channels=1, slope_init=None, **kwargs):

@@ -1,4 +1,4 @@
-"""``brew.iter`` and ``brew.add_weight_decay``: training-loop plumbing."""
+"""``brew.iter``, ``brew.accuracy`` and ``brew.add_weight_decay``: training-loop plumbing."""
 
 from .. import core, scope
 from ..errors import ModelError
@@ -19,6 +19,25 @@ def iter(model, blob_out, **kwargs):  # noqa: A001 - Caffe2's name
         **kwargs,
     )
     return model.net.Iter(blob_out, blob_out, **kwargs)
+
+
+def accuracy(model, blob_in, blob_out, **kwargs):
+    """``Accuracy([prediction, label] → blob_out)``: the fraction of rows whose
+    label is among the top-k predictions.
+
+    As Caffe2's helper (helpers/train.py at 0cdd09da6): on the CPU the op gets
+    no argument at all — not even ``top_k`` — and on a GPU with ``top_k > 1``
+    the inputs are first copied to the host (``CopyGPUToCPU``) and the op runs
+    there with the keywords."""
+    dev = kwargs["device_option"] if "device_option" in kwargs else scope.CurrentDeviceScope()
+    is_cpu = dev is None or dev.device_type == caffe2_pb2.CPU
+    if not is_cpu and kwargs.get("top_k", 1) > 1:
+        pred_host = model.net.CopyGPUToCPU(blob_in[0], blob_in[0] + "_host")
+        label_host = model.net.CopyGPUToCPU(blob_in[1], blob_in[1] + "_host")
+        kwargs["device_option"] = core.DeviceOption(caffe2_pb2.CPU, 0)
+        model.net.Accuracy([pred_host, label_host], blob_out, **kwargs)
+    else:
+        model.net.Accuracy(blob_in, blob_out)
 
 
 def _get_weights(model, namescope=None):

@@ -22,6 +22,7 @@ from . import (  # noqa: F401
     division,
     elementwise,
     elementwise_max,
+    era_gradients,
     fc,
     fill,
     flatten,

@@ -84,7 +84,13 @@ class MultiClassAccuracy(Operator):
         x, labels = scores_and_labels(self)
         n, d = x.shape
         amounts = np.bincount(labels, minlength=d).astype(np.int32)
-        hits = np.bincount(labels[np.argmax(x, axis=1) == labels], minlength=d) if n else amounts
+        # the C++ scan: maxval = lowest(); if (X[j] > maxval) {maxval = X[j]; maxid = j;}
+        # — the first maximum above lowest(), NaN never taken, 0 if none
+        lowest = np.finfo(x.dtype).min
+        above = np.where(x > lowest, x, -np.inf)
+        best = above.max(axis=1, keepdims=True) if d else np.zeros((n, 1), x.dtype)
+        predicted = np.where(best[:, 0] > lowest, np.argmax(above == best, axis=1) if d else 0, 0)
+        hits = np.bincount(labels[predicted == labels], minlength=d) if n else amounts
         accuracies = self.output(0, (d,), np.float32)
         accuracies[...] = np.divide(hits, np.maximum(amounts, 1), dtype=np.float64)
         self.output(1, (d,), np.int32)[...] = amounts

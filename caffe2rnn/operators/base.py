@@ -11,6 +11,13 @@ Helpers for implementations:
 * ``self.output(i, shape, dtype)`` — the array to write output i into (keeps
   the existing memory when the size matches, see :meth:`Blob.resize`);
 * ``self.check(cond, msg)`` and ``self.shape_error(...)`` for validation.
+
+**Element types.** An operator Caffe2 registered for ``float`` reads its float
+inputs with :meth:`Operator.float_input`, which takes float32 and — caffe2rnn's
+one stated extension — float64, so that gradients can be checked against
+finite differences in double precision. Caffe2 refused a double tensor there
+("Tensor type mismatch"); ``caffe2rnn.runtime.settings.set_float64(False)``
+makes caffe2rnn refuse it too (:mod:`caffe2rnn.runtime.settings`).
 """
 
 import math
@@ -22,8 +29,9 @@ from ..errors import BlobNotFoundError, DTypeError, EnforceNotMet, ShapeError
 from ..runtime import settings
 from ..runtime.arguments import ArgumentHelper
 
+#: The float types of caffe2rnn's float operators: float32, which Caffe2
+#: registered, and float64, the extension (module docstring).
 FLOAT_TYPES = (np.float32, np.float64)
-_FLOAT_DTYPES = frozenset(np.dtype(t) for t in FLOAT_TYPES)
 
 
 def describe_content(blob):
@@ -97,17 +105,27 @@ class Operator:
         return value
 
     def float_input(self, i):
-        """Input i, which must be a float32 or float64 tensor."""
+        """Input i, which must be a float32 tensor — or float64, the extension
+        (module docstring; off: ``settings.set_float64(False)``)."""
         x = self.inputs[i].value
-        if type(x) is np.ndarray and x.dtype in _FLOAT_DTYPES:  # the common case, cheaply
+        if type(x) is np.ndarray and x.dtype in settings.float_dtypes:  # the common case
             return x
         x = self.input(i)  # raises for a non-tensor
-        if x.dtype not in FLOAT_TYPES:
+        if x.dtype == np.float64:
             raise DTypeError(
-                "input %d ('%s') has type %s; expected float32 or "
-                "float64" % (i, self.inputs[i].name, x.dtype)
+                "input %d ('%s') has type float64; Caffe2 registered %s for float32 only "
+                "(caffe2rnn's float64 extension is off: settings.set_float64)"
+                % (i, self.inputs[i].name, self.op_type)
             )
-        return x
+        raise DTypeError(
+            "input %d ('%s') has type %s; expected %s"
+            % (
+                i,
+                self.inputs[i].name,
+                x.dtype,
+                "float32 or float64" if settings.float64_enabled() else "float32",
+            )
+        )
 
     def typed_input(self, i, types, expected, ndim=None):
         """Input i, whose element type must be one of ``types`` (Caffe2's
@@ -167,3 +185,24 @@ class Operator:
                 )
             )
         return dtypes.pop()
+
+
+class WithoutBroadcast(Operator):
+    """Base of gradient ops Caffe2 registered as ``BinaryElementwiseOp<...,
+    WithoutBroadcast<Functor>>`` (SigmoidGradient, TanhGradient, SoftsignGradient,
+    Abs/Sin/CosGradient...): they read the binary ops' arguments ``broadcast``,
+    ``axis``, ``axis_str`` and ``order`` (caffe2/operators/elementwise_op.h at
+    0cdd09da6 and 042e8ede4) and refuse ``broadcast=1``, which
+    ``WithoutBroadcast`` left ``CAFFE_NOT_IMPLEMENTED``; the others change
+    nothing without it."""
+
+    def setup(self):
+        broadcast = self.args.single("broadcast", 0, int)
+        self.args.single("axis", -1, int)
+        self.args.single("axis_str", "", str)
+        self.args.single("order", "NCHW", str)
+        if broadcast:
+            raise EnforceNotMet(
+                "%s: broadcast=1 is not implemented (Caffe2's WithoutBroadcast functor: "
+                "CAFFE_NOT_IMPLEMENTED)" % self.op_type
+            )

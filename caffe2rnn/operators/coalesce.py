@@ -15,8 +15,9 @@ Caffe2: caffe2/operators/utility_ops.{h,cc} at 0cdd09da6.
 import numpy as np
 
 from ..errors import DTypeError, EnforceNotMet
-from ..runtime.registry import register
+from ..runtime.registry import register, register_gradient
 from .base import Operator
+from .gradient_maker import ShouldNotDoGradient
 
 #: Every tensor starts at a multiple of this many bytes (gCaffe2Alignment).
 ALIGNMENT = 32
@@ -30,7 +31,18 @@ def _same_index(i, j):
     return i == j
 
 
-@register("UnsafeCoalesce", inputs=(1, None), outputs=(2, None), inplace=_same_index)
+def _one_more_output(n_in, n_out):
+    """one output more than inputs (the coalesced buffer)"""
+    return n_in + 1 == n_out
+
+
+@register(
+    "UnsafeCoalesce",
+    inputs=(0, None),
+    outputs=(1, None),
+    counts=_one_more_output,
+    inplace=_same_index,
+)
 class UnsafeCoalesce(Operator):
     """Y_i: views of one uint8 buffer (the last output) holding every X_i."""
 
@@ -58,3 +70,7 @@ class UnsafeCoalesce(Operator):
         for i, view in enumerate(views):
             self.set_output(i, view)
         self.set_output(len(views), coalesced)
+
+
+# SHOULD_NOT_DO_GRADIENT(UnsafeCoalesce) (utility_ops.cc, every era)
+register_gradient("UnsafeCoalesce")(ShouldNotDoGradient)

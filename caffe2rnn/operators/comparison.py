@@ -116,47 +116,73 @@ class Where(Operator):
 register_gradient("Where")(ShouldNotDoGradient)
 
 
+_MEMBER_TYPES = {  # input dtype (kind) -> the C++ set it reads: IsMemberOfValueHolder
+    np.dtype(np.int32): "int32",
+    np.dtype(np.int64): "int64",
+    np.dtype(np.bool_): "bool",
+    np.dtype(object): "string",
+}
+
+
 @register("IsMemberOf", inputs=1, outputs=1)
 class IsMemberOf(Operator):
     """``Y[i] = X[i] in value`` (a bool tensor shaped like X); X int32, int64,
-    bool or strings. ``dtype`` (a DataType) fixes the type of the ``value``
-    list; without it the list is read as the type of the first input seen.
-    Source: caffe2/operators/elementwise_logical_ops.{h,cc} at 0cdd09da6."""
+    bool or strings.
+
+    As Caffe2's ``IsMemberOfOp`` (elementwise_logical_ops.h at 0cdd09da6, the
+    same at 042e8ede4), the ``value`` list is kept in one set *per element
+    type* (int32, int64, bool, string), and only one is ever filled: the one
+    ``dtype`` (a DataType) names, or, without ``dtype``, the one of the first
+    input the op runs on. An input of another type reads its own, empty set:
+    every answer is False (an int32 X against ``dtype=INT64`` values, or a
+    second run on another type). Values an int32 set cannot hold are refused
+    ("cannot be represented correctly in a target type").
+    """
 
     def setup(self):
         from .cast import _DataType
 
         dtype = self.args.single("dtype", _DataType.Value("UNDEFINED"), int)
         kinds = {
-            _DataType.Value("INT32"): int,
-            _DataType.Value("INT64"): int,
-            _DataType.Value("BOOL"): bool,
-            _DataType.Value("STRING"): str,
+            _DataType.Value("INT32"): "int32",
+            _DataType.Value("INT64"): "int64",
+            _DataType.Value("BOOL"): "bool",
+            _DataType.Value("STRING"): "string",
         }
         if dtype != _DataType.Value("UNDEFINED") and dtype not in kinds:
             raise ArgumentError("Unexpected 'dtype' argument value: %d" % dtype)
-        self.values = None
+        self.filled = None  # (kind, set): the one set the C++ filled
         if dtype in kinds:
-            self.values = self._read(kinds[dtype])
+            self.filled = (kinds[dtype], self._read(kinds[dtype]))
 
     def _read(self, kind):
-        if kind is str:
+        if kind == "string":
             return set(self.args.repeated("value", kind=str))
         values = self.args.repeated("value", kind=int)
-        return set(bool(v) for v in values) if kind is bool else set(values)
+        if kind == "bool":
+            return set(bool(v) for v in values)
+        if kind == "int32":
+            for v in values:  # GetRepeatedArgument<int32_t>: lossless conversion
+                if not -(2**31) <= v < 2**31:
+                    raise ArgumentError(
+                        "IsMemberOf: Value %d of argument value cannot be represented "
+                        "correctly in a target type (int32)" % v
+                    )
+        return set(values)
 
     def run(self):
         x = self.input(0)
-        if x.dtype != object:
+        kind = _MEMBER_TYPES.get(x.dtype)
+        if kind is None:
             self.typed_input(0, (np.int32, np.int64, np.bool_), "int32, int64, bool or strings")
-        if self.values is None:  # fixed by the first run, as Caffe2's op kept it
-            kind = str if x.dtype == object else bool if x.dtype == np.bool_ else int
-            self.values = self._read(kind)
+        if self.filled is None:  # fixed by the first run, as Caffe2's op kept it
+            self.filled = (kind, self._read(kind))
+        values = self.filled[1] if self.filled[0] == kind else set()
         flat = x.reshape(-1).tolist()
-        if x.dtype == object:
+        if kind == "string":
             flat = [v.decode() if isinstance(v, bytes) else v for v in flat]
         out = self.output(0, x.shape, np.bool_)
-        out.reshape(-1)[:] = [v in self.values for v in flat]
+        out.reshape(-1)[:] = [v in values for v in flat]
 
 
 register_gradient("IsMemberOf")(ShouldNotDoGradient)

@@ -11,9 +11,12 @@ kW, C)`` and Y ``(N, H', W', M)``. Each output size is::
 
     O = (S + pad_head + pad_tail − (dilation·(K − 1) + 1)) // stride + 1
 
-Arguments: the kernel, strides, dilations, pads, ``order`` and ``legacy_pad``
-of Caffe2's ``ConvPoolOpBase`` (:mod:`caffe2rnn.operators.conv_pool_base`;
-Conv takes ``legacy_pad`` 0, 1 (VALID) or 2 (SAME)), and ``group`` (default 1).
+Arguments: the kernel, strides, dilations, pads, ``order``, ``legacy_pad`` and
+``group`` (default 1) of Caffe2's ``ConvPoolOpBase``, read as it read them
+(:class:`caffe2rnn.operators.conv_pool_base.ConvPoolArguments`; Conv takes
+``legacy_pad`` 0, 1 (VALID) or 2 (SAME)). As in Caffe2, pads must be >= 0
+only when the op's *name* starts with ``Conv`` (an unnamed Conv with a
+negative pad crops X), and X must not be empty (``SetOutputSize``).
 
 The computation loops over the kernel offsets ``k`` (a few) and does one
 matrix product per offset over channels, batch and every output position at
@@ -38,13 +41,12 @@ from ..errors import ArgumentError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .conv_pool_base import (
+    LEGACY_PADDINGS,
     NOTSET,
     SAME,
     VALID,
-    legacy_pad_argument,
-    pads_argument,
+    ConvPoolArguments,
     size_and_pad,
-    spatial_argument,
 )
 from .gradient_maker import GradientMaker
 
@@ -52,36 +54,34 @@ from .gradient_maker import GradientMaker
 class ConvBase(Operator):
     """Argument parsing and geometry shared by Conv and ConvGradient."""
 
+    #: Conv sizes its output with ConvPoolOpBase::SetOutputSize (X must be non-empty)
+    forward = True
+
     def setup(self):
-        args = self.args
-        self.legacy_pad = legacy_pad_argument(args, (NOTSET, VALID, SAME))
-        self.kernel = spatial_argument(args, "kernel", [])
-        if not self.kernel:
+        a = ConvPoolArguments(self)
+        self.legacy_pad = a.legacy_pad
+        if self.legacy_pad not in (NOTSET, VALID, SAME):
             raise ArgumentError(
-                "the kernel size is required: argument kernel, kernels or kernel_h and kernel_w"
+                "argument legacy_pad is %d; supported: %s"
+                % (
+                    self.legacy_pad,
+                    ", ".join("%d (%s)" % (v, LEGACY_PADDINGS[v]) for v in (NOTSET, VALID, SAME)),
+                )
             )
-        d = len(self.kernel)
-        self.stride = spatial_argument(args, "stride", [1] * d)
-        self.dilation = spatial_argument(args, "dilation", [1] * d)
-        self.pads = pads_argument(args, self.legacy_pad, d) or [0] * (2 * d)
-        self.group = args.single("group", 1, int)
-        self.order = args.single("order", "NCHW", str)
-        self._check_arguments(d)
+        if a.global_pooling:
+            raise ArgumentError("%s: global_pooling is a pooling argument" % self.op_type)
+        a.check_kernel(self)
+        self.kernel, self.stride, self.dilation = a.kernel, a.stride, a.dilation
+        self.pads, self.group, self.order = a.pads, a.group, a.order
+        self._check_arguments(len(self.kernel))
 
     def _check_arguments(self, d):
         for name, values in (("stride", self.stride), ("dilation", self.dilation)):
-            if len(values) != d or min(values) < 1:
+            if min(values) < 1:  # 0: Caffe2 divided by it, or read no input
                 raise ArgumentError(
-                    "argument %ss is %s; expected %d values >= 1 (one per kernel dim %s)"
-                    % (name, values, d, self.kernel)
+                    "argument %ss is %s; expected values >= 1 (one per kernel dim %s)"
+                    % (name, values, self.kernel)
                 )
-        if min(self.kernel) < 1:
-            raise ArgumentError("kernel %s: every kernel dim must be > 0" % self.kernel)
-        if len(self.pads) != 2 * d or min(self.pads) < 0:
-            raise ArgumentError(
-                "argument pads is %s; expected %d values >= 0 (heads then tails)"
-                % (self.pads, 2 * d)
-            )
         if self.order not in ("NCHW", "NHWC"):
             raise ArgumentError("argument order is '%s'; expected NCHW or NHWC" % self.order)
         if self.group < 1:
@@ -100,6 +100,8 @@ class ConvBase(Operator):
     def canonical_inputs(self):
         """X and the filter in NCHW layout, validated against each other."""
         x, w = self.float_input(0), self.float_input(1)
+        if x.size == 0 and self.forward:  # ConvPoolOpBase::SetOutputSize
+            raise self.shape_error(0, "a non-empty input (CAFFE_ENFORCE(input.size() > 0))")
         d = len(self.kernel)
         if x.ndim != d + 2 or w.ndim != d + 2:
             raise self.shape_error(
@@ -213,6 +215,8 @@ class Conv(ConvBase):
 @register("ConvGradient", inputs=3, outputs=(1, 3))
 class ConvGradient(ConvBase):
     """``[X, filter, dY] → [dW, (db), (dX)]`` (module docstring)."""
+
+    forward = False
 
     def setup(self):
         super().setup()

@@ -21,8 +21,20 @@ dilation ``d``, span ``D = d·(K − 1) + 1``) depends on ``legacy_pad``
   K) / s) + 1``, minus one if the last window would start in the padding; the
   tail pad becomes whatever that needs.
 
+:class:`ConvPoolArguments` reads them as the C++ constructor did, step by
+step — including its surprises: ``kernel`` *resizes* a ``kernels`` list to two
+entries, ``kernel_h``/``kernel_w`` are *appended* to it; ``global_pooling``
+forbids pads, strides and dilations; ``group`` and ``shared_buffer`` are read
+by every op of the family (``shared_buffer`` only chose where Caffe2 kept
+Conv's column buffer, so it changes nothing here). And: the kernel must be set
+and the pads must be >= 0 **only for an op whose name** (``OperatorDef.name``,
+not its type) starts with ``Conv`` or contains ``Pool`` — "a few other ops,
+like PadImage, are also using this base class". An unnamed Conv with a
+negative pad runs (it crops, as in Caffe2); the kernel is checked when the op
+runs (``RunOnDevice``: every kernel dim > 0 unless ``global_pooling``).
+
 Caffe2: caffe2/operators/conv_pool_op_base.h, caffe2/proto/caffe2_legacy.proto
-(at 0cdd09da6).
+(at 0cdd09da6; the same at 23bd132c1 and 042e8ede4).
 """
 
 import math
@@ -33,6 +45,113 @@ NOTSET, VALID, SAME, CAFFE_LEGACY_POOLING = 0, 1, 2, 3
 LEGACY_PADDINGS = {NOTSET: "NOTSET", VALID: "VALID", SAME: "SAME"}
 LEGACY_PADDINGS[CAFFE_LEGACY_POOLING] = "CAFFE_LEGACY_POOLING"
 _PAD_NAMES = ("pad_t", "pad_l", "pad_b", "pad_r")
+
+
+class ConvPoolArguments:
+    """The arguments of ``ConvPoolOpBase``, read and checked as its constructor did.
+
+    Attributes: ``legacy_pad``, ``global_pooling`` (bool), ``kernel``,
+    ``stride``, ``dilation`` (one value per kernel dim), ``pads`` (heads then
+    tails; for VALID/SAME whatever was given), ``group``, ``order``,
+    ``shared_buffer``.
+    """
+
+    def __init__(self, op):
+        args, where = op.args, op.op_type
+        self.legacy_pad = args.single("legacy_pad", NOTSET, int)
+        self.global_pooling = args.single("global_pooling", 0, int) != 0
+        kernel = args.repeated("kernels", kind=int)
+        dilation = args.repeated("dilations", kind=int)
+        stride = args.repeated("strides", kind=int)
+        pads = args.repeated("pads", kind=int)
+        self.group = args.single("group", 1, int)
+        order = args.single("order", "NCHW", str)
+        # StringToStorageOrder (caffe2/core/types.h) also took lower case
+        self.order = {"nchw": "NCHW", "nhwc": "NHWC"}.get(order, order)
+        self.shared_buffer = args.single("shared_buffer", 0, int)
+        legacy = self.legacy_pad in (VALID, SAME)
+        no_pads = (
+            "%s: If you use legacy padding VALID or SAME, you should not specify any "
+            "specific padding values." % where
+        )
+        if legacy and args.has("pads"):
+            raise ArgumentError(no_pads)
+        kernel = _old_style(args, "kernel", kernel)
+        stride = _old_style(args, "stride", stride)
+        dilation = _old_style(args, "dilation", dilation)
+        if args.has("pad"):
+            if legacy:
+                raise ArgumentError(no_pads)
+            pads = _resized(pads, 4, args.single("pad", 0, int))
+        elif all(args.has(n) for n in _PAD_NAMES):
+            if legacy:
+                raise ArgumentError(no_pads)
+            pads = pads + [args.single(n, 0, int) for n in _PAD_NAMES]
+        kernel = kernel or [0, 0]
+        stride = stride or [1] * len(kernel)
+        pads = pads or [0] * (2 * len(kernel))
+        dilation = dilation or [1] * len(kernel)
+        for name, values in (("strides", stride), ("dilations", dilation)):
+            if len(values) != len(kernel):
+                raise ArgumentError(
+                    "%s: %d %s for a %d-D kernel %s"
+                    % (where, len(values), name, len(kernel), kernel)
+                )
+        if not legacy and len(pads) != 2 * len(kernel):
+            raise ArgumentError(
+                "%s: %d pads for a %d-D kernel %s; expected %d (heads, then tails)"
+                % (where, len(pads), len(kernel), kernel, 2 * len(kernel))
+            )
+        if self.global_pooling:
+            for i in range(len(kernel)):
+                if pads[i] or pads[len(kernel) + i] or dilation[i] != 1 or stride[i] != 1:
+                    raise ArgumentError(
+                        "%s: If global_pooling is set dilation and stride shouldn't be set "
+                        "(nor pads): strides %s, dilations %s, pads %s"
+                        % (where, stride, dilation, pads)
+                    )
+        name = op.def_.name
+        if name.startswith("Conv") or "Pool" in name:
+            for i in range(len(kernel)):
+                if pads[i] < 0 or pads[len(kernel) + i] < 0:
+                    raise ArgumentError("%s '%s': pads %s must be >= 0" % (where, name, pads))
+                if not kernel[i]:
+                    raise ArgumentError(
+                        "%s '%s': If you are doing convolution or pooling, you will need to "
+                        "set explicitly the kernel size." % (where, name)
+                    )
+        for what, values in (("kernel", kernel), ("dilation", dilation), ("stride", stride)):
+            if min(values) < 0:
+                raise ArgumentError("%s: %s %s must be >= 0" % (where, what, values))
+        if self.group != 1 and set(dilation) != {1}:
+            raise ArgumentError(
+                "%s: When group is used, dilation should not be set at the same time." % where
+            )
+        self.kernel, self.stride, self.dilation, self.pads = kernel, stride, dilation, pads
+
+    def check_kernel(self, op):
+        """``ConvPoolOpBase::RunOnDevice``: every kernel dim > 0 (unless global)."""
+        if not self.global_pooling and min(self.kernel) <= 0:
+            raise ArgumentError(
+                "%s: kernel %s: every kernel dim must be > 0 (argument kernel, kernels or "
+                "kernel_h and kernel_w)" % (op.op_type, self.kernel)
+            )
+
+
+def _resized(values, n, fill):
+    """C++ ``vector::resize(n, fill)``: keep the first n, pad with ``fill``."""
+    return (list(values) + [fill] * n)[:n]
+
+
+def _old_style(args, name, values):
+    """``<name>`` resizes the list to two entries; ``<name>_h`` + ``<name>_w``
+    are appended to it (ConvPoolOpBase's constructor)."""
+    if args.has(name):
+        return _resized(values, 2, args.single(name, 0, int))
+    pair = (name + "_h", name + "_w")
+    if all(args.has(n) for n in pair):
+        return list(values) + [args.single(n, 0, int) for n in pair]
+    return list(values)
 
 
 def spatial_argument(args, name, default):

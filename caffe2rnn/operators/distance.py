@@ -33,8 +33,10 @@ from .base import Operator
 from .gradient_maker import GradientMaker
 
 
-def _rows(op):
-    """X, Y (validated alike) and their ``(N, D)`` row view."""
+def _rows(op, empty_has_no_rows=False):
+    """X, Y (validated alike) and their ``(N, D)`` row view. ``empty_has_no_rows``:
+    DotProduct's rule, ``if (X.size() > 0) {N = ...} else {N = 0; D = 0;}`` — an
+    empty X of shape (3, 0) has no rows there (the other ops: N = dim 0)."""
     x = op.float_input(0)
     y = op.input(1)
     if y.shape != x.shape:
@@ -44,6 +46,8 @@ def _rows(op):
             "input 1 ('%s') has type %s; expected %s like input 0 ('%s')"
             % (op.input_name(1), y.dtype, x.dtype, op.input_name(0))
         )
+    if empty_has_no_rows and x.size == 0:
+        return x, y, 0, 0
     n = x.shape[0] if x.ndim else 1
     d = x.size // n if n else 0
     return x, y, n, d
@@ -66,14 +70,30 @@ def _row_gradient(op, x, n):
 
 @register("SquaredL2Distance", inputs=2, outputs=1)
 class SquaredL2Distance(Operator):
-    """Z[i] = ½‖X[i] − Y[i]‖² over the flattened rows; Z has shape (N,)."""
+    """Z[i] = ½‖X[i] − Y[i]‖² over the flattened rows; Z has shape (N,) — computed as
+    Caffe2 computed it, not as written.
+
+    Caffe2's distance_op.cc (0cdd09da6, 042e8ede4) took three float32 dot products
+    per row and combined them: ``Z = (‖x‖² + ‖y‖²) · 0.5 − x·y`` (the sum in
+    float32, the rest in double, stored as float32). That is ½‖x − y‖² in exact
+    arithmetic but not in floating point: when x and y are close and large, the
+    two big terms cancel and their rounding errors remain. For x = [[1e4, 1e4]],
+    y = [[1e4 + 1, 1e4 − 1]] the true value is 1.0; Caffe2 gave 0.0 (float32
+    holds (1e4 ± 1)² only to ±4), and so does this operator. Subtracting first
+    (``½ (x − y)·(x − y)``) would have been exact here; caffe2rnn shows Caffe2's
+    number. The dot products here sum in NumPy's order, Caffe2's BLAS in its own,
+    so the last bits may differ.
+    """
 
     def run(self):
         x, y, n, d = _rows(self)
-        diff = np.subtract(x, y).reshape(n, d)
-        z = self.output(0, (n,), x.dtype)
-        np.einsum("ij,ij->i", diff, diff, out=z)
-        z *= 0.5
+        x2, y2 = x.reshape(n, d), y.reshape(n, d)
+        xs = np.einsum("ij,ij->i", x2, x2)
+        ys = np.einsum("ij,ij->i", y2, y2)
+        cross = np.einsum("ij,ij->i", x2, y2)
+        scale = np.add(xs, ys)  # float + float: float32 for float32 inputs
+        z = scale.astype(np.float64) * 0.5 - cross  # "* 0.5" is a double in the C++
+        np.copyto(self.output(0, (n,), x.dtype), z, casting="unsafe")
 
 
 @register("SquaredL2DistanceGradient", inputs=3, outputs=2)
@@ -109,7 +129,7 @@ class DotProduct(Operator):
     """Z[i] = ⟨X[i], Y[i]⟩ over the flattened rows; Z has shape (N,)."""
 
     def run(self):
-        x, y, n, d = _rows(self)
+        x, y, n, d = _rows(self, empty_has_no_rows=True)
         np.einsum("ij,ij->i", x.reshape(n, d), y.reshape(n, d), out=self.output(0, (n,), x.dtype))
 
 
@@ -118,7 +138,7 @@ class DotProductGradient(Operator):
     """Inputs X, Y, dZ (N,) → dX = Y · dZ, dY = X · dZ, row by row."""
 
     def run(self):
-        x, y, n, d = _rows(self)
+        x, y, n, d = _rows(self, empty_has_no_rows=True)
         dz = _row_gradient(self, x, n)
         dx = self.output(0, x.shape, x.dtype)
         np.multiply(y.reshape(n, d), dz[:, None], out=dx.reshape(n, d))

@@ -29,11 +29,13 @@ import math
 
 import numpy as np
 
+from .. import eras
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..proto import caffe2_pb2
 from ..runtime.registry import register, register_gradient
 from . import rng
 from .base import Operator
+from .cast import data_type_argument
 from .gradient_maker import NoGradient
 
 seed = rng.seed  # ``fill.seed(0)``: reproducible random fillers
@@ -72,7 +74,7 @@ class Filler(Operator):
         self.extra_shape = self.args.repeated("extra_shape", kind=int)
         self.input_as_shape = self.args.single("input_as_shape", False, bool)
         if self.inputs:
-            if self.args.has("shape"):
+            if self.shape:  # FillerOp: ``if (shape_.size() != 0)``: an empty list is no shape
                 raise ArgumentError(
                     "Cannot set the shape argument and pass in "
                     "the input '%s' at the same time" % self.input_name(0)
@@ -218,7 +220,12 @@ class DiagonalFill(ConstantFill):
             flat[::step] = value
 
 
-@register("UniformFill", inputs=(0, 3), outputs=1, inplace=[(0, 0)])
+def _shape_or_bounds(n_in, n_out):
+    """0 inputs, 1 (the shape) or 3 (shape, min, max)"""
+    return n_in in (0, 1, 3)
+
+
+@register("UniformFill", inputs=(0, 3), outputs=1, inplace=[(0, 0)], counts=_shape_or_bounds)
 class UniformFill(Filler):
     """i.i.d. uniform in [min, max] (args, or 1-element blobs as inputs 1 and 2).
 
@@ -227,18 +234,23 @@ class UniformFill(Filler):
 
     bound_kind: type = float
 
-    def setup(self):
-        if len(self.inputs) == 2:
-            raise ArgumentError(
-                "%s takes 0, 1 or 3 inputs (shape source, min blob, max blob); got 2"
-                % self.def_.type
-            )
+    def setup(self):  # 2 inputs: refused by the schema (NumInputs({0, 1, 3}))
         super().setup()
         self.random = rng.OpRandom(self.def_)
         self.min = self.args.single("min", self.bound_kind(0), self.bound_kind)
         self.max = self.args.single("max", self.bound_kind(1), self.bound_kind)
-        if len(self.inputs) != 3 and not self.min < self.max:
-            raise ArgumentError("argument min (%g) must be < max (%g)" % (self.min, self.max))
+        if len(self.inputs) == 3:
+            for bound in ("min", "max"):
+                if self.args.has(bound):  # HasSingleArgumentOfType<T> (filler_op.h, 0cdd09da6)
+                    raise ArgumentError(
+                        "%s: Cannot set both %s arg and %s input blob"
+                        % (self.op_type, bound, bound)
+                    )
+        elif not self.min < self.max:
+            raise ArgumentError(
+                "%s: Max value should be bigger than min value (min %g, max %g)"
+                % (self.op_type, self.min, self.max)
+            )
 
     def _bound(self, i):
         if self.bound_kind is int:
@@ -264,7 +276,7 @@ class UniformFill(Filler):
         return self.random.generator.uniform(low, high, shape)
 
 
-@register("UniformIntFill", inputs=(0, 3), outputs=1, inplace=[(0, 0)])
+@register("UniformIntFill", inputs=(0, 3), outputs=1, inplace=[(0, 0)], counts=_shape_or_bounds)
 class UniformIntFill(UniformFill):
     """i.i.d. int32, uniform over the integers of [min, max] (both included, as
     ``std::uniform_int_distribution``); min/max are ints (default 0 and 1)."""
@@ -337,13 +349,41 @@ class MSRAFill(Filler):
             out[...] = self.random.generator.normal(0.0, std, out.shape)
 
 
+#: GivenTensorFill's ``dtype`` (E6, 8618b33a5) → (element type, how ``values`` is read)
+_GIVEN_DTYPES = {
+    _DataType.FLOAT: (np.float32, float),
+    _DataType.DOUBLE: (np.float64, float),
+    _DataType.BOOL: (np.bool_, int),
+    _DataType.INT32: (np.int32, int),
+    _DataType.INT64: (np.int64, int),
+    _DataType.STRING: (object, str),
+}
+
+
 class _GivenTensorFill(Filler):
-    """The ``values`` argument, laid out in ``shape`` (counts must match)."""
+    """The ``values`` argument, laid out in ``shape`` (counts must match).
+
+    From E6 (8618b33a5, era policy ``given_tensor_fill_dtype``) the float
+    ``GivenTensorFill`` reads ``dtype`` (a DataType value or name, as
+    ``cast::GetCastDataType``) and fills that type, its ``values`` read in that
+    type's field (``ints`` for INT32/INT64/BOOL, ``floats``, ``strings``); the
+    other GivenTensor*Fill ops ignore ``dtype``, as there."""
 
     value_kind = float
 
     def setup(self):
         super().setup()
+        if (
+            (self.era is None or eras.get(self.era).given_tensor_fill_dtype)
+            and self.op_type == "GivenTensorFill"
+            and self.args.has("dtype")
+        ):
+            code = data_type_argument(self.args, "dtype")
+            if code == _DataType.UNDEFINED:
+                raise ArgumentError("Cannot have undefined 'dtype' argument")
+            if code not in _GIVEN_DTYPES:
+                raise ArgumentError("Unexpected 'dtype' argument value: %d" % code)
+            self.dtype, self.value_kind = _GIVEN_DTYPES[code]
         values = self.args.repeated("values", kind=self.value_kind)
         try:
             self.values = np.array(values, dtype=self.dtype)

@@ -31,7 +31,8 @@ Caffe2 sources, 0cdd09da6: caffe2/operators/utility_ops.{h,cc} (``GatherOp``,
 
 import numpy as np
 
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError
+from ..runtime import settings
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker, ShouldNotDoGradient, single_op_gradient
@@ -190,10 +191,17 @@ register_gradient("LengthsGather")(ShouldNotDoGradient)
 
 
 def _batch_indices(op):
+    """DATA, INDICES and INDICES flattened. As batch_gather_ops.h (042e8ede4)
+    checked each index inside its loop over the batch, an empty batch checks
+    none: its indices are only required to be int32 or int64."""
     data = op.input(0)
     if data.ndim < 2:
         raise op.shape_error(0, "at least 2 dimensions (DATA should be at least 2-D)")
-    return data, op.input(1), index_input(op, 1, data.shape[1])
+    indices = op.input(1)
+    if data.shape[0] == 0:  # no batch: the types are checked, no index is
+        op.typed_input(1, _INDEX_TYPES, "int32 or int64 indices")
+        return data, indices, indices.reshape(-1)
+    return data, indices, index_input(op, 1, data.shape[1])
 
 
 @register("BatchGather", inputs=2, outputs=1)
@@ -203,22 +211,42 @@ class BatchGather(Operator):
     def run(self):
         data, indices, flat = _batch_indices(self)
         out = self.output(0, data.shape[:1] + indices.shape + data.shape[2:], data.dtype)
-        out.reshape((data.shape[0], flat.size) + data.shape[2:])[...] = data[:, flat]
+        if data.shape[0]:
+            out.reshape((data.shape[0], flat.size) + data.shape[2:])[...] = data[:, flat]
 
 
 @register("BatchGatherGradient", inputs=3, outputs=1)
 class BatchGatherGradient(Operator):
-    """``[DATA, INDICES, dOUTPUT] → dDATA``: dOUTPUT added back where it was read."""
+    """``[DATA, INDICES, dOUTPUT] → dDATA``: dOUTPUT added back where it was read.
+
+    Caffe2 dispatched on DATA's type with ``TensorTypes2<float,
+    GenericTensorImplementation>``: float DATA only (float64 too here, the
+    extension), anything else "BatchGatherGradient is not implemented on tensor
+    of type ..."; dOUTPUT must then be of DATA's type, have DATA's batch size
+    ("batch sizes should be the same") and is read as the first ``B · N ·
+    block`` values of its buffer, whatever its other dimensions.
+    """
 
     def run(self):
+        data = self.input(0)
+        if data.dtype not in settings.float_dtypes:
+            raise DTypeError(
+                "BatchGatherGradient is not implemented on tensor of type %s (input 0 '%s'; "
+                "Caffe2 registered float)" % (data.dtype, self.input_name(0))
+            )
         data, indices, flat = _batch_indices(self)
         grad = self.float_input(2)
+        self.same_dtype(0, 2)
         rows = (data.shape[0], flat.size) + data.shape[2:]
-        if grad.size != int(np.prod(rows)) or (grad.ndim and grad.shape[0] != data.shape[0]):
-            raise self.shape_error(2, "%s, the shape of the gathered rows" % (rows,))
-        dx = np.zeros(data.shape, grad.dtype)
-        np.add.at(dx, (slice(None), flat), grad.reshape(rows))
-        self.output(0, data.shape, grad.dtype)[...] = dx
+        if grad.ndim == 0 or grad.shape[0] != data.shape[0]:
+            raise self.shape_error(2, "batch size %d (batch sizes should be the same)" % rows[0])
+        need = int(np.prod(rows))
+        if grad.size < need:
+            raise self.shape_error(2, "at least %d values, the gathered rows %s" % (need, rows))
+        dx = np.zeros(data.shape, data.dtype)
+        if data.shape[0]:
+            np.add.at(dx, (slice(None), flat), grad.reshape(-1)[:need].reshape(rows))
+        self.output(0, data.shape, data.dtype)[...] = dx
 
 
 GetBatchGatherGradient = single_op_gradient(

@@ -49,14 +49,26 @@ class GradientMaker:
         self.g_input = [None] * len(op.input)
 
     # --- the C++ vocabulary -------------------------------------------------
+    def _index(self, accessor, i, size, what):
+        """``i`` if ``0 <= i < size``. C++ read ``def_.input(i)`` and
+        ``g_output_.at(i)``: a negative or too large index was out of range
+        there (std::out_of_range, or protobuf reading past the field), never
+        Python's count from the end."""
+        if not (isinstance(i, int) and 0 <= i < size):
+            raise GradientError(
+                "%s gradient maker: %s(%r) is out of range: the op has %d %s"
+                % (self.def_.type, accessor, i, size, what)
+            )
+        return i
+
     def I(self, i):  # noqa: E743 - Caffe2's name
-        return self.def_.input[i]
+        return self.def_.input[self._index("I", i, len(self.def_.input), "inputs")]
 
     def O(self, i):  # noqa: E743 - Caffe2's name
-        return self.def_.output[i]
+        return self.def_.output[self._index("O", i, len(self.def_.output), "outputs")]
 
     def GO(self, i):
-        g = self.g_output[i]
+        g = self.g_output[self._index("GO", i, len(self.g_output), "outputs")]
         if g is None or not isinstance(g, str):
             raise GradientError(
                 "Input gradient for output %d ('%s') of %s is not a dense "
@@ -95,6 +107,7 @@ class GradientMaker:
             raise GradientError("Input %s already set to dense." % self.I(i))
 
     def GI(self, i):
+        self._index("GI", i, len(self.def_.input), "inputs")
         self._not_sparse(i)
         name = self.I(i) + "_grad"
         self.g_input[i] = name
@@ -189,6 +202,15 @@ class GradientNotImplementedYet(GradientMaker):
         raise GradientError(
             "Operator %s should have a gradient but is not implemented yet." % self.def_.type
         )
+
+
+class NotRegistered(GradientMaker):
+    """An era whose C++ registered no gradient maker for the op: asking for one
+    fails as ``GradientRegistry()->Create`` did for any unregistered type
+    (:mod:`caffe2rnn.operators.era_gradients`)."""
+
+    def get_gradient_defs(self):
+        raise GradientError("Gradient maker for operator %s not implemented." % self.def_.type)
 
 
 def _post_process(maker, forward, ops):

@@ -14,7 +14,15 @@ added back into the pixel it came from. Arguments: ``kernel`` (or
 (``_h``/``_w``, default 1), ``pad`` (one value, default 0), ``order``. Refused
 as Caffe2 did (``CAFFE_ENFORCE``): a kernel, stride or dilation below 1, a
 negative pad, an image smaller than the dilated kernel (before padding), a
-column tensor of the wrong size. No gradient (Caffe2 registered none).
+column tensor of the wrong size.
+
+No gradient, deliberately. E5 (0cdd09da6) registered none; E6 (042e8ede4)
+registered makers that fed the forward *output* where the output's gradient
+belongs (``GetIm2ColGradient``: ``Col2Im({O(0), I(0)}) → GI(0)``;
+``GetCol2ImGradient``: ``Im2Col({O(0)}) → GI(0)``, im2col_op.cc), so what they
+computed was not a gradient. caffe2rnn refuses the request in every era
+("Gradient maker ... not implemented", as E5) rather than train on it
+(listed in tests/contracts/contract_differences.py).
 
 Caffe2: caffe2/operators/im2col_op.{h,cc}, utils/math_cpu.cc at 0cdd09da6.
 """

@@ -9,18 +9,28 @@ and channel c, over its ``H · W`` values::
 
 ``epsilon`` defaults to 1e-5 and must be ≥ 0 (Caffe2's ``CAFFE_ENFORCE``). The
 optional outputs keep ``mean`` and ``inv_stdev`` as ``(N, C)`` tensors. Y may
-overwrite X.
+overwrite X in NCHW order only (NHWC: "Can't run InstanceNorm NHWC in-place").
 
 ``InstanceNormGradient([X, scale, bias, dY, (mean), (inv_stdev)] → [dX,
 dscale, dbias])`` — Caffe2's maker passes the saved statistics when the
-forward op wrote them — is the exact derivative, with ``x̂ = (x − mean) ·
-inv_stdev``::
+forward op wrote them — computes, as instance_norm_gradient_op.cc did, per
+image and channel over the ``HW`` positions, with ``xc = x − mean`` (``mean``
+given, or X's)::
 
-    dX = scale[c] · inv_stdev · (dY − mean(dY) − x̂ · mean(x̂ · dY))
-    dscale[c] = Σ_n Σ x̂ · dY,   dbias[c] = Σ_n Σ dY
+    inv_stdev = 1 / sqrt(mean(xc²) + epsilon)       (unless given: then from xc,
+                                                     i.e. from the *given* mean)
+    g  = −inv_stdev³ · mean(xc · dY) · xc + inv_stdev · dY
+    dX = scale[c] · (g − mean(g))
+    dscale[c] = Σ_n Σ xc · inv_stdev · dY,   dbias[c] = Σ_n Σ dY
+
+which is the exact derivative when the statistics are X's own. In NHWC order
+Caffe2 never zeroed dscale and dbias: it *added* into them, so running the
+op again on the same outputs accumulates (caffe2rnn does the same); a new
+output tensor starts at 0 here, where Caffe2 added into memory nothing had
+written.
 
 Caffe2: caffe2/operators/instance_norm_op.{h,cc},
-instance_norm_gradient_op.cc at 0cdd09da6.
+instance_norm_gradient_op.cc at 0cdd09da6 (the same at 042e8ede4).
 """
 
 import numpy as np
@@ -69,6 +79,8 @@ class InstanceNorm(_InstanceNormBase):
     """Y = per-(image, channel) normalised X, scaled and shifted per channel."""
 
     def run(self):
+        if self.order == "NHWC" and self.def_.output[0] == self.def_.input[0]:
+            raise ArgumentError("Can't run InstanceNorm NHWC in-place")
         x = self.nchw(0)
         n, c = x.shape[:2]
         scale, bias = self.channel_vectors(c)
@@ -92,30 +104,37 @@ class InstanceNormGradient(_InstanceNormBase):
         if dy.shape != x.shape:
             raise self.shape_error(3, "the shape of input 0 %s" % (self.input(0).shape,))
         scale, _ = self.channel_vectors(c)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean, inv_stdev = self.statistics(x)
+        saved = {}
         for k in range(4, len(self.inputs)):
-            saved = self.typed_input(k, (x.dtype.type,), "an (N, C) %s tensor" % x.dtype)
-            if saved.shape != (n, c):
+            value = self.typed_input(k, (x.dtype.type,), "an (N, C) %s tensor" % x.dtype)
+            if value.shape != (n, c):
                 raise self.shape_error(k, "(%d, %d): one value per image and channel" % (n, c))
-            if k == 4:
-                mean = saved.reshape(n, c, 1, 1)
-            else:
-                inv_stdev = saved.reshape(n, c, 1, 1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            xhat = (x - mean) * inv_stdev
-            dx = (
-                scale
-                * inv_stdev
-                * (
-                    dy
-                    - dy.mean(axis=(2, 3), keepdims=True)
-                    - xhat * (xhat * dy).mean(axis=(2, 3), keepdims=True)
-                )
-            )
+            saved[k] = value.reshape(n, c, 1, 1)
+        hw = (2, 3)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            mean = saved[4] if 4 in saved else x.mean(axis=hw, keepdims=True)
+            xc = x - mean
+            if 5 in saved:
+                inv_stdev = saved[5]
+            else:  # from xc: the given mean's deviations, as the C++ computed it
+                var = np.square(xc).mean(axis=hw, keepdims=True)
+                inv_stdev = 1 / np.sqrt(var + x.dtype.type(self.epsilon))
+            g = -(inv_stdev**3) * (xc * dy).mean(axis=hw, keepdims=True) * xc + dy * inv_stdev
+            dx = scale * (g - g.mean(axis=hw, keepdims=True))
+            dscale = (xc * inv_stdev * dy).sum(axis=(0, 2, 3))
+            dbias = dy.sum(axis=(0, 2, 3))
+        if self.order == "NHWC":  # Caffe2 added into dscale and dbias (module docstring)
+            for k, value in ((1, dscale), (2, dbias)):
+                old = self.outputs[k].value
+                kept = type(old) is np.ndarray and old.dtype == x.dtype and old.size == c
+                out = self.output(k, (c,), x.dtype)
+                if not kept:
+                    out[...] = 0
+                out += value
+        else:
+            self.output(1, (c,), x.dtype)[...] = dscale
+            self.output(2, (c,), x.dtype)[...] = dbias
         self.output(0, self.input(0).shape, x.dtype)[...] = self.layout(dx)
-        self.output(1, (c,), x.dtype)[...] = (xhat * dy).sum(axis=(0, 2, 3))
-        self.output(2, (c,), x.dtype)[...] = dy.sum(axis=(0, 2, 3))
 
 
 @register_gradient("InstanceNorm")

@@ -22,20 +22,40 @@ rows of another shape, a ``next`` that is not 0-d or not below the rows
 the rows or lost them: a negative ``next``, a ``next`` so far past the rows
 that the new ones would not fit, a ``last_n`` of another type than
 ``data`` (Caffe2 reallocated it, uninitialised) and a ``next`` that is not
-int32 (likewise).
+int32 (likewise). While ``last_n`` is empty, ``next`` is reset to 0
+whatever it holds, as the C++ did.
 
-Caffe2: caffe2/operators/last_n_window_collector.cc at 0cdd09da6.
+From E6 (042e8ede4) the op takes two optional inputs: a mutex (input 3, from
+``CreateMutex``) held while it collects, and ``num_visited`` (input 4, in
+place as output 2; a one-element int64): the count of rows seen, set to 0
+while ``last_n`` is empty and increased by ``data``'s rows at each run. An
+output 2 without input 4 must already hold one element, as the C++ enforced;
+here it must be int64 too (the C++ reallocated another type, uninitialised).
+E5's schema took exactly three inputs and two outputs; caffe2rnn accepts the
+E6 form in every era.
+
+Caffe2: caffe2/operators/last_n_window_collector.cc at 0cdd09da6 and 042e8ede4.
 """
 
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..runtime.registry import register, register_gradient
+from .atomic import mutex_input
 from .base import Operator
 from .gradient_maker import ShouldNotDoGradient
 
+#: INPUT_TAGS(LAST_N_IN, NEXT_IN, DATA, MUTEX, NUM_VISITED_IN);
+#: OUTPUT_TAGS(LAST_N, NEXT, NUM_VISITED) (042e8ede4)
+_MUTEX, _NUM_VISITED = 3, 2
 
-@register("LastNWindowCollector", inputs=3, outputs=2, enforce_inplace=[(0, 0), (1, 1)])
+
+@register(
+    "LastNWindowCollector",
+    inputs=(3, 5),
+    outputs=(2, 3),
+    enforce_inplace=[(0, 0), (1, 1), (4, 2)],
+)
 class LastNWindowCollector(Operator):
     """Append data's rows to a ring buffer of the last ``num_to_collect`` rows."""
 
@@ -45,6 +65,13 @@ class LastNWindowCollector(Operator):
             raise ArgumentError("num_to_collect must be > 0, got %d" % self.n)
 
     def run(self):
+        if len(self.inputs) > _MUTEX:
+            with mutex_input(self, _MUTEX):
+                self.collect()
+        else:
+            self.collect()
+
+    def collect(self):
         data = self.input(2)
         if not isinstance(data, np.ndarray) or data.ndim < 1:
             raise self.shape_error(2, "a tensor of at least 1 dim (its rows)")
@@ -59,6 +86,8 @@ class LastNWindowCollector(Operator):
                     % (self.input_name(0), old.dtype, data.dtype, self.input_name(2))
                 )
         entries = data.shape[0]
+        if len(self.outputs) > _NUM_VISITED:
+            self._count_visited(initialized, entries)
         if entries == 0:
             if not initialized:
                 self.output(0, data.shape, data.dtype)
@@ -66,7 +95,7 @@ class LastNWindowCollector(Operator):
         to_copy = min(entries, self.n)
         held = old.shape[0] if initialized else 0
         rows = min(self.n, held + to_copy)
-        start = self._next(rows)
+        start = self._next(rows) if initialized else self._reset_next()
         first = min(to_copy + start, self.n) - start
         if entries <= self.n and start + first > rows:
             raise ShapeError(
@@ -85,6 +114,36 @@ class LastNWindowCollector(Operator):
             out[: to_copy - first] = data[first:to_copy]
             following = (start + to_copy) % self.n
         self.output(1, (), np.int32)[...] = following
+
+    def _count_visited(self, initialized, entries):
+        """Output 2: ``*num_visited`` (0 while last_n is empty) ``+= entries``."""
+        blob = self.outputs[_NUM_VISITED]
+        value = blob.value
+        if not isinstance(value, np.ndarray) or value.size != 1:
+            raise ShapeError(
+                "output 2 ('%s') must hold one element (num_visited; CAFFE_ENFORCE_EQ(1, "
+                "size)), got %s" % (blob.name, getattr(value, "shape", type(value).__name__))
+            )
+        if value.dtype != np.int64:
+            raise DTypeError(
+                "output 2 ('%s') is %s; num_visited is int64" % (blob.name, value.dtype)
+            )
+        visited = 0 if not initialized else int(value.reshape(-1)[0])
+        if visited < 0:
+            raise ShapeError(
+                "output 2 ('%s') = %d; num_visited must be >= 0" % (blob.name, visited)
+            )
+        out = self.output(_NUM_VISITED, value.shape, np.int64)
+        out.reshape(-1)[0] = visited + entries
+
+    def _reset_next(self):
+        """An empty ``last_n``: ``if (!output_initialized) *next_data = 0;`` whatever
+        ``next`` held (any type: ``mutable_data<int32_t>()`` reallocated it), after
+        ``CAFFE_ENFORCE_EQ(0, next->ndim())`` (a blob that is not a tensor becomes one)."""
+        value = self.inputs[1].value
+        if isinstance(value, np.ndarray) and value.ndim != 0:
+            raise self.shape_error(1, "a 0-d tensor (the next row to write)")
+        return 0
 
     def _next(self, rows):
         """Input 1: a 0-d int32 in ``[0, rows)``."""

@@ -39,7 +39,7 @@ stored twice by one Save, or asked twice by one Load; "Expected to load N
 blobs, got M only".
 """
 
-import os
+import re
 
 import numpy as np
 
@@ -50,12 +50,16 @@ from .base import Operator
 from .gradient_maker import NoGradient, ShouldNotDoGradient
 
 
-def db_path(op, name_arg="db"):
-    """The database path: ``absolute_path`` or relative to the root folder."""
-    name = op.args.single(name_arg, "", str)
+def db_path(op, name_arg="db", name=None):
+    """The database path: with ``absolute_path`` the name itself, else the
+    workspace's root folder, a slash and the name — a string concatenation,
+    as Caffe2's ``ws_->RootFolder() + "/" + db_name_``, so even a name that
+    starts with "/" lands under the root folder."""
+    if name is None:
+        name = op.args.single(name_arg, "", str)
     if op.args.single("absolute_path", 0, int):
         return name
-    return os.path.join(op.ws.root_folder, name)
+    return op.ws.root_folder + "/" + name
 
 
 def required(op, name):
@@ -79,6 +83,10 @@ class Save(Operator):
     """Write the input blobs to the database ``db`` (module docstring)."""
 
     def setup(self):
+        self.read_save_arguments()
+
+    def read_save_arguments(self):
+        """SaveOp's constructor: ``db``, ``db_type``, the stored names."""
         required(self, "db")
         self.db_type = required(self, "db_type")
         strip_prefix = self.args.single("strip_prefix", "", str)
@@ -115,8 +123,20 @@ class Save(Operator):
 
 @register("Checkpoint", inputs=(1, None), outputs=0)
 class Checkpoint(Save):
-    """``Save`` of inputs 1.. every ``every`` iterations (input 0: the int64
-    counter) to ``db % iteration``."""
+    """``Save`` of every input (the int64 counter, input 0, too) every ``every``
+    iterations, to ``db`` formatted with the iteration.
+
+    As Caffe2's ``CheckpointOp`` (load_save_op.h at 0cdd09da6): the op itself
+    checks only ``db`` (a pattern is required) and ``every`` (> 0); the Save it
+    runs is made at each checkpoint, so its own arguments (``db_type``...) are
+    checked only then. The name is C's ``sprintf(pattern, iter)``
+    (``FormatString``): ``%d``, ``%05d``, ``%ld``... take the iteration (``%d``
+    its low 32 bits, as C read an int64 passed for an int); a pattern without
+    a conversion is the name as it is (sprintf ignores the extra value);
+    ``%%`` is a percent sign. A second conversion or one of another kind
+    (``%s``, ``%f``) made sprintf read a value that was never passed, and a
+    name of 1024 bytes or more was a fatal error: both refused, naming ``db``.
+    """
 
     def setup(self):
         self.pattern = self.args.single("db", "", str)
@@ -125,7 +145,6 @@ class Checkpoint(Save):
         self.every = self.args.single("every", 1, int)
         if self.every <= 0:
             raise ArgumentError("Checkpoint interval should be positive (every=%d)." % self.every)
-        super().setup()  # the Save it runs: every input, the counter too, as in Caffe2
 
     def run(self):
         it = self.input(0)
@@ -136,18 +155,53 @@ class Checkpoint(Save):
         iteration = int(it.reshape(-1)[0])
         if iteration % self.every:
             return
-        try:
-            name = self.pattern % iteration
-        except (TypeError, ValueError) as exc:
+        name = format_db_pattern(self.pattern, iteration)
+        self.read_save_arguments()  # SaveOp<Context> sub_op(save_op_def_, ws_)
+        self.save_to(db_path(self, name=name))
+
+
+_CONVERSION = re.compile(
+    r"%(?P<flags>[-+ #0]*)(?P<width>\d*)(?:\.(?P<precision>\d*))?"
+    r"(?P<length>hh|h|ll|l|j|z|t|L|q)?(?P<kind>.)",
+    re.S,
+)
+
+
+def format_db_pattern(pattern, value):
+    """C's ``sprintf(buffer, pattern, value)`` for one int64 ``value`` (Checkpoint)."""
+    out, pos, used = [], 0, False
+    for m in _CONVERSION.finditer(pattern):
+        out.append(pattern[pos : m.start()])
+        pos = m.end()
+        kind = m.group("kind")
+        if kind == "%" and m.group(0) == "%%":
+            out.append("%")
+            continue
+        if kind not in "diuxXo" or used:
             raise ArgumentError(
-                "argument db %r is not a pattern for the iteration: %s" % (self.pattern, exc)
-            ) from None
-        path = (
-            name
-            if self.args.single("absolute_path", 0, int)
-            else os.path.join(self.ws.root_folder, name)
+                "Checkpoint: argument db %r: %s makes sprintf read a value Checkpoint does not "
+                "pass (only one integer conversion such as %%05d is allowed)"
+                % (pattern, m.group(0))
+            )
+        used = True
+        length = m.group("length") or ""
+        v = value
+        if length in ("", "h", "hh"):  # an int: the int64's low 32 bits
+            v = (v + 2**31) % 2**32 - 2**31
+        if kind in "uxXo" and v < 0:
+            v += 2**64 if length in ("l", "ll", "j", "z", "t", "q") else 2**32
+        spec = "%" + m.group("flags") + m.group("width")
+        if m.group("precision") is not None:
+            spec += "." + m.group("precision")
+        out.append((spec + ("d" if kind in "iu" else kind)) % v)
+    out.append(pattern[pos:])
+    name = "".join(out)
+    if len(name.encode()) + 1 > 1024:
+        raise ArgumentError(
+            "Checkpoint: FormatString fails: the name for db %r has %d bytes (Caffe2's buffer: "
+            "1024)" % (pattern, len(name.encode()))
         )
-        self.save_to(path)
+    return name
 
 
 @register("Snapshot", inputs=(1, None), outputs=0)

@@ -7,8 +7,10 @@ of its neighbours along the channel axis (AlexNet's normalization)::
     Y = X · scale^(−beta)
 
 ``window(c)`` is the ``size`` channels centred on c (``size`` odd), cut at the
-first and last channel. X is 4-D: ``order`` ``"NHWC"`` (the op's default; the
-channel is the last axis) or ``"NCHW"`` (brew's default). Arguments ``size``,
+first and last channel. X is 4-D: ``order`` ``"NHWC"`` (the channel is the
+last axis) or ``"NCHW"``. Without ``order`` the op took NHWC until 0cdd09da6
+(E4, E5) and NCHW at 042e8ede4 (E6, today's op; the era's
+``lrn_default_order``); brew's helper always passes the model's order. Arguments ``size``,
 ``alpha``, ``beta`` are required (positive, ``size`` odd); ``bias`` defaults
 to 1.
 
@@ -26,6 +28,7 @@ Caffe2: caffe2/operators/local_response_normalization_op.{h,cc}.
 
 import numpy as np
 
+from .. import eras
 from ..errors import ArgumentError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
@@ -40,7 +43,8 @@ class LRNBase(Operator):
         self.alpha = self.args.single("alpha", 0.0, float)
         self.beta = self.args.single("beta", 0.0, float)
         self.bias = self.args.single("bias", 1.0, float)
-        self.order = self.args.single("order", "NHWC", str)
+        default = "NCHW" if self.era is None else eras.get(self.era).lrn_default_order
+        self.order = self.args.single("order", default, str)
         if self.size <= 0 or self.size % 2 == 0:
             raise ArgumentError("argument size is %d; expected an odd size > 0" % self.size)
         if self.alpha <= 0 or self.beta <= 0:

@@ -10,10 +10,17 @@ forward input there, so dA comes back in A's N-D shape). ``model_helper``
 lists MatMul among the ops a model may call; Caffe2's ``layers`` build
 ``fc_without_bias`` with it.
 
-``BatchMatMul``: ``Y[c] = op(A[c]) · op(B[c])`` for ``c < C``, where ``op``
-transposes the last two dims. A and B are 3-D with the same batch size C (the
-2017 operator, before numpy-style broadcasting). Attention uses it to weight
-the encoder outputs: (N, E, T) · (N, T, 1) → (N, E, 1).
+``BatchMatMul``: ``Y[c] = op(A[c]) · op(B[c])`` for every batch index c, where
+``op`` transposes the last two dims. Attention uses it to weight the encoder
+outputs: (N, E, T) · (N, T, 1) → (N, E, 1). Until 0cdd09da6 (E5) A and B are
+3-D with the same batch size. From 042e8ede4 (E6, the era policy
+``batch_matmul_broadcast``; today's) they are N-D: ``[B..., M, K] · [B..., K,
+N]`` with equal ranks >= 2, and with ``broadcast=1`` also of different ranks —
+the shorter one's batch dims must equal the *last* batch dims of the longer
+one (no size-1 stretching), a 1-D A is a row ``[1, K]`` and a 1-D B a column
+``[K, 1]`` whose M or N is then left out of Y, and two vectors give their dot
+product as a ``(1,)`` tensor. Caffe2 had no gradient for ``broadcast=1``
+("Gradient is currently not supported with broadcast=1 for BatchMatMul").
 
 Caffe2: caffe2/operators/matmul_op.{h,cc} and batch_matmul_op.{h,cc} (at
 0cdd09da6; MatMul's axes at 042e8ede4).
@@ -24,7 +31,7 @@ import math
 import numpy as np
 
 from .. import eras
-from ..errors import ArgumentError, EnforceNotMet, ShapeError
+from ..errors import ArgumentError, EnforceNotMet, GradientError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
@@ -32,15 +39,69 @@ from .gradient_maker import GradientMaker
 
 @register("BatchMatMul", inputs=2, outputs=1)
 class BatchMatMul(Operator):
-    """A (C, M, K) · B (C, K, N) → Y (C, M, N), with optional transposes."""
+    """A · B batch by batch, with optional transposes (module docstring)."""
 
     def setup(self):
         self.trans_a = self.args.single("trans_a", 0, int)
         self.trans_b = self.args.single("trans_b", 0, int)
+        self.nd = self.era is None or eras.get(self.era).batch_matmul_broadcast
+        if self.nd:
+            self.broadcast = self.args.single("broadcast", 0, int)
+            self.args.single("use_scratch", 0, int)  # where Caffe2 kept a scratch buffer
 
     def run(self):
         a, b = self.float_input(0), self.float_input(1)
         dtype = self.same_dtype(0, 1)
+        if not self.nd:
+            self.run_3d(a, b, dtype)
+            return
+        if not self.broadcast and (a.ndim != b.ndim or a.ndim < 2):
+            raise ShapeError(
+                "BatchMatMul: Inputs with dimensions A = %d and B = %d is not supported with "
+                "broadcast=0. Did you forget to set the broadcast flag?" % (a.ndim, b.ndim)
+            )
+        if a.ndim == 0 or b.ndim == 0:
+            raise self.shape_error(0 if a.ndim == 0 else 1, "at least 1 dimension")
+        if a.ndim == 1 and b.ndim == 1:
+            if a.shape != b.shape:
+                raise self.shape_error(
+                    1,
+                    "%s: Vector-vector product requires each of the vectors to be the same "
+                    "size." % (a.shape,),
+                )
+            self.output(0, (1,), dtype)[0] = np.dot(a, b)
+            return
+        a_vec, b_vec = a.ndim == 1, b.ndim == 1
+        a = a.reshape(1, -1) if a_vec else a
+        b = b.reshape(-1, 1) if b_vec else b
+        inner = min(a.ndim, b.ndim)
+        for i in range(2, inner):
+            if a.shape[-1 - i] != b.shape[-1 - i]:
+                raise self.shape_error(
+                    1,
+                    "dimension %d of size %d like dimension %d of A (%d); the batch dims of "
+                    "the shorter operand must be the last of the longer's"
+                    % (b.ndim - i - 1, a.shape[-1 - i], a.ndim - i - 1, a.shape[-1 - i]),
+                    got=b.shape,
+                )
+        opa = np.swapaxes(a, -1, -2) if self.trans_a else a
+        opb = np.swapaxes(b, -1, -2) if self.trans_b else b
+        if opa.shape[-1] != opb.shape[-2]:
+            raise self.shape_error(
+                1,
+                "inner dim %d (op(A) is %s, trans_a=%d, trans_b=%d)"
+                % (opa.shape[-1], opa.shape, self.trans_a, self.trans_b),
+                got=b.shape,
+            )
+        longer = a if a.ndim >= b.ndim else b
+        shape = longer.shape[:-2]
+        shape += () if a_vec else (opa.shape[-2],)
+        shape += () if b_vec else (opb.shape[-1],)
+        y = np.matmul(opa, opb)
+        np.copyto(self.output(0, shape, dtype), y.reshape(shape))
+
+    def run_3d(self, a, b, dtype):
+        """The operator until 0cdd09da6: (C, M, K) · (C, K, N)."""
         if a.ndim != 3:
             raise self.shape_error(0, "3 dims (C, M, K)")
         if b.ndim != 3 or b.shape[0] != a.shape[0]:
@@ -65,11 +126,19 @@ class GetBatchMatMulGradient(GradientMaker):
     copy_arguments = False  # each gradient op sets its own trans_a/trans_b
 
     def get_gradient_defs(self):
+        if self.arg("broadcast", 0):  # batch_matmul_op.cc, 042e8ede4
+            raise GradientError(
+                "Gradient is currently not supported with broadcast=1 for BatchMatMul."
+            )
         trans_a = bool(self.arg("trans_a", 0))
         trans_b = bool(self.arg("trans_b", 0))
         a, b, dy = self.I(0), self.I(1), self.GO(0)
         da, db = self.GI(0), self.GI(1)
-        mm = self.op_def
+        scratch = {"use_scratch": 1} if self.has_arg("use_scratch") else {}
+
+        def mm(op_type, inputs, outputs, **args):
+            return self.op_def(op_type, inputs, outputs, **dict(args, **scratch))
+
         if trans_a and trans_b:
             return [
                 mm("BatchMatMul", [b, dy], [da], trans_a=1, trans_b=1),

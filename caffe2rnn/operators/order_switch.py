@@ -6,7 +6,7 @@ other's gradient. ``brew.image_input`` with ``order='NCHW'`` appends a
 ``NHWC2NCHW`` to the images ``ImageInput`` decodes (they come out NHWC).
 
 Caffe2: caffe2/operators/order_switch_ops.cc (0cdd09da6), which enforced a
-4-D input.
+4-D input and was registered for float only (float64: the extension).
 """
 
 import numpy as np
@@ -22,7 +22,7 @@ class _OrderSwitch(Operator):
     layout = ""
 
     def run(self):
-        x = self.input(0)
+        x = self.float_input(0)  # NCHW2NHWCOp<float, CPUContext>: X.data<float>()
         if x.ndim != 4:
             raise self.shape_error(0, "a 4-D %s tensor" % self.layout)
         y = self.output(0, tuple(x.shape[a] for a in self.axes), x.dtype)

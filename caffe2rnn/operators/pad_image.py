@@ -5,7 +5,10 @@
 pad_l + pad_r`` columns. The pads come as ConvPoolOpBase read them: ``pads``
 ``[t, l, b, r]``, or ``pad`` for all four, or ``pad_t``/``pad_l``/``pad_b``/
 ``pad_r`` (all four needed; default 0). A negative pad crops (Caffe2 checked
-pads ≥ 0 only for ops named Conv…/…Pool). ``mode``:
+pads ≥ 0 only for ops named Conv…/…Pool), down to one row or column: each
+padded dim must keep at least one cell (``ComputeSizeAndPad``: ``in + pads >=
+kernel``, and PadImage's kernel is 1). ``value`` is a float (``value=2`` is
+refused, as Caffe2's ``GetSingleArgument<float>`` refused it). ``mode``:
 
 * ``"constant"`` (default): the new cells hold ``value`` (default 0);
 * ``"reflect"``: the image mirrored at its edge row/column, without repeating
@@ -15,8 +18,9 @@ pads ≥ 0 only for ops named Conv…/…Pool). ``mode``:
 
 ``PadImageGradient(dY → dX)`` (Caffe2's maker, arguments copied) adds each
 cell of dY into the cell of X it came from; cells of ``value`` give nothing.
-Refused as Caffe2 did: ``legacy_pad``, a stride or dilation other than 1,
-an empty X (``SetOutputSize``); and a padded size below 0.
+Refused as Caffe2 did: ``legacy_pad``, a dilation other than 1 (and for
+PadImage a stride other than 1; PadImageGradient's constructor did not check
+it), an empty X (``SetOutputSize``); and, for the gradient, a dX size below 0.
 
 Caffe2: caffe2/operators/pad_op.{h,cc}, conv_pool_op_base.h at 0cdd09da6.
 """
@@ -26,36 +30,31 @@ import numpy as np
 from ..errors import ArgumentError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
+from .conv_pool_base import NOTSET, ConvPoolArguments
 from .gradient_maker import GradientMaker
-
-_SIDES = ("pad_t", "pad_l", "pad_b", "pad_r")
 
 
 class _PadImageBase(Operator):
+    #: PadImage checks the stride too (PadImageGradient's constructor did not)
+    forward = True
+
     def setup(self):
-        args = self.args
-        if args.has("pad"):
-            self.pads = [args.single("pad", 0, int)] * 4
-        elif all(args.has(side) for side in _SIDES):
-            self.pads = [args.single(side, 0, int) for side in _SIDES]
-        else:
-            self.pads = args.repeated("pads", kind=int) or [0, 0, 0, 0]
-        if len(self.pads) != 4:
-            raise ArgumentError("argument pads is %s; expected 4 values [t, l, b, r]" % self.pads)
-        self.mode = args.single("mode", "constant", str)
-        if self.mode not in ("constant", "reflect", "edge"):
-            raise ArgumentError("Unknown padding mode: %s" % self.mode)
-        self.order = args.single("order", "NCHW", str)
+        a = ConvPoolArguments(self)  # PadImageOp derives ConvPoolOpBase
+        if a.legacy_pad != NOTSET:
+            raise ArgumentError("Padding layer only supports explicit pad values.")
+        if a.dilation[:2] != [1, 1]:
+            raise ArgumentError("Pooling op does not support dilation right now.")
+        if self.forward and a.stride[:2] != [1, 1]:
+            raise ArgumentError("Pooling op does not support stride right now.")
+        if len(a.pads) != 4:  # pad_t() ... pad_r() read pads_[0..3]
+            raise ArgumentError("argument pads is %s; expected 4 values [t, l, b, r]" % a.pads)
+        self.pads = a.pads
+        self.order = a.order
         if self.order not in ("NCHW", "NHWC"):
             raise ArgumentError("argument order is '%s'; expected NCHW or NHWC" % self.order)
-        if args.single("legacy_pad", 0, int):
-            raise ArgumentError("Padding layer only supports explicit pad values.")
-        for name in ("stride", "dilation"):
-            values = [args.single(name, 1, int)] + args.repeated(name + "s", kind=int)
-            values += [args.single(name + s, 1, int) for s in ("_h", "_w")]
-            if any(v != 1 for v in values):
-                raise ArgumentError("PadImage does not support %s right now." % name)
-        self.value = args.single("value", 0.0, float)
+        self.mode = self.args.single("mode", "constant", str)
+        if self.mode not in ("constant", "reflect", "edge"):
+            raise ArgumentError("Unknown padding mode: %s" % self.mode)
 
     def spatial_axes(self):
         return (2, 3) if self.order == "NCHW" else (1, 2)
@@ -63,8 +62,12 @@ class _PadImageBase(Operator):
     def source_index(self, size, head, tail, i):
         """For each padded position along a dim: the source index (−1: the constant)."""
         out = size + head + tail
-        if out < 0:
-            raise self.shape_error(i, "at least %d cells along a padded dim" % (-head - tail))
+        least = 1 if self.forward else 0  # ComputeSizeAndPad: in + pads >= the kernel (1)
+        if out < least:
+            raise self.shape_error(
+                i,
+                "at least %d cells along a padded dim (pads %s)" % (least - head - tail, self.pads),
+            )
         index = np.arange(out) - head
         if self.mode == "constant":
             return np.where((index >= 0) & (index < size), index, -1)
@@ -93,6 +96,10 @@ class _PadImageBase(Operator):
 class PadImage(_PadImageBase):
     """Y = X with its spatial dims padded (or cropped) as ``mode`` says."""
 
+    def setup(self):
+        super().setup()
+        self.value = self.args.single("value", 0.0, float)
+
     def run(self):
         x = self.typed_input(0, (np.float32, np.float64), "a float image tensor", ndim=4)
         if x.size == 0:
@@ -112,6 +119,8 @@ class PadImage(_PadImageBase):
 class PadImageGradient(_PadImageBase):
     """dX: every cell of dY added into the cell of X it was copied from."""
 
+    forward = False
+
     def run(self):
         dy = self.typed_input(0, (np.float32, np.float64), "a float image gradient", ndim=4)
         ah, aw = self.spatial_axes()
@@ -124,17 +133,21 @@ class PadImageGradient(_PadImageBase):
         if self.mode != "constant" and dy.size and 0 in (shape[ah], shape[aw]):
             raise self.shape_error(0, "a gradient of a non-empty image")
         rows, cols = self.maps(shape, 0)
-        keep_r, keep_c = np.flatnonzero(rows >= 0), np.flatnonzero(cols >= 0)
-        partial = np.zeros(shape[:aw] + [dy.shape[aw]] + shape[aw + 1 :], dy.dtype)
-        np.add.at(partial, _at(ah, rows[keep_r]), np.take(dy, keep_r, axis=ah))
-        dx = np.zeros(shape, dy.dtype)
-        np.add.at(dx, _at(aw, cols[keep_c]), np.take(partial, keep_c, axis=aw))
+        # The C++ loop: for ph, for pw (each image and channel): dX[h(ph), w(pw)] +=
+        # dY[ph, pw]. One unbuffered add per padded cell, in that order, so a cell that
+        # several padded cells fold into (edge, reflect) sums them as the C++ did.
+        height, width = shape[ah], shape[aw]
+        r, c = np.meshgrid(rows, cols, indexing="ij")
+        inside = ((r >= 0) & (c >= 0)).reshape(-1)
+        targets = (r * width + c).reshape(-1)[inside]
+        sources = np.flatnonzero(inside)
+        dy2 = np.moveaxis(dy, (ah, aw), (2, 3))
+        lead = dy2.shape[:2]
+        dy2 = dy2.reshape(lead[0] * lead[1], -1)
+        dx2 = np.zeros((dy2.shape[0], height * width), dy.dtype)
+        np.add.at(dx2, (slice(None), targets), dy2[:, sources])
+        dx = np.moveaxis(dx2.reshape(lead + (height, width)), (2, 3), (ah, aw))
         self.output(0, tuple(shape), dy.dtype)[...] = dx
-
-
-def _at(axis, index):
-    """An index tuple selecting ``index`` along ``axis`` of a 4-D array."""
-    return (slice(None),) * axis + (index,)
 
 
 @register_gradient("PadImage")

@@ -119,9 +119,9 @@ class DotProductWithPaddingGradient(_PaddedDot):
 @register_gradient("DotProductWithPadding")
 class GetDotProductWithPaddingGradient(GradientMaker):
     """``DotProductWithPaddingGradient([I0, I1, GO0] → [GI0, GI1])`` with
-    ``pad_value`` and ``replicate`` (their defaults where the op had none)."""
-
-    copy_arguments = False
+    ``pad_value`` and ``replicate`` (their defaults where the op had none), then
+    the forward arguments, as Caffe2's maker (distance_op.cc) gave both: it did
+    not turn ``CopyArguments`` off."""
 
     def get_gradient_defs(self):
         return [

@@ -14,7 +14,12 @@ arguments Conv takes (:mod:`caffe2rnn.operators.conv_pool_base`: kernel,
 stride, pads, ``legacy_pad`` including Caffe's pooling rule ``3``); the tail
 pad only makes more windows, which stop at the edge. ``global_pooling=1``
 pools each channel whole (``O = 1``; no kernel, stride or pads then). A pad
-must be smaller than the kernel, and there is no dilation.
+must be smaller than the kernel, and the forward ops take no dilation; the
+gradient ops accept one and ignore it, as Caffe2's ``PoolGradientOp`` did.
+The arguments are read as Caffe2's ``ConvPoolOpBase`` read them
+(:class:`~caffe2rnn.operators.conv_pool_base.ConvPoolArguments`: pads >= 0 and
+a kernel are enforced there only for ops *named* ``Conv…`` or ``…Pool…``; the
+kernel is checked again when the op runs).
 
 As in Caffe2, MaxPool starts from the lowest finite float and skips NaNs
 (C++'s ``x > y`` is false for them). Its gradient sends dY to *every* element
@@ -42,14 +47,7 @@ import numpy as np
 from ..errors import ArgumentError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
-from .conv_pool_base import (
-    LEGACY_PADDINGS,
-    NOTSET,
-    legacy_pad_argument,
-    pads_argument,
-    size_and_pad,
-    spatial_argument,
-)
+from .conv_pool_base import LEGACY_PADDINGS, NOTSET, ConvPoolArguments, size_and_pad
 from .gradient_maker import GradientMaker
 
 ORDERS = ("NCHW", "NHWC")
@@ -62,42 +60,22 @@ class PoolBase(Operator):
     ranks: tuple = (1, 2, 3)
 
     def setup(self):
-        args = self.args
-        self.legacy_pad = legacy_pad_argument(args, tuple(LEGACY_PADDINGS))
-        self.global_pooling = args.single("global_pooling", 0, int) != 0
-        self.kernel = spatial_argument(args, "kernel", [])
-        d = len(self.kernel) or 2  # ConvPoolOpBase: no kernel given is {0, 0}
-        self.stride = spatial_argument(args, "stride", [1] * d)
-        dilation = spatial_argument(args, "dilation", [1] * d)
-        self.pads = pads_argument(args, self.legacy_pad, d) or [0] * (2 * d)
-        self.order = args.single("order", "NCHW", str)
-        self.p = args.single("p", 2.0, float)
+        a = ConvPoolArguments(self)
+        if a.legacy_pad not in LEGACY_PADDINGS:
+            raise ArgumentError(
+                "argument legacy_pad is %d; supported: %s"
+                % (a.legacy_pad, ", ".join("%d (%s)" % kv for kv in LEGACY_PADDINGS.items()))
+            )
+        self.legacy_pad, self.global_pooling = a.legacy_pad, a.global_pooling
+        self.kernel, self.stride, self.pads, self.order = a.kernel, a.stride, a.pads, a.order
+        self.dilation = a.dilation
         if self.order not in ORDERS:
             raise ArgumentError("Unknown storage order: '%s'; expected NCHW or NHWC" % self.order)
-        if self.global_pooling:
-            if any(self.pads) or set(self.stride) - {1} or set(dilation) - {1}:
-                raise ArgumentError(
-                    "If global_pooling is set dilation and stride shouldn't be set "
-                    "(nor pads): strides %s, dilations %s, pads %s"
-                    % (self.stride, dilation, self.pads)
-                )
-            return
-        if not self.kernel or min(self.kernel) < 1:
+        a.check_kernel(self)
+        if min(self.stride) < 1:  # 0: Caffe2 divided by it
             raise ArgumentError(
-                "the kernel size is required (argument kernel, kernels or kernel_h and "
-                "kernel_w, each > 0) unless global_pooling is set; got %s" % self.kernel
-            )
-        for name, values, size in (("stride", self.stride, d), ("dilation", dilation, d)):
-            if len(values) != size or min(values) < 1:
-                raise ArgumentError(
-                    "argument %ss is %s; expected %d values >= 1 (one per kernel dim %s)"
-                    % (name, values, d, self.kernel)
-                )
-        if set(dilation) != {1}:  # pool_op.h: CAFFE_ENFORCE(dilation_[i] == 1)
-            raise ArgumentError("Pooling op does not support dilation right now.")
-        if len(self.pads) != 2 * d:
-            raise ArgumentError(
-                "argument pads is %s; expected %d values (heads then tails)" % (self.pads, 2 * d)
+                "argument strides is %s; expected values >= 1 (one per kernel dim %s)"
+                % (self.stride, self.kernel)
             )
 
     # --- geometry -------------------------------------------------------------
@@ -163,6 +141,25 @@ class PoolBase(Operator):
             else:
                 yield tuple(x_part), tuple(y_part)
 
+    @classmethod
+    def offsets_by_window(cls, spatial, kernel, stride, heads, out):
+        """:meth:`offsets` last to first: each X element then gets its windows'
+        terms in the order the C++ gradients added them (windows ascending;
+        pool_gradient_op.cc, lp_pool_op.cc), so the float sums are the same."""
+        return reversed(list(cls.offsets(spatial, kernel, stride, heads, out)))
+
+    @staticmethod
+    def scales(spatial, kernel, stride, heads, out):
+        """AveragePoolGradient's ``float scale = 1. / (hend − hstart) / (wend − wstart)
+        ...``: divided in double, dim by dim, then float."""
+        total = np.ones((), np.float64)
+        for size, k, s, head, n in zip(spatial, kernel, stride, heads, out):
+            start = np.arange(n) * s - head
+            count = np.minimum(start + k, size) - np.maximum(start, 0)
+            with np.errstate(divide="ignore"):
+                total = np.divide.outer(total, count.astype(np.float64))
+        return total
+
     @staticmethod
     def counts(spatial, kernel, stride, heads, out):
         """How many elements of X each output window holds (Caffe2's ``hend − hstart``)."""
@@ -182,6 +179,8 @@ class Pool(PoolBase):
 
     def setup(self):
         super().setup()
+        if set(self.dilation) != {1}:  # PoolOp's constructor (the gradient has no such check)
+            raise ArgumentError("Pooling op does not support dilation right now.")
         d = len(self.kernel)
         if not self.global_pooling and any(
             self.pads[i] >= self.kernel[i] or self.pads[d + i] >= self.kernel[i] for i in range(d)
@@ -267,6 +266,10 @@ class LpPool(Pool):
 
     ranks = (2,)
 
+    def setup(self):
+        super().setup()
+        self.p = self.args.single("p", 2.0, float)
+
     def pool(self, x, geometry):
         y = np.zeros(x.shape[:2] + tuple(geometry[3]), x.dtype)
         for xs, ys in self.offsets(x.shape[2:], *geometry):
@@ -277,16 +280,17 @@ class LpPool(Pool):
 @register("MaxPoolGradient", inputs=3, outputs=1)
 class MaxPoolGradient(PoolGradient):
     def backward(self, x, y, dy, dx, geometry):
-        for xs, ys in self.offsets(x.shape[2:], *geometry):
-            dx[xs] += dy[ys] * (x[xs] == y[ys])
+        # MaxPool::process_grad: if (x_data == y_data) dx_data += dy_data;
+        for xs, ys in self.offsets_by_window(x.shape[2:], *geometry):
+            dx[xs] += np.where(x[xs] == y[ys], dy[ys], 0)
 
 
 @register("AveragePoolGradient", inputs=3, outputs=1)
 class AveragePoolGradient(PoolGradient):
     def backward(self, x, y, dy, dx, geometry):
-        with np.errstate(divide="ignore"):
-            scaled = dy / self.counts(x.shape[2:], *geometry)
-        for xs, ys in self.offsets(x.shape[2:], *geometry):
+        # AveragePool::process_grad: dx_data += (scale * dy_data);
+        scaled = self.scales(x.shape[2:], *geometry).astype(x.dtype) * dy
+        for xs, ys in self.offsets_by_window(x.shape[2:], *geometry):
             dx[xs] += scaled[ys]
 
 
@@ -294,10 +298,14 @@ class AveragePoolGradient(PoolGradient):
 class LpPoolGradient(PoolGradient):
     ranks = (2,)
 
+    def setup(self):
+        super().setup()
+        self.p = self.args.single("p", 2.0, float)
+
     def backward(self, x, y, dy, dx, geometry):
         p = self.p
         with np.errstate(divide="ignore", invalid="ignore"):
-            for xs, ys in self.offsets(x.shape[2:], *geometry):
+            for xs, ys in self.offsets_by_window(x.shape[2:], *geometry):
                 window = x[xs]
                 dx[xs] += dy[ys] * window * np.abs(window) ** (p - 2) / y[ys] ** (p - 1)
 

@@ -40,7 +40,7 @@ the function is an :class:`~caffe2rnn.errors.EnforceNotMet` (a
 
 import traceback
 
-from ..errors import ArgumentError, EnforceNotMet, KeyNotFoundError
+from ..errors import ArgumentError, EnforceNotMet, GradientError, KeyNotFoundError
 from ..runtime import python_functions
 from ..runtime.bindings import Blob, TensorCPU
 from ..runtime.registry import register, register_gradient
@@ -134,6 +134,16 @@ class GetPythonGradient(GradientMaker):
         go_indices = list(self.arg("grad_output_indices", []) or [])
         gi_indices = list(self.arg("grad_input_indices", []) or [])
         n_in, n_out = len(self.def_.input), len(self.def_.output)
+        for argument, indices, size, what in (
+            ("grad_output_indices", go_indices, n_out, "outputs"),
+            ("grad_input_indices", gi_indices, n_in, "inputs"),
+        ):
+            for i in indices:  # C++: GO(i) / GI(i), bounds-checked (std::out_of_range)
+                if not 0 <= i < size:
+                    raise GradientError(
+                        "Python: argument '%s' holds %d; the op has %d %s (0..%d)"
+                        % (argument, i, size, what, size - 1)
+                    )
         inputs = [self.I(i) for i in range(n_in)] + [self.O(i) for i in range(n_out)]
         inputs += [self.GO(i) for i in (go_indices or range(n_out))]
         outputs = [self.GI(i) for i in (gi_indices or range(n_in))]

@@ -43,6 +43,7 @@ import time
 
 import numpy as np
 
+from .. import eras
 from ..errors import (
     ArgumentError,
     DTypeError,
@@ -52,6 +53,7 @@ from ..errors import (
     ShapeError,
 )
 from ..runtime import blocking
+from ..runtime.blob import Blob
 from ..runtime.registry import register, register_gradient
 from .base import Operator, describe_content
 from .gradient_maker import NoGradient
@@ -200,6 +202,17 @@ class CreateBlobsQueue(Operator):
     Arguments: ``capacity`` (records, default 1), ``num_blobs`` (blobs per
     record, default 1), ``enforce_unique_name`` (refuse slot blobs that
     already exist), ``field_names`` (one per blob).
+
+    As in Caffe2 (queue_ops.h, blobs_queue.h at 0cdd09da6), ``capacity=0`` and
+    ``num_blobs=0`` make a queue: one of capacity 0 never has room, so an
+    enqueue waits until another thread closes it (alone, it fails at once with
+    :class:`~caffe2rnn.errors.QueueTimeoutError`, module docstring); one of
+    no blobs cannot be used by EnqueueBlobs or DequeueBlobs, whose schemas
+    need at least one blob. A negative size, which Caffe2 turned into a huge
+    ``size_t`` and failed to allocate, is refused. ``field_names`` given as
+    ints is refused: Caffe2's ``GetRepeatedArgument<string>`` read an empty
+    list there and ignored them (caffe2rnn refuses a list in the wrong field
+    everywhere, :mod:`caffe2rnn.runtime.arguments`).
     """
 
     def setup(self):
@@ -207,9 +220,10 @@ class CreateBlobsQueue(Operator):
         self.num_blobs = self.args.single("num_blobs", 1, int)
         self.enforce_unique_name = self.args.single("enforce_unique_name", False, bool)
         self.field_names = self.args.repeated("field_names", kind=str)
-        if self.capacity < 1 or self.num_blobs < 1:
+        if self.capacity < 0 or self.num_blobs < 0:
             raise ArgumentError(
-                "capacity (%d) and num_blobs (%d) must be >= 1" % (self.capacity, self.num_blobs)
+                "capacity (%d) and num_blobs (%d) must be >= 0 (Caffe2 made them size_t)"
+                % (self.capacity, self.num_blobs)
             )
         if self.field_names and len(self.field_names) != self.num_blobs:
             raise ArgumentError(
@@ -272,7 +286,28 @@ class _QueueOp(Operator):
             raise QueueClosedError(failure % self.input_name(0))
 
 
-@register("EnqueueBlobs", inputs=(2, None), outputs=(1, None), inplace="any")
+def _one_more_input(n_in, n_out):
+    """one input more than outputs (the queue)"""
+    return n_in == n_out + 1
+
+
+def _same_count(n_in, n_out):
+    """as many outputs as inputs (the blobs, then the status)"""
+    return n_in == n_out
+
+
+def _shifted_by_queue(i, j):
+    """EnforceInplace(input == output + 1): blob k is input k + 1 and output k."""
+    return i == j + 1
+
+
+@register(
+    "EnqueueBlobs",
+    inputs=(2, None),
+    outputs=(1, None),
+    counts=_one_more_input,
+    enforce_inplace=_shifted_by_queue,
+)
 class EnqueueBlobs(_QueueOp):
     """``[queue, b_1 ... b_k] → [b_1 ... b_k]``: enqueue one record, in place."""
 
@@ -301,11 +336,14 @@ class EnqueueBlobs(_QueueOp):
 class DequeueBlobs(_QueueOp):
     """``queue → [b_1 ... b_k]``: the oldest record; waits while the queue is empty.
 
-    ``timeout_secs`` (> 0) bounds the wait (:class:`QueueTimeoutError`).
+    ``timeout_secs`` (> 0) bounds the wait (:class:`QueueTimeoutError`); from
+    3b789ebd2 (E6; era policy ``dequeue_timeout``).
     """
 
     def setup(self):
-        self.timeout = self.args.single("timeout_secs", 0.0, float)
+        self.timeout = 0.0  # no limit (a wait nobody can end still fails at once)
+        if self.era is None or eras.get(self.era).dequeue_timeout:
+            self.timeout = self.args.single("timeout_secs", 0.0, float)
 
     def run(self):
         queue, blobs = self.queue()
@@ -321,7 +359,13 @@ class CloseBlobsQueue(Operator):
         queue_input(self).close()
 
 
-@register("SafeEnqueueBlobs", inputs=(2, None), outputs=(2, None), inplace="any")
+@register(
+    "SafeEnqueueBlobs",
+    inputs=(2, None),
+    outputs=(2, None),
+    counts=_same_count,
+    enforce_inplace=_shifted_by_queue,
+)
 class SafeEnqueueBlobs(EnqueueBlobs):
     """EnqueueBlobs with a last output ``status``: True when the queue was closed and full."""
 
@@ -330,9 +374,72 @@ class SafeEnqueueBlobs(EnqueueBlobs):
 
 @register("SafeDequeueBlobs", inputs=1, outputs=(2, None))
 class SafeDequeueBlobs(DequeueBlobs):
-    """DequeueBlobs with a last output ``status``: True when the queue was closed and empty."""
+    """DequeueBlobs with a last output ``status``: True when the queue was closed and empty.
+
+    It waits without a time limit: ``timeout_secs`` is not read (Caffe2's
+    SafeDequeueBlobsOp never read it).
+
+    From E6 (042e8ede4, queue_ops.h) ``num_records`` (default 1, > 0) dequeues
+    up to that many records and concatenates each field's tensors along dim 0
+    (``Tensor::Extend``); a queue closed after at least one record ends the
+    batch early with status False, as the C++ returned ``i > 0``. The records
+    must agree in their dims after the first (Caffe2 copied the bytes into an
+    output grown by the first dim only: other dims were a write past its end).
+    """
 
     status = True
+
+    def setup(self):
+        # no timeout_secs: SafeDequeueBlobsOp called blockingRead without one
+        # (queue_ops.h at every era); the argument is DequeueBlobs' only
+        self.timeout = 0.0
+        self.num_records = 1
+        if self.era is None or eras.get(self.era).safe_dequeue_num_records:
+            self.num_records = self.args.single("num_records", 1, int)
+            if self.num_records <= 0:
+                raise ArgumentError(
+                    "SafeDequeueBlobs: num_records must be > 0, got %d" % self.num_records
+                )
+
+    def run(self):
+        if self.num_records == 1:
+            super().run()
+            return
+        queue, blobs = self.queue()
+        scratch = [Blob("%s/record_%d" % (self.def_.output[j], j)) for j in range(len(blobs))]
+        parts = [[] for _ in blobs]
+        for _ in range(self.num_records):
+            if not queue.read(scratch, self.timeout):
+                break
+            for j, blob in enumerate(scratch):
+                value = blob.value
+                if type(value) is not np.ndarray or value.ndim == 0:
+                    raise ShapeError(
+                        "SafeDequeueBlobs: field %d of queue '%s' holds %s; num_records > 1 "
+                        "concatenates tensors of at least one dimension"
+                        % (j, self.input_name(0), describe_content(blob))
+                    )
+                if parts[j] and (
+                    value.shape[1:] != parts[j][0].shape[1:] or value.dtype != parts[j][0].dtype
+                ):
+                    raise ShapeError(
+                        "SafeDequeueBlobs: field %d of queue '%s': a record of %s %s after "
+                        "one of %s %s (the dims after the first must agree)"
+                        % (
+                            j,
+                            self.input_name(0),
+                            value.dtype,
+                            value.shape,
+                            parts[j][0].dtype,
+                            parts[j][0].shape,
+                        )
+                    )
+                parts[j].append(value.copy())
+        got = len(parts[0]) if parts else 0
+        if got:
+            for j, out in enumerate(blobs):
+                out.value = np.concatenate(parts[j], axis=0)
+        self.finish(got > 0, "dequeue from queue '%s' failed: it is closed and empty")
 
 
 for _op_type in (

@@ -299,19 +299,25 @@ class _MaxReduction(Operator):
 
 class _MaxReductionGradient(_MaxReduction):
     """Inputs X, Y, dY → dX: dY at every element equal to its row's (column's)
-    maximum, ties included; zeros elsewhere."""
+    maximum, ties included; 0 elsewhere — a plain 0, as Caffe2's loop wrote it
+    (``dX = X == Y ? dY : 0``), so an infinite dY gives no NaN where X is not
+    the maximum. Y and dY are read as Caffe2 read them, as flat arrays of
+    ``batch × M`` (``batch × N``) values: fewer is refused (Caffe2 read past
+    their end), a longer tail is ignored."""
 
     def run(self):
         x = self.batch_input()
         axis = 2 if self.rowwise else 1
         shape = (x.shape[0], x.shape[1] if self.rowwise else x.shape[2])
+        n = shape[0] * shape[1]
         for i in (1, 2):
-            if self.float_input(i).size != shape[0] * shape[1]:
-                raise self.shape_error(i, "%d elements (a %s)" % (shape[0] * shape[1], shape))
+            if self.float_input(i).size < n:
+                raise self.shape_error(i, "%d elements (a %s)" % (n, shape))
             self.same_dtype(0, i)
-        y = np.expand_dims(self.input(1).reshape(shape), axis)
-        dy = np.expand_dims(self.input(2).reshape(shape), axis)
-        np.multiply(x == y, dy, out=self.output(0, x.shape, x.dtype))
+        y = np.expand_dims(self.input(1).reshape(-1)[:n].reshape(shape), axis)
+        dy = np.expand_dims(self.input(2).reshape(-1)[:n].reshape(shape), axis)
+        dx = np.where(x == y, dy, x.dtype.type(0))  # computed whole: dX may be X's memory
+        self.output(0, x.shape, x.dtype)[...] = dx
 
 
 for _name, _rowwise in (("RowwiseMax", True), ("ColwiseMax", False)):

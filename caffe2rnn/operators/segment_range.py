@@ -90,7 +90,9 @@ def _backward(name, x, y, dy, starts, counts):
     if name == "Sum":
         return dy_rows
     if name == "Mean":
-        return dy_rows * (1.0 / per_row).astype(dy.dtype)
+        # MeanRangeReducerGradient: const auto in_grad = 1.0 / blocks (a double);
+        # data_grad = out_grad * in_grad, in double, stored as T
+        return (dy_rows.astype(np.float64) * (1.0 / per_row.astype(np.float64))).astype(dy.dtype)
     if name == "Max":
         hit = (x == np.repeat(y, counts, axis=0)).reshape(x.shape[0], -1)
         first = np.zeros_like(hit)
@@ -134,14 +136,15 @@ class _SortedSegmentRangeGradient(Operator):
         n = self.input(3).shape[0] if self.input(3).ndim == 1 else -1
         starts, counts = sorted_runs(self, 3, n, count=dy.shape[0] if n > 0 else None)
         row = dy.shape[1:]
-        x = y = None
-        if self.reducer != "Sum":  # Sum's kernel read neither
-            x, y = self.float_input(0), self.float_input(1)
+        # the C++ took data<T>() of DATA and OUTPUT for every reducer (a type check);
+        # only LogSumExp, LogMeanExp and Max read them
+        x, y = self.float_input(0), self.float_input(1)
+        self.same_dtype(0, 1, 2)
+        if self.reducer not in ("Sum", "Mean"):
             if x.size != n * int(np.prod(row)):
                 raise self.shape_error(0, "%s (one row per segment id)" % ((n,) + row,))
             if y.size != dy.size:
                 raise self.shape_error(1, "%s like input 2 ('%s')" % (dy.shape, self.input_name(2)))
-            self.same_dtype(0, 1, 2)
             x, y = x.reshape((n,) + row), y.reshape(dy.shape)
         out = self.output(0, (n,) + row, dy.dtype)
         if n:

@@ -11,8 +11,9 @@ two reducers (``Sum``, ``Mean``); here one class covers each:
 * ``LengthsR([DATA, LENGTHS])``: consecutive ranges of ``LENGTHS[k]`` rows
   (int32), which must add up to DATA's rows; an empty range gives zeros.
 
-``Sparse…`` variants take ``INDICES`` before the ids or lengths (int64 at
-0cdd09da6; int32 or int64 from 042e8ede4, accepted here in every era) and
+``Sparse…`` variants take ``INDICES`` before the ids or lengths (int64 only
+until 0cdd09da6, eras E4 and E5; int32 or int64 from 042e8ede4, era E6 and
+today: the era's ``sparse_int32_indices``) and
 reduce ``DATA[INDICES]`` — Gather and reduction fused — and their gradient
 is sparse: the slice ``(INDICES, gradient values)``.
 
@@ -25,11 +26,13 @@ Caffe2 sources at 0cdd09da6: caffe2/operators/segment_reduction_op.{h,cc}
 (``AbstractSortedSegmentOp``, ``AbstractUnsortedSegmentOp``,
 ``AbstractLengthsOp``, their gradient ops, ``SegmentOpGetGradient``,
 ``LengthsOpGetGradient``), reducer_functors.h (``SumReducer``,
-``MeanReducer``). Registered for float32 data; float64 is accepted too.
+``MeanReducer``). Registered for float32 data; float64 is accepted too (the
+extension of :mod:`caffe2rnn.runtime.settings`).
 """
 
 import numpy as np
 
+from .. import eras
 from ..errors import ArgumentError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
@@ -59,17 +62,18 @@ class _SegmentReduction(Operator):
     sparse = False
     mean = False
 
-    def setup(self):
-        self.num_segments = self.args.single("num_segments", -1, int)
+    num_segments = -1
 
     def rows(self):
         """DATA's rows to reduce (gathered by INDICES for the sparse ops)."""
         x = float_rows(self, 0)
         if not self.sparse:
             return x
-        indices = self.typed_input(
-            1, (np.int32, np.int64), "int32 or int64 indices (INDICES must be a vector)", ndim=1
-        )
+        if self.era is None or eras.get(self.era).sparse_int32_indices:  # today's: 042e8ede4
+            types, what = (np.int32, np.int64), "int32 or int64 indices"
+        else:  # E4, E5: Input(INDICES).data<TIndex>()
+            types, what = (np.int64,), "int64 indices (int32 from 042e8ede4, era E6)"
+        indices = self.typed_input(1, types, what + " (INDICES must be a vector)", ndim=1)
         if indices.size and (indices.min() < 0 or indices.max() >= x.shape[0]):
             raise ShapeError(
                 "input 1 ('%s'): Index out of bounds: %d, range 0 to %d"
@@ -111,9 +115,11 @@ class _SegmentReduction(Operator):
         out.fill(0)
         np.add.at(out, ids, x)
         if self.mean:
+            # MeanReducer::finish: ScaleFixedSize(block_size, 1.0 / current_size_, ...),
+            # its alpha a float: the sum times float(1 / count)
             sizes = np.bincount(ids, minlength=count)[:count]
             hit = sizes > 0
-            out[hit] /= sizes[hit].astype(x.dtype).reshape(_row_shape(x))
+            out[hit] *= _inverse(sizes[hit]).reshape(_row_shape(x))
 
 
 class _SegmentReductionGradient(Operator):
@@ -135,9 +141,21 @@ class _SegmentReductionGradient(Operator):
             check_segment_range(self, 1, ids, count)
         grad = dy[ids]
         if self.mean:
+            # MeanReducerGradient::fillGrad: ScaleFixedSize(block_size, 1.0 / length, ...)
             sizes = np.bincount(ids, minlength=count)[ids]
-            grad = grad / sizes.astype(dy.dtype).reshape(_row_shape(dy))
+            grad = grad * _inverse(sizes).reshape(_row_shape(dy))
         np.copyto(self.output(0, (ids.size,) + dy.shape[1:], dy.dtype), grad)
+
+
+def _inverse(counts):
+    """``1.0 / n`` in double, passed as math::Scale's ``const float alpha``."""
+    return (1.0 / counts.astype(np.float64)).astype(np.float32)
+
+
+class _UnsortedSegmentReduction(_SegmentReduction):
+    def setup(self):
+        # OP_SINGLE_ARG(int, "num_segments", ...): the unsorted ops only
+        self.num_segments = self.args.single("num_segments", -1, int)
 
 
 def _gradient_maker(forward_type, gradient_type, sparse):
@@ -167,8 +185,9 @@ for _layout, _prefix in _PREFIX.items():
         )
         for _sparse in (False, True):
             _type = ("Sparse" if _sparse else "") + _prefix + _reducer
+            _base = _UnsortedSegmentReduction if _layout == "unsorted" else _SegmentReduction
             globals()[_type] = register(_type, inputs=3 if _sparse else 2, outputs=1)(
-                type(_type, (_SegmentReduction,), dict(_attrs, sparse=_sparse))
+                type(_type, (_base,), dict(_attrs, sparse=_sparse))
             )
             # SparseLengths ops had a gradient op of their own name.
             _grad = ("Sparse" if _sparse and _layout == "lengths" else "") + _gradient_type

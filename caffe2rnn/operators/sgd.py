@@ -44,6 +44,7 @@ own (:mod:`caffe2rnn.operators.rmsprop`, :mod:`caffe2rnn.operators.ftrl`,
 
 import numpy as np
 
+from .. import eras
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import ShouldNotDoGradient
@@ -66,16 +67,23 @@ class ParameterUpdate(Operator):
                 )
         return arrays
 
-    def learning_rate(self, i):
+    def learning_rate(self, i, exactly_one=True):
+        """Input ``i``'s first element: the ops CAFFE_ENFORCE a 1-element LR, except dense
+        Adagrad (``exactly_one=False``), which read ``lr[0]`` of any LR (an empty one is
+        refused: the C++ read past its end)."""
         lr = self.float_input(i)
-        if lr.size != 1:
-            raise self.shape_error(i, "a 1-element learning rate")
+        if lr.size != 1 if exactly_one else lr.size < 1:
+            raise self.shape_error(
+                i, "a 1-element learning rate" if exactly_one else "a learning rate (lr[0] is read)"
+            )
         return lr.reshape(-1)[0]
 
     def iteration(self, i):
+        """``Input<TensorCPU>(ITER).data<int64_t>()[0]``: int64, its first element (an
+        empty counter is refused: the C++ read past its end)."""
         it = self.input(i)
-        if it.dtype != np.int64 or it.size != 1:
-            raise self.shape_error(i, "the 1-element int64 iteration counter", it.shape)
+        if it.dtype != np.int64 or it.size < 1:
+            raise self.shape_error(i, "the int64 iteration counter (element 0 is read)", it.shape)
         return int(it.reshape(-1)[0])
 
     def write(self, i, value, like):
@@ -152,11 +160,15 @@ class Adagrad(ParameterUpdate):
 
     def setup(self):
         self.epsilon = self.args.single("epsilon", 1e-5, float)
-        self.decay = self.args.single("decay", 1.0, float)
+        # decay came with 3c83d3278 (2017-09-15; adagrad_op.h at 042e8ede4, E6): the
+        # era policy late_2017_optimizers. Before, AdagradOp did not read it.
+        self.decay = 1.0
+        if self.era is None or eras.get(self.era).late_2017_optimizers:
+            self.decay = self.args.single("decay", 1.0, float)
 
     def run(self):
         w, h, g = self.floats_of_one_size((0, 1, 2))
-        lr = self.learning_rate(3)
+        lr = self.learning_rate(3, exactly_one=False)  # AdagradOp: no LR size check
         g = g.reshape(w.shape)
         h = h.reshape(w.shape)
         h_new = (h if self.decay == 1.0 else h * w.dtype.type(self.decay)) + g * g
@@ -167,7 +179,13 @@ class Adagrad(ParameterUpdate):
 
 @register("SparseAdagrad", inputs=5, outputs=2, enforce_inplace=[(0, 0), (1, 1)])
 class SparseAdagrad(Adagrad):
-    """``[param, history, indices, grad, lr] → [param, history]``, rows only."""
+    """``[param, history, indices, grad, lr] → [param, history]``, rows only.
+
+    Reads ``epsilon`` only: Caffe2's SparseAdagradOp had no ``decay``
+    (adagrad_op.h at 0cdd09da6 and 042e8ede4)."""
+
+    def setup(self):
+        self.epsilon = self.args.single("epsilon", 1e-5, float)
 
     def run(self):
         indices, grads, (w, h) = self.sparse_rows(0, 3, 2, 1)
@@ -179,9 +197,10 @@ class SparseAdagrad(Adagrad):
 
 
 @register("RowWiseSparseAdagrad", inputs=5, outputs=2, enforce_inplace=[(0, 0), (1, 1)])
-class RowWiseSparseAdagrad(Adagrad):
+class RowWiseSparseAdagrad(SparseAdagrad):
     """``[param, history, indices, grad, lr] → [param, history]``: one history
-    value per row; ``h[r] += mean(g_row²)``, ``w[r] += lr · g_row / (√h[r] + ε)``."""
+    value per row; ``h[r] += mean(g_row²)``, ``w[r] += lr · g_row / (√h[r] + ε)``
+    (no ``decay`` either)."""
 
     def run(self):
         w = self.float_input(0)

@@ -9,14 +9,21 @@ gradient needs (Caffe2 had no shape inference at gradient time):
 * ``Concat`` → ``split_info`` (each input's size along the axis), so the
   gradient ``Split`` knows where to cut ``dY``.
 
+``Concat`` and ``Split`` read their axis as their era did (the era's
+``concat_add_axis``): until 0cdd09da6 (E5) exactly one of ``axis`` and
+``order`` and an axis >= 0; from 042e8ede4 (E6, and today) not both, NCHW
+when neither is given, a negative axis counted from the end, and
+``add_axis``.
+
 Caffe2 sources: reshape_op.{h,cc}, concat_split_op.{h,cc}, transpose_op.{h,cc},
-utility_ops.{h,cc} (Squeeze/ExpandDims), at 0cdd09da6.
+utility_ops.{h,cc} (Squeeze/ExpandDims), at 0cdd09da6 and 042e8ede4.
 """
 
 import math
 
 import numpy as np
 
+from .. import eras
 from ..errors import ArgumentError, DTypeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
@@ -117,25 +124,42 @@ class GetReshapeGradient(GradientMaker):
 
 
 def _axis_from_args(op):
-    """Concat/Split: exactly one of ``axis`` and ``order`` (NCHW → 1, NHWC → 3)."""
-    if op.args.has("axis") == op.args.has("order"):
+    """Concat/Split's ``(axis, add_axis)``, read as the op's era read them
+    (module docstring): E4-E5 exactly one of ``axis`` and ``order`` and an
+    axis >= 0; from E6 not both, NCHW by default, ``add_axis``."""
+    has_axis, has_order = op.args.has("axis"), op.args.has("order")
+    late = op.era is None or eras.get(op.era).concat_add_axis
+    if late:
+        if has_axis and has_order:
+            raise ArgumentError(
+                "You shouldn't specify both the dim to %s, and the order in the case of 4-D "
+                "images." % ("concat" if op.op_type == "Concat" else "split")
+            )
+    elif has_axis == has_order:
         raise ArgumentError(
             "You should either specify the dim to split, or the order in the case of 4-D images."
         )
-    if op.args.has("axis"):
-        return op.args.single("axis", kind=int)
-    order = op.args.single("order", kind=str)
-    if order not in _ORDER_AXIS:
-        raise ArgumentError("argument 'order' is '%s'; expected NCHW or NHWC" % order)
-    return _ORDER_AXIS[order]
+    if has_axis:
+        axis = op.args.single("axis", -1, int)
+        add_axis = op.args.single("add_axis", 0, int) if late else 0
+    else:
+        order = op.args.single("order", "NCHW" if late else "", str)
+        order = {"nchw": "NCHW", "nhwc": "NHWC"}.get(order, order)  # StringToStorageOrder
+        if order not in _ORDER_AXIS:
+            raise ArgumentError("Unsupported storage order: %s" % order)
+        axis, add_axis = _ORDER_AXIS[order], 0
+    if not late and axis < 0:
+        raise ArgumentError("%s: axis %d must be >= 0 (before 042e8ede4)" % (op.op_type, axis))
+    return axis, bool(add_axis)
 
 
-def _check_axis(op, index, axis):
-    ndim = op.input(index).ndim
-    if not 0 <= axis < ndim:
+def _canonical_axis(op, axis, ndim, what="input 0"):
+    """``canonical_axis_index_``: an axis in ``[-ndim, ndim)``, made >= 0."""
+    if not -ndim <= axis < ndim:
         raise op.shape_error(
-            index, "more than %d dims (axis %d must be >= 0 and < ndim)" % (axis, axis)
+            0, "more dims: axis %d is not in [%d, %d) for %s" % (axis, -ndim, ndim, what)
         )
+    return axis + ndim if axis < 0 else axis
 
 
 @register("Concat", inputs=(1, None), outputs=2)
@@ -143,30 +167,59 @@ class Concat(Operator):
     """Join the inputs along ``axis``; ``split_info`` (int32) = their sizes there.
 
     Example (LSTM with attention): [h (1, N, H), ctx (1, N, E)] with axis=2 →
-    (1, N, H + E) and split_info [H, E].
+    (1, N, H + E) and split_info [H, E]. With ``add_axis=1`` (from E6) the
+    inputs, all of one shape, are stacked along a new axis (split_info all 1).
+
+    As Caffe2's ``ConcatOp`` checked them, the inputs must agree with input 0
+    in its dimensions other than the axis; a later input with *more*
+    dimensions than input 0 passes (Caffe2 never looked at the extra ones)
+    and contributes its first ``before · size · after`` values, in order.
     """
 
     def setup(self):
-        self.axis = _axis_from_args(self)
+        self.axis, self.add_axis = _axis_from_args(self)
 
     def run(self):
         xs = [self.input(i) for i in range(len(self.inputs))]
-        _check_axis(self, 0, self.axis)
         first = xs[0]
+        ndim = first.ndim + (1 if self.add_axis else 0)
+        axis = _canonical_axis(self, self.axis, ndim)
         self.same_dtype(*range(len(xs)))
         for i, x in enumerate(xs[1:], 1):
-            if (
-                x.ndim != first.ndim
-                or x.shape[: self.axis] != first.shape[: self.axis]
-                or x.shape[self.axis + 1 :] != first.shape[self.axis + 1 :]
-            ):
-                raise self.shape_error(
-                    i, "%s except along axis %d (like input 0)" % (first.shape, self.axis)
-                )
-        sizes = [x.shape[self.axis] for x in xs]
-        shape = list(first.shape)
-        shape[self.axis] = sum(sizes)
-        np.concatenate(xs, axis=self.axis, out=self.output(0, shape, first.dtype))
+            for d in range(first.ndim):
+                if d == axis and not self.add_axis:
+                    continue
+                if d >= x.ndim or x.shape[d] != first.shape[d]:  # dim32(d): "Exceeding ndim"
+                    raise self.shape_error(
+                        i,
+                        "dimension %d of size %d like input 0 %s (the inputs may differ only "
+                        "along the axis %d%s)"
+                        % (
+                            d,
+                            first.shape[d],
+                            first.shape,
+                            axis,
+                            "" if self.add_axis else ", when add_axis is 0",
+                        ),
+                    )
+        for i, x in enumerate(xs):
+            if not self.add_axis and x.ndim <= axis:
+                raise self.shape_error(i, "a dimension %d, the axis" % axis)
+        before = int(np.prod(first.shape[:axis]))
+        if self.add_axis:
+            sizes = [1] * len(xs)
+            after = int(np.prod(first.shape[axis:]))
+            shape = first.shape[:axis] + (len(xs),) + first.shape[axis:]
+        else:
+            sizes = [x.shape[axis] for x in xs]
+            after = int(np.prod(first.shape[axis + 1 :]))
+            shape = first.shape[:axis] + (sum(sizes),) + first.shape[axis + 1 :]
+        out = self.output(0, shape, first.dtype).reshape(before, -1)
+        offset = 0
+        for x, size in zip(xs, sizes):
+            block = x.reshape(-1)[: before * size * after].reshape(before, size * after)
+            out[:, offset : offset + size * after] = block
+            offset += size * after
         self.output(1, (len(xs),), np.int32)[...] = sizes
 
 
@@ -187,21 +240,18 @@ class Split(Operator):
     """Cut ``input`` along ``axis`` into the outputs.
 
     Lengths come from the optional int32 ``split`` input, else from the
-    ``split`` argument, else equal parts.
+    ``split`` argument, else equal parts. With ``add_axis=1`` (from E6; "only
+    exists for computing the gradient of a Concat with 'add_axis'") the axis
+    is removed: one output per index along it.
     """
 
     def setup(self):
-        self.axis = _axis_from_args(self)
+        self.axis, self.add_axis = _axis_from_args(self)
         self.split_arg = self.args.repeated("split", kind=int)
-        if len(self.inputs) == 2 and self.args.has("split"):
+        if len(self.inputs) == 2 and self.split_arg:
             raise ArgumentError(
                 "If you set split with the input blob '%s', do "
                 "not pass in split in the argument." % self.input_name(1)
-            )
-        if self.args.has("split") and len(self.split_arg) != len(self.outputs):
-            raise ArgumentError(
-                "argument 'split' has %d lengths; expected %d (one "
-                "per output)" % (len(self.split_arg), len(self.outputs))
             )
 
     def _lengths(self, dim):
@@ -215,25 +265,41 @@ class Split(Operator):
                     % (self.input_name(1), split.dtype, split.size, n)
                 )
             return [int(v) for v in split.reshape(-1)]
-        if self.args.has("split"):
+        if self.split_arg:
+            if len(self.split_arg) != n:
+                raise ArgumentError(
+                    "argument 'split' has %d lengths; expected %d (The number of splits "
+                    "specified should be equal to the number of outputs.)"
+                    % (len(self.split_arg), n)
+                )
             return list(self.split_arg)
         if dim % n:
-            raise self.shape_error(0, "a dim %d divisible by %d outputs" % (self.axis, n))
+            raise self.shape_error(
+                0,
+                "a dim %d divisible by %d outputs (If you did not specify split explicitly, "
+                "the number of input channels should be divisible by the output size.)" % (dim, n),
+            )
         return [dim // n] * n
 
     def run(self):
         x = self.input(0)
-        _check_axis(self, 0, self.axis)
-        dim = x.shape[self.axis]
+        axis = _canonical_axis(self, self.axis, x.ndim)
+        dim = x.shape[axis]
         lengths = self._lengths(dim)
-        if sum(lengths) != dim or min(lengths) < 0:
+        total = len(lengths) if self.add_axis else sum(lengths)
+        if total != dim or min(lengths, default=0) < 0:
             raise self.shape_error(
-                0, "dim %d equal to the sum of the split lengths %s" % (self.axis, lengths)
+                0,
+                "dim %d of size %d: Sum of split dimensions do not match (lengths %s%s)"
+                % (axis, dim, lengths, ", add_axis" if self.add_axis else ""),
             )
         start = 0
         for i, length in enumerate(lengths):
-            part = x[(slice(None),) * self.axis + (slice(start, start + length),)]
-            start += length
+            size = 1 if self.add_axis else length
+            part = x[(slice(None),) * axis + (slice(start, start + size),)]
+            start += size
+            if self.add_axis:
+                part = part.reshape(x.shape[:axis] + x.shape[axis + 1 :])
             np.copyto(self.output(i, part.shape, x.dtype), part)
 
 
@@ -249,6 +315,9 @@ class GetSplitGradient(GradientMaker):
         return [self.op_def("Concat", grads, [gi, "_" + gi + "_dims"])]
 
 
+_TRANSPOSE_TYPES = (np.float32, np.float64, np.int32, np.int64)
+
+
 @register("Transpose", inputs=1, outputs=1)
 class Transpose(Operator):
     """``Y = numpy.transpose(X, axes)``; ``axes`` defaults to reversed dims.
@@ -261,7 +330,8 @@ class Transpose(Operator):
         self.axes = self.args.repeated("axes", kind=int) or None
 
     def run(self):
-        x = self.input(0)
+        # DispatchHelper<TensorTypes<float, double, int, long>> (transpose_op.h, E4..E6)
+        x = self.typed_input(0, _TRANSPOSE_TYPES, "float32, float64, int32 or int64")
         if self.axes is not None and sorted(self.axes) != list(range(x.ndim)):
             raise self.shape_error(
                 0,

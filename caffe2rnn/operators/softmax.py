@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker
@@ -93,6 +93,13 @@ class _SoftmaxLossBase(Operator):
         self.scale = self.args.single("scale", 1.0, float)
         self.label_prob = self.args.single("label_prob", 0, int)
         self.axis = self.args.single("axis", 1, int)
+        # StringToStorageOrder(order); CAFFE_ENFORCE_EQ(order_, NCHW) (softmax_with_loss_op.h)
+        order = self.args.single("order", "NCHW", str)
+        if order != "NCHW":
+            raise EnforceNotMet(
+                "%s: Only NCHW order is supported right now (argument order=%r)"
+                % (self.def_.type, order)
+            )
         if self.scale < 0:
             raise ArgumentError("argument 'scale' is %g; it must be >= 0" % self.scale)
 
@@ -170,6 +177,11 @@ class SoftmaxWithLossGradient(_SoftmaxLossBase):
     Inputs: X, T, (weights), P, dLoss — the weights are present when there
     are 5 inputs.
     """
+
+    def setup(self):
+        super().setup()
+        # read as SoftmaxWithLossGradientOp read it; only its CUDA code used it
+        self.only_loss = self.args.single("only_loss", False, bool)
 
     def run(self):
         has_weights = len(self.inputs) == 5

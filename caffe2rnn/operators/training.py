@@ -21,6 +21,7 @@ import warnings
 
 import numpy as np
 
+from .. import eras
 from ..errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
 from ..runtime.registry import register, register_gradient
 from . import rng
@@ -31,7 +32,17 @@ from .gradient_maker import GradientMaker, NoGradient, ShouldNotDoGradient
 _INT64_MAX = np.iinfo(np.int64).max
 
 
-@register("WeightedSum", inputs=(2, None), outputs=1, inplace=[(0, 0)])
+def _pairs(n_in, n_out):
+    """an even number of inputs (X_0, w_0, X_1, w_1, ...)"""
+    return n_in > 0 and n_in % 2 == 0
+
+
+def _scatter_pairs(n_in, n_out):
+    """X_0, w_0, INDICES, then pairs (X_1, w_1, ...): 5, 7, 9... inputs"""
+    return n_in > 3 and (n_in - 3) % 2 == 0
+
+
+@register("WeightedSum", inputs=(2, None), outputs=1, inplace=[(0, 0)], counts=_pairs)
 class WeightedSum(Operator):
     """``Y = Σ_k X_k · w_k`` for inputs ``X_0, w_0, X_1, w_1, ...``.
 
@@ -82,7 +93,13 @@ def index_input(op, i, bound):
     return flat
 
 
-@register("ScatterWeightedSum", inputs=(5, None), outputs=1, enforce_inplace=[(0, 0)])
+@register(
+    "ScatterWeightedSum",
+    inputs=(5, None),
+    outputs=1,
+    enforce_inplace=[(0, 0)],
+    counts=_scatter_pairs,
+)
 class ScatterWeightedSum(Operator):
     """WeightedSum on the rows of ``X_0`` picked by ``INDICES``, in place.
 
@@ -284,6 +301,21 @@ def _poly(op):
     return multiplier
 
 
+def _linear_warmup(op):
+    """E6: ``start_multiplier + (1 − start_multiplier) · iter / num_iter`` until
+    ``num_iter``, then 1 (LinearWarmupLearningRate, 042e8ede4)."""
+    start = op.args.single("start_multiplier", 0.0, float)
+    num_iter = op.args.single("num_iter", 0, int)
+    return lambda it: 1.0 if it >= num_iter else start + (1.0 - start) * it / num_iter
+
+
+def _constant_warmup(op):
+    """E6: ``multiplier`` until ``num_iter``, then 1 (ConstantWarmupLearningRate)."""
+    multiplier = op.args.single("multiplier", 0.5, float)
+    num_iter = op.args.single("num_iter", 0, int)
+    return lambda it: 1.0 if it >= num_iter else multiplier
+
+
 #: policy name → builder of ``multiplier(iter)`` from the op's arguments.
 _POLICIES = {
     "fixed": lambda op: lambda it: 1.0,
@@ -291,6 +323,11 @@ _POLICIES = {
     "exp": _exp,
     "inv": _inv,
     "poly": _poly,
+}
+#: the policies that came by 042e8ede4 (the era's ``warmup_lr_policies``)
+_WARMUP_POLICIES = {
+    "linearWarmup": _linear_warmup,
+    "constantWarmup": _constant_warmup,
 }
 
 
@@ -300,7 +337,10 @@ class LearningRate(Operator):
 
     Policies: ``fixed`` (1), ``step`` (``gamma ** (iter // stepsize)``),
     ``exp`` (``gamma ** iter``), ``inv`` (``(1 + gamma·iter) ** −power``),
-    ``poly`` (``(1 − iter / max_iter) ** power``).
+    ``poly`` (``(1 − iter / max_iter) ** power``), and from 042e8ede4 (E6,
+    today's) ``linearWarmup`` (``start_multiplier`` rising linearly to 1 over
+    ``num_iter`` iterations) and ``constantWarmup`` (``multiplier`` for
+    ``num_iter`` iterations, then 1).
     ``base_lr`` and ``policy`` are required; SGD uses a negative base_lr.
     """
 
@@ -314,11 +354,14 @@ class LearningRate(Operator):
                 "Must specify a learning rate policy (argument "
                 "policy: one of %s)." % ", ".join(_POLICIES)
             )
-        if policy not in _POLICIES:
+        known = dict(_POLICIES)
+        if self.era is None or eras.get(self.era).warmup_lr_policies:
+            known.update(_WARMUP_POLICIES)
+        if policy not in known:
             raise ArgumentError(
-                "Unknown learning rate policy: %s (known: %s)" % (policy, ", ".join(_POLICIES))
+                "Unknown learning rate policy: %s (known: %s)" % (policy, ", ".join(known))
             )
-        self.multiplier = _POLICIES[policy](self)
+        self.multiplier = known[policy](self)
 
     def run(self):
         it = self.input(0)

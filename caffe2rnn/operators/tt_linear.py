@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from ..errors import DTypeError, ShapeError
+from ..errors import ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientNotImplementedYet
@@ -56,18 +56,15 @@ class TTLinear(Operator):
     """``Y = X · W + b`` with W a tensor train (module docstring)."""
 
     def setup(self):
-        self.inp_sizes = list(self.args.value("inp_sizes", []))
-        self.out_sizes = list(self.args.value("out_sizes", []))
-        self.tt_ranks = list(self.args.value("tt_ranks", []))
+        # GetRepeatedArgument<int> (tt_linear_op.h): lists of ints
+        self.inp_sizes = self.args.repeated("inp_sizes", kind=int)
+        self.out_sizes = self.args.repeated("out_sizes", kind=int)
+        self.tt_ranks = self.args.repeated("tt_ranks", kind=int)
 
     def run(self):
-        x, b, cores = self.input(0), self.input(1), self.input(2)
-        for i, array in enumerate((x, b, cores)):
-            if array.dtype != np.float32:
-                raise DTypeError(
-                    "input %d ('%s') has type %s; TT is registered for float32 only"
-                    % (i, self.input_name(i), array.dtype)
-                )
+        # TTLinearOp<float>: float32 (and float64, caffe2rnn's extension), one type
+        x, b, cores = self.float_input(0), self.float_input(1), self.float_input(2)
+        self.same_dtype(0, 1, 2)
         d = len(self.inp_sizes)
         # tt_linear_op.h's CAFFE_ENFORCEs, in its order.
         self.check(x.ndim > 1, "Number of dimensions in X: %d" % x.ndim, ShapeError)
@@ -111,7 +108,7 @@ class TTLinear(Operator):
         # The bias GEMM read N values of b: a shorter b is read past its end.
         self.check(b.size == n, "b has %d values; Y has %d columns" % (b.size, n), ShapeError)
         y = tt_matmul(x, cores, self.inp_sizes, self.out_sizes, self.tt_ranks)
-        out = self.outputs[0].resize(y.shape, np.float32)
+        out = self.output(0, y.shape, x.dtype)
         np.add(y, b, out=out)
 
 

@@ -38,7 +38,7 @@ import numpy as np
 from .. import eras
 from ..errors import ArgumentError, EnforceNotMet, GradientError
 from ..runtime.registry import register, register_gradient, register_gradient_variant
-from .base import Operator
+from .base import Operator, WithoutBroadcast
 from .gradient_maker import (
     GradientMaker,
     GradientNotImplementedYet,
@@ -226,7 +226,7 @@ def _simple_ops(name, function, derivative):
         x, dy = _same_size_pair(self)
         np.multiply(dy, derivative(x), out=self.output(0, x.shape, x.dtype))
 
-    gradient = type(name + "Gradient", (Operator,), {"run": run})
+    gradient = type(name + "Gradient", (WithoutBroadcast,), {"run": run})
     gradient.__doc__ = "Inputs X, dY → dX = dY · %s'(X)." % name.lower()
     forward.__module__ = gradient.__module__ = __name__
     register(name, inputs=1, outputs=1)(forward)
@@ -248,7 +248,7 @@ class Softsign(_UnaryFloat):
 
 
 @register("SoftsignGradient", inputs=2, outputs=1, inplace=[(1, 0)])
-class SoftsignGradient(Operator):
+class SoftsignGradient(WithoutBroadcast):
     """Inputs X, dY (one shape) → ``dX = dY / (1 + abs(X))²``."""
 
     def run(self):

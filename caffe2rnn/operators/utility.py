@@ -12,7 +12,8 @@ import os
 
 import numpy as np
 
-from ..errors import DTypeError, EnforceNotMet, FileAccessError
+from .. import eras
+from ..errors import ArgumentError, DTypeError, EnforceNotMet, FileAccessError
 from ..runtime import settings
 from ..runtime.registry import register, register_gradient
 from .base import Operator
@@ -196,7 +197,9 @@ class GetZeroGradientGradient(GradientMaker):
 
 @register("Print", inputs=1, outputs=0)
 class Print(Operator):
-    """Print a blob: its name, type, dims and (up to ``limit``) values.
+    """Print a blob: its name, type, dims and (up to ``limit``; 0, the
+    default, means 1000) values. From E6 (042e8ede4) ``every_n`` (>= 1) prints
+    on the first run and every n-th after it.
 
     With ``to_file=1`` the text is appended to ``<blob name>.log`` (``/`` in
     the name becomes ``_``) in the log folder: ``logs`` under the workspace's
@@ -209,7 +212,14 @@ class Print(Operator):
 
     def setup(self):
         self.to_file = self.args.single("to_file", 0, int) != 0
-        self.limit = self.args.single("limit", 1000, int)
+        # TensorPrinter: limit 0 (the default) means k_limit_default_ (1000)
+        self.limit = self.args.single("limit", 0, int) or 1000
+        self.every_n = 1
+        if self.era is None or eras.get(self.era).print_every_n:
+            self.every_n = self.args.single("every_n", 1, int)
+            if self.every_n < 1:
+                raise ArgumentError("Print: every_n must be >= 1, got %d" % self.every_n)
+        self.occurrences = 0  # PrintOp's occurrences_mod_n_
         self.log_path = None
         if self.to_file:
             name = self.input_name(0)
@@ -218,6 +228,11 @@ class Print(Operator):
             self.log_path = os.path.join(settings.log_dir(_root_folder(self.ws)), name + ".log")
 
     def run(self):
+        self.occurrences += 1
+        if self.occurrences > self.every_n:
+            self.occurrences -= self.every_n
+        if self.occurrences != 1:
+            return
         blob = self.inputs[0]
         value = blob.value
         if type(value) is np.ndarray:
@@ -316,7 +331,22 @@ class NanCheck(Operator):
 single_op_gradient("NanCheck", "NanCheck", ["GO0"])
 
 
-@register("Free", inputs=(1, None), outputs=(1, None), inplace="any")
+def _same_number(n_in, n_out):
+    """as many outputs as inputs"""
+    return n_in == n_out
+
+
+def _one_to_one(i, j):
+    return i == j
+
+
+@register(
+    "Free",
+    inputs=(1, None),
+    outputs=(1, None),
+    counts=_same_number,
+    enforce_inplace=_one_to_one,
+)
 class Free(Operator):
     """Empty every output blob (the blob stays; its content is dropped).
 

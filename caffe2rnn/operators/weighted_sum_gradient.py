@@ -21,7 +21,12 @@ from .base import Operator
 from .gradient_maker import GradientMaker
 
 
-@register("WeightedSumGradient", inputs=(3, None), outputs=(1, None))
+def _odd(n_in, n_out):
+    """an odd number of inputs (dY, then X_i, w_i pairs)"""
+    return n_in % 2 == 1
+
+
+@register("WeightedSumGradient", inputs=(1, None), outputs=(1, None), counts=_odd)
 class WeightedSumGradient(Operator):
     """dX_i = w_i · dY; with ``grad_on_w`` also dw_i = Σ dY · X_i."""
 

@@ -76,6 +76,47 @@ def parse(message_cls, data):
     return message
 
 
+#: protobuf's default recursion limit, which the C++ parser Caffe2 handed every
+#: operator and net to applied (``ParseProtobufFromLargeString``,
+#: caffe2/python/pybind_state.cc at 042e8ede4): a message nested deeper did not
+#: parse there, and Python's upb backend cannot copy it either.
+MAX_DEPTH = 100
+
+
+def nesting_depth(message):
+    """How deeply ``message`` nests: 1 for a message without message fields,
+    one more per level of submessages (an OperatorDef whose argument holds a
+    NetDef of OperatorDefs... grows by 3 per step net). Iterative, so any depth
+    can be measured."""
+    deepest, stack = 0, [(message, 1)]
+    while stack:
+        current, depth = stack.pop()
+        deepest = max(deepest, depth)
+        for field, value in current.ListFields():
+            if field.type != field.TYPE_MESSAGE:
+                continue
+            repeated = (
+                field.is_repeated
+                if hasattr(field, "is_repeated")
+                else field.label == field.LABEL_REPEATED
+            )
+            for item in value if repeated else (value,):
+                stack.append((item, depth + 1))
+    return deepest
+
+
+def check_depth(message, where):
+    """Refuse ``message`` nested deeper than :data:`MAX_DEPTH`, naming ``where``."""
+    depth = nesting_depth(message)
+    if depth > MAX_DEPTH:
+        raise ProtoNestingError(
+            "%s: nested too deeply: %d levels of messages (step nets within step nets); "
+            "Caffe2's protobuf parser refused more than %d (its default recursion limit)"
+            % (where, depth, MAX_DEPTH)
+        )
+    return depth
+
+
 def _too_deep(exc):
     """Whether a parser error is the backend's nesting limit (upb:
     "Exceeded upb_DecodeOptions_MaxDepth"; the C++ backend: "recursion")."""

@@ -1,11 +1,24 @@
 """Reading an operator's arguments (C++ ``ArgumentHelper``): the one place that does.
 
 Arguments are parsed once, when the operator is created, so running it costs
-nothing. A value stored in the wrong field (``axis=2.0`` where an int is
-expected) is an :class:`~caffe2rnn.errors.ArgumentTypeError` naming the op and
-the argument. Operators (``self.args``), gradient makers (``self.arg(...)``),
-the recurrent op's argument check and the step-net extraction all read
-through an :class:`ArgumentHelper`.
+nothing. A value stored in the wrong field is an
+:class:`~caffe2rnn.errors.ArgumentTypeError` naming the op and the argument, as
+in Caffe2, whose ``GetSingleArgument<T>`` read exactly one field of
+``caffe2.Argument`` per type and refused any other ("Argument min does not
+have the right field: expected field f", caffe2/utils/proto_utils.cc,
+``INSTANTIATE_GET_SINGLE_ARGUMENT``, at 0cdd09da6 and 042e8ede4): ``f`` for
+float and double, ``i`` for the integer types and bool, ``s`` for strings.
+So an integer where a float is read is refused: Python's ``UniformFill(min=-1)``
+stores ``-1`` in ``i`` (``utils.MakeArgument``), and Caffe2 refused it; write
+``min=-1.0``. The repeated forms read one list field each (``floats``,
+``ints``, ``strings``) and ignored the others, so Caffe2's
+``GetRepeatedArgument<float>`` of an argument holding ``ints`` was an empty
+list — a silent wrong answer. caffe2rnn refuses a list in another field
+instead (a deliberate difference: the error names the argument and the field).
+
+Operators (``self.args``), gradient makers (``self.arg(...)``), the recurrent
+op's argument check and the step-net extraction all read through an
+:class:`ArgumentHelper`.
 """
 
 from ..errors import ArgumentError, ArgumentTypeError, ProtoParseError
@@ -47,9 +60,9 @@ class ArgumentHelper:
         if kind is float:
             if arg.HasField("f"):
                 return arg.f
-            if arg.HasField("i"):
-                return float(arg.i)
-            raise self._bad(name, "a float", arg)
+            raise self._bad(
+                name, "a float (field f: an integer such as 1 is stored in i; write 1.0)", arg
+            )
         if kind is str:
             if not arg.HasField("s"):
                 raise self._bad(name, "a string", arg)
@@ -109,9 +122,9 @@ class ArgumentHelper:
                 raise self._bad(name, "a list of integers", arg)
             return list(arg.ints)
         if kind is float:
-            if len(arg.strings):
-                raise self._bad(name, "a list of floats", arg)
-            return [float(v) for v in (arg.floats or arg.ints)]
+            if len(arg.ints) or len(arg.strings):
+                raise self._bad(name, "a list of floats (field floats: write 1.0, not 1)", arg)
+            return list(arg.floats)
         if kind is str:
             if len(arg.floats) or len(arg.ints):
                 raise self._bad(name, "a list of strings", arg)

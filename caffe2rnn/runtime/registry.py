@@ -47,21 +47,41 @@ class OpSchema:
     """Input/output counts and in-place rules of one op type.
 
     ``inputs``/``outputs`` are an int or ``(min, max)`` (``max=None``: no limit).
+    ``counts``, a function of ``(n_inputs, n_outputs)``, narrows them further,
+    as Caffe2's ``NumInputs(std::function)`` / ``NumInputsOutputs`` did (its
+    ``__doc__`` says what it accepts in the error).
     ``inplace`` lists the allowed ``(input, output)`` index pairs (``"any"``:
     all; a function of ``(input, output)``: the pairs it accepts, as Caffe2's
     ``AllowInplace(std::function)``); ``enforce_inplace`` the pairs that
-    *must* share a name.
+    *must* share a name (or a function of ``(input, output)``, as
+    ``EnforceInplace(std::function)``).
     """
 
     def __init__(
-        self, op_type, inputs=(0, None), outputs=(0, None), inplace=(), enforce_inplace=(), doc=None
+        self,
+        op_type,
+        inputs=(0, None),
+        outputs=(0, None),
+        inplace=(),
+        enforce_inplace=(),
+        doc=None,
+        counts=None,
     ):
         self.op_type = op_type
         self.inputs = (inputs, inputs) if isinstance(inputs, int) else tuple(inputs)
         self.outputs = (outputs, outputs) if isinstance(outputs, int) else tuple(outputs)
+        self.counts = counts
         self.inplace = inplace if inplace == "any" or callable(inplace) else frozenset(inplace)
-        self.enforce_inplace = frozenset(enforce_inplace)
+        self.enforce_inplace = (
+            enforce_inplace if callable(enforce_inplace) else frozenset(enforce_inplace)
+        )
         self.doc = doc
+
+    def enforced(self, i, j):
+        """Whether input ``i`` and output ``j`` must be the same blob."""
+        if callable(self.enforce_inplace):
+            return bool(self.enforce_inplace(i, j))
+        return (i, j) in self.enforce_inplace
 
     @staticmethod
     def _count_ok(n, bounds):
@@ -86,6 +106,13 @@ class OpSchema:
                 self._describe(self.outputs),
                 n_out,
             )
+        if self.counts is not None and not self.counts(n_in, n_out):
+            return "%s takes %s, got %d inputs and %d outputs" % (
+                self.op_type,
+                (self.counts.__doc__ or "other counts").strip(),
+                n_in,
+                n_out,
+            )
         for i, name in enumerate(op_def.input):
             for j, out in enumerate(op_def.output):
                 if name != out:
@@ -93,30 +120,39 @@ class OpSchema:
                 allowed = (
                     self.inplace == "any"
                     or (self.inplace(i, j) if callable(self.inplace) else (i, j) in self.inplace)
-                    or (i, j) in self.enforce_inplace
+                    or self.enforced(i, j)
                 )
                 if not allowed:
                     return (
                         "%s does not allow input %d ('%s') to be written in "
                         "place as output %d" % (self.op_type, i, name, j)
                     )
-        for i, j in self.enforce_inplace:
-            if i < n_in and j < n_out and op_def.input[i] != op_def.output[j]:
-                return "%s requires input %d and output %d to be the same blob" % (
-                    self.op_type,
-                    i,
-                    j,
-                )
+        for i in range(n_in):
+            for j in range(n_out):
+                if self.enforced(i, j) and op_def.input[i] != op_def.output[j]:
+                    return "%s requires input %d and output %d to be the same blob" % (
+                        self.op_type,
+                        i,
+                        j,
+                    )
         return None
 
 
 def register(
-    op_type, inputs=(0, None), outputs=(0, None), inplace=(), enforce_inplace=(), doc=None
+    op_type,
+    inputs=(0, None),
+    outputs=(0, None),
+    inplace=(),
+    enforce_inplace=(),
+    doc=None,
+    counts=None,
 ):
     """Class decorator: register an :class:`~caffe2rnn.operators.base.Operator`."""
 
     def decorate(cls):
-        schema = OpSchema(op_type, inputs, outputs, inplace, enforce_inplace, doc or cls.__doc__)
+        schema = OpSchema(
+            op_type, inputs, outputs, inplace, enforce_inplace, doc or cls.__doc__, counts
+        )
         _OPERATORS[op_type] = cls
         _SCHEMAS[op_type] = schema
         cls.op_type = op_type
@@ -143,11 +179,13 @@ def _era_names(era_list):
     return names
 
 
-def register_variant(op_type, eras):
+def register_variant(op_type, eras, **schema):
     """Class decorator: ``op_type`` is created as this class in nets of ``eras``.
 
     ``op_type`` must be registered already (today's class); the variant
-    shares its schema.
+    shares its schema unless ``schema`` gives its own (``inputs=``,
+    ``outputs=``, ``inplace=``... as :func:`register`): the op's schema in
+    those eras, checked when a net of those eras creates it.
     """
     names = _era_names(eras)
 
@@ -157,7 +195,7 @@ def register_variant(op_type, eras):
                 "cannot register a variant of '%s': the operator is not registered" % op_type
             )
         cls.op_type = op_type
-        cls.schema = _SCHEMAS[op_type]
+        cls.schema = OpSchema(op_type, doc=cls.__doc__, **schema) if schema else _SCHEMAS[op_type]
         for name in names:
             _VARIANTS[(op_type, name)] = cls
         return cls

@@ -1,4 +1,4 @@
-"""Process-wide settings of the runtime: the allocation cap and the log folder.
+"""Process-wide settings of the runtime: the allocation cap, the log folder, float64.
 
 Caffe2 read such things from command-line flags (``--caffe2_log_dir``...,
 passed to ``workspace.GlobalInit``). Here each has a default, an environment
@@ -14,6 +14,19 @@ variable read when first needed, and a setter:
   ``Print(to_file=1)`` appends ``<blob>.log``. A relative folder is taken
   under the workspace's root folder (``workspace.ResetWorkspace(root)``,
   ``RootFolder()``); Caffe2 wrote into the root folder itself.
+* **float64** (``CAFFE2RNN_FLOAT64``, default on): caffe2rnn's one stated
+  extension of Caffe2's element types. Most of Caffe2's operators were
+  registered for ``float`` only (``REGISTER_CPU_OPERATOR(Tanh,
+  UnaryElementwiseOp<TensorTypes<float>, ...>)``) and refused a double tensor
+  ("Tensor type mismatch"); caffe2rnn's also take float64 and compute in it,
+  so that every gradient — the recurrent op's included — can be checked
+  against finite differences in double precision, where float32's rounding
+  would hide real errors (``gradient_checker``, ``make demo``). Off
+  (``set_float64(False)`` or ``CAFFE2RNN_FLOAT64=0``) those operators refuse
+  float64 as Caffe2 did: each reads its float inputs through
+  :meth:`~caffe2rnn.operators.base.Operator.float_input`, which names the op,
+  the input and the setting. Operators Caffe2 registered for double too
+  (``Add``, ``Sum``, ``Transpose``...) take it either way.
 """
 
 import math
@@ -94,6 +107,31 @@ def _human(nbytes):
 
 _max_alloc_bytes = unchecked_elements = 0
 set_max_alloc_bytes()
+
+#: The element types ``Operator.float_input`` accepts: float32 and, with the
+#: float64 extension on (the default), float64.
+float_dtypes = frozenset()
+
+
+def float64_enabled():
+    """True when float operators take float64 too (module docstring)."""
+    return np.dtype(np.float64) in float_dtypes
+
+
+def set_float64(enabled=None):
+    """Turn the float64 extension on or off (``None``: back to
+    ``CAFFE2RNN_FLOAT64``, default on); returns the old setting."""
+    global float_dtypes
+    old = bool(float_dtypes) and float64_enabled()
+    if enabled is None:
+        text = os.environ.get("CAFFE2RNN_FLOAT64", "1").strip().lower()
+        enabled = text not in ("0", "off", "false", "no")
+    types = (np.float32, np.float64) if enabled else (np.float32,)
+    float_dtypes = frozenset(np.dtype(t) for t in types)
+    return old
+
+
+set_float64()
 
 
 def log_dir(root_folder="."):

@@ -79,9 +79,10 @@ SPATIAL_SOFTMAX_TESTS = {
 TT_FLOAT64_CORES = (
     "the test's own tt_core.init_tt_cores scales its float32 cores by a NumPy float64 scalar, "
     "which NumPy 2 promotes to float64 (NEP 50; NumPy 1.13 kept float32), and Caffe2's TT is "
-    "float32 only (Tensor::data<float>'s type CAFFE_ENFORCE, tt_linear_op.h): caffe2rnn refuses "
-    "the float64 cores as Caffe2 would have; fed as float32, as in 2017, TT reproduces the "
-    "test's golden values (norm of the difference 5.8e-13)"
+    "float32 only (Tensor::data<float>'s type CAFFE_ENFORCE, tt_linear_op.h): caffe2rnn, whose "
+    "float64 is an extension for all-float64 inputs, refuses float64 cores beside a float32 X "
+    "(one element type per op), as Caffe2 refused them; fed as float32, as in 2017, TT "
+    "reproduces the test's golden values (norm of the difference 5.8e-13)"
 )
 
 #: pooling_test.py's big-batch test is off unless CAFFE2_DEBUG=1 (a cuDNN
@@ -226,13 +227,50 @@ SUITES = [
         # workspace holding its blobs (in Caffe2 alike).
         select="not test_elman_recurrent_network",
         outcomes={
-            "TestOperators::test_depth_concat": (
-                "failed",
-                "needs Concat's add_axis argument (E6), which caffe2rnn's Concat lacks",
-            ),
             "TestOperators::test_tt_layer": ("failed", TT_FLOAT64_CORES),
         },
     ),
+    Suite(
+        "E6",
+        "brew_test.py",
+        outcomes={
+            "BrewTest::test_tanh": (
+                "failed",
+                "checks the mean of tanh(0.5) to 7 places against Caffe2's "
+                "1 - 2/(exp(2x) + 1) with Eigen's float exp (0.46211714); caffe2rnn's Tanh is "
+                "np.tanh, one float32 ulp away (0.46211717). Caffe2's formula with a correctly "
+                "rounded exp matches it but costs seven times np.tanh in the attention step "
+                "net (caffe2rnn/operators/activation.py)",
+            ),
+        },
+    ),
+    Suite("E6", "core_test.py"),
+    Suite(
+        "E6",
+        "workspace_test.py",
+        outcomes=dict(
+            {
+                "TestWorkspace::testGetOperatorCost": (
+                    "failed",
+                    "needs workspace.GetOperatorCost: the cost-inference functions of Caffe2's "
+                    "schemas (flops), which caffe2rnn does not implement",
+                )
+            },
+            **{
+                "TestTransform::" + name: (
+                    "failed",
+                    "needs workspace.ApplyTransform: Caffe2's C++ graph transforms, which "
+                    "caffe2rnn does not implement",
+                )
+                for name in (
+                    "test_apply_transform_if_faster",
+                    "test_registry_invalid",
+                    "test_simple_transform",
+                )
+            },
+        ),
+    ),
+    Suite("E6", "gradient_check_test.py"),
     Suite("E6", "operator_test/recurrent_network_test.py"),
     Suite(
         "E6",
@@ -250,7 +288,7 @@ SUITES = [
     Suite("E6", "operator_test/gru_test.py"),
     Suite("E6", "operator_test/pooling_test.py", outcomes=POOLING_SKIPS),
     Suite("E6", "operator_test/activation_ops_test.py", select="prelu"),
-    Suite("E6", "operator_test/matmul_op_test.py", select="TestMatMul"),
+    Suite("E6", "operator_test/matmul_op_test.py"),
     Suite("E6", "operator_test/recurrent_net_executor_test.py"),
     Suite("E6", "operator_test/gather_ops_test.py"),
     Suite("E6", "operator_test/tile_op_test.py"),

@@ -45,7 +45,7 @@ def _view(name, cell, op, width):
         return viz.scratches_of(op, width=width)
     if name == "recurrent":
         return viz.recurrent(op, width=width)
-    return viz.unroll(op, 2, width=width)
+    return viz.unroll(op, 2, width=width, nested="expand")  # every op, so every blob
 
 
 @fuzz_settings(weight=1)

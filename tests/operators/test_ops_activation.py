@@ -85,3 +85,15 @@ def test_gradient_op_checks_dy(op_type):
 def test_gradient_op_may_not_overwrite_y():
     with pytest.raises(EnforceNotMet, match="does not allow input 0"):
         run_op("TanhGradient", {"Y": random((2,)), "dY": random((2,))}, ["Y"])
+
+
+def test_relu_gradient_multiplies_by_the_sign_of_y_as_the_cpp():
+    """relu_op.cc (0cdd09da6, 042e8ede4): ``dXvec = dYvec * Yvec.cwiseSign()``, Eigen's sign
+    being ``(a > 0) - (a < 0)`` (0 for NaN)."""
+    y = np.array([2.0, 0.0, -3.0, np.nan, 0.0, 1.0], np.float32)
+    dy = np.array([1.5, 2.0, 4.0, 1.0, np.inf, np.inf], np.float32)
+    with np.errstate(invalid="ignore"):
+        want = np.array([dy[i] * (int(y[i] > 0) - int(y[i] < 0)) for i in range(6)], np.float32)
+    with np.errstate(invalid="ignore"):
+        got = run_op("ReluGradient", {"y": y, "dy": dy}, ["dx"]).fetch("dx")
+    np.testing.assert_array_equal(got, want)  # [1.5, 0, -4, 0, nan, inf]

@@ -80,3 +80,38 @@ def test_dot_product_errors_name_the_blob():
             {"X": random((4, 3)), "Y": random((4, 3)), "dZ": random((3,))},
             ["dX", "dY"],
         )
+
+
+def cpp_squared_l2_distance(x, y):
+    """SquaredL2DistanceOp<float, CPUContext>::RunOnDevice (distance_op.cc, 0cdd09da6): per row,
+    three float32 dot products (summed here in order, as a reference BLAS sdot does), then
+    ``distance = (Xscale + Yscale) * 0.5 - cross`` — a float sum, a double product and
+    difference, stored as float."""
+    n = x.shape[0] if x.ndim else 1
+    d = x.size // n if n else 0
+    xf, yf = x.reshape(-1), y.reshape(-1)
+    out = np.empty(n, np.float32)
+    for i in range(n):
+        xscale = yscale = cross = np.float32(0)
+        for k in range(i * d, (i + 1) * d):
+            xscale = np.float32(xscale + xf[k] * xf[k])
+            yscale = np.float32(yscale + yf[k] * yf[k])
+            cross = np.float32(cross + xf[k] * yf[k])
+        out[i] = np.float32(float(np.float32(xscale + yscale)) * 0.5 - float(cross))
+    return out
+
+
+def test_squared_l2_distance_is_caffe2s_float32_formula():
+    x = np.array([[1e4, 1e4]], np.float32)
+    y = np.array([[1e4 + 1, 1e4 - 1]], np.float32)
+    got = run_op("SquaredL2Distance", {"x": x, "y": y}, ["z"]).fetch("z")
+    assert cpp_squared_l2_distance(x, y)[0] == 0.0  # Caffe2's number; the exact one is 1.0
+    np.testing.assert_array_equal(got, [0.0])
+    rng = np.random.default_rng(0)
+    x, y = (
+        rng.normal(size=(5, 3, 2)).astype(np.float32),
+        rng.normal(size=(5, 3, 2)).astype(np.float32),
+    )
+    got = run_op("SquaredL2Distance", {"x": x, "y": y}, ["z"]).fetch("z")
+    # the same formula; the dot products' summation order may move the last bits
+    np.testing.assert_allclose(got, cpp_squared_l2_distance(x, y), rtol=1e-6, atol=1e-6)

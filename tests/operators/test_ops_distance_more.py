@@ -84,6 +84,8 @@ def test_dot_product_with_padding(dx, dy, replicate):
 
 
 def test_dot_product_with_padding_gradient_maker_passes_the_arguments():
+    """distance_op.cc (042e8ede4): pad_value and replicate, then the forward arguments copied
+    (the maker leaves CopyArguments on), so pad_value appears twice, with one value."""
     ops, _ = gradient_of("DotProductWithPadding", ["X", "Y"], ["Z"], pad_value=0.5)
     assert ops == [
         (
@@ -91,7 +93,7 @@ def test_dot_product_with_padding_gradient_maker_passes_the_arguments():
             "",
             ["X", "Y", "Z_grad"],
             ["X_grad", "Y_grad"],
-            [("pad_value", 0.5), ("replicate", 0)],
+            [("pad_value", 0.5), ("replicate", 0), ("pad_value", 0.5)],
             True,
         )
     ]
@@ -107,3 +109,20 @@ def test_dot_product_with_padding_refusals():
     assert run1("DotProductWithPadding", {"X": random((2, 0)), "Y": y}).shape == (0,)
     with pytest.raises(ShapeError, match=r"input 1 \('Y'\)"):
         run1("DotProductWithPadding", {"X": x, "Y": random((3, 2))})
+
+
+def test_dot_product_of_an_empty_x_has_no_rows():
+    """DotProductOp / DotProductGradientOp (distance_op.cc at 0cdd09da6 and 042e8ede4):
+    ``if (X.size() > 0) { N = X.ndim() > 0 ? X.dim32(0) : 1; ... } else { N = 0; D = 0; }``
+    then ``result->Resize(N)``; the gradient enforces ``dDot.dim32(0) == N``."""
+    from caffe2rnn import core
+    from caffe2rnn.runtime import Workspace
+
+    ws = Workspace()
+    ws.feed("x", np.zeros((3, 0), np.float32))
+    ws.feed("y", np.zeros((3, 0), np.float32))
+    ws.run_operator_once(core.CreateOperator("DotProduct", ["x", "y"], ["z"]))
+    assert ws.fetch("z").shape == (0,)
+    ws.feed("dz", np.zeros(0, np.float32))
+    ws.run_operator_once(core.CreateOperator("DotProductGradient", ["x", "y", "dz"], ["dx", "dy"]))
+    assert ws.fetch("dx").shape == (3, 0) and ws.fetch("dy").shape == (3, 0)

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from ops_testing import run1, run_op
 
-from caffe2rnn import core
-from caffe2rnn.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from caffe2rnn import core, eras
+from caffe2rnn.errors import ArgumentError, ArgumentTypeError, DTypeError, EnforceNotMet, ShapeError
 from caffe2rnn.operators import fill
 from caffe2rnn.operators.gradient_maker import get_gradient_for_op
 from caffe2rnn.runtime import Workspace
@@ -114,7 +114,7 @@ def test_uniform_fill_bounds_from_blobs():
 def test_uniform_fill_errors():
     with pytest.raises(ArgumentError, match="min"):
         fill_op("UniformFill", shape=[2], min=1.0, max=1.0)
-    with pytest.raises(ArgumentError, match="0, 1 or 3 inputs"):
+    with pytest.raises(EnforceNotMet, match=r"schema checking: .*0 inputs, 1 \(the shape\) or 3"):
         fill_op("UniformFill", {"x": np.zeros(2), "lo": np.zeros(1)})
     with pytest.raises(ShapeError, match="'lo'"):
         fill_op(
@@ -209,8 +209,11 @@ def test_given_tensor_fill_count_must_match():
     ],
 )
 def test_fillers_have_no_gradient(op_type):
+    """NO_GRADIENT for each (filler_op.cc, given_tensor_fill_op.cc); GivenTensorStringFill's
+    came with 042e8ede4 (E6): before, none was registered (era_gradients.py)."""
     op = core.CreateOperator(op_type, [], ["y"], shape=[2])
-    assert get_gradient_for_op(op, ["y_grad"]) == ([], [])
+    with eras.use("E6"):
+        assert get_gradient_for_op(op, ["y_grad"]) == ([], [])
 
 
 def test_fill_used_by_rnn_cell_for_the_timestep():
@@ -267,3 +270,47 @@ def test_diagonal_fill_refusals_and_int_value():
         run1("DiagonalFill", {}, shape=[4], value=1.0)
     with pytest.raises(ShapeError, match="equal length"):
         run1("DiagonalFill", {}, shape=[2, 3, 2], value=1.0)
+
+
+def test_an_empty_shape_list_beside_an_input_is_no_shape():
+    """FillerOp's constructor (filler_op.h at 0cdd09da6 and 042e8ede4): ``if (InputSize())
+    { if (shape_.size() != 0) CAFFE_THROW("Cannot set the shape argument and pass in an input
+    at the same time"); }`` — an empty ``shape`` list passes."""
+    ws = run_op("ConstantFill", {"x": np.zeros((2, 3), np.float32)}, ["y"], shape=[], value=1.0)
+    np.testing.assert_array_equal(ws.fetch("y"), np.ones((2, 3), np.float32))
+    with pytest.raises(ArgumentError, match="Cannot set the shape argument"):
+        run_op("ConstantFill", {"x": np.zeros((2, 3), np.float32)}, ["y"], shape=[2], value=1.0)
+
+
+@pytest.mark.parametrize(
+    "dtype, values, want",
+    [
+        ("INT32", [1, 2], np.int32),
+        ("INT64", [3, 4], np.int64),
+        ("BOOL", [0, 1], np.bool_),
+        ("DOUBLE", [0.5, 1.5], np.float64),
+        ("FLOAT", [0.5, 1.5], np.float32),
+        ("STRING", ["a", "b"], object),
+    ],
+)
+def test_given_tensor_fill_dtype_from_e6(dtype, values, want):
+    """GivenTensorFillOp<float> at 042e8ede4 (given_tensor_fill_op.h): with a "dtype"
+    argument, ``switch (cast::GetCastDataType(helper, "dtype"))`` picks ExtractValues<Type>
+    (GetRepeatedArgument<Type>("values"): the type's field) and FillWithType<Type>."""
+    from caffe2rnn.runtime import Workspace
+
+    code = getattr(core.DataType, dtype)
+    op = core.CreateOperator("GivenTensorFill", [], ["y"], shape=[2], dtype=code, values=values)
+    ws = Workspace()
+    ws.run_operator_once(op, era="E6")
+    y = ws.fetch("y")
+    assert y.dtype == np.dtype(want)
+    if want is not object:
+        np.testing.assert_array_equal(y, np.array(values, want))
+    # E5 (0cdd09da6): no dtype: the float values are read, an int list is in the wrong field
+    if dtype in ("FLOAT", "DOUBLE"):
+        ws.run_operator_once(op, era="E5")
+        assert ws.fetch("y").dtype == np.float32
+    else:
+        with pytest.raises(ArgumentTypeError):
+            ws.run_operator_once(op, era="E5")

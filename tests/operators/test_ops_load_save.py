@@ -403,3 +403,51 @@ def test_seq2seq_translate_loads_a_train_checkpoint(tmp_path):
     )
     np.testing.assert_array_equal(translate.fetch("model0/encoder/w"), params["encoder/w"])
     np.testing.assert_array_equal(translate.fetch("model0/decoder/b"), params["gpu_0/decoder/b"])
+
+
+def c_sprintf(pattern, value):
+    """The C library's snprintf, which Caffe2's FormatString (load_save_op.h) called as
+    ``sprintf(buffer, pattern.c_str(), iter)`` with an int64_t ``iter``."""
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    buf = ctypes.create_string_buffer(2048)
+    libc.snprintf(buf, 2048, pattern.encode(), ctypes.c_longlong(value))
+    return buf.value.decode()
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["ckpt_%05d.minidb", "ckpt.minidb", "c_%d_%%.db", "c_%lld", "c_%ld", "c_%x", "c_%8d|"],
+)
+@pytest.mark.parametrize("value", [0, 7, 123456, 2**33 + 5])
+def test_checkpoint_names_are_cs_sprintf(pattern, value):
+    from caffe2rnn.operators.load_save import format_db_pattern
+
+    assert format_db_pattern(pattern, value) == c_sprintf(pattern, value)
+
+
+def test_checkpoint_refuses_what_made_sprintf_read_garbage():
+    from caffe2rnn.operators.load_save import format_db_pattern
+
+    for pattern in ("c_%s", "c_%d_%d", "c_%f"):
+        with pytest.raises(ArgumentError, match="argument db"):
+            format_db_pattern(pattern, 3)
+    with pytest.raises(ArgumentError, match="1024"):
+        format_db_pattern("x" * 1030, 3)
+
+
+def test_checkpoint_checks_db_type_only_when_it_saves(tmp_path):
+    ws = Workspace(root_folder=str(tmp_path))
+    ws.feed("iter", np.array([3], np.int64))
+    ws.feed("w", np.ones(2, np.float32))
+    op = core.CreateOperator("Checkpoint", ["iter", "w"], [], db="ck_%d.minidb", every=2)
+    ws.run_operator_once(op)  # 3 % 2: no checkpoint, and no db_type needed
+    ws.feed("iter", np.array([4], np.int64))
+    with pytest.raises(ArgumentError, match="Must specify a db type"):
+        ws.run_operator_once(op)
+    op = core.CreateOperator(
+        "Checkpoint", ["iter", "w"], [], db="/ck.minidb", db_type="minidb", every=2
+    )
+    ws.run_operator_once(op)  # no %d: the pattern itself; under the root folder, as Caffe2
+    assert (tmp_path / "ck.minidb").exists()

@@ -37,10 +37,23 @@ def test_forward(order, axis, size):
     np.testing.assert_allclose(only_y.fetch("Y"), y, rtol=1e-12)
 
 
-def test_default_order_is_nhwc_and_bias_one():
-    x = random((1, 2, 2, 5), 2, np.float64)
-    ws = run_op("LRN", {"X": x}, ["Y", "scale"], size=5, alpha=1.0, beta=0.5)
-    np.testing.assert_allclose(ws.fetch("Y"), reference_lrn(x, 5, 1.0, 0.5, 1.0, 3)[0])
+@pytest.mark.parametrize("era, axis", [("E5", 3), ("E6", 1), (None, 1)])
+def test_default_order_by_era_and_bias_one(era, axis):
+    """local_response_normalization_op.h: GetSingleArgument<string>("order", "NHWC") at
+    0cdd09da6, "NCHW" at 042e8ede4 (today's op)."""
+    from caffe2rnn import core
+    from caffe2rnn.proto import caffe2_pb2
+    from caffe2rnn.runtime import Workspace
+
+    x = random((1, 5, 2, 5), 2, np.float64)
+    ws = Workspace()
+    ws.feed("X", x)
+    netdef = caffe2_pb2.NetDef(name="lrn")
+    netdef.op.extend(
+        [core.CreateOperator("LRN", ["X"], ["Y", "scale"], size=5, alpha=1.0, beta=0.5)]
+    )
+    ws.run_net_once(netdef, era=era)
+    np.testing.assert_allclose(ws.fetch("Y"), reference_lrn(x, 5, 1.0, 0.5, 1.0, axis)[0])
 
 
 @pytest.mark.parametrize("order", ["NCHW", "NHWC"])

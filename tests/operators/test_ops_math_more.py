@@ -9,6 +9,7 @@ from ops_testing import check_gradients, gradient_of, random, run1, run_fails, r
 from caffe2rnn import core
 from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, GradientError, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
+from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.runtime import Workspace
 
 
@@ -299,3 +300,92 @@ def test_logit_softsign_replace_nan():
         gradient_of("Softsign", ["x"], ["x"])
     y = np.array([1.0, np.nan, -2.0], np.float64)
     np.testing.assert_array_equal(run1("ReplaceNaN", {"y": y}, value=7.0), [1.0, 7.0, -2.0])
+
+
+def cpp_max_reduction_gradient(x, y, dy, rowwise):
+    """MaxReductionGradientOp::RunOnDevice (reduction_ops.cc, 0cdd09da6), loop for loop."""
+    batch, m_size, n_size = x.shape
+    yf, dyf = y.reshape(-1), dy.reshape(-1)
+    dx = np.empty_like(x)
+    for i in range(batch):
+        for m in range(m_size):
+            for n in range(n_size):
+                k = i * m_size + m if rowwise else i * n_size + n
+                dx[i, m, n] = dyf[k] if x[i, m, n] == yf[k] else 0
+    return dx
+
+
+@pytest.mark.parametrize(
+    "op_type, rowwise", [("RowwiseMaxGradient", True), ("ColwiseMaxGradient", False)]
+)
+def test_max_reduction_gradient_matches_the_cpp_loop(op_type, rowwise):
+    x = np.array([[[1.0, 5.0, 5.0], [2.0, np.nan, 0.0]]], np.float32)  # 1 x 2 x 3, a tie, a NaN
+    y = np.nanmax(x, axis=2 if rowwise else 1)
+    dy = np.full(y.shape, np.inf, np.float32)
+    dy.reshape(-1)[0] = 3.0
+    got = run_op(op_type, {"x": x, "y": y, "dy": dy}, ["dx"]).fetch("dx")
+    want = cpp_max_reduction_gradient(x, y, dy, rowwise)
+    np.testing.assert_array_equal(got, want)
+    assert not np.isnan(got).any()  # inf dY times "not the maximum" is 0, not NaN
+
+
+class CppIsMemberOf:
+    """IsMemberOfOp (elementwise_logical_ops.h, 0cdd09da6): one set per type, one filled."""
+
+    def __init__(self, value, dtype=None):
+        self.sets = {"int32": set(), "int64": set(), "bool": set(), "string": set()}
+        self.has_values = False
+        self.value = value
+        if dtype is not None:
+            self.fill(dtype)
+
+    def fill(self, kind):
+        self.has_values = True
+        if kind == "int32" and any(not -(2**31) <= v < 2**31 for v in self.value):
+            raise ValueError("cannot be represented")
+        self.sets[kind] |= {bool(v) for v in self.value} if kind == "bool" else set(self.value)
+
+    def run(self, x):
+        kind = {"int32": "int32", "int64": "int64", "bool": "bool"}.get(str(x.dtype), "string")
+        if not self.has_values:
+            self.fill(kind)
+        return np.array([v in self.sets[kind] for v in x.reshape(-1).tolist()]).reshape(x.shape)
+
+
+DT = {"int32": core.DataType.INT32, "int64": core.DataType.INT64, "bool": core.DataType.BOOL}
+
+
+@pytest.mark.parametrize("dtype", [None, "int32", "int64", "bool"])
+def test_is_member_of_reads_the_set_of_its_type_as_the_cpp(dtype):
+    args = {"value": [1, 3, 2**40]}
+    if dtype:
+        args["dtype"] = DT[dtype]
+    oracle_args = dict(value=args["value"], dtype=dtype)
+    inputs = [
+        np.array([1, 2, 3], np.int32),
+        np.array([1, 2**40], np.int64),
+        np.array([True, False]),
+    ]
+    ws = Workspace()
+    op = core.CreateOperator("IsMemberOf", ["x"], ["y"], **args)
+    try:
+        oracle = CppIsMemberOf(**oracle_args)
+    except ValueError:
+        with pytest.raises(ArgumentError, match="cannot be represented"):
+            ws.feed("x", inputs[0])
+            ws.run_operator_once(op)
+        return
+    netdef = caffe2_pb2.NetDef(name="n")
+    netdef.op.extend([op])
+    ws.feed("x", inputs[0])
+    ws.create_net(netdef)
+    for x in inputs:  # the same op, run on one type after another
+        ws.feed("x", x)
+        try:
+            want = oracle.run(x)
+        except ValueError:
+            with pytest.raises(ArgumentError, match="cannot be represented"):
+                ws.run_net("n")
+            return
+        ws.run_net("n")
+        np.testing.assert_array_equal(ws.fetch("y"), want)

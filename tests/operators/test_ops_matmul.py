@@ -7,7 +7,7 @@ import pytest
 from ops_testing import check_gradients, gradient_of, random, run1, run_fails, run_op
 
 from caffe2rnn import core, eras
-from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
+from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, GradientError, ShapeError
 from caffe2rnn.operators.gradient_maker import get_gradient_for_op
 
 FLAGS = [(0, 0), (1, 0), (0, 1), (1, 1)]
@@ -96,8 +96,8 @@ def test_gradients(trans_a, trans_b):
 @pytest.mark.parametrize(
     "a, b, error, match",
     [
-        (random((2, 3)), random((2, 3, 4)), ShapeError, "'A'.*3 dims"),
-        (random((2, 3, 4)), random((3, 4, 5)), ShapeError, "'B'.*dim 0 = 2"),
+        (random((2, 3)), random((2, 3, 4)), ShapeError, "A = 2 and B = 3 .*broadcast=0"),
+        (random((2, 3, 4)), random((3, 4, 5)), ShapeError, "'B'.*dimension 0 of size 2"),
         (random((2, 3, 4)), random((2, 5, 5)), ShapeError, "'B'.*inner dim 4"),
         (random((2, 3, 4)), random((2, 4, 5), dtype=np.float64), DTypeError, "'B'"),
         (np.ones((2, 3, 4), np.int32), random((2, 4, 5)), DTypeError, "'A'"),
@@ -267,3 +267,79 @@ def test_matmul_bad_inputs(era, inputs, args, error, match):
 def test_matmul_gradient_of_three_inputs_is_refused():
     with eras.use("E6"), pytest.raises(EnforceNotMet, match="2 inputs"):
         gradient_of("MatMul", ["A", "B", "C"], ["Y"])
+
+
+def cpp_batch_matmul(a, b, trans_a, trans_b, broadcast):
+    """BatchMatMulOp::DoRunWithType (batch_matmul_op.h at 042e8ede4) in float64 loops: the
+    checks, the output shape, then one GEMM per (outer batch, sub-batch) as GemmBatched did."""
+    if not broadcast and (a.ndim != b.ndim or a.ndim < 2):
+        raise ValueError()
+    if a.ndim == 1 and b.ndim == 1:
+        if a.shape != b.shape:
+            raise ValueError()
+        return np.array([float(np.dot(a.astype(float), b.astype(float)))])
+    dims_a, dims_b = list(a.shape), list(b.shape)
+    a_b = b_b = False
+    if len(dims_a) == 1:
+        dims_a, a_b = [1] + dims_a, True
+    if len(dims_b) == 1:
+        dims_b, b_b = dims_b + [1], True
+    inner = min(len(dims_a), len(dims_b))
+    for i in range(2, inner):
+        if dims_a[-1 - i] != dims_b[-1 - i]:
+            raise ValueError()
+    m, k = (dims_a[-1], dims_a[-2]) if trans_a else (dims_a[-2], dims_a[-1])
+    n, kb = (dims_b[-2], dims_b[-1]) if trans_b else (dims_b[-1], dims_b[-2])
+    if k != kb:
+        raise ValueError()
+    new = list((dims_a if len(dims_a) >= len(dims_b) else dims_b)[:-2])
+    batch = new[:]
+    new += ([] if a_b else [m]) + ([] if b_b else [n])
+    A = a.astype(float).reshape(dims_a)
+    B = b.astype(float).reshape(dims_b)
+    Y = np.zeros(batch + [m, n])
+    for idx in np.ndindex(*batch) if batch else [()]:
+        ia = idx[len(idx) - (len(dims_a) - 2) :] if len(dims_a) > 2 else ()
+        ib = idx[len(idx) - (len(dims_b) - 2) :] if len(dims_b) > 2 else ()
+        ma, mb = A[ia], B[ib]
+        ma = ma.T if trans_a else ma
+        mb = mb.T if trans_b else mb
+        for r in range(m):
+            for c in range(n):
+                Y[idx + (r, c)] = sum(ma[r, j] * mb[j, c] for j in range(k))
+    return Y.reshape(new)
+
+
+@pytest.mark.parametrize(
+    "shape_a, shape_b, trans_a, trans_b, broadcast",
+    [
+        ((2, 3, 4, 5), (2, 3, 5, 2), 0, 0, 0),
+        ((2, 3, 5, 4), (2, 3, 2, 5), 1, 1, 0),
+        ((4, 3), (3, 2), 0, 0, 0),
+        ((2, 3, 4, 5), (3, 5, 2), 0, 0, 1),  # B's batch dims are A's last ones
+        ((3, 4, 5), (2, 3, 5, 2), 0, 0, 1),
+        ((2, 3, 4, 5), (2, 5, 2), 0, 0, 1),  # (2,) is not a suffix of (2, 3): refused
+        ((5,), (2, 5, 3), 0, 0, 1),  # a vector A: M left out
+        ((2, 4, 5), (5,), 0, 0, 1),  # a vector B: N left out
+        ((5,), (5,), 0, 0, 1),  # two vectors: (1,)
+        ((2, 4, 5), (2, 5, 3), 0, 0, 0),
+        ((2, 4, 5), (5, 3), 0, 0, 0),  # ranks differ without broadcast: refused
+    ],
+)
+def test_batch_matmul_nd_matches_the_cpp(shape_a, shape_b, trans_a, trans_b, broadcast):
+    a, b = random(shape_a, 1), random(shape_b, 2)
+    args = dict(trans_a=trans_a, trans_b=trans_b, broadcast=broadcast)
+    try:
+        want = cpp_batch_matmul(a, b, trans_a, trans_b, broadcast)
+    except ValueError:
+        with pytest.raises(ShapeError):
+            run1("BatchMatMul", {"A": a, "B": b}, **args)
+        return
+    got = run1("BatchMatMul", {"A": a, "B": b}, **args)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_batch_matmul_has_no_broadcast_gradient():
+    with pytest.raises(GradientError, match="broadcast=1"):
+        gradient_of("BatchMatMul", ["a", "b"], ["y"], broadcast=1)

@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 from ops_testing import gradient_of, random, run1, run_fails
 
+from caffe2rnn import core
 from caffe2rnn.errors import ArgumentError, DTypeError, GradientError, ShapeError
+from caffe2rnn.runtime import Workspace
 
 
 def test_one_hot():
@@ -132,3 +134,44 @@ def test_conditional_copies_bytes_of_a_same_sized_type():
 )
 def test_conditional_refusals(inputs, error, match):
     run_fails("Conditional", inputs, error, match)
+
+
+def _cpp_multi_class_accuracy(x, labels):
+    """MultiClassAccuracyOp<float, CPUContext>::RunOnDevice (042e8ede4), loop for loop."""
+    n, d = x.shape
+    accuracies, amounts = np.zeros(d, np.float32), np.zeros(d, np.int32)
+    for i in range(n):
+        maxval, maxid = np.finfo(np.float32).min, 0
+        for j in range(d):
+            if x[i, j] > maxval:
+                maxval, maxid = x[i, j], j
+        if maxid == labels[i]:
+            accuracies[labels[i]] += 1
+        amounts[labels[i]] += 1
+    for i in range(d):
+        if amounts[i]:
+            accuracies[i] /= np.float32(amounts[i])
+    return accuracies, amounts
+
+
+def test_multi_class_accuracy_as_the_cpp_scan():
+    lowest = np.finfo(np.float32).min
+    x = np.array(
+        [
+            [0.1, 0.7, 0.7, 0.2],  # ties: the first
+            [np.nan, 0.2, 0.1, 0.0],  # NaN never taken
+            [-np.inf, lowest, -np.inf, lowest],  # nothing above lowest(): 0
+            [np.nan, np.nan, np.nan, np.nan],
+            [0.3, 0.2, 0.9, 0.9],
+            [1.0, 2.0, 3.0, 4.0],
+        ],
+        np.float32,
+    )
+    labels = np.array([1, 1, 0, 2, 2, 3], np.int32)
+    ws = Workspace()
+    ws.feed("x", x)
+    ws.feed("l", labels)
+    ws.run_operator_once(core.CreateOperator("MultiClassAccuracy", ["x", "l"], ["acc", "n"]))
+    want_acc, want_n = _cpp_multi_class_accuracy(x, labels)
+    np.testing.assert_array_equal(ws.fetch("acc"), want_acc)
+    np.testing.assert_array_equal(ws.fetch("n"), want_n)

@@ -31,6 +31,14 @@ def test_order_switch_needs_a_4d_input():
         run1("NHWC2NCHW", {"x": np.zeros((2, 3, 4), np.float32)})
 
 
+@pytest.mark.parametrize("op_type", ["NHWC2NCHW", "NCHW2NHWC"])
+def test_order_switch_is_for_float_tensors(op_type):
+    """order_switch_ops.cc registers NHWC2NCHWOp<float, CPUContext> and NCHW2NHWCOp<float,
+    CPUContext>, which read X.data<float>(): another element type is refused."""
+    with pytest.raises(errors.DTypeError):
+        run1(op_type, {"x": np.zeros((1, 2, 2, 3), np.int32)})
+
+
 def image_model(order):
     model = ModelHelper(name="images", arg_scope={"order": order})
     data, label = brew.image_input(

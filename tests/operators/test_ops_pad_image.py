@@ -47,3 +47,52 @@ def test_pad_image_refusals():
         run1("PadImage", {"X": x}, pad=1, mode="wrap")
     with pytest.raises(ArgumentError, match="stride"):
         run1("PadImage", {"X": x}, pad=1, stride=2)
+
+
+def _cpp_pad_image_gradient_nchw(dy, mode, t, l, b, r):
+    """PadImageGradientOp<float, CPUContext>::RunOnDeviceWithOrderNCHW (pad_op.cc at
+    042e8ede4), loop for loop: dX[h * width + w] += dY[ph * padded_width + pw]."""
+    n_, c_, ph_, pw_ = dy.shape
+    height, width = ph_ - t - b, pw_ - l - r
+    dx = np.zeros((n_, c_, height, width), np.float32)
+    for n in range(n_):
+        for c in range(c_):
+            for ph in range(ph_):
+                for pw in range(pw_):
+                    h, w = ph - t, pw - l
+                    if mode == "constant":
+                        if h < 0 or w < 0 or h >= height or w >= width:
+                            continue
+                    elif mode == "reflect":
+                        h = max(h, -h)
+                        h = min(h, 2 * height - h - 2)
+                        w = max(w, -w)
+                        w = min(w, 2 * width - w - 2)
+                    else:
+                        h = min(height - 1, max(ph - t, 0))
+                        w = min(width - 1, max(pw - l, 0))
+                    dx[n, c, h, w] += dy[n, c, ph, pw]
+    return dx
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
+@pytest.mark.parametrize("order", ["NCHW", "NHWC"])
+def test_pad_image_gradient_sums_as_the_cpp(mode, order):
+    rng = np.random.default_rng(11)
+    t, l, b, r = (2, 1, 2, 3) if mode != "reflect" else (2, 1, 1, 2)
+    dy = (rng.standard_normal((2, 3, 3 + t + b, 4 + l + r)) * 1.7).astype(np.float32)
+    want = _cpp_pad_image_gradient_nchw(dy, mode, t, l, b, r)
+    feed = dy if order == "NCHW" else np.ascontiguousarray(dy.transpose(0, 2, 3, 1))
+    got = run1(
+        "PadImageGradient",
+        {"dy": feed},
+        mode=mode,
+        pad_t=t,
+        pad_l=l,
+        pad_b=b,
+        pad_r=r,
+        order=order,
+    )
+    if order == "NHWC":
+        got = got.transpose(0, 3, 1, 2)
+    np.testing.assert_array_equal(got, want)

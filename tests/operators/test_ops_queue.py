@@ -21,7 +21,7 @@ from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.runtime import Workspace
 
 #: Every wait in these tests is bounded: a broken queue fails, it never hangs.
-JOIN_SECONDS = 30
+JOIN_SECONDS = 30.0  # a float: Caffe2 reads timeout_secs with GetSingleArgument<float>
 
 
 def op(op_type, inputs, outputs, **args):
@@ -273,10 +273,20 @@ def test_record_size_and_argument_errors():
         ws.run_operator_once(op("EnqueueBlobs", ["q", "a"], ["a"]))
     with pytest.raises(ShapeError, match=r"DequeueBlobs names 3"):
         ws.run_operator_once(op("DequeueBlobs", ["q"], ["x", "y", "z"]))
-    with pytest.raises(EnforceNotMet, match="same blobs, in the same order"):
+    # queue_ops.cc: EnforceInplace([](int input, int output) { return input == output + 1; })
+    with pytest.raises(EnforceNotMet, match="EnqueueBlobs requires input 1 and output 0 to be"):
+        ws.run_operator_once(op("EnqueueBlobs", ["q", "a", "b"], ["c", "d"]))
+    with pytest.raises(EnforceNotMet, match=r"does not allow input 1 \(.a.\) .* as output 1"):
         ws.run_operator_once(op("EnqueueBlobs", ["q", "a", "b"], ["b", "a"]))
+    with pytest.raises(EnforceNotMet, match="does not allow input 0 .* as output 0"):
+        ws.run_operator_once(op("SafeEnqueueBlobs", ["q", "a", "b"], ["q", "b", "s"]))
+    # NumInputsOutputs: inputs == outputs + 1 (EnqueueBlobs), inputs == outputs (Safe)
+    with pytest.raises(EnforceNotMet, match="one input more than outputs"):
+        ws.run_operator_once(op("EnqueueBlobs", ["q", "a", "b"], ["a"]))
+    with pytest.raises(EnforceNotMet, match="as many outputs as inputs"):
+        ws.run_operator_once(op("SafeEnqueueBlobs", ["q", "a"], ["a", "s", "t"]))
     with pytest.raises(ArgumentError, match="capacity"):
-        ws.run_operator_once(op("CreateBlobsQueue", [], ["q2"], capacity=0))
+        ws.run_operator_once(op("CreateBlobsQueue", [], ["q2"], capacity=-2))
     with pytest.raises(ArgumentError, match="fieldNames"):
         ws.run_operator_once(op("CreateBlobsQueue", [], ["q2"], num_blobs=2, field_names=["x"]))
     with pytest.raises(EnforceNotMet, match="Queue internal blob already exists: q_0_0"):
@@ -285,3 +295,75 @@ def test_record_size_and_argument_errors():
     with pytest.raises(EnforceNotMet, match="Queue internal blob already exists: r_1_0"):
         ws.run_operator_once(op("CreateBlobsQueue", [], ["r"], capacity=2, enforce_unique_name=1))
     assert not ws.has_blob("r_0_0")  # nothing half-made
+
+
+def test_queues_of_capacity_or_num_blobs_zero_are_made_as_in_caffe2():
+    """blobs_queue.h (0cdd09da6): the constructor loops ``capacity`` x ``num_blobs`` times and
+    enforces nothing else; a capacity-0 queue never has room (canWrite: writer != reader + 0)."""
+    from caffe2rnn import errors
+
+    ws = Workspace()
+    ws.run_operator_once(core.CreateOperator("CreateBlobsQueue", [], ["q0"], capacity=0))
+    ws.run_operator_once(core.CreateOperator("CreateBlobsQueue", [], ["qn"], num_blobs=0))
+    ws.feed("x", np.ones(2, np.float32))
+    with pytest.raises(errors.QueueTimeoutError):  # alone: nobody could ever make room
+        ws.run_operator_once(core.CreateOperator("EnqueueBlobs", ["q0", "x"], ["x"]))
+    ws.run_operator_once(core.CreateOperator("CloseBlobsQueue", ["q0"], []))
+    ws.run_operator_once(core.CreateOperator("SafeEnqueueBlobs", ["q0", "x"], ["x", "status"]))
+    assert bool(ws.fetch("status"))  # closed and "full": the enqueue failed
+    with pytest.raises(errors.ArgumentError, match="must be >= 0"):
+        ws.run_operator_once(core.CreateOperator("CreateBlobsQueue", [], ["qm"], capacity=-1))
+
+
+def test_safe_dequeue_num_records_concatenates_as_the_cpp():
+    """SafeDequeueBlobsOp::dequeueMany (queue_ops.h at 042e8ede4): record 0 copied, later ones
+    appended along dim 0; a closed queue after >= 1 record: status False (``return i > 0``)."""
+    ws = Workspace()
+    ws.run_operator_once(
+        core.CreateOperator("CreateBlobsQueue", [], ["q"], capacity=4, num_blobs=2)
+    )
+    records = [(np.full((1, 2), k, np.float32), np.array([k], np.int64)) for k in range(3)]
+    for a, b in records:
+        ws.feed("a", a)
+        ws.feed("b", b)
+        ws.run_operator_once(core.CreateOperator("EnqueueBlobs", ["q", "a", "b"], ["a", "b"]))
+    ws.run_operator_once(core.CreateOperator("CloseBlobsQueue", ["q"], []))
+    op = core.CreateOperator("SafeDequeueBlobs", ["q"], ["x", "y", "s"], num_records=2)
+    ws.run_operator_once(op)
+    np.testing.assert_array_equal(ws.fetch("x"), np.concatenate([records[0][0], records[1][0]]))
+    np.testing.assert_array_equal(ws.fetch("y"), [0, 1])
+    assert not ws.fetch("s")
+    ws.run_operator_once(op)  # one record left, then closed: a batch of one, status False
+    np.testing.assert_array_equal(ws.fetch("y"), [2])
+    assert not ws.fetch("s")
+    ws.run_operator_once(op)  # nothing left: status True, outputs as they were
+    assert ws.fetch("s")
+    np.testing.assert_array_equal(ws.fetch("y"), [2])
+    with pytest.raises(ArgumentError, match="num_records must be > 0"):
+        ws.run_operator_once(
+            core.CreateOperator("SafeDequeueBlobs", ["q"], ["x", "y", "s"], num_records=0)
+        )
+
+
+def test_safe_dequeue_does_not_read_timeout_secs():
+    """SafeDequeueBlobsOp (queue_ops.h, every era) called ``queue->blockingRead(outputs)``
+    with no timeout: its ``timeout_secs`` is ignored, the wait unbounded (here: a wait no
+    thread can end fails at once, as every unbounded wait does)."""
+    ws = Workspace()
+    make_queue(ws)
+    start = time.monotonic()
+    with pytest.raises(QueueTimeoutError, match="would wait forever"):
+        ws.run_operator_once(op("SafeDequeueBlobs", ["q"], ["y", "s"], timeout_secs=5.0))
+    assert time.monotonic() - start < 4.0
+
+
+def test_dequeue_timeout_secs_is_read_from_e6():
+    """DequeueBlobsOp read timeout_secs from 3b789ebd2 (2017-07-13): E5's (0cdd09da6) did
+    not, so its wait was unbounded (here: a wait nobody can end fails at once)."""
+    ws = Workspace()
+    make_queue(ws)
+    dequeue_op = op("DequeueBlobs", ["q"], ["y"], timeout_secs=0.2)
+    with pytest.raises(QueueTimeoutError, match="would wait forever"):
+        ws.run_operator_once(dequeue_op, era="E5")
+    with pytest.raises(QueueTimeoutError, match=r"timed out after 0.2 s"):
+        ws.run_operator_once(dequeue_op, era="E6")

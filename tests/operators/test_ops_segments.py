@@ -10,6 +10,7 @@ from ops_testing import gradient_of, random, run1, run_fails, run_op
 from caffe2rnn import core
 from caffe2rnn.errors import ArgumentError, DTypeError, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
+from caffe2rnn.proto import caffe2_pb2
 from caffe2rnn.runtime import Workspace
 
 IDS = np.array([0, 0, 1, 2, 2, 2], np.int32)
@@ -221,3 +222,89 @@ def test_adagrad_with_a_sparse_dedup_aggregator_merges_repeated_rows(aggregator)
         first = 1 - 0.1 * 1 / (np.sqrt(1.0) + eps)
         expected = first - 0.1 * 1 / (np.sqrt(2.0) + eps)
     np.testing.assert_allclose(row, [expected] * 2, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "era, int32_ok", [("E4", False), ("E5", False), ("E6", True), (None, True)]
+)
+@pytest.mark.parametrize(
+    "op_type", ["SparseSortedSegmentSum", "SparseLengthsSum", "SparseUnsortedSegmentMean"]
+)
+def test_sparse_index_types_per_era(op_type, era, int32_ok):
+    """segment_reduction_op.h: ``indices.template data<TIndex>()`` (int64) at 23bd132c1 and
+    0cdd09da6; ``DispatchHelper<TensorTypes<int32_t, int64_t>>`` on INDICES at 042e8ede4."""
+    from caffe2rnn import eras
+
+    data = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    third = np.array([1, 2], np.int32) if "Lengths" in op_type else np.array([0, 1, 1], np.int32)
+    for index_type, ok in ((np.int64, True), (np.int32, int32_ok)):
+        ws = Workspace()
+        ws.feed("d", data)
+        ws.feed("i", np.array([3, 0, 2], index_type))
+        ws.feed("s", third)
+        op = core.CreateOperator(op_type, ["d", "i", "s"], ["y"])
+        netdef = caffe2_pb2.NetDef(name="n")
+        netdef.op.extend([op])
+        if ok:
+            ws.run_net_once(netdef, era=era)
+            assert ws.fetch("y").shape[1:] == (3,)
+        else:
+            with pytest.raises(DTypeError, match="int64 indices"):
+                ws.run_net_once(netdef, era=era)
+    assert eras.get("E6").sparse_int32_indices and not eras.get("E5").sparse_int32_indices
+
+
+def test_sorted_segment_range_mean_gradient_as_the_cpp():
+    """MeanRangeReducerGradient (reducer_functors.h at 042e8ede4): ``const auto in_grad =
+    1.0 / blocks;`` (a double) and ``data_grad[idx] = out_grad * in_grad`` (float * double,
+    stored as float); DATA and OUTPUT are taken (data<T>()) but not read."""
+    from caffe2rnn import core
+    from caffe2rnn.runtime import Workspace
+
+    ids = np.array([0, 0, 0, 1, 2, 2, 2, 2, 2, 2, 2], np.int32)
+    dy = (np.random.default_rng(5).standard_normal((3, 4)) * 3).astype(np.float32)
+    want = np.empty((ids.size, 4), np.float32)
+    for i, k in enumerate(ids):
+        blocks = int((ids == k).sum())
+        want[i] = (dy[k].astype(np.float64) * (1.0 / blocks)).astype(np.float32)
+    ws = Workspace()
+    ws.feed("x", np.zeros(1, np.float32))  # any float tensor: Mean does not read it
+    ws.feed("y", np.zeros(1, np.float32))
+    ws.feed("dy", dy)
+    ws.feed("ids", ids)
+    ws.run_operator_once(
+        core.CreateOperator("SortedSegmentRangeMeanGradient", ["x", "y", "dy", "ids"], ["dx"])
+    )
+    np.testing.assert_array_equal(ws.fetch("dx"), want)
+
+
+def test_segment_mean_scales_by_a_float_reciprocal_as_the_cpp():
+    """MeanReducer (reducer_functors.h at 042e8ede4): rows added in order (Axpy, alpha 1),
+    then ``ScaleFixedSize(block_size, 1.0 / current_size_, out_, out_)`` whose alpha is a
+    float; MeanReducerGradient::fillGrad: ``ScaleFixedSize(block_size, 1.0 / length,
+    s_grad_, data_grad)``. So out = sum * float(1 / n), not sum / n."""
+    from caffe2rnn import core
+    from caffe2rnn.runtime import Workspace
+
+    rng = np.random.default_rng(9)
+    data = (rng.standard_normal((6, 3)) * 5).astype(np.float32)
+    indices = np.array([5, 0, 2, 2, 4, 1, 3], np.int64)
+    ids = np.array([2, 0, 2, 1, 2, 0, 2], np.int32)
+    k = 3
+    want = np.zeros((k, 3), np.float32)
+    counts = np.zeros(k, np.int64)
+    for i, s in enumerate(ids):
+        want[s] = want[s] + data[indices[i]]
+        counts[s] += 1
+    for s in range(k):
+        want[s] = want[s] * np.float32(1.0 / counts[s])
+    ws = Workspace()
+    for name, value in {"d": data, "i": indices, "s": ids}.items():
+        ws.feed(name, value)
+    ws.run_operator_once(core.CreateOperator("SparseUnsortedSegmentMean", ["d", "i", "s"], ["y"]))
+    np.testing.assert_array_equal(ws.fetch("y"), want)
+    dy = (rng.standard_normal((k, 3)) * 7).astype(np.float32)
+    ws.feed("dy", dy)
+    ws.run_operator_once(core.CreateOperator("UnsortedSegmentMeanGradient", ["dy", "s"], ["dx"]))
+    want_dx = np.stack([dy[s] * np.float32(1.0 / counts[s]) for s in ids])
+    np.testing.assert_array_equal(ws.fetch("dx"), want_dx)

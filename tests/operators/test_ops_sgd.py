@@ -6,7 +6,7 @@ import pytest
 from ops_testing import random, run_op
 
 from caffe2rnn import core
-from caffe2rnn.errors import DTypeError, EnforceNotMet, GradientError, ShapeError
+from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, GradientError, ShapeError
 from caffe2rnn.operators.gradient_maker import get_gradient_for_op
 from caffe2rnn.runtime import Workspace, registry
 
@@ -182,10 +182,10 @@ def test_updates_have_no_gradient(op_type):
         ),
         (
             "Adagrad",
-            {"w": random((3,)), "h": random((3,)), "g": random((3,)), "lr": random((2,))},
+            {"w": random((3,)), "h": random((3,)), "g": random((3,)), "lr": random((0,))},
             ["w", "h"],
             ShapeError,
-            r"input 3 \('lr'\).*1-element learning rate",
+            r"input 3 \('lr'\).*lr\[0\] is read",
         ),
         (
             "Adam",
@@ -249,3 +249,92 @@ def test_sparse_updates_must_be_in_place():
     feeds.update({"g": random((1, 2)), "lr": lr(-1)})
     with pytest.raises(EnforceNotMet, match="same blob"):
         run_op("SparseAdagrad", feeds, ["w2", "h"])
+
+
+@pytest.mark.parametrize(
+    "policy, args, want",
+    [
+        # LinearWarmupLearningRate / ConstantWarmupLearningRate (learning_rate_functors.h,
+        # 042e8ede4): iter >= num_iter -> 1, else start + (1 - start) * iter / num_iter, or
+        # the constant multiplier
+        ("linearWarmup", {"start_multiplier": 0.2, "num_iter": 4}, [0.2, 0.4, 0.6, 0.8, 1.0, 1.0]),
+        ("constantWarmup", {"multiplier": 0.25, "num_iter": 2}, [0.25, 0.25, 1.0, 1.0, 1.0, 1.0]),
+    ],
+)
+def test_warmup_learning_rate_policies(policy, args, want):
+    from caffe2rnn.runtime import Workspace
+
+    got = []
+    for it in range(6):
+        ws = Workspace()
+        ws.feed("it", np.array([it], np.int64))
+        ws.run_operator_once(
+            core.CreateOperator("LearningRate", ["it"], ["lr"], base_lr=-2.0, policy=policy, **args)
+        )
+        got.append(float(ws.fetch("lr")))
+    np.testing.assert_allclose(got, [-2.0 * w for w in want], rtol=1e-6)
+
+
+def test_warmup_policies_unknown_before_e6():
+    """LearningRateOp at 0cdd09da6 (E5) knew fixed/step/exp/inv/poly only: any other policy
+    was LOG(FATAL) "Unknown learning rate policy"."""
+    from caffe2rnn.runtime import Workspace
+
+    ws = Workspace()
+    ws.feed("it", np.array([0], np.int64))
+    op = core.CreateOperator("LearningRate", ["it"], ["lr"], base_lr=-1.0, policy="linearWarmup")
+    with pytest.raises(ArgumentError, match="Unknown learning rate policy: linearWarmup"):
+        ws.run_operator_once(op, era="E5")
+    ws.run_operator_once(op, era="E6")
+
+
+def test_dense_adagrad_reads_the_first_learning_rate():
+    """AdagradOp (adagrad_op.h at 0cdd09da6 and 042e8ede4) passes Input(LR).data<T>() and
+    reads lr[0], with no size check; SparseAdagradOp enforces a 1-element LR."""
+    from caffe2rnn.runtime import Workspace
+
+    w, h, g = random((2, 3), 1), random((2, 3), 2, low=0, high=1), random((2, 3), 3)
+    ws = Workspace()
+    for name, value in {"w": w, "h": h, "g": g, "lr": np.array([-0.1, 5.0], np.float32)}.items():
+        ws.feed(name, value)
+    ws.run_operator_once(core.CreateOperator("Adagrad", ["w", "h", "g", "lr"], ["w2", "h2"]))
+    h2 = h + g * g
+    np.testing.assert_allclose(ws.fetch("w2"), w - 0.1 * g / (np.sqrt(h2) + 1e-5), rtol=1e-6)
+    ws.feed("lr", np.zeros(0, np.float32))
+    with pytest.raises(ShapeError, match="lr\\[0\\] is read"):
+        ws.run_operator_once(core.CreateOperator("Adagrad", ["w", "h", "g", "lr"], ["w2", "h2"]))
+
+
+def test_adam_as_adam_compute():
+    """AdamOp::RunOnDevice + adam_compute (adam_op.h at 042e8ede4), in float32 as there:
+    t = iter[0] + 1 (element 0 of the int64 counter, no size check),
+    correction = sqrt(1 - pow(beta2, t)) / (1 - pow(beta1, t)) in double, then float;
+    m = m*b1 + g*(1-b1); v = v*b2 + g*g*(1-b2); w += lr[0]*correction*m / (sqrt(v) + eps)."""
+    from caffe2rnn.runtime import Workspace
+
+    f = np.float32
+    w, m, v, g = (random((5,), k) for k in range(4))
+    v = np.abs(v)
+    lr, it = np.array([-0.01], f), np.array([6, 99], np.int64)
+    b1, b2, eps = f(0.8), f(0.99), f(1e-4)
+    t = 7
+    correction = f(np.sqrt(1.0 - np.float64(b2) ** t) / (1.0 - np.float64(b1) ** t))
+    m_new = m * b1 + g * (f(1) - b1)
+    v_new = v * b2 + g * g * (f(1) - b2)
+    w_new = w + lr[0] * correction * m_new / (np.sqrt(v_new) + eps)
+    ws = Workspace()
+    for name, value in {"w": w, "m": m, "v": v, "g": g, "lr": lr, "it": it}.items():
+        ws.feed(name, value)
+    ws.run_operator_once(
+        core.CreateOperator(
+            "Adam",
+            ["w", "m", "v", "g", "lr", "it"],
+            ["w", "m", "v"],
+            beta1=0.8,
+            beta2=0.99,
+            epsilon=1e-4,
+        )
+    )
+    np.testing.assert_array_equal(ws.fetch("m"), m_new)
+    np.testing.assert_array_equal(ws.fetch("v"), v_new)
+    np.testing.assert_allclose(ws.fetch("w"), w_new, rtol=1e-6)

@@ -33,6 +33,20 @@ def test_adagrad_decay():
     )
 
 
+def test_adagrad_decay_is_not_read_before_e6():
+    """adagrad_op.h at 0cdd09da6 (E5): AdagradOp reads epsilon only; h += g * g."""
+    w, g = random((2, 3), 1, np.float64), random((2, 3), 2, np.float64)
+    h = random((2, 3), 3, np.float64, 0, 1)
+    ws = Workspace()
+    for name, value in {"w": w, "h": h, "g": g, "lr": np.array([-0.1])}.items():
+        ws.feed(name, value)
+    op = core.CreateOperator("Adagrad", ["w", "h", "g", "lr"], ["w2", "h2"], decay=0.5)
+    ws.run_operator_once(op, era="E5")
+    np.testing.assert_allclose(ws.fetch("h2"), h + g * g, rtol=1e-12)
+    ws.run_operator_once(op, era="E6")
+    np.testing.assert_allclose(ws.fetch("h2"), 0.5 * h + g * g, rtol=1e-12)
+
+
 @pytest.mark.parametrize("nesterov", [0, 1])
 @pytest.mark.parametrize("indices", [[3, 0], [1, 1, 2]])
 def test_sparse_momentum_sgd_update(nesterov, indices):

@@ -162,3 +162,23 @@ def test_softmax_with_loss_gradient(inputs, args):
 def test_softmax_with_loss_bad_input(inputs, args, error, match):
     with pytest.raises(error, match=match):
         run_op("SoftmaxWithLoss", inputs, ["p", "loss"], **args)
+
+
+@pytest.mark.parametrize("op_type", ["SoftmaxWithLoss", "SoftmaxWithLossGradient"])
+def test_softmax_with_loss_order_must_be_nchw(op_type):
+    """softmax_with_loss_op.h (0cdd09da6, 042e8ede4): order_ = StringToStorageOrder(
+    GetSingleArgument<string>("order", "NCHW")); CAFFE_ENFORCE_EQ(order_, NCHW, "Only NCHW
+    order is supported right now.") — in the constructor, before any input is read."""
+    from caffe2rnn.errors import EnforceNotMet
+
+    x = np.zeros((2, 3), np.float32)
+    t = np.zeros(2, np.int32)
+    feeds = {"x": x, "t": t}
+    outputs = ["p", "loss"]
+    if op_type == "SoftmaxWithLossGradient":
+        feeds.update({"p": x, "dl": np.ones((), np.float32)})
+        outputs = ["dx"]
+    for order in ("NHWC", "nchw"):
+        with pytest.raises(EnforceNotMet, match="Only NCHW order is supported right now"):
+            run_op(op_type, feeds, outputs, order=order)
+    run_op(op_type, feeds, outputs, order="NCHW", only_loss=1)

@@ -233,7 +233,8 @@ def test_free_empties_its_blobs_in_place():
 
 @pytest.mark.parametrize("outputs", [["b", "a"], ["a"], ["c", "d"]])
 def test_free_outputs_must_be_its_inputs(outputs):
-    with pytest.raises(EnforceNotMet, match="one to one"):
+    """free_op.cc: ``SameNumberOfOutput().EnforceOneToOneInplace()``."""
+    with pytest.raises(EnforceNotMet, match="did not pass schema checking: Free "):
         run_op("Free", {"a": random((2,)), "b": random((3,))}, outputs)
 
 
@@ -261,3 +262,50 @@ def test_has_elements_and_is_empty(shape):
     x = np.zeros(shape, np.float32)
     assert bool(run1("HasElements", {"x": x})) == (x.size > 0)
     assert bool(run1("IsEmpty", {"x": x})) == (x.size == 0)
+
+
+def _print_oracle(runs, every_n):
+    """PrintOp::RunOnDevice (utility_ops.h at 042e8ede4): ``if (++occurrences_mod_n_ >
+    every_n_) occurrences_mod_n_ -= every_n_; if (occurrences_mod_n_ != 1) return true;``"""
+    printed, occurrences = [], 0
+    for run in range(runs):
+        occurrences += 1
+        if occurrences > every_n:
+            occurrences -= every_n
+        if occurrences == 1:
+            printed.append(run)
+    return printed
+
+
+@pytest.mark.parametrize("every_n", [1, 2, 3])
+def test_print_every_n_from_e6(capsys, every_n):
+    ws = Workspace()
+    ws.feed("x", np.arange(3, dtype=np.int32))
+    net = core.Net("p")
+    net.Proto().op.extend([core.CreateOperator("Print", ["x"], [], every_n=every_n)])
+    ws.create_net(net.Proto(), era="E6")
+    printed = []
+    for run in range(7):
+        ws.run_net("p")
+        if capsys.readouterr().out:
+            printed.append(run)
+    assert printed == _print_oracle(7, every_n)
+
+
+def test_print_every_n_is_not_read_before_e6(capsys):
+    ws = Workspace()
+    ws.feed("x", np.arange(3, dtype=np.int32))
+    op = core.CreateOperator("Print", ["x"], [], every_n=0)
+    ws.run_operator_once(op, era="E5")  # 0cdd09da6's PrintOp did not read every_n
+    assert "0,1,2" in capsys.readouterr().out
+    with pytest.raises(EnforceNotMet, match="every_n must be >= 1"):
+        ws.run_operator_once(op, era="E6")
+
+
+def test_print_limit_zero_is_the_default_thousand(capsys):
+    """TensorPrinter(name, file, limit): ``limit_(limit ? limit : k_limit_default_)``, 1000."""
+    run_op("Print", {"x": np.arange(1200, dtype=np.int32)}, [], limit=0)
+    values = capsys.readouterr().out.strip().split(": ")[-1].split(",")
+    assert len(values) == 1000
+    run_op("Print", {"x": np.arange(5, dtype=np.int32)}, [], limit=2)
+    assert capsys.readouterr().out.strip().endswith(": 0,1")

@@ -145,18 +145,21 @@ def gradient_with(o, f, grads):
 
 def test_outputs_with_grads_naming_no_alias_of_a_state_take_no_gradient():
     """Caffe2's gradient op matched each index with the aliases of the states;
-    one matching none (7; an alias viewing the input, not a state) was
-    ignored."""
+    an alias viewing the input, not a state, takes no gradient. An index naming
+    no forward output at all (7, -1) is refused, naming the argument: the maker
+    that writes this op read GO(j) with ``g_output_.at(j)`` (std::out_of_range),
+    and Caffe2's op would have dropped that gradient silently."""
     f = feeds()
     go_all = np.ones((T, N, D))
     expected = gradient_with(set_arg(mul_cell_op(), "outputs_with_grads", [0]), f, {0: go_all})
     o = mul_cell_op()
     ws = run_forward(o, f)
-    g = set_arg(gradient_op(o), "outputs_with_grads", [0, 7])
-    ws.feed("hidden_all_grad", go_all)
-    ws.feed("hidden_last_grad", np.full((1, N, D), 100.0))  # never added
-    ws.run_operator_once(g)
-    np.testing.assert_allclose(ws.fetch("h0_grad"), expected["h0"], rtol=1e-12)
+    for bad in (7, -1):
+        g = set_arg(gradient_op(o), "outputs_with_grads", [0, bad])
+        ws.feed("hidden_all_grad", go_all)
+        ws.feed("hidden_last_grad", np.full((1, N, D), 100.0))
+        with pytest.raises(errors.ArgumentError, match="'outputs_with_grads' holds %d" % bad):
+            ws.run_operator_once(g)
 
     o = set_arg(mul_cell_op(), "alias_src", ["hidden", "input"])
     ws = run_forward(o, f)

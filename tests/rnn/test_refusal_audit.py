@@ -27,6 +27,7 @@ from test_recurrent_network_arguments import feeds, gradient_op, mul_cell_op, se
 
 from caffe2rnn import brew, core, eras, errors, gru_cell, rnn_cell, workspace
 from caffe2rnn.attention import AttentionType, attention_type_name
+from caffe2rnn.cells import torch_layout
 from caffe2rnn.model_helper import ModelHelper
 from caffe2rnn.modeling import initializers, parameter_info, parameter_sharing
 from caffe2rnn.operators.rnn import prepared_backward_step_net, read_recurrent_arguments
@@ -341,6 +342,19 @@ def unknown_attention_type_name():
 
 # -- the table ----------------------------------------------------------------------------
 
+
+def load_into_wrong_shapes():
+    """Blobs of H = 3 in the workspace, torch weights of H = 2: refused, and
+    nothing fed (the first blob keeps its value)."""
+    shapes = {"i2h_w": (12, 5), "i2h_b": (12,), "gates_t_w": (12, 3), "gates_t_b": (12,)}
+    for suffix in torch_layout.PARAM_NAMES:
+        workspace.FeedBlob("audit_lstm/" + suffix, np.ones(shapes[suffix], np.float32))
+    try:
+        torch_layout.load_torch_lstm("audit_lstm", np.zeros((8, 5)), np.zeros((8, 2)))
+    finally:
+        assert (workspace.FetchBlob("audit_lstm/i2h_w") == 1).all()
+
+
 REFUSALS = [
     # operators/rnn/arguments.py: the recurrent op's arguments
     Refusal("operators/rnn/arguments.py", "not a recurrent op", INTERNAL, "reader precondition"),
@@ -598,6 +612,20 @@ REFUSALS = [
             lambda g, ws: g.arg.add().CopyFrom(
                 MakeArgument("input_grad.rename", "input_grad.renamed")
             )
+        ),
+    ),
+    Refusal(
+        "operators/rnn/arguments.py",
+        "gradient op whose outputs_with_grads names no forward output (-1, 7)",
+        CRASH,
+        "the maker that writes this op read GO(id) as g_output_.at(id) (std::out_of_range, "
+        + OP_CC
+        + "); Caffe2's op itself ignored such an index, silently dropping that output's "
+        "gradient (constructRecurrentGradients, " + OP_H + ")",
+        errors.ArgumentError,
+        "'outputs_with_grads' holds -1",
+        lambda: read_recurrent_arguments(
+            set_arg(gradient_op(mul_cell_op()), "outputs_with_grads", [0, -1])
         ),
     ),
     Refusal(
@@ -1076,6 +1104,63 @@ REFUSALS = [
         "expected a RecurrentNetwork",
         lambda: set_batch_param_gradients(op("FC", [], [])),
     ),
+    # cells/torch_layout: loading a torch.nn.LSTM layer (caffe2rnn's own)
+    Refusal(
+        "cells/torch_layout.py",
+        "gate blocks of unequal height",
+        OWN,
+        "reorder_gates is a caffe2rnn function",
+        errors.ShapeError,
+        "expected 4 gate blocks",
+        lambda: torch_layout.reorder_gates(np.zeros((6, 2)), "ifgo", "ifog"),
+    ),
+    Refusal(
+        "cells/torch_layout.py",
+        "weight_hh not 4H x H",
+        OWN,
+        "lstm_params_from_torch is a caffe2rnn function",
+        errors.ShapeError,
+        r"weight_hh has shape \(8, 3\)",
+        lambda: torch_layout.lstm_params_from_torch(np.zeros((8, 3)), np.zeros((8, 3))),
+    ),
+    Refusal(
+        "cells/torch_layout.py",
+        "weight_ih of another H than weight_hh",
+        OWN,
+        "lstm_params_from_torch is a caffe2rnn function",
+        errors.ShapeError,
+        r"weight_ih has shape \(12, 5\)",
+        lambda: torch_layout.lstm_params_from_torch(np.zeros((12, 5)), np.zeros((8, 2))),
+    ),
+    Refusal(
+        "cells/torch_layout.py",
+        "a bias not 4H long",
+        OWN,
+        "lstm_params_from_torch is a caffe2rnn function",
+        errors.ShapeError,
+        r"bias_hh has shape \(7,\)",
+        lambda: torch_layout.lstm_params_from_torch(
+            np.zeros((8, 5)), np.zeros((8, 2)), None, np.zeros(7)
+        ),
+    ),
+    Refusal(
+        "cells/torch_layout.py",
+        "loading into a scope whose blobs do not exist",
+        OWN,
+        "load_torch_lstm is a caffe2rnn function",
+        errors.BlobNotFoundError,
+        "audit_missing/i2h_w is not in the workspace",
+        lambda: torch_layout.load_torch_lstm("audit_missing", np.zeros((8, 5)), np.zeros((8, 2))),
+    ),
+    Refusal(
+        "cells/torch_layout.py",
+        "loading weights of another shape than the model's",
+        OWN,
+        "load_torch_lstm is a caffe2rnn function",
+        errors.ShapeError,
+        "audit_lstm/i2h_w has shape",
+        load_into_wrong_shapes,
+    ),
     # model_helper, brew, helpers, modeling
     Refusal(
         "model_helper.py",
@@ -1329,6 +1414,26 @@ REFUSALS = [
         errors.ModelError,
         "only supported for NCHW",
         lambda: brew.conv_nd(ModelHelper(), "x", "y", 1, 1, [3, 3], order="NHWC"),
+    ),
+    Refusal(
+        "helpers/conv.py",
+        "a kernel list of other than two sizes",
+        RAISED,
+        "assert len(kernel) == 2, 'Conv support only a 2D kernel.', "
+        "caffe2/python/helpers/conv.py (042e8ede4)",
+        errors.ModelError,
+        "only a 2D kernel",
+        lambda: brew.conv(ModelHelper(), "x", "y", 1, 1, [3, 3, 3]),
+    ),
+    Refusal(
+        "helpers/unimplemented.py",
+        "a helper whose operator caffe2rnn does not implement",
+        OWN,
+        "Caffe2's helper built the operator (SpatialBN, ConvTranspose...); caffe2rnn has none "
+        "to build, and says so before creating anything",
+        errors.UnknownOperatorError,
+        "needs the operator SpatialBN",
+        lambda: brew.spatial_bn(ModelHelper(), "x", "y", 3),
     ),
     Refusal(
         "helpers/train.py",

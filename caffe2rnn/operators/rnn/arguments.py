@@ -63,6 +63,7 @@ wrote them (:meth:`RecurrentArguments.check_rows`: uninitialised memory).
 from dataclasses import dataclass, field
 
 from ...errors import ArgumentError, op_context
+from ...proto import check_depth
 from ...runtime.arguments import ArgumentHelper
 from .aliases import OffsetAlias
 from .links import Link
@@ -219,6 +220,10 @@ def read_recurrent_arguments(op_def, where=None):
     where = op_context(op_def) if where is None else where
     if op_def.type not in (FORWARD, GRADIENT):
         raise ArgumentError("%s is not a %s or %s operator" % (where, FORWARD, GRADIENT))
+    # A step net holding a RecurrentNetwork holding a step net...: Caffe2 parsed
+    # the op with protobuf's recursion limit (100 levels), and copies of it fail
+    # here beyond that (upb): too deep, said before anything is copied.
+    check_depth(op_def, "%s '%s'" % (op_def.type, op_def.name) if op_def.name else op_def.type)
     args = ArgumentHelper(op_def, where or op_def.type)
     fail = _Failer(where)
     gradient = op_def.type == GRADIENT
@@ -379,6 +384,18 @@ def _check_indices(a, op_def, gradient, fail):
                 )
     if a.param_grads and len(a.param_grads) != len(a.params):
         fail("param_grads", "has %d names for %d params" % (len(a.param_grads), len(a.params)))
+    # Each entry names a forward output: the gradient maker read GO(j) with
+    # g_output_.at(j) (std::out_of_range for a negative or too large j), and a
+    # gradient op given one would ignore that output's gradient: refused.
+    if gradient:
+        n_out = len(a.aliases) + 1  # the alias outputs, then the step workspaces
+        for j in a.outputs_with_grads:
+            if not 0 <= j < n_out:
+                fail(
+                    "outputs_with_grads",
+                    "holds %d; expected a forward output index in 0..%d (the op has %d "
+                    "aliases and the step workspaces)" % (j, n_out - 1, len(a.aliases)),
+                )
     # Caffe2's gradient op (constructRecurrentGradients): an alias of a
     # recurrent state that takes a gradient must cover all steps (1) or the
     # last one (-1). Indices naming no alias of a state take no gradient.

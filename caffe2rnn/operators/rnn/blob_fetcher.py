@@ -17,7 +17,7 @@ import numpy as np
 from ...errors import DTypeError, EnforceNotMet
 from ...runtime.registry import register, register_gradient
 from ..base import Operator
-from ..gradient_maker import NoGradient
+from ..gradient_maker import ShouldNotDoGradient
 from .step_workspaces import ScratchWorkspaces
 
 
@@ -56,4 +56,5 @@ class RecurrentNetworkBlobFetcherOp(Operator):
         self.outputs[0].value = np.array(names, dtype=object).reshape(len(names))
 
 
-register_gradient("RecurrentNetworkBlobFetcher")(NoGradient)
+# SHOULD_NOT_DO_GRADIENT(RecurrentNetworkBlobFetcher) (recurrent_network_blob_fetcher_op.cc)
+register_gradient("RecurrentNetworkBlobFetcher")(ShouldNotDoGradient)

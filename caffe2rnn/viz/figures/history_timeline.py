@@ -35,16 +35,12 @@ class Event:
     text: str
 
 
-#: The eras (caffe2rnn.eras): name, version, Caffe2 commit, date.
-ERAS = (
-    ("E0", "scratch", "3b190c4df", "2016-12-20"),
-    ("E1", "s2", "3913181a4", "2017-01-24"),
-    ("E2", "v1", "73f75a980", "2017-03-19"),
-    ("E3", "april", "89ea32b11", "2017-04-07"),
-    ("E4", "v2", "c2913bcac", "2017-04-12"),
-    ("E5", "v3", "0cdd09da6", "2017-06-29"),
-    ("E6", "newest", "042e8ede4", "2017-12-11"),
-    ("E7", "last", "929c33cee", "2018-03-26"),
+#: The eras (caffe2rnn.eras) by date: name, version, Caffe2 commit, date. E7 has
+#: no ``recurrent_net`` version of its own; the figure calls it "last" (Caffe2's
+#: last RNN code).
+ERAS = tuple(
+    (e.name, e.version or "last", e.commit, e.date)
+    for e in sorted(eras.ERAS.values(), key=lambda e: e.date)
 )
 
 #: The bugs of the gallery (caffe2rnn.history.bugs) at the commit that fixed them.
