@@ -146,6 +146,23 @@ def test_notebook_has_a_predict_then_check_exercise(notebook):
     assert found, "%s has no '### Predict, then check' exercise" % os.path.basename(path)
 
 
+def test_exercise_headings_start_their_cell(notebook):
+    """An exercise heading in the middle of a markdown cell would not be seen as an exercise
+    by the tests here: its check and answer would go unchecked."""
+    path, nb = notebook
+    buried = [
+        (i, line)
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "markdown"
+        for k, line in enumerate(cell.source.lstrip().splitlines())
+        if k > 0 and line.startswith(("### Predict, then check", "### Exercise"))
+    ]
+    assert not buried, "%s: start a markdown cell with these headings: %s" % (
+        os.path.basename(path),
+        buried,
+    )
+
+
 def test_answers_are_hidden_until_asked_for(notebook):
     path, nb = notebook
     for heading, cells in exercise_blocks(nb):
