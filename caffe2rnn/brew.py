@@ -15,7 +15,7 @@ arguments (Caffe2 E5, 0cdd09da6), in this order:
 
 Step 1 is why an E5 ``brew.fc(..., axis=2)`` makes an FC op with arguments
 ``order: "NCHW"``, ``use_cudnn: 1``, ``cudnn_exhaustive_search: 0``, ``axis: 2``
-(the history notebook, ``notebooks/11_history.ipynb``, shows it in the step
+(the history notebook, ``notebooks/12_history.ipynb``, shows it in the step
 nets of each era): ``fc`` takes ``**kwargs`` and passes them all to the op.
 The FC operator ignores them, but they are part of the step net Caffe2 built.
 

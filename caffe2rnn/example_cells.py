@@ -41,7 +41,7 @@ their NumPy twins are in ``tests/cells`` (``numpy_cells*.py``):
 ``attention_soft_coverage`` ``LSTMWithAttention``, soft coverage with lengths (E6)
 =========================== =======================================================
 
-The cells are in ``docs/concepts/history.md`` and ``notebooks/11_history.ipynb``.
+The cells are in ``docs/concepts/history.md`` and ``notebooks/12_history.ipynb``.
 """
 
 import contextlib

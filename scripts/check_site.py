@@ -79,8 +79,8 @@ PAGES = [
     ("concepts/history.html", 2, 2400),
     ("concepts/bug-gallery.html", 4, 2400),
     ("glossary.html", 0, 1800),
-    ("notebooks/05_recurrent_network_op.html", 1, 7000),  # + the stepper's inline frames
-    ("notebooks/09_attention.html", 2, 9000),
+    ("notebooks/05_recurrent_network_op.html", 1, 7000),
+    ("notebooks/10_attention.html", 2, 9000),
 ]
 
 

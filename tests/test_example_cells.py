@@ -19,7 +19,7 @@ def test_one_registry_under_the_names_users_see():
     assert set(examples.OPS) == set(example_cells.CELLS)
     assert set(history_cells.HISTORICAL) <= set(example_cells.CELLS)
     assert "lstm_recompute" not in history_cells.HISTORICAL  # today's recurrent_net only
-    # sum_mul is the documented cell (notebooks/11_history): h = x * (x + h_prev)
+    # sum_mul is the documented cell (notebooks/12_history): h = x * (x + h_prev)
     step = read_recurrent_arguments(examples.sum_mul()).step_net
     assert [(op.type, list(op.input)) for op in step.op] == [
         ("Sum", ["input_t", "h_prev"]),

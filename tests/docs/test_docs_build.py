@@ -87,22 +87,21 @@ def test_every_notebook_is_rendered_with_outputs(built_site):
     copy, build = built_site
     assert build.returncode == 0, build.stderr[-3000:]
     pages = sorted((copy / "docs" / "_build" / "html" / "notebooks").glob("[01]*.html"))
-    assert [p.name[:2] for p in pages] == ["%02d" % i for i in range(1, 13)]
+    assert [p.name[:2] for p in pages] == ["%02d" % i for i in range(1, 14)]
     for page in pages:
         text = page.read_text()
         assert 'class="output' in text, "%s has no executed outputs" % page.name
         assert "Traceback" not in text, "%s shows a traceback" % page.name
-    notebook3 = (
+    notebook5 = (
         copy / "docs" / "_build" / "html" / "notebooks" / "05_recurrent_network_op.html"
     ).read_text()
-    # the drawings: SVG files, or (page-width figures with their full size) data URIs;
-    # the time stepper's frames are inline <svg>
-    assert len(re.findall(r'<img[^>]+(?:\.svg"|src="data:image/svg\+xml)', notebook3)) >= 2
-    assert "<svg" in notebook3
+    # the drawings (the op, its timeline): SVG files, or (page-width figures with their
+    # full size) data URIs; the time stepper, inline <svg>, is on concepts/time-stepper.html
+    assert len(re.findall(r'<img[^>]+(?:\.svg"|src="data:image/svg\+xml)', notebook5)) >= 2
 
 
 def test_no_notebook_prints_the_cnn_model_helper_deprecation_banner(built_site):
-    """Notebooks build with ModelHelper + brew; 07 and 11, about the 2017 API,
+    """Notebooks build with ModelHelper + brew; 08 and 12, about the 2017 API,
     explain the banner once in their text instead of printing it."""
     copy, build = built_site
     assert build.returncode == 0, build.stderr[-3000:]
@@ -129,7 +128,7 @@ def test_every_embedded_diagram_is_readable_at_the_column_width(built_site, caps
         print()
         check_site.print_report(rows)
     pages = {row[0] for row in rows}
-    assert {"concepts/links-and-aliases.html", "notebooks/09_attention.html"} <= pages
+    assert {"concepts/links-and-aliases.html", "notebooks/10_attention.html"} <= pages
     assert len(rows) >= 40, "fewer diagrams than the site embeds: %d" % len(rows)
     failed = ["%s %s: %s" % (row[0], row[1], row[-1]) for row in rows if row[-1]]
     assert not failed, failed
@@ -288,7 +287,7 @@ def test_the_check_measures_what_a_browser_shows(built_site):
         "concepts/recurrent-op.html",
         "concepts/links-and-aliases.html",
         "concepts/time-stepper.html",
-        "notebooks/09_attention.html",
+        "notebooks/10_attention.html",
     ]
     with Browser(width=1280, height=900) as browser:
         for page in pages:
@@ -352,7 +351,7 @@ def test_every_diagram_opens_full_size(built_site):
         browser.press("Escape", "Escape", 27)
         assert browser.evaluate("document.querySelector('.c2r-viewer')") is None
         # a notebook's figure: a click opens the drawing in its "full size" box
-        browser.open(str(copy / "docs" / "_build" / "html" / "notebooks" / "09_attention.html"))
+        browser.open(str(copy / "docs" / "_build" / "html" / "notebooks" / "10_attention.html"))
         browser.click(".c2r-figure img.c2r-diagram")
         full = browser.evaluate("document.querySelector('.c2r-figure .c2r-full img').src")
         assert browser.evaluate("document.querySelector('.c2r-viewer img').src") == full

@@ -257,7 +257,7 @@ def test_compare_on_a_page_has_one_table_per_argument(parse_dot):
 
 @pytest.mark.needs_dot
 def test_the_recurrent_page_view_of_an_april_op_is_readable():
-    """Notebook 11 draws the April version's op with short, unscoped names: a
+    """Notebook 12 (history) draws the April version's op with short, unscoped names: a
     long cluster title once widened that page view past the column's 9 px labels."""
     from caffe2rnn.history import cells, compare
 
