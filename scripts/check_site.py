@@ -72,7 +72,7 @@ PAGES = [
     ("concepts/models.html", 0, 2400),
     ("concepts/recurrent-op.html", 1, 3400),
     ("concepts/recurrent-gradient.html", 1, 3000),
-    ("concepts/links-and-aliases.html", 2, 3600),
+    ("concepts/links-and-aliases.html", 1, 3600),
     # the stepper is inline SVG; its two other drawings are links to full-size files
     ("concepts/time-stepper.html", 0, 4400),
     ("concepts/cells.html", 1, 2400),

@@ -139,7 +139,7 @@ def test_concept_pages_show_the_svg_diagrams(built_site):
     assert build.returncode == 0, build.stderr[-3000:]
     html = copy / "docs" / "_build" / "html"
     page = (html / "concepts" / "links-and-aliases.html").read_text()
-    for name in ("fig_forward_rows.svg", "lstm_timeline.svg"):
+    for name in ("fig_forward_rows.svg",):  # the timeline view was the same picture, dropped
         assert ('src="../_images/%s"' % name) in page
         assert (html / "_images" / name).read_text().lstrip().startswith(("<?xml", "<svg"))
 
@@ -324,7 +324,7 @@ def test_every_diagram_opens_full_size(built_site):
             "document.querySelectorAll('.bd-article img[src$=\".svg\"]').length"
         )
         zoomable = browser.evaluate("document.querySelectorAll('img.c2r-zoomable').length")
-        assert total >= 2 and zoomable == total
+        assert total >= 1 and zoomable == total
         # every diagram links its full-size drawing: a view (the timeline) and a
         # drawn figure (fig_forward_rows, linked by docs/conf.py) alike
         assert (
