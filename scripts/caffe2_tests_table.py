@@ -74,11 +74,12 @@ def section(counts):
         totals[suite.era].update(count)
         runs[suite.era] += 1
     summary = "; ".join(
-        "%s (%s), %d runs: %s"
+        "%s (%s), %d run%s: %s"
         % (
             era,
             ERA_COMMITS[era],
             runs[era],
+            "" if runs[era] == 1 else "s",
             ", ".join("%d %s" % (totals[era][o], o) for o in OUTCOMES),
         )
         for era in sorted(runs)
