@@ -9,7 +9,7 @@ with ``scope="att"``):
   ``Transpose(encoder_outputs)`` → ``att/encoder_outputs_transposed`` (N × E × S)
   and the decoder's input projection ``att/decoder/i2h``;
 * **each step t**, three recurrent states (hidden, cell, context): the LSTM's
-  gates read ``Concat(h_{t−1}, c_{t−1})`` (``att/hidden_t_external_prev``,
+  gates read ``Concat(h_{t−1}, a_{t−1})`` (``att/hidden_t_external_prev``,
   ``att/attention_weighted_encoder_context_t_prev``), then ``LSTMUnit`` gives
   ``h_t`` (``att/decoder/hidden_t``); **then** ``h_t`` scores the encoder
   outputs: ``FC(h_t)`` + ``att/weighted_encoder_outputs`` → ``Tanh`` →
@@ -127,15 +127,15 @@ def fig_attention_step():
     _band(canvas, left, s_y, width, s_h, "the step net, at each t (14 ops)", style.STEP_FILL,
           style.STEP_EDGE)  # fmt: skip
 
-    # 1. the LSTM, as in step 1, on [h_{t-1}, c_{t-1}]
+    # 1. the LSTM, as in step 1, on [h_{t-1}, a_{t-1}]
     r1 = s_y + 32
     canvas.text(left + 10, r1, "1  the LSTM: its gates read h_{t−1} and the last context "
-                "c_{t−1}", style.NOTE, bold=True)  # fmt: skip
+                "a_{t−1}", style.NOTE, bold=True)  # fmt: skip
     p1, p2 = r1 + 22, r1 + 46
     x = _pill(canvas, left + 10, p1, "`%s`" % b["hidden_prev"])
     canvas.text(x + 4, p1, "h_{t−1}", style.NOTE, fill=style.MUTED)
     x2 = _pill(canvas, left + 10, p2, "`%s`" % b["context_prev"])
-    canvas.text(x2 + 4, p2, "c_{t−1}", style.NOTE, fill=style.MUTED)
+    canvas.text(x2 + 4, p2, "a_{t−1}", style.NOTE, fill=style.MUTED)
     chain_x, chain_y = x2 + 40, (p1 + p2) / 2
     canvas.arrow(x + 40, p1, chain_x - 1, chain_y - 3, style.INK, 1.1)
     canvas.arrow(x2 + 40, p2, chain_x - 1, chain_y + 3, style.INK, 1.1)
@@ -196,7 +196,7 @@ def fig_attention_step():
     y = s_y + s_h + 16
     with canvas.group("timing"):
         canvas.text(left, y, "Timing:", style.SMALL, bold=True)
-        steps = [("h_{t−1}, c_{t−1}", style.INK), ("LSTM", style.ACTIVATION), ("h_{t}", style.INK),
+        steps = [("h_{t−1}, a_{t−1}", style.INK), ("LSTM", style.ACTIVATION), ("h_{t}", style.INK),
                  ("scores s_{j}", score_c), ("α_{t}", style.INK), ("a_{t}", style.INK)]  # fmt: skip
         x = left + 60
         for k, (text, colour) in enumerate(steps):
