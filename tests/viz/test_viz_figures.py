@@ -23,6 +23,7 @@ from caffe2rnn.viz.figures import (
     gru_cell,
     history_timeline,
     lstm_cell,
+    models,
     recurrent_op,
     step_net_idea,
 )
@@ -63,6 +64,7 @@ def drawn():
 def test_the_figures_of_the_plan_exist():
     assert set(NAMES) == {
         "fig_forward_rows",
+        "fig_models",
         "fig_recurrent_op",
         "fig_bptt",
         "fig_backward_step_net",
@@ -327,6 +329,52 @@ def test_the_torch_gate_order_drawn_is_torchs():
         h_t, c_t = cell(x, (h, c))
     expected = _lstm_step(h.numpy(), c.numpy(), gates, lstm_cell.TORCH_GATES, d)
     np.testing.assert_allclose(h_t.detach().numpy(), expected[0], rtol=1e-5, atol=1e-6)
+
+
+def test_models_draws_the_two_nets_brew_fc_builds(drawn):
+    """The page's model (docs/concepts/models.md): every net name, op, blob and shape drawn
+    is the model's, and the parameters sit between the net that fills them and the one
+    that reads them."""
+    from caffe2rnn import brew, model_helper
+
+    model = model_helper.ModelHelper(name="mlp")
+    brew.fc(model, "x", "y", dim_in=3, dim_out=2)
+    figure = drawn["fig_models"]
+    texts = " | ".join(_texts(figure))
+    init, net = model.param_init_net.Proto(), model.net.Proto()
+    for label in [init.name, net.name, "model.param_init_net", "model.net", "one workspace",
+                  "run once", "run every iteration", "2 × 3", "N × 3, fed", "N × 2"]:  # fmt: skip
+        assert label in texts, label
+    assert [op.type for op in init.op] == ["XavierFill", "ConstantFill"]
+    (init_group,) = _group_texts(figure, "param_init_net")
+    init_types = [op.type for op in init.op]
+    assert [t for t in init_group if t in init_types] == init_types
+    (net_group,) = _group_texts(figure, "net")
+    assert [op.type for op in net.op] == ["FC"] and "FC" in net_group
+    assert "reads %s" % ", ".join(net.op[0].input) in net_group
+    (ws_group,) = _group_texts(figure, "workspace")
+    assert [t for t in ws_group if t in {"x", "y_w", "y_b", "y"}] == ["x", "y_w", "y_b", "y"]
+    (params_group,) = _group_texts(figure, "params")
+    assert params_group == ["model.params = [%s]" % ", ".join(map(str, model.params))]
+
+
+def test_models_changes_with_the_build(monkeypatch):
+    """Another build, another drawing: names, shapes and fill ops come from the model the
+    figure builds, none is written into it."""
+    texts = " | ".join(_texts(figures.fig_models("enc", "h_in", "h", dim_in=4, dim_out=5)))
+    for label in ["enc_init", "h_w", "h_b", "5 × 4", "N × 4, fed", "N × 5", "h_in",
+                  "model.params = [h_w, h_b]"]:  # fmt: skip
+        assert label in texts, label
+    assert "y_w" not in texts and "mlp" not in texts
+    from caffe2rnn import brew
+
+    fc = brew.fc
+    monkeypatch.setattr(
+        brew, "fc", lambda *args, **kwargs: fc(*args, weight_init=("GaussianFill", {}), **kwargs)
+    )
+    changed = " | ".join(_texts(figures.fig_models()))
+    assert "GaussianFill" in changed and "XavierFill" not in changed
+    assert models.build()[3] == {"y_w": (2, 3), "y_b": (2,)}
 
 
 def test_step_net_idea_labels_and_the_cell_it_draws(drawn):

@@ -7,6 +7,7 @@ name in them is the name the path's ``rnn_cell.LSTM(..., scope="lstm")`` (or
 the cell the figure is about) creates, checked by ``tests/viz``:
 
 * :func:`fig_step_net_idea` — one operator with a step net vs unrolling;
+* :func:`fig_models` — a ModelHelper after one ``brew.fc``: two nets, one workspace (step 6);
 * :func:`fig_forward_rows` — the forward loop as rows of the states tensor;
 * :func:`fig_recurrent_op` — one RecurrentNetwork op: inputs, insides, outputs;
 * :func:`fig_bptt` — backpropagation through time, row by row;
@@ -25,12 +26,14 @@ from .forward_rows import fig_forward_rows
 from .gru_cell import fig_gru_cell
 from .history_timeline import fig_history_2017, fig_history_2018, fig_history_timeline
 from .lstm_cell import fig_lstm_cell
+from .models import fig_models
 from .recurrent_op import fig_recurrent_op
 from .step_net_idea import fig_step_net_idea
 
 #: name -> function, in the order the learner meets them.
 FIGURES = {
     "fig_step_net_idea": fig_step_net_idea,
+    "fig_models": fig_models,
     "fig_forward_rows": fig_forward_rows,
     "fig_recurrent_op": fig_recurrent_op,
     "fig_bptt": fig_bptt,
