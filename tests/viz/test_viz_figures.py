@@ -24,6 +24,7 @@ from caffe2rnn.viz.figures import (
     history_timeline,
     lstm_cell,
     models,
+    recurrent_net_stages,
     recurrent_op,
     step_net_idea,
 )
@@ -66,6 +67,7 @@ def test_the_figures_of_the_plan_exist():
         "fig_forward_rows",
         "fig_models",
         "fig_recurrent_op",
+        "fig_recurrent_net_stages",
         "fig_bptt",
         "fig_backward_step_net",
         "fig_lstm_cell",
@@ -375,6 +377,56 @@ def test_models_changes_with_the_build(monkeypatch):
     changed = " | ".join(_texts(figures.fig_models()))
     assert "GaussianFill" in changed and "XavierFill" not in changed
     assert models.build()[3] == {"y_w": (2, 3), "y_b": (2,)}
+
+
+def test_recurrent_net_stages_follow_the_page_and_name_what_each_stage_made(drawn):
+    """The stages in docs/concepts/recurrent-net.md's order, each box with the function the
+    page's table names, and what the stages return for the path's LSTM."""
+    figure = drawn["fig_recurrent_net_stages"]
+    with open(os.path.join(ROOT, "docs", "concepts", "recurrent-net.md"), encoding="utf-8") as f:
+        page = f.read()
+    table = re.findall(r"^\| (\d) `(\w+)`", page, re.M)
+    boxes = [texts for texts in _group_texts(figure, "stage")]
+    numbered = [(t[0], t[2]) for t in boxes if t[0].isdigit()]
+    assert table and [(n, f) for n, f in numbered if f != "op_arguments"] == table
+    assert [n for n, _ in numbered] == ["1", "2", "3", "4", "5", "6"]
+    texts = " | ".join(_texts(figure))
+    rnn = RecurrentOp(examples.rnn_cell_lstm())
+    for name in list(rnn.op.input) + list(rnn.op.output) + list(rnn.states):
+        assert name in texts, name
+    for label in ["LSTMUnitGradient", "FCGradient", "lstm/gates_t", "rows 1…T", "row T",
+                  "lstm/hidden_t_prev = row t", "lstm/hidden_t = row t+1",
+                  "lstm/gates_t_grad = row t of lstm/i2h_grad", "nothing to rename",
+                  "lstm/layer_0/hidden_t_grad_accum",
+                  "%d arguments" % len(rnn.op.arg)]:  # fmt: skip
+        assert label in texts, label
+    (scratch,) = _group_texts(figure, "scratch")
+    assert scratch == ["lstm/gates_t"]
+
+
+def test_recurrent_net_stages_are_rerun_on_the_op_and_give_it_back():
+    """run_stages re-runs recurrent_stages on the op's cell and checks it gets the op back;
+    the drawing follows another build."""
+    stages = recurrent_net_stages.run_stages(recurrent_net_stages.build_op())
+    assert stages.references == ["lstm/gates_t_w", "lstm/gates_t_b", "seq_lengths"]
+    assert stages.scratches == ["lstm/gates_t"] and stages.accum == []
+    two = recurrent_net_stages.run_stages(recurrent_net_stages.build_op(dim_out=[4, 4]))
+    assert ("FCGradient", "lstm/layer_0/hidden_t_grad",
+            "lstm/layer_0/hidden_t_grad_accum") in two.accum  # fmt: skip
+    texts = " | ".join(_texts(figures.fig_recurrent_net_stages(scope="enc", dim_out=5)))
+    assert "enc/enc/hidden_t_prev_states" in texts and "lstm/" not in texts
+    assert "dim_out=[5, 5]" in texts
+
+
+def test_recurrent_net_stages_refuses_a_stage_that_disagrees_with_the_op(monkeypatch):
+    """A stage that no longer does what recurrent_net did (here: no _accum rewrite) cannot
+    be drawn: the two-layer op was built with the rewrite, the re-run lacks it."""
+    from caffe2rnn import recurrent_stages
+
+    op = recurrent_net_stages.build_op(dim_out=[4, 4])
+    monkeypatch.setattr(recurrent_stages, "accumulate_linked_gradients", lambda net: None)
+    with pytest.raises(DrawingError, match="backward_step_net"):
+        recurrent_net_stages.run_stages(op)
 
 
 def test_step_net_idea_labels_and_the_cell_it_draws(drawn):
