@@ -24,6 +24,7 @@ from caffe2rnn.viz.figures import (
     history_timeline,
     lstm_cell,
     models,
+    name_prefixes,
     recurrent_net_stages,
     recurrent_op,
     step_net_idea,
@@ -68,6 +69,7 @@ def test_the_figures_of_the_plan_exist():
         "fig_models",
         "fig_recurrent_op",
         "fig_recurrent_net_stages",
+        "fig_name_prefixes",
         "fig_bptt",
         "fig_backward_step_net",
         "fig_lstm_cell",
@@ -427,6 +429,45 @@ def test_recurrent_net_stages_refuses_a_stage_that_disagrees_with_the_op(monkeyp
     monkeypatch.setattr(recurrent_stages, "accumulate_linked_gradients", lambda net: None)
     with pytest.raises(DrawingError, match="backward_step_net"):
         recurrent_net_stages.run_stages(op)
+
+
+def _drawn_names(figure):
+    """Each drawn name as its parts: [(part, fill), ...] per <g class="name">."""
+    names = []
+    for g in _root(figure).iter(SVG + "g"):
+        if g.get("class") == "name":
+            fills = [r.get("fill") for r in g.iter(SVG + "rect")]
+            parts = ["".join(t.itertext()) for t in g.iter(SVG + "text")]
+            names.append(list(zip(parts, fills)))
+    return names
+
+
+def test_name_prefixes_splits_the_names_the_builds_make(drawn):
+    """Every drawn name joins back to a name the op of that build carries, and the path's
+    state tensor is lstm/ (op scope) + lstm/ (cell) + hidden_t_prev_states."""
+    figure = drawn["fig_name_prefixes"]
+    drawn_names = _drawn_names(figure)
+    built = [n for ns, scope in name_prefixes.BUILDS for n in name_prefixes.build_names(ns, scope)]
+    assert ["".join(p for p, _ in name) for name in drawn_names] == built
+    fill = {source: f for source, (f, _, _) in name_prefixes.SOURCES.items()}
+    assert drawn_names[0] == [("lstm/", fill["op"]), ("lstm/", fill["cell"]),
+                              ("hidden_t_prev_states", fill["own"])]  # fmt: skip
+    decoder_state = drawn_names[10]
+    assert "".join(p for p, _ in decoder_state) == "decoder/decoder/decoder/hidden_t_prev_states"
+    assert [f for _, f in decoder_state] == [fill["op"], fill["ns"], fill["cell"], fill["own"]]
+    # the op's last output: the name scope outside the op's scope
+    assert drawn_names[9] == [("decoder/", fill["ns"]), ("lstm/", fill["op"]),
+                              ("step_workspaces", fill["own"])]  # fmt: skip
+
+
+def test_name_prefixes_follows_other_builds_and_refuses_a_wrong_rule():
+    """Distinct strings show the order: the op's scope, then the name scope, then the cell."""
+    figure = figures.fig_name_prefixes(builds=(("ns", "cell"),))
+    names = ["".join(p for p, _ in name) for name in _drawn_names(figure)]
+    assert names[0] == "cell/ns/cell/hidden_t_prev_states"
+    assert names[-1] == "ns/cell/step_workspaces"
+    with pytest.raises(DrawingError, match="does not start with"):
+        name_prefixes.split("lstm/hidden_t_prev", ("op", "ns", "cell"), "decoder", "lstm")
 
 
 def test_step_net_idea_labels_and_the_cell_it_draws(drawn):

@@ -11,6 +11,7 @@ the cell the figure is about) creates, checked by ``tests/viz``:
 * :func:`fig_forward_rows` — the forward loop as rows of the states tensor;
 * :func:`fig_recurrent_op` — one RecurrentNetwork op: inputs, insides, outputs;
 * :func:`fig_recurrent_net_stages` — ``recurrent_net``'s stages: a cell in, one op out;
+* :func:`fig_name_prefixes` — why ``lstm/lstm/...``: a name's three prefixes, in order;
 * :func:`fig_bptt` — backpropagation through time, row by row;
 * :func:`fig_backward_step_net` — what the gradient op runs at each step;
 * :func:`fig_lstm_cell` — the LSTM cell in Caffe2's blobs beside torch.nn.LSTM's;
@@ -28,6 +29,7 @@ from .gru_cell import fig_gru_cell
 from .history_timeline import fig_history_2017, fig_history_2018, fig_history_timeline
 from .lstm_cell import fig_lstm_cell
 from .models import fig_models
+from .name_prefixes import fig_name_prefixes
 from .recurrent_net_stages import fig_recurrent_net_stages
 from .recurrent_op import fig_recurrent_op
 from .step_net_idea import fig_step_net_idea
@@ -41,6 +43,7 @@ FIGURES = {
     "fig_bptt": fig_bptt,
     "fig_backward_step_net": fig_backward_step_net,
     "fig_recurrent_net_stages": fig_recurrent_net_stages,
+    "fig_name_prefixes": fig_name_prefixes,
     "fig_lstm_cell": fig_lstm_cell,
     "fig_gru_cell": fig_gru_cell,
     "fig_attention_step": fig_attention_step,
