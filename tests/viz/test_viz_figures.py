@@ -294,6 +294,18 @@ def test_lstm_cell_labels_and_gate_orders(drawn):
     assert caffe2 == ["i", "f", "o", "g"] and torch == ["i", "f", "g", "o"]
 
 
+def test_lstm_cell_table_and_labels_read_at_the_column_width(drawn):
+    """Step 1's figure (theme 17 of the round-3 review): the map a reader reads row by row
+    is set at 11 px, every other label at 10 px or more but subscripts (9 px at least)."""
+    figure = drawn["fig_lstm_cell"]
+    (table,) = [g for g in _root(figure).iter(SVG + "g") if g.get("class") == "mapping"]
+    table_sizes = [size for size, _ in label_sizes(ET.tostring(table, encoding="unicode"))]
+    assert table_sizes and min(table_sizes) >= lstm_cell.TABLE >= 11
+    subscripts = {"t", "t−1", "hh", "ih"}
+    small = [(s, t) for s, t in label_sizes(figure.svg) if s < 10 and t not in subscripts]
+    assert not small, small
+
+
 def _gate_blocks(gates, order, d):
     return {name: gates[..., k * d : (k + 1) * d] for k, name in enumerate(order)}
 

@@ -23,7 +23,7 @@ computes.
 """
 
 from . import parts, style
-from .svg import Canvas, Figure
+from .svg import Canvas, Figure, text_width
 
 #: Gate order of Caffe2's LSTMUnit and of torch.nn.LSTM's weight blocks.
 CAFFE2_GATES = ("i", "f", "o", "g")
@@ -55,6 +55,11 @@ MAPPING = (
         "Caffe2: past its length a row keeps its state",
     ),
 )
+
+
+#: The size of the map's text: the table a reader reads row by row, so a little larger
+#: than the drawing's notes (docs/start-here.md shows it at the column's width).
+TABLE = 11
 
 
 def _pill(canvas, x, y, w, text, h=22):
@@ -119,7 +124,7 @@ def fig_lstm_cell():
     canvas.arrow(left + 73, row, left + 94, row, style.INK)
     _op(canvas, left + 95, row, 44, "FC", style.COMPUTE)
     canvas.box(left + 78, row + 15, 78, 30, "`%s`\n`%s`" % b["params"][:2], style.PARAM_FILL,
-               style.PARAM_EDGE, style.NOTE - 0.5, rx=3)  # fmt: skip
+               style.PARAM_EDGE, style.NOTE, rx=3)  # fmt: skip
     canvas.arrow(left + 140, row, left + 182, row, style.INK)
     canvas.box(left + 183, row - 16, 122, 32, "`%s`\nT × N × 4H" % b["projected"], "#FFFFFF",
                style.INK, style.NOTE)  # fmt: skip
@@ -140,7 +145,7 @@ def fig_lstm_cell():
     canvas.arrow(left + 129, r1, left + 143, r1)
     _op(canvas, left + 144, r1, 40, "FC", style.COMPUTE)
     canvas.box(left + 114, r1 + 15, 100, 30, "`%s`\n`%s`" % b["params"][2:], style.PARAM_FILL,
-               style.PARAM_EDGE, style.NOTE - 0.5, rx=3)  # fmt: skip
+               style.PARAM_EDGE, style.NOTE, rx=3)  # fmt: skip
     _pill(canvas, left + 234, r1, 72, "`%s`" % b["input_t"])
     canvas.arrow(left + 270, b1 + 50, left + 270, r1 - 12, style.LINK, 1.5, "4 3")
     canvas.text(left + 276, b1 + 79, "row t", style.NOTE, fill=style.LINK)
@@ -160,7 +165,7 @@ def fig_lstm_cell():
     _op(canvas, unit_x, r3, 100, "LSTMUnit", style.ACTIVATION)
     for k, line in enumerate(("+ `%s`" % b["hidden_t_prev"], "+ `%s`" % b["cell_t_prev"],
                               "+ `seq_lengths`, `timestep`")):  # fmt: skip
-        canvas.text(left + 12, r3 - 13 + k * 12.5, line, style.NOTE - 0.5, fill=style.MUTED)
+        canvas.text(left + 12, r3 - 13 + k * 12.5, line, style.NOTE, fill=style.MUTED)
     r4 = r3 + 40
     canvas.arrow(unit_x + 30, r3 + 12, left + 150, r4 - 11)
     canvas.arrow(unit_x + 70, r3 + 12, left + 262, r4 - 11)
@@ -187,7 +192,7 @@ def fig_lstm_cell():
     canvas.arrow(right + col / 2, gates_y + 27, right + col / 2, r3 - 13)
     canvas.box(right + col / 2 - 86, r3 - 12, 172, 24, "σ(i), σ(f), tanh(g), σ(o)",
                style.ACTIVATION, style.ACTIVATION, style.NOTE, True, "#FFFFFF", 3)  # fmt: skip
-    canvas.text(right + 10, r3, "+ c_{t−1}", style.NOTE - 0.5, fill=style.MUTED)
+    canvas.text(right + 10, r3, "+ c_{t−1}", style.NOTE, fill=style.MUTED)
     canvas.arrow(right + col / 2 - 20, r3 + 12, right + col / 2 - 50, r4 - 11)
     canvas.arrow(right + col / 2 + 20, r3 + 12, right + col / 2 + 50, r4 - 11)
     _pill(canvas, right + col / 2 - 100, r4, 84, "h_{t}")
@@ -213,16 +218,25 @@ def fig_lstm_cell():
         fill=style.MUTED,
     )
 
-    # -- the map ------------------------------------------------------------------------
-    y += 34
-    columns = (left, 236, 444)
-    for x, text in zip(columns, ("Caffe2 blob", "torch.nn.LSTM", "")):
-        canvas.text(x + 4, y, text, style.NOTE, bold=True)
-    canvas.line(left, y + 8, style.WIDTH - 10, y + 8, style.MUTED, 0.8)
+    # -- the map: a table read at the page's column width, its text at TABLE px ----------------
+    y += 36
+    heads = ("Caffe2 blob", "torch.nn.LSTM", "")
+    widths = [max(text_width(row[k], TABLE) for row in MAPPING + (heads,)) for k in range(2)]
+    columns = (left, left + widths[0] + 18, left + widths[0] + widths[1] + 36)
+    last_w = style.WIDTH - 10 - columns[2] - 4
+    for x, text in zip(columns, heads):
+        canvas.text(x + 4, y, text, TABLE, bold=True)
+    canvas.line(left, y + 9, style.WIDTH - 10, y + 9, style.MUTED, 0.8)
+    ry = y + 25
     with canvas.group("mapping"):
-        for i, row_texts in enumerate(MAPPING):
-            ry = y + 22 + i * 16
+        for row_texts in MAPPING:
+            height = TABLE * 1.6
             for x, text in zip(columns, row_texts):
-                fill = style.MUTED if x == columns[-1] else style.INK
-                canvas.text(x + 4, ry, text, style.NOTE, fill=fill)
+                if x == columns[-1]:
+                    taken = canvas.text_block(x + 4, ry, text, TABLE, width=last_w,
+                                              fill=style.MUTED, leading=1.25)  # fmt: skip
+                    height = max(height, taken + TABLE * 0.35)
+                else:
+                    canvas.text(x + 4, ry, text, TABLE)
+            ry += height
     return Figure("fig_lstm_cell", canvas.svg())
