@@ -58,7 +58,7 @@ def unknown_operator_error(op_type):
 def _runs_as_era(op_type, era):
     """Whether an op of ``op_type`` added in ``era`` marks its net with the era:
     the recurrent op, or any op with a variant of that era (its form changed)."""
-    return op_type == "RecurrentNetwork" or eras.get(era).name in _registry.variants(op_type)
+    return op_type == "RecurrentNetwork" or _registry.has_variant(op_type, era)
 
 
 def _is_known_operator(op_type):

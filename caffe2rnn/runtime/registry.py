@@ -255,6 +255,12 @@ def operator_class(op_type, era=None):
     return _VARIANTS.get((op_type, _eras.get(era).name), cls)
 
 
+def has_variant(op_type, era):
+    """Whether ``op_type`` has a class of its own registered for ``era`` (an
+    :class:`~caffe2rnn.eras.Era` or its name): its form changed after it."""
+    return (op_type, _eras.get(era).name) in _VARIANTS
+
+
 def schema(op_type):
     return _SCHEMAS.get(op_type)
 

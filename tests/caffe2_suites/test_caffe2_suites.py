@@ -7,7 +7,11 @@ a user would run it (docs/caffe2-tests.md)::
         --caffe2-era E5 SRC/caffe2/python/operator_test/rnn_cell_test.py
 
 with fixed seeds (``--caffe2-seed``, ``--hypothesis-seed``) so a run can be
-repeated. The per-test results are read from pytest's ``--junitxml`` report
+repeated. The files selected for a session run ``$CAFFE2RNN_SUITE_JOBS`` at a time
+(default: the machine's cores, at most 4), each in its own process and folder,
+started in the table's order; each test waits for its own file, so results,
+failures and recorded counts come in that order as if they ran one by one.
+The per-test results are read from pytest's ``--junitxml`` report
 and compared with the table: every test must pass, or skip itself for want
 of a GPU or MKL-DNN, unless the table says otherwise (a known failure, with
 its reason).
@@ -24,7 +28,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from caffe2_expectations import ERA_COMMITS, ERA_SOURCES, HARDWARE_SKIP_WORDS, SUITES
@@ -51,8 +57,8 @@ def checkout_for(suite):
     return source
 
 
-def run_suite(suite, source, report):
-    """Run one Caffe2 test file in a fresh process; write the JUnit XML ``report``."""
+def suite_command(suite, source, report):
+    """The command that runs one Caffe2 test file, writing the JUnit XML ``report``."""
     command = [
         sys.executable,
         "-m",
@@ -78,15 +84,87 @@ def run_suite(suite, source, report):
     ]
     if suite.select:
         command += ["-k", suite.select]
-    environment = dict(os.environ, PYTHONPATH=REPOSITORY)
-    return subprocess.run(
-        command,
-        cwd=report.parent,  # not the repository: Caffe2's tests write files where they run
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_SECONDS,
-    )
+    return command
+
+
+def suite_jobs():
+    """How many test files run at once: ``$CAFFE2RNN_SUITE_JOBS`` or the cores (<= 4)."""
+    value = os.environ.get("CAFFE2RNN_SUITE_JOBS", "")
+    if value:
+        return max(1, int(value))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(4, cores or 1))
+
+
+class SuiteRunner:
+    """Runs the session's selected test files ahead, ``jobs`` at a time.
+
+    The first test of a file starts every selected file whose checkout is
+    given, in order; each test then waits for its own. A session that ends
+    early (``-x``, Ctrl-C) kills the processes still running."""
+
+    def __init__(self):
+        self.pool = None
+        self.runs = {}
+        self.processes = set()
+        self.lock = threading.Lock()
+
+    def _run(self, suite, source, folder):
+        report = folder / "report.xml"
+        process = subprocess.Popen(
+            suite_command(suite, source, report),
+            cwd=folder,  # not the repository: Caffe2's tests write files where they run
+            env=dict(os.environ, PYTHONPATH=REPOSITORY),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        with self.lock:
+            self.processes.add(process)
+        try:
+            stdout, stderr = process.communicate(timeout=TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, stderr = process.communicate()
+            stderr += "\n(killed after %d s)" % TIMEOUT_SECONDS
+        finally:
+            with self.lock:
+                self.processes.discard(process)
+        return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), report
+
+    def _start(self, session, factory):
+        self.pool = ThreadPoolExecutor(max_workers=suite_jobs(), thread_name_prefix="caffe2-suite")
+        session.config.add_cleanup(self.stop)
+        for item in session.items:
+            callspec = getattr(item, "callspec", None)
+            suite = callspec.params.get("suite") if callspec else None
+            if getattr(item, "originalname", None) != "test_caffe2_test_file" or suite is None:
+                continue
+            source = os.environ.get(ERA_SOURCES[suite.era])
+            if source and os.path.isfile(os.path.join(source, "caffe2", "python", suite.path)):
+                folder = factory.mktemp(suite.id)
+                self.runs[suite.id] = self.pool.submit(self._run, suite, source, folder)
+
+    def result(self, suite, source, session, factory):
+        """``(CompletedProcess, report path)`` of ``suite``'s file."""
+        if self.pool is None:
+            self._start(session, factory)
+        if suite.id not in self.runs:  # not collected as a session item (a direct call)
+            self.runs[suite.id] = self.pool.submit(
+                self._run, suite, source, factory.mktemp(suite.id)
+            )
+        return self.runs[suite.id].result()
+
+    def stop(self):
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+        with self.lock:
+            for process in list(self.processes):
+                process.kill()
+        self.pool, self.runs = None, {}
+
+
+RUNNER = SuiteRunner()
 
 
 def read_outcomes(report):
@@ -136,10 +214,9 @@ def record_counts(suite, counts):
 
 
 @pytest.mark.parametrize("suite", SUITES, ids=[s.id for s in SUITES])
-def test_caffe2_test_file(suite, tmp_path):
+def test_caffe2_test_file(suite, request, tmp_path_factory):
     source = checkout_for(suite)
-    report = tmp_path / "report.xml"
-    run = run_suite(suite, source, report)
+    run, report = RUNNER.result(suite, source, request.session, tmp_path_factory)
     if not report.exists():
         pytest.fail(
             "caffe2/python/%s did not run (exit %d):\n%s"
