@@ -221,17 +221,41 @@ def backward(op, rankdir="TB", width=None):
             tensors[state + "_grad"] = state_node(canvas, state + "_grad", graph, True)
             if not canvas.page:
                 _same_tensor(canvas, nodes, state, tensors)
-    for state in rnn.states if canvas.page else ():  # outside the row's box
-        _same_tensor(canvas, nodes, state, tensors)
     drawn = set()
-    for link in rnn.backward_links:
-        if link.external not in tensors:
-            tensors[link.external] = io_node(
-                canvas, link.external, ["external_output", "gradient"], drawn
-            )
-    link_edges(canvas, nodes, rnn.backward_links, tensors, backward=True)
     forward_reads = [l for l in rnn.links if l.external in rnn.states]
-    link_edges(canvas, nodes, forward_reads, tensors)
+    if canvas.page:
+        # On a page every link runs down, as in viz.recurrent_page: the rows a
+        # step reads in the row above the net, the gradient tensors it writes
+        # drawn again under it (with the input gradients), so no link climbs
+        # back around the net (round 3 of the cold reads: "spaghetti").
+        written = {}
+        label = "the same gradient tensors: step t writes row t"
+        with tensor_row(canvas, "written", label, None) as graph:
+            for state in rnn.states:
+                written[state + "_grad"] = state_node(
+                    canvas, state + "_grad", graph, True, copy="written"
+                )
+        for state in rnn.states:
+            _same_tensor(canvas, nodes, state, written)
+        for link in rnn.backward_links:
+            if link.external not in written:
+                written[link.external] = io_node(
+                    canvas, link.external, ["external_output", "gradient"], drawn
+                )
+        link_edges(canvas, nodes, rnn.backward_links, tensors, backward=True,
+                   written_ids=written)  # fmt: skip
+        link_edges(canvas, nodes, forward_reads, tensors, written_ids={})
+        # the written tensors and the input gradients under the whole net
+        bottom = list(dict.fromkeys(nodes.last(b) for op in net.op[-PAGE_ROW:] for b in op.output))
+        canvas.below("written_gate", bottom, list(dict.fromkeys(written.values())))
+    else:
+        for link in rnn.backward_links:
+            if link.external not in tensors:
+                tensors[link.external] = io_node(
+                    canvas, link.external, ["external_output", "gradient"], drawn
+                )
+        link_edges(canvas, nodes, rnn.backward_links, tensors, backward=True)
+        link_edges(canvas, nodes, forward_reads, tensors)
     if canvas.page:  # the row of tensors above the blobs the net reads first
         for state in rnn.states:
             canvas.invisible(tensors[state], "tensors")
