@@ -482,6 +482,23 @@ def test_name_prefixes_follows_other_builds_and_refuses_a_wrong_rule():
         name_prefixes.split("lstm/hidden_t_prev", ("op", "ns", "cell"), "decoder", "lstm")
 
 
+def test_figures_that_build_a_model_draw_a_fresh_processs_names_and_leave_no_trace():
+    """Caffe2 never reuses a net name in a process: drawn after other nets of the same
+    name, the figures still show the names a fresh notebook prints (mlp, mlp_init), and
+    the reader's next ModelHelper("mlp") is still named mlp."""
+    from caffe2rnn import brew, core, model_helper
+
+    earlier = model_helper.ModelHelper(name="mlp")
+    brew.fc(earlier, "x", "y", dim_in=3, dim_out=2)
+    used = set(core.Net._net_names_used)
+    for name in ("fig_models", "fig_recurrent_net_stages", "fig_name_prefixes"):
+        svg = figures.FIGURES[name]().svg
+        assert "mlp_1" not in svg and "lstm_1" not in svg, name
+        assert core.Net._net_names_used == used, name
+    assert '"mlp_init"' in " | ".join(_texts(figures.fig_models()))
+    assert model_helper.ModelHelper(name="mlp").net.Name() == "mlp_1"  # as in Caffe2
+
+
 def test_step_net_idea_labels_and_the_cell_it_draws(drawn):
     texts = " | ".join(_texts(drawn["fig_step_net_idea"]))
     for label in [

@@ -35,11 +35,12 @@ def build(name="mlp", blob_in="x", blob_out="y", dim_in=3, dim_out=2):
     ``(type, inputs, outputs)`` and ``shapes`` the shape of every blob
     ``param_init_net`` writes, from running it in a workspace of its own.
     """
-    from ... import brew, model_helper
+    from ... import brew, eras, model_helper
     from ...runtime import Workspace
 
-    model = model_helper.ModelHelper(name=name)
-    brew.fc(model, blob_in, blob_out, dim_in=dim_in, dim_out=dim_out)
+    with eras.use("E5"), parts.fresh_net_names():  # Caffe2 0cdd09da6, a fresh process
+        model = model_helper.ModelHelper(name=name)
+        brew.fc(model, blob_in, blob_out, dim_in=dim_in, dim_out=dim_out)
     init_ops, net_ops = (
         [(op.type, list(op.input), list(op.output)) for op in net.Proto().op]
         for net in (model.param_init_net, model.net)

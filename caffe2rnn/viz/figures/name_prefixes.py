@@ -54,11 +54,11 @@ def build_names(name_scope, scope):
     """The five names :data:`KINDS` lists, read from the op of
     ``rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"), dim_in=3, dim_out=4,
     scope=scope)`` built inside ``NameScope(name_scope)`` (or none)."""
-    from ... import core, model_helper, rnn_cell
+    from ... import core, eras, model_helper, rnn_cell
     from ..rnn_op import RecurrentOp
 
-    model = model_helper.ModelHelper(name="names")
-    with core.NameScope(name_scope or ""):
+    with eras.use("E5"), parts.fresh_net_names(), core.NameScope(name_scope or ""):
+        model = model_helper.ModelHelper(name="names")
         rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"), dim_in=3, dim_out=4, scope=scope)
     (op,) = [op for op in model.net.Proto().op if op.type == "RecurrentNetwork"]
     rnn = RecurrentOp(op)

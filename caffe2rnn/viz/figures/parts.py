@@ -1,5 +1,6 @@
 """Pieces several figures draw: a heading, a tensor as a stack of rows, a one-line key."""
 
+import contextlib
 import numbers
 
 from ...errors import DrawingError
@@ -92,3 +93,24 @@ def key(canvas, y, items, x=10, size=style.NOTE):
             canvas.text(cursor + 28, line, text, size)
             cursor += need
     return line + size
+
+
+@contextlib.contextmanager
+def fresh_net_names():
+    """``with fresh_net_names():`` a figure builds its model as in a fresh process, and
+    leaves no trace.
+
+    Caffe2 never reuses a net name in a process (a second ``ModelHelper("mlp")``
+    gets the net ``mlp_1``). A figure that builds a model to read its names
+    draws the names a reader's fresh notebook prints, and the nets it built do
+    not rename the reader's own later ones.
+    """
+    from ...core import Net
+
+    used = set(Net._net_names_used)
+    Net._net_names_used.clear()
+    try:
+        yield
+    finally:
+        Net._net_names_used.clear()
+        Net._net_names_used.update(used)

@@ -28,6 +28,8 @@ _MONO = style.NOTE - 0.5  # the size of a blob name
 _LEFT_W = 176  # px of a stage's box on the left
 _RIGHT_X = _LEFT_W + 26  # where what it made starts
 SCRATCH_FILL, SCRATCH_EDGE = "#FCE8E6", "#C5221F"
+#: The era whose recurrent_net the figure runs (Caffe2 0cdd09da6, the path's default).
+ERA = "E5"
 
 
 @dataclass
@@ -55,13 +57,14 @@ class Stages:
 def build_op(scope="lstm", dim_out=4):
     """The ``RecurrentNetwork`` op of ``rnn_cell.LSTM(model, "x", "seq_lengths",
     initial states, dim_in=3, dim_out=dim_out, scope=scope)`` on a ``ModelHelper``."""
-    from ... import model_helper, rnn_cell
+    from ... import eras, model_helper, rnn_cell
 
     layers = dim_out if isinstance(dim_out, (list, tuple)) else [dim_out]
     states = ("h0", "c0") if len(layers) == 1 else tuple(
         "%s%d" % (s, k) for k in range(len(layers)) for s in ("h", "c"))  # fmt: skip
-    model = model_helper.ModelHelper(name="stages")
-    rnn_cell.LSTM(model, "x", "seq_lengths", states, dim_in=3, dim_out=dim_out, scope=scope)
+    with eras.use(ERA), parts.fresh_net_names():  # the era the figure names
+        model = model_helper.ModelHelper(name="stages")
+        rnn_cell.LSTM(model, "x", "seq_lengths", states, dim_in=3, dim_out=dim_out, scope=scope)
     (op,) = [op for op in model.net.Proto().op if op.type == "RecurrentNetwork"]
     return op
 
@@ -78,6 +81,11 @@ def run_stages(op):
     from its last output (``<scope>/step_workspaces``). Returns
     :class:`Stages`, after checking that the stages give back the op.
     """
+    with parts.fresh_net_names():  # the nets made here rename none of the reader's
+        return _run_stages(op)
+
+
+def _run_stages(op):
     from ... import core
     from ... import recurrent_stages as st
     from ..rnn_op import RecurrentOp
