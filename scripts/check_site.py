@@ -69,7 +69,8 @@ OUTPUT_INSET_PX = 16
 PAGES = [
     ("index.html", 0, 1800),
     ("start-here.html", 2, 4200),
-    ("concepts/models.html", 0, 2400),
+    ("concepts/models.html", 1, 2400),
+    ("concepts/recurrent-net.html", 2, 4200),
     ("concepts/recurrent-op.html", 1, 3400),
     ("concepts/recurrent-gradient.html", 1, 3000),
     ("concepts/links-and-aliases.html", 1, 3600),
