@@ -565,3 +565,23 @@ def test_check_backward_says_right_or_what_is_wrong(mistake, capsys):
     assert said in out.replace("\n", " "), out
     if mistake not in ("the stub", "the solution"):
         assert out.startswith("Not quite") and "Why: " in out, out
+
+
+def test_notebook_01_says_how_to_run_the_notebooks_and_the_others_link_there():
+    """REVIEW_ROUND3 theme 7: how to run a notebook, on the notebook pages themselves."""
+    first = read(NOTEBOOKS[0])
+    runs = [c.source for c in first.cells if c.source.startswith("## Run this notebook")]
+    assert (
+        len(runs) == 1
+        and first.cells.index(
+            next(c for c in first.cells if c.source.startswith("## Run this notebook"))
+        )
+        == 1
+    )
+    with open(os.path.join(ROOT, "Makefile")) as makefile:
+        kernel = re.search(r'--display-name "([^"]+)"', makefile.read()).group(1)
+    for words in ("git clone", "make setup", "make lab", kernel, "No prediction yet"):
+        assert words in runs[0], words
+    for path in NOTEBOOKS[1:]:
+        top = read(path).cells[0].source.split("\n\n")[1]
+        assert "(01_netdef_and_workspace.ipynb#run-this-notebook)" in top, path
