@@ -585,3 +585,38 @@ def test_notebook_01_says_how_to_run_the_notebooks_and_the_others_link_there():
     for path in NOTEBOOKS[1:]:
         top = read(path).cells[0].source.split("\n\n")[1]
         assert "(01_netdef_and_workspace.ipynb#run-this-notebook)" in top, path
+
+
+@pytest.mark.parametrize("forward_only, kept", [(False, 5), (True, 2)])
+def test_nb11_why_its_inference_model_is_not_forward_only(forward_only, kept):
+    """Notebook 11 builds its inference model without forward_only=True because it reads every
+    decoder step's blobs with retrieve_step_blobs: a forward-only op keeps two step
+    workspaces (the default executor setting) and so the blobs of two steps only."""
+    import numpy as np
+
+    from caffe2rnn import rnn_cell, workspace
+    from caffe2rnn.model_helper import ModelHelper
+    from caffe2rnn.recurrent import retrieve_step_blobs
+
+    T, N, D, H = 5, 1, 2, 3
+    workspace.ResetWorkspace()
+    model = ModelHelper(name="inference")
+    rnn_cell.LSTM(
+        model, "x", "lengths", ("h0", "c0"), D, H, scope="lstm", forward_only=forward_only
+    )
+    for name, value in [
+        ("x", np.ones((T, N, D), np.float32)),
+        ("lengths", np.full(N, T, np.int32)),
+        ("h0", np.zeros((1, N, H), np.float32)),
+        ("c0", np.zeros((1, N, H), np.float32)),
+    ]:
+        workspace.FeedBlob(name, value)
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.RunNetOnce(model.net)
+    steps = workspace.C_Workspace().blob("lstm/step_workspaces").value.step_workspaces
+    names = [str(n) for n in retrieve_step_blobs(model.net, "rnn")]
+    assert len(steps) == kept
+    assert sorted(n for n in names if n.startswith("rnn_lstm/gates_t")) == [
+        "rnn_lstm/gates_t%d" % t for t in range(kept)
+    ]
+    workspace.ResetWorkspace()
