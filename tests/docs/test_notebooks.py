@@ -620,3 +620,27 @@ def test_nb11_why_its_inference_model_is_not_forward_only(forward_only, kept):
         "rnn_lstm/gates_t%d" % t for t in range(kept)
     ]
     workspace.ResetWorkspace()
+
+
+def test_an_op_made_by_a_helper_is_reported_innermost_first(tmp_path, capsys):
+    """Notebook 01 says to read a 'created at' report from the bottom: for an op that brew.fc
+    made, the library's lines come first and the caller's line last."""
+    import numpy as np
+
+    from caffe2rnn import brew, workspace
+    from caffe2rnn.model_helper import ModelHelper
+
+    workspace.ResetWorkspace()
+    model = ModelHelper(name="report")
+    brew.fc(model, "x", "y", dim_in=3, dim_out=2)  # the caller's line
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.FeedBlob("x", np.ones((2, 4), np.float32))
+    with pytest.raises(ValueError):
+        workspace.RunNetOnce(model.net)
+    report = capsys.readouterr().err.splitlines()
+    lines = report[report.index("Operator 0 of network report was created at:") + 1 :]
+    ours = [i for i, line in enumerate(lines) if line.startswith(__file__ + ":")]
+    package = os.path.dirname(brew.__file__) + os.sep
+    library = [i for i, line in enumerate(lines) if line.startswith(package)]
+    assert ours and library and max(library) < min(ours), lines
+    workspace.ResetWorkspace()
