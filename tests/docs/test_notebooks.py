@@ -644,3 +644,44 @@ def test_an_op_made_by_a_helper_is_reported_innermost_first(tmp_path, capsys):
     library = [i for i, line in enumerate(lines) if line.startswith(package)]
     assert ours and library and max(library) < min(ours), lines
     workspace.ResetWorkspace()
+
+
+@pytest.mark.parametrize(
+    "era, executor, kept",
+    [("E6", None, 2), ("E6", 0, 2), ("E6", 1, 4), ("E5", None, 2), ("E5", 1, 2)],
+)
+def test_nb05_step_workspaces_of_a_forward_only_op(era, executor, kept):
+    """Notebook 05's answer: forward-only, two step workspaces with enable_rnn_executor absent
+    or 0; four with an explicit 1, from era E6 on (REVIEW_ROUND3 theme 2)."""
+    import numpy as np
+
+    from caffe2rnn import core, eras, workspace
+
+    step = core.Net("mul_step")
+    step.Mul(["input_t", "hidden_t_prev"], "hidden_t")
+    extra = {} if executor is None else {"enable_rnn_executor": executor}
+    states = "hidden_t_prev_states"
+    with eras.use(era):
+        workspace.ResetWorkspace()
+        net = core.Net("mul_rnn")
+        net.RecurrentNetwork(
+            ["x", "h0"],
+            ["hidden_t_all", "hidden_t_last", "step_workspaces"],
+            step_net=str(step.Proto()),
+            recurrent_states=[states],
+            initial_recurrent_state_ids=[1],
+            link_internal=["hidden_t_prev", "hidden_t", "input_t"],
+            link_external=[states, states, "x"],
+            link_offset=[0, 1, 0],
+            alias_src=[states, states],
+            alias_dst=["hidden_t_all", "hidden_t_last"],
+            alias_offset=[1, -1],
+            timestep="timestep",
+            **extra,
+        )
+        workspace.FeedBlob("x", np.full((6, 1, 1), 2, np.float32))
+        workspace.FeedBlob("h0", np.ones((1, 1, 1), np.float32))
+        workspace.RunNetOnce(net)
+        scratch = workspace.C_Workspace().blob("step_workspaces").value
+        assert len(scratch.step_workspaces) == kept
+        workspace.ResetWorkspace()
