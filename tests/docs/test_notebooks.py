@@ -414,3 +414,274 @@ def test_site_check_knows_a_full_size_drawing_after_collapsed_cells():
     assert check_site._inside(page, full, r'<details class="c2r-full"', r"</details>")
     shown = page.index("page.svg")
     assert not check_site._inside(page, shown, r'<details class="c2r-full"', r"</details>")
+
+
+# --- the write-the-loop exercises of notebooks 04 and 06 (caffe2rnn.exercises) ------------
+#
+# Each check runs here on the notebook's own cells: the learner's stub, the collapsed solution,
+# and the solution with one mistake a learner makes. The check must say "No answer yet" to the
+# stub, "Right" to the solution, and "Not quite" with the reason to each mistake.
+
+
+def _code(nb, marker, hidden=None):
+    cells = [
+        c.source
+        for c in nb.cells
+        if c.cell_type == "code"
+        and marker in c.source
+        and (hidden is None or ("hide-cell" in tags(c)) == hidden)
+    ]
+    assert len(cells) == 1, (marker, len(cells))
+    return cells[0]
+
+
+def _loop_cells(name, function):
+    """(setup code, the learner's stub, the solution) of notebook `name`'s exercise on
+    `function`, each without its last line (the call of the check)."""
+    nb = read(os.path.join(NOTEBOOK_DIR, name + ".ipynb"))
+    stub = _code(nb, "def %s(" % function, hidden=False)
+    solution = _code(nb, "def %s(" % function, hidden=True)
+    assert "raise NotImplementedError" in stub and "raise" not in solution
+    call = stub.rstrip().splitlines()[-1]
+    assert call.startswith("check_") and solution.rstrip().endswith(call)
+    setup = ["from collections import ChainMap", "import numpy as np"]
+    if function == "forward":
+        setup.append(_code(nb, "def step(ws):"))
+        setup.append(_code(nb, "STATES = "))
+    else:  # notebook 06's first cell: notebook 04's step, lists and forward, then its data
+        setup.append(_code(nb, "def forward(").split("\n\nT, N, D")[0])
+        setup.append(_code(nb, "def backward_step(ws):"))
+        setup.append(_code(nb, "GRADIENT_LINKS = "))
+    strip = "\n".join
+    return (
+        strip(setup),
+        strip(stub.rstrip().splitlines()[:-1]),
+        strip(solution.rstrip().splitlines()[:-1]),
+    )
+
+
+def _run_check(setup, attempt, capsys, function):
+    from caffe2rnn import exercises
+
+    namespace = {}
+    exec(compile(setup + "\n" + attempt, "<attempt>", "exec"), namespace)
+    if function == "forward":
+        right = exercises.check_forward(namespace["forward"])
+    else:
+        right = exercises.check_backward(namespace["backward"], namespace["forward"])
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= OUTPUT_WIDTH
+    return right, out
+
+
+FORWARD_MISTAKES = {
+    "the stub": (None, "No answer yet"),
+    "the solution": (None, "Right"),
+    "links that copy": (
+        ("t + offset + 1]", "t + offset + 1].copy()"),
+        "hidden_t_prev shares no memory with hidden_t_prev_states",
+    ),
+    "links one row late": (
+        ("[t + offset : t + offset + 1]", "[t + offset + 1 : t + offset + 2]"),
+        "views row 1 of hidden_t_prev_states; its link says row t + offset = 0",
+    ),
+    "rows written as t and t + 1": (
+        ("[t + offset : t + offset + 1]", "[t + (offset > 0) : t + (offset > 0) + 1]"),
+        "right for the notebook's lists, but not for other offsets",
+    ),
+    "no step run": (("        step(ws)\n", ""), "still hold NaN: no step wrote them"),
+}
+
+
+@pytest.mark.parametrize("mistake", FORWARD_MISTAKES)
+def test_check_forward_says_right_or_what_is_wrong(mistake, capsys):
+    setup, stub, solution = _loop_cells("04_recurrent_network_in_numpy", "forward")
+    change, said = FORWARD_MISTAKES[mistake]
+    attempt = stub if mistake == "the stub" else solution
+    if change:
+        assert change[0] in attempt
+        attempt = attempt.replace(*change)
+    right, out = _run_check(setup, attempt, capsys, "forward")
+    assert right is (mistake == "the solution"), out
+    assert said in out.replace("\n", " "), out
+    if mistake not in ("the stub", "the solution"):
+        assert out.startswith("Not quite") and "Why: " in out, out
+
+
+def test_nb04_fills_the_state_tensor_with_nan_so_a_copying_link_always_shows(capsys):
+    """Exercise 1 of notebook 04 (links that copy) run twice in one process: NaN both times,
+    never the right numbers a reused np.empty buffer can hold (REVIEW_ROUND3 theme 10)."""
+    setup, _, solution = _loop_cells("04_recurrent_network_in_numpy", "forward")
+    assert "np.full(" in solution and "np.nan" in solution
+    namespace = {}
+    exec(setup + "\n" + solution.replace("t + offset + 1]", "t + offset + 1].copy()"), namespace)
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    values = {
+        "x": rng.standard_normal((5, 2, 3)).astype(np.float32),
+        "h0": rng.standard_normal((1, 2, 3)).astype(np.float32),
+        "W": rng.standard_normal((3, 3)).astype(np.float32),
+        "b": rng.standard_normal(3).astype(np.float32),
+    }
+    for _ in range(2):
+        outer = dict(values)
+        namespace["forward"](outer)
+        assert np.isnan(outer["hidden_t_all"]).all()
+
+
+BACKWARD_MISTAKES = {
+    "the stub": (None, "No answer yet"),
+    "the solution": (None, "Right"),
+    "no accumulation": (
+        ('        ws["hidden_t_grad"] += outer["hidden_t_all_grad"][t]  # row t + 1\n', ""),
+        "those of a loss on hidden_t_last alone",
+    ),
+    "the shares assigned, not added": (
+        ('outer[p + "_grad"] += ws', 'outer[p + "_grad"][...] = ws'),
+        "W_grad is step 0's share alone",
+    ),
+    "links that copy": (
+        ("t + offset + 1]", "t + offset + 1].copy()"),
+        "shares no memory with hidden_t_prev_states_grad",
+    ),
+    "the steps in forward order": (
+        ("for t in reversed(range(T)):", "for t in range(T):"),
+        "hold NaN",
+    ),
+}
+
+
+@pytest.mark.parametrize("mistake", BACKWARD_MISTAKES)
+def test_check_backward_says_right_or_what_is_wrong(mistake, capsys):
+    setup, stub, solution = _loop_cells("06_backward_by_hand", "backward")
+    change, said = BACKWARD_MISTAKES[mistake]
+    attempt = stub if mistake == "the stub" else solution
+    if change:
+        assert change[0] in attempt
+        attempt = attempt.replace(*change)
+    right, out = _run_check(setup, attempt, capsys, "backward")
+    assert right is (mistake == "the solution"), out
+    assert said in out.replace("\n", " "), out
+    if mistake not in ("the stub", "the solution"):
+        assert out.startswith("Not quite") and "Why: " in out, out
+
+
+def test_notebook_01_says_how_to_run_the_notebooks_and_the_others_link_there():
+    """REVIEW_ROUND3 theme 7: how to run a notebook, on the notebook pages themselves."""
+    first = read(NOTEBOOKS[0])
+    runs = [c.source for c in first.cells if c.source.startswith("## Run this notebook")]
+    assert (
+        len(runs) == 1
+        and first.cells.index(
+            next(c for c in first.cells if c.source.startswith("## Run this notebook"))
+        )
+        == 1
+    )
+    with open(os.path.join(ROOT, "Makefile")) as makefile:
+        kernel = re.search(r'--display-name "([^"]+)"', makefile.read()).group(1)
+    for words in ("git clone", "make setup", "make lab", kernel, "No prediction yet"):
+        assert words in runs[0], words
+    for path in NOTEBOOKS[1:]:
+        top = read(path).cells[0].source.split("\n\n")[1]
+        assert "(01_netdef_and_workspace.ipynb#run-this-notebook)" in top, path
+
+
+@pytest.mark.parametrize("forward_only, kept", [(False, 5), (True, 2)])
+def test_nb11_why_its_inference_model_is_not_forward_only(forward_only, kept):
+    """Notebook 11 builds its inference model without forward_only=True because it reads every
+    decoder step's blobs with retrieve_step_blobs: a forward-only op keeps two step
+    workspaces (the default executor setting) and so the blobs of two steps only."""
+    import numpy as np
+
+    from caffe2rnn import rnn_cell, workspace
+    from caffe2rnn.model_helper import ModelHelper
+    from caffe2rnn.recurrent import retrieve_step_blobs
+
+    T, N, D, H = 5, 1, 2, 3
+    workspace.ResetWorkspace()
+    model = ModelHelper(name="inference")
+    rnn_cell.LSTM(
+        model, "x", "lengths", ("h0", "c0"), D, H, scope="lstm", forward_only=forward_only
+    )
+    for name, value in [
+        ("x", np.ones((T, N, D), np.float32)),
+        ("lengths", np.full(N, T, np.int32)),
+        ("h0", np.zeros((1, N, H), np.float32)),
+        ("c0", np.zeros((1, N, H), np.float32)),
+    ]:
+        workspace.FeedBlob(name, value)
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.RunNetOnce(model.net)
+    steps = workspace.C_Workspace().blob("lstm/step_workspaces").value.step_workspaces
+    names = [str(n) for n in retrieve_step_blobs(model.net, "rnn")]
+    assert len(steps) == kept
+    assert sorted(n for n in names if n.startswith("rnn_lstm/gates_t")) == [
+        "rnn_lstm/gates_t%d" % t for t in range(kept)
+    ]
+    workspace.ResetWorkspace()
+
+
+def test_an_op_made_by_a_helper_is_reported_innermost_first(tmp_path, capsys):
+    """Notebook 01 says to read a 'created at' report from the bottom: for an op that brew.fc
+    made, the library's lines come first and the caller's line last."""
+    import numpy as np
+
+    from caffe2rnn import brew, workspace
+    from caffe2rnn.model_helper import ModelHelper
+
+    workspace.ResetWorkspace()
+    model = ModelHelper(name="report")
+    brew.fc(model, "x", "y", dim_in=3, dim_out=2)  # the caller's line
+    workspace.RunNetOnce(model.param_init_net)
+    workspace.FeedBlob("x", np.ones((2, 4), np.float32))
+    with pytest.raises(ValueError):
+        workspace.RunNetOnce(model.net)
+    report = capsys.readouterr().err.splitlines()
+    lines = report[report.index("Operator 0 of network report was created at:") + 1 :]
+    ours = [i for i, line in enumerate(lines) if line.startswith(__file__ + ":")]
+    package = os.path.dirname(brew.__file__) + os.sep
+    library = [i for i, line in enumerate(lines) if line.startswith(package)]
+    assert ours and library and max(library) < min(ours), lines
+    workspace.ResetWorkspace()
+
+
+@pytest.mark.parametrize(
+    "era, executor, kept",
+    [("E6", None, 2), ("E6", 0, 2), ("E6", 1, 4), ("E5", None, 2), ("E5", 1, 2)],
+)
+def test_nb05_step_workspaces_of_a_forward_only_op(era, executor, kept):
+    """Notebook 05's answer: forward-only, two step workspaces with enable_rnn_executor absent
+    or 0; four with an explicit 1, from era E6 on (REVIEW_ROUND3 theme 2)."""
+    import numpy as np
+
+    from caffe2rnn import core, eras, workspace
+
+    step = core.Net("mul_step")
+    step.Mul(["input_t", "hidden_t_prev"], "hidden_t")
+    extra = {} if executor is None else {"enable_rnn_executor": executor}
+    states = "hidden_t_prev_states"
+    with eras.use(era):
+        workspace.ResetWorkspace()
+        net = core.Net("mul_rnn")
+        net.RecurrentNetwork(
+            ["x", "h0"],
+            ["hidden_t_all", "hidden_t_last", "step_workspaces"],
+            step_net=str(step.Proto()),
+            recurrent_states=[states],
+            initial_recurrent_state_ids=[1],
+            link_internal=["hidden_t_prev", "hidden_t", "input_t"],
+            link_external=[states, states, "x"],
+            link_offset=[0, 1, 0],
+            alias_src=[states, states],
+            alias_dst=["hidden_t_all", "hidden_t_last"],
+            alias_offset=[1, -1],
+            timestep="timestep",
+            **extra,
+        )
+        workspace.FeedBlob("x", np.full((6, 1, 1), 2, np.float32))
+        workspace.FeedBlob("h0", np.ones((1, 1, 1), np.float32))
+        workspace.RunNetOnce(net)
+        scratch = workspace.C_Workspace().blob("step_workspaces").value
+        assert len(scratch.step_workspaces) == kept
+        workspace.ResetWorkspace()
