@@ -8,6 +8,9 @@
 * **Code fits the column**: every line of a code block or code cell is at most
   76 characters (the article column of the site at 1280 px holds about 78 of
   its monospace characters; a longer line is cut behind a scroll bar).
+* **Asides are folded on the core path** (steps 1-21): every "caffe2rnn differs"
+  box sits in a ``<details class="c2r-fold ...">`` whose one-line summary is all a
+  reader sees until they open it.
 * **The title a reader sees is one title**: the sidebar takes each page's own
   H1 (the path's toctree gives no titles of its own), so "Next" / "Previous"
   and the sidebar cannot disagree.
@@ -145,6 +148,46 @@ def test_code_fits_the_column_off_the_path_too(page):
     assert not long, "%s: code wider than %d characters:\n%s" % (page, CODE_COLUMN, "\n".join(long))
 
 
+#: The last step of the core path; the history steps after it may show their asides open.
+CORE_PATH_LAST_STEP = 21
+#: A fold's summary fits one line of the article column at 1280 px (seen in Chromium).
+FOLD_SUMMARY_CHARS = 80
+FOLD_OPEN = re.compile(r'^<details class="c2r-fold[^"]*"><summary>(.*?)</summary>$', re.M)
+
+
+def folded_differs_boxes(text):
+    """(line, folded?) for every c2r-differs admonition of a page's Markdown."""
+    found, depth = [], 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if FOLD_OPEN.match(line):
+            depth += 1
+        elif line.strip() == "</details>" and depth:
+            depth -= 1
+        elif line.strip() == ":class: c2r-differs":
+            found.append((number, depth > 0))
+    return found
+
+
+@pytest.mark.parametrize(
+    "doc", [s.doc for s in markdown_steps() if s.number <= CORE_PATH_LAST_STEP]
+)
+def test_asides_on_the_core_path_are_folded(doc):
+    step = next(s for s in markdown_steps() if s.doc == doc)
+    text = read(step)
+    open_boxes = [n for n, folded in folded_differs_boxes(text) if not folded]
+    assert not open_boxes, (
+        '%s: "caffe2rnn differs" boxes not folded (wrap them in <details class="c2r-fold '
+        'c2r-fold-differs"><summary>one line</summary> ... </details>) at lines %s'
+        % (doc, open_boxes)
+    )
+    for summary in FOLD_OPEN.findall(text):
+        shown = re.sub(r"<[^>]+>", "", summary)
+        assert len(shown) <= FOLD_SUMMARY_CHARS, "%s: fold summary longer than one line: %s" % (
+            doc,
+            shown,
+        )
+
+
 def test_the_sidebar_shows_each_page_s_own_title():
     """The path's toctree names documents only: Sphinx then shows each page's H1
     in the sidebar, in "Next"/"Previous" and in the browser tab alike."""
@@ -169,3 +212,9 @@ def test_the_helpers_find_what_they_should():
     prose = running_text(text)
     assert HASH.findall(prose) == ["abcdef123"]
     assert [len(line) for _, line in code_lines(text)] == [80]
+    boxes = (
+        '<details class="c2r-fold c2r-fold-differs"><summary>one</summary>\n\n'
+        "```{admonition} x\n:class: c2r-differs\ny\n```\n\n</details>\n\n"
+        "```{admonition} z\n:class: c2r-differs\nw\n```\n"
+    )
+    assert folded_differs_boxes(boxes) == [(4, True), (11, False)]
