@@ -285,9 +285,10 @@ def fig_recurrent_op():
     canvas.text_block(
         left,
         y + 12,
-        "The other arguments (`backward_step_net`, `backward_link_*`, `param`, "
-        "`outputs_with_grads`) are for the gradient op, step 12. `viz.recurrent` draws "
-        "this op in full detail (every op and blob).",
+        "Not drawn: `param` and `outputs_with_grads`, which the forward op carries and "
+        "only the gradient op reads (step 10's table), and the backward arguments "
+        "(`backward_step_net`, `backward_link_*`, step 12). `viz.recurrent` draws this op "
+        "in full detail (every op and blob).",
         style.NOTE,
         width=right - left,
         fill=style.MUTED,
