@@ -774,3 +774,23 @@ def test_nb10_context_shape_is_measured_in_a_step_workspace(capsys):
     assert "(1, 32, 16)" in right
     assert wrong.startswith("Not quite")
     workspace.ResetWorkspace()
+
+
+def test_nb01_grandchild_writes_are_measured(capsys):
+    """Step 3's predict (not step 2's two-children case, REVIEW_ROUND4 item 4): a net run in
+    a grandchild writes the h of its parent and the y of its grandparent, and creates
+    nothing."""
+    from caffe2rnn import workspace
+
+    namespace, answer = _exercise(
+        "01_netdef_and_workspace",
+        ["import contextlib", 'net = core.Net("tiny_mlp")', "X = rng.standard_normal"],
+        "check_writers",
+    )
+    exec("from caffe2rnn.runtime import Workspace", namespace)
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, ("G", "G"), capsys)
+    assert answer == 'check_writers(("C", "P"))'
+    assert right.startswith("Right: the net wrote C's h and P's y; G holds []")
+    assert wrong.startswith("Not quite")
+    workspace.ResetWorkspace()
