@@ -685,3 +685,112 @@ def test_nb05_step_workspaces_of_a_forward_only_op(era, executor, kept):
         scratch = workspace.C_Workspace().blob("step_workspaces").value
         assert len(scratch.step_workspaces) == kept
         workspace.ResetWorkspace()
+
+
+# --- Predict-then-check exercises on cases the pages do not work (REVIEW_ROUND4 item 3) ------
+#
+# Each check is run on the notebook's own cells, as the learner runs it: the setup cells it
+# needs, then the check cell without its last line (the call with the learner's `None`); then
+# the check is called with the notebook's answer, which must be "Right", and with the answer a
+# learner who only read the pages would give, which must be "Not quite".
+
+
+def _exercise(name, markers, check):
+    """A namespace where notebook `name`'s cells holding `markers` ran, in order, and
+    then the check cell defining `check` (its last line, the call, left out)."""
+    nb = read(os.path.join(NOTEBOOK_DIR, name + ".ipynb"))
+    namespace = {}
+    for marker in markers:
+        exec(compile(_code(nb, marker), name, "exec"), namespace)
+    cell = _code(nb, "def %s(" % check).rstrip().splitlines()
+    assert cell[-1].startswith(check + "(predicted_")
+    exec(compile("\n".join(cell[:-1]), name, "exec"), namespace)
+    answer = _code(nb, "%s(" % check, hidden=True).strip()
+    assert answer.endswith("# the answer")
+    return namespace, answer.split("  # the answer")[0]
+
+
+def _verdicts(namespace, answer, wrong, capsys):
+    exec(answer, namespace)
+    right_out = capsys.readouterr().out
+    namespace[answer.split("(")[0]](wrong)
+    wrong_out = capsys.readouterr().out
+    return right_out, wrong_out
+
+
+def test_nb07_scratches_of_the_gated_cell_are_measured(capsys):
+    """Step 16's predict: the gated Elman cell keeps its candidate and its gate (Mul's
+    gradient reads both inputs); the LSTM's answer of step 15, or the pre-activations,
+    are wrong."""
+    namespace, answer = _exercise(
+        "07_recurrent_net",
+        ["from caffe2rnn import brew", "D = 3", "gated = ModelHelper"],
+        "check_scratches",
+    )
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, ["gated/pre_t", "gated/gate_pre_t"], capsys)
+    assert answer == 'check_scratches(["gated/cand_t", "gated/gate_t"])'
+    assert right.startswith("Right: the scratches are ['gated/cand_t', 'gated/gate_t']")
+    assert wrong.startswith("Not quite")
+    namespace["check_scratches"](["lstm/gates_t"])
+    assert capsys.readouterr().out.startswith("Not quite")
+
+
+def test_nb08_accum_in_three_layers_is_measured(capsys):
+    """Step 18's predict: with three stacked layers, every layer's hidden_t but the top
+    one's gets the _accum rewrite; step 15's two-layer answer alone is wrong."""
+    namespace, answer = _exercise("08_rnn_cell", ["T, N, D, H = "], "check_accum")
+    right, wrong = _verdicts(namespace, answer, ["layer_0/hidden_t"], capsys)
+    assert answer == 'check_accum(["layer_0/hidden_t", "layer_1/hidden_t"])'
+    assert right.startswith("Right: layer_0/hidden_t and layer_1/hidden_t:")
+    assert wrong.startswith("Not quite")
+
+
+def test_nb10_context_shape_is_measured_in_a_step_workspace(capsys):
+    """Step 20's predict: the context in one step workspace is 1 x N x E after the
+    Reshape; BatchMatMul's own N x E x 1 is wrong."""
+    import numpy as np
+
+    from caffe2rnn import workspace
+    from caffe2rnn.demo import datasets
+
+    namespace, answer = _exercise(
+        "10_attention", ["op_rng.seed(0)", "def build("], "check_context_shape"
+    )
+    S, N, V, H = (namespace[k] for k in "SNVH")
+    model = namespace["regular"]
+    workspace.ResetWorkspace()
+    workspace.RunNetOnce(model.param_init_net)
+    batch = datasets.reverse(np.random.default_rng(0), S, N, V)
+    zeros = np.zeros((1, N, H), np.float32)
+    batch.update(enc_h0=zeros, enc_c0=zeros, dec_h0=zeros, dec_c0=zeros, ctx0=zeros)
+    for name, value in batch.items():
+        workspace.FeedBlob(name, value)
+    workspace.RunNetOnce(model.net)
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, (N, H, 1), capsys)
+    assert answer == "check_context_shape((1, N, H))"
+    assert right.startswith("Right: in step workspace 0,")
+    assert "(1, 32, 16)" in right
+    assert wrong.startswith("Not quite")
+    workspace.ResetWorkspace()
+
+
+def test_nb01_grandchild_writes_are_measured(capsys):
+    """Step 3's predict (not step 2's two-children case, REVIEW_ROUND4 item 4): a net run in
+    a grandchild writes the h of its parent and the y of its grandparent, and creates
+    nothing."""
+    from caffe2rnn import workspace
+
+    namespace, answer = _exercise(
+        "01_netdef_and_workspace",
+        ["import contextlib", 'net = core.Net("tiny_mlp")', "X = rng.standard_normal"],
+        "check_writers",
+    )
+    exec("from caffe2rnn.runtime import Workspace", namespace)
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, ("G", "G"), capsys)
+    assert answer == 'check_writers(("C", "P"))'
+    assert right.startswith("Right: the net wrote C's h and P's y; G holds []")
+    assert wrong.startswith("Not quite")
+    workspace.ResetWorkspace()
