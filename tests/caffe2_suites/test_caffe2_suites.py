@@ -100,11 +100,15 @@ class SuiteRunner:
     """Runs the session's selected test files ahead, ``jobs`` at a time.
 
     The first test of a file starts every selected file whose checkout is
-    given, in order; each test then waits for its own. A session that ends
-    early (``-x``, Ctrl-C) kills the processes still running."""
+    given, in order; each test then waits for its own. When the last one has
+    been collected the worker threads end: tests that come later count the
+    threads alive (a blocked queue op fails at once when no other thread could
+    wake it, ``caffe2rnn.runtime.blocking``). A session that ends early
+    (``-x``, Ctrl-C) kills the processes still running."""
 
     def __init__(self):
         self.pool = None
+        self.started = False
         self.runs = {}
         self.processes = set()
         self.lock = threading.Lock()
@@ -132,8 +136,15 @@ class SuiteRunner:
                 self.processes.discard(process)
         return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), report
 
+    def _submit(self, suite, source, folder):
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(
+                max_workers=suite_jobs(), thread_name_prefix="caffe2-suite"
+            )
+        self.runs[suite.id] = self.pool.submit(self._run, suite, source, folder)
+
     def _start(self, session, factory):
-        self.pool = ThreadPoolExecutor(max_workers=suite_jobs(), thread_name_prefix="caffe2-suite")
+        self.started = True
         session.config.add_cleanup(self.stop)
         for item in session.items:
             callspec = getattr(item, "callspec", None)
@@ -142,18 +153,20 @@ class SuiteRunner:
                 continue
             source = os.environ.get(ERA_SOURCES[suite.era])
             if source and os.path.isfile(os.path.join(source, "caffe2", "python", suite.path)):
-                folder = factory.mktemp(suite.id)
-                self.runs[suite.id] = self.pool.submit(self._run, suite, source, folder)
+                self._submit(suite, source, factory.mktemp(suite.id))
 
     def result(self, suite, source, session, factory):
         """``(CompletedProcess, report path)`` of ``suite``'s file."""
-        if self.pool is None:
+        if not self.started:
             self._start(session, factory)
         if suite.id not in self.runs:  # not collected as a session item (a direct call)
-            self.runs[suite.id] = self.pool.submit(
-                self._run, suite, source, factory.mktemp(suite.id)
-            )
-        return self.runs[suite.id].result()
+            self._submit(suite, source, factory.mktemp(suite.id))
+        try:
+            return self.runs.pop(suite.id).result()
+        finally:
+            if not self.runs and self.pool is not None:
+                self.pool.shutdown(wait=True)  # nothing queued: the threads end now
+                self.pool = None
 
     def stop(self):
         if self.pool is not None:
@@ -161,7 +174,7 @@ class SuiteRunner:
         with self.lock:
             for process in list(self.processes):
                 process.kill()
-        self.pool, self.runs = None, {}
+        self.pool, self.runs, self.started = None, {}, False
 
 
 RUNNER = SuiteRunner()
@@ -237,6 +250,13 @@ def test_caffe2_test_file(suite, request, tmp_path_factory):
         "\n".join(problems),
         run.stdout[-4000:],
     )
+
+
+def test_no_runner_thread_outlives_the_files():
+    """Runs after every file above: the runner's threads have ended, so later
+    tests that count live threads (a queue op no thread could wake fails at
+    once) see only their own. A thread left idle here hung such a test."""
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("caffe2-suite")]
 
 
 # -- the runner's own logic, on made-up reports (no checkout needed) -------------------
