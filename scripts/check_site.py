@@ -70,10 +70,10 @@ PAGES = [
     ("index.html", 0, 1800),
     ("start-here.html", 2, 4200),
     ("concepts/models.html", 1, 2400),
-    ("concepts/recurrent-net.html", 2, 4200),
+    ("concepts/recurrent-net.html", 1, 4200),
     ("concepts/recurrent-op.html", 1, 3400),
     ("concepts/recurrent-gradient.html", 1, 3000),
-    ("concepts/links-and-aliases.html", 1, 3600),
+    ("concepts/links-and-aliases.html", 2, 3600),
     # the stepper is inline SVG; its two other drawings are links to full-size files
     ("concepts/time-stepper.html", 0, 4400),
     ("concepts/cells.html", 1, 2400),
