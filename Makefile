@@ -87,8 +87,9 @@ clean:
 	rm -rf build caffe2rnn/_ext/*.so _ext/*.c caffe2rnn/proto/caffe2_pb2.py demo-out docs/_build docs/notebooks docs/_static/diagrams
 
 # JupyterLab on ./notebooks, running in this project's environment: JupyterLab is
-# installed into .venv on first use and the kernel registered as "caffe2rnn (.venv)",
-# so notebooks import caffe2rnn (and protobuf, the kernels) without any other setup.
+# installed into .venv on first use and the kernel registered (inside .venv, nothing
+# written to your home directory) as "caffe2rnn (.venv)", so notebooks import caffe2rnn
+# (and protobuf, the kernels) without any other setup.
 # It also offers the "Caffe2 (caffe2rnn)" kernels (one per era; installed into .venv by
 # setup), in which Caffe2's own tutorials run unchanged: open them with
 #   make lab NOTEBOOK_DIR=../shared/caffe2/E7/caffe2/python/tutorials
@@ -97,6 +98,14 @@ NOTEBOOK_DIR ?= notebooks
 .PHONY: lab
 lab: setup
 	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check "jupyterlab>=4" "ipywidgets>=8"
-	$(PY) -m ipykernel install --user --name caffe2rnn --display-name "caffe2rnn (.venv)"
+	$(PY) -m ipykernel install --sys-prefix --name caffe2rnn --display-name "caffe2rnn (.venv)"
 	$(PY) -m caffe2rnn.compat.kernel install --sys-prefix >/dev/null
 	$(PY) -m jupyter lab --notebook-dir=$(NOTEBOOK_DIR)
+
+# One notebook without a notebook server: `make run NB=04` runs notebooks/04_*.ipynb as it
+# is on disk (with the answers you wrote into it) and prints what each cell printed.
+NB ?=
+.PHONY: run
+run: setup
+	@test -n "$(NB)" || { echo "make run: say which notebook, e.g. make run NB=04"; exit 2; }
+	@$(PY) scripts/run_notebook.py $(NB)
