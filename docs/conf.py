@@ -15,6 +15,9 @@ The build
 * documents the API from the docstrings (autodoc + napoleon);
 * has the notebooks' plots drawn as SVG with their text kept as text
   (:func:`plots_as_svg`), so ``scripts/check_site.py`` can measure every label;
+* puts this checkout's source on the site as ``caffe2rnn-src.tar.gz``
+  (:func:`write_source_archive`), the download the notebooks' "Run this
+  notebook" note links, so a reader who has only the site can run them;
 * typesets math with a MathJax that ships with the build (the
   ``sphinx-mathjax-offline`` package of requirements-dev.txt copies MathJax 3
   into ``_static/mathjax``), so the site read offline shows formulas, not
@@ -177,10 +180,89 @@ def link_figures_to_full_size(app, doctree):
         link += image
 
 
+#: The source archive's name on the site (the site's root folder).
+SOURCE_ARCHIVE = "caffe2rnn-src.tar.gz"
+SOURCE_ARCHIVE_DIR = os.path.join(DOCS, "_build", "source-archive")
+
+
+def source_files():
+    """The files a fresh clone of this checkout holds, relative to its root.
+
+    In a git checkout: ``git ls-files`` (tracked, plus untracked files that are not
+    ignored, so the archive matches the sources the site was built from). Elsewhere
+    (a copy, or an unpacked archive): every file except what ``.gitignore`` names —
+    the build outputs (``.venv``, kernels, ``docs/_build`` …).
+    """
+    try:
+        listing = subprocess.run(
+            ["git", "-C", ROOT, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            check=True,
+            capture_output=True,
+        ).stdout.decode()
+        names = [name for name in listing.split("\0") if name]
+        return sorted(n for n in names if os.path.isfile(os.path.join(ROOT, n)))
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    import fnmatch
+
+    with open(os.path.join(ROOT, ".gitignore")) as handle:
+        patterns = [p.strip() for p in handle if p.strip() and not p.startswith("#")]
+
+    def ignored(relative):
+        parts = relative.split("/")
+        for pattern in patterns:
+            anchored = pattern.strip("/")
+            if "/" in anchored:  # a path from the root, or a folder and its contents
+                if fnmatch.fnmatch(relative, anchored) or relative.startswith(anchored + "/"):
+                    return True
+                if fnmatch.fnmatch(relative, anchored + "/*"):
+                    return True
+            elif any(fnmatch.fnmatch(part, anchored) for part in parts):
+                return True
+        return relative.startswith(".git/") or relative == ".git"
+
+    def ignores_itself(folder):  # a tool's cache (.mypy_cache, .ruff_cache): "*"
+        try:
+            with open(os.path.join(folder, ".gitignore")) as handle:
+                return "*" in (line.strip() for line in handle)
+        except OSError:
+            return False
+
+    found = []
+    for folder, subfolders, files in os.walk(ROOT):
+        relative_folder = os.path.relpath(folder, ROOT).replace(os.sep, "/")
+        prefix = "" if relative_folder == "." else relative_folder + "/"
+        subfolders[:] = [
+            d
+            for d in subfolders
+            if not ignored(prefix + d) and not ignores_itself(os.path.join(folder, d))
+        ]
+        found += [prefix + f for f in files if not ignored(prefix + f)]
+    return sorted(found)
+
+
+def write_source_archive():
+    """Write ``caffe2rnn-src.tar.gz`` (every file of :func:`source_files` under
+    ``caffe2rnn/``) into a folder the build copies to the site's root
+    (``html_extra_path``)."""
+    import tarfile
+
+    os.makedirs(SOURCE_ARCHIVE_DIR, exist_ok=True)
+    target = os.path.join(SOURCE_ARCHIVE_DIR, SOURCE_ARCHIVE)
+    with tarfile.open(target + ".part", "w:gz") as archive:
+        for name in source_files():
+            archive.add(os.path.join(ROOT, name), arcname="caffe2rnn/" + name, recursive=False)
+    os.replace(target + ".part", target)
+
+
+html_extra_path = [SOURCE_ARCHIVE_DIR]
+
+
 def setup(app):
     app.connect("doctree-read", link_figures_to_full_size)
 
 
 copy_notebooks()
+write_source_archive()
 make_diagrams()
 plots_as_svg()

@@ -110,6 +110,37 @@ def test_no_notebook_prints_the_cnn_model_helper_deprecation_banner(built_site):
         assert "DEPRECATE WARNING" not in outputs, page.name
 
 
+def test_the_site_carries_its_own_source_and_notebook_01_links_it(built_site):
+    """A reader who has only the site can run the notebooks: the site's root holds
+    ``caffe2rnn-src.tar.gz`` — exactly the files of a fresh clone (here the clean
+    copy has no ``.git``, so docs/conf.py lists them by ``.gitignore``), no build
+    output — and notebook 01's "Run this notebook" note links it."""
+    import tarfile
+
+    copy, build = built_site
+    assert build.returncode == 0, build.stderr[-3000:]
+    html = copy / "docs" / "_build" / "html"
+    with tarfile.open(html / "caffe2rnn-src.tar.gz") as archive:
+        names = set(archive.getnames())
+    listing = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    expected = {
+        "caffe2rnn/" + name
+        for name in filter(None, listing.split("\0"))
+        if os.path.isfile(os.path.join(ROOT, name))
+    }
+    assert names == expected, (sorted(names - expected)[:10], sorted(expected - names)[:10])
+    for needed in ("Makefile", "scripts/run_notebook.py", "notebooks/02_gradients.ipynb"):
+        assert "caffe2rnn/" + needed in names
+    page = (html / "notebooks" / "01_netdef_and_workspace.html").read_text()
+    assert 'href="../caffe2rnn-src.tar.gz"' in page
+
+
 def _check_site():
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import check_site  # scripts/check_site.py
