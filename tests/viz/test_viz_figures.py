@@ -504,8 +504,12 @@ def test_step_net_idea_labels_and_the_cell_it_draws(drawn):
     for label in [
         "T = 3",
         "T = 5",
-        "a net of 1 + 9 = 10 ops",
-        "a net of 1 + 15 = 16 ops",
+        "1 + 9 + 6 = 16 ops",
+        "1 + 15 + 6 = 22 ops",
+        "1 + 3T + 6 ops",
+        "Split into T rows",
+        "2 Concat",
+        "3 ZeroGradient",
         "2 ops (the input FC, RecurrentNetwork);",
         "3 ops in the step net",
         "lstm/i2h",
@@ -542,6 +546,31 @@ def test_step_net_idea_counts_the_ops_the_path_lstm_builds():
     assert list(fc.output) == [step_net_idea.INPUT_FC[1]]
     step_net = RecurrentOp(model.net.Proto().op[1]).step_net
     assert len(step_net.op) == len(step_net_idea.CELL_OPS) == 3
+
+
+@pytest.mark.parametrize("steps", [3, 5, 50])
+def test_step_net_idea_counts_the_ops_of_the_unrolled_build(drawn, steps):
+    """The left panel's count, 1 + 3T + 6, is what ``rnn_cell.LSTM(...,
+    static_rnn_unroll_size=T)`` builds: the input FC, the cell's ops T times and the
+    bookkeeping ops the figure names (16, 22 and 157 ops for T = 3, 5, 50)."""
+    from collections import Counter
+
+    from caffe2rnn import model_helper, rnn_cell
+
+    model = model_helper.ModelHelper(name="unrolled")
+    rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"), dim_in=3, dim_out=4, scope="lstm",
+                  static_rnn_unroll_size=steps)  # fmt: skip
+    built = Counter(op.type for op in model.net.Proto().op)
+    drawn_ops = Counter({"FC": 1})  # the input FC
+    for name, _ in step_net_idea.CELL_OPS:
+        drawn_ops[name] += steps
+    for name, n, _ in step_net_idea.BOOKKEEPING_OPS:
+        drawn_ops[name] += n
+    assert built == drawn_ops
+    count = sum(built.values())
+    assert count == step_net_idea.unrolled_op_count(steps) == {3: 16, 5: 22, 50: 157}[steps]
+    lines = " ".join(_texts(drawn["fig_step_net_idea"]))  # a wrapped sentence reads whole
+    assert ("= %d ops" if steps < 50 else "%d for T = 50") % count in lines
 
 
 def test_timeline_labels(drawn):
