@@ -472,12 +472,18 @@ def test_name_prefixes_splits_the_names_the_builds_make(drawn):
     fill = {source: f for source, (f, _, _) in name_prefixes.SOURCES.items()}
     assert drawn_names[0] == [("lstm/", fill["op"]), ("lstm/", fill["cell"]),
                               ("hidden_t_prev_states", fill["own"])]  # fmt: skip
-    decoder_state = drawn_names[10]
+    decoder_state = drawn_names[8]
     assert "".join(p for p, _ in decoder_state) == "decoder/decoder/decoder/hidden_t_prev_states"
     assert [f for _, f in decoder_state] == [fill["op"], fill["ns"], fill["cell"], fill["own"]]
-    # the op's last output: the name scope outside the op's scope
-    assert drawn_names[9] == [("decoder/", fill["ns"]), ("lstm/", fill["op"]),
-                              ("step_workspaces", fill["own"])]  # fmt: skip
+    # not one order: in NameScope("decoder"), scope="lstm", the state tensor puts the op's
+    # scope before the name scope, the weight the name scope first; nothing about step
+    # workspaces (the page meets them later), and the title says so
+    assert [f for _, f in drawn_names[4]] == [fill["op"], fill["ns"], fill["cell"], fill["own"]]
+    assert drawn_names[7] == [("decoder/", fill["ns"]), ("lstm/", fill["cell"]),
+                              ("gates_t_w", fill["own"])]  # fmt: skip
+    texts = " ".join(_texts(figure))
+    assert "step_workspaces" not in texts and "one order" not in texts
+    assert "three prefixes, added by three pieces of code" in texts
 
 
 def test_name_prefixes_follows_other_builds_and_refuses_a_wrong_rule():
@@ -485,7 +491,7 @@ def test_name_prefixes_follows_other_builds_and_refuses_a_wrong_rule():
     figure = figures.fig_name_prefixes(builds=(("ns", "cell"),))
     names = ["".join(p for p, _ in name) for name in _drawn_names(figure)]
     assert names[0] == "cell/ns/cell/hidden_t_prev_states"
-    assert names[-1] == "ns/cell/step_workspaces"
+    assert names[-1] == "ns/cell/gates_t_w"
     with pytest.raises(DrawingError, match="does not start with"):
         name_prefixes.split("lstm/hidden_t_prev", ("op", "ns", "cell"), "decoder", "lstm")
 

@@ -11,7 +11,7 @@ the cell the figure is about) creates, checked by ``tests/viz``:
 * :func:`fig_forward_rows` — the forward loop as rows of the states tensor;
 * :func:`fig_recurrent_op` — one RecurrentNetwork op: inputs, insides, outputs;
 * :func:`fig_recurrent_net_stages` — ``recurrent_net``'s stages: a cell in, one op out;
-* :func:`fig_name_prefixes` — why ``lstm/lstm/...``: a name's three prefixes, in order;
+* :func:`fig_name_prefixes` — why ``lstm/lstm/...``: three prefixes, added by three pieces of code;
 * :func:`fig_bptt` — backpropagation through time, row by row;
 * :func:`fig_backward_step_net` — what the gradient op runs at each step;
 * :func:`fig_lstm_cell` — the LSTM cell in Caffe2's blobs beside torch.nn.LSTM's;
