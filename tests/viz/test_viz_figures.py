@@ -23,6 +23,7 @@ from caffe2rnn.viz.figures import (
     gru_cell,
     history_timeline,
     lstm_cell,
+    masking,
     models,
     name_prefixes,
     recurrent_net_stages,
@@ -74,6 +75,7 @@ def test_the_figures_of_the_plan_exist():
         "fig_backward_step_net",
         "fig_lstm_cell",
         "fig_gru_cell",
+        "fig_masking",
         "fig_attention_step",
         "fig_step_net_idea",
         "fig_history_timeline",
@@ -505,10 +507,14 @@ def test_figures_that_build_a_model_draw_a_fresh_processs_names_and_leave_no_tra
     earlier = model_helper.ModelHelper(name="mlp")
     brew.fc(earlier, "x", "y", dim_in=3, dim_out=2)
     used = set(core.Net._net_names_used)
-    for name in ("fig_models", "fig_recurrent_net_stages", "fig_name_prefixes"):
+    from caffe2rnn import workspace
+
+    blobs = sorted(workspace.Blobs())
+    for name in ("fig_models", "fig_recurrent_net_stages", "fig_name_prefixes", "fig_masking"):
         svg = figures.FIGURES[name]().svg
         assert "mlp_1" not in svg and "lstm_1" not in svg, name
         assert core.Net._net_names_used == used, name
+        assert sorted(workspace.Blobs()) == blobs, name  # ran in a workspace of its own
     assert '"mlp_init"' in " | ".join(_texts(figures.fig_models()))
     assert model_helper.ModelHelper(name="mlp").net.Name() == "mlp_1"  # as in Caffe2
 
@@ -908,3 +914,105 @@ def test_bptt_in_a_notebooks_own_names():
     assert figures.fig_bptt(3, names={}).svg == figures.fig_bptt(3).svg
     with pytest.raises(DrawingError, match="unknown key"):
         figures.fig_bptt(3, names={"W": "x"})
+
+
+# -- fig_masking: every claim measured ---------------------------------------------------------
+
+
+def test_masking_draws_what_the_run_shows(drawn):
+    """Row 1 (length 3): rows 3, 4 of hidden_t_all are h₂ (shaded), torch's are 0, both
+    last states h₂; the gradient note says 3 (h₂ counted three times)."""
+    texts = _texts(drawn["fig_masking"])
+    cells = _group_texts(drawn["fig_masking"], "cell")
+    # t-major, Caffe2's grid then torch's: n = 0, n = 1 per row
+    ours = ["".join(c) for c in cells[:10]]
+    theirs = ["".join(c) for c in cells[10:]]
+    assert ours == ["h0", "h0", "h1", "h1", "h2", "h2", "h3", "h2", "h4", "h2"]
+    assert theirs == ["h0", "h0", "h1", "h1", "h2", "h2", "h3", "0", "h4", "0"]
+    lines = " ".join(texts)
+    for label in ["lstm/hidden_t_all", "lstm/hidden_t_last", "pad_packed_sequence(output)",
+                  "h_n", "seq_lengths = [5, 3]", "lstm/lstm/hidden_t_prev_states_grad) is 3",
+                  "lstm/i2h_grad and x_grad are 0", "drop_states=True",
+                  "sends their gradient to h2"]:  # fmt: skip
+        assert label in lines, label
+
+
+def test_masking_measures_repeats_zero_gradients_and_the_state_gradient():
+    run = masking.measure()
+    assert run.repeats == [{}, {3: 2, 4: 2}] and run.last == [4, 2]
+    np.testing.assert_array_equal(run.hidden_last[0, 1], run.hidden_all[2, 1])
+    assert run.zero_rows == [[], [3, 4]] and run.state_grad == [1.0, 3.0]
+    dropped = masking.measure(drop_states=True)
+    assert dropped.zeros == [[], [3, 4]] and not np.any(dropped.hidden_last[0, 1])
+    assert dropped.state_grad == [1.0, 1.0]  # zeros pass no gradient back
+    # other lengths: the rule, not the numbers 5 and 3
+    other = masking.measure(lengths=(2, 4), steps=4)
+    assert other.repeats == [{2: 1, 3: 1}, {}] and other.last == [1, 3]
+    assert other.zero_rows == [[2, 3], []] and other.state_grad == [3.0, 1.0]
+
+
+def test_masking_gradient_of_the_padded_rows_is_step_2s_by_finite_differences():
+    """d/dx of sum(hidden_t_all) equals d/dx of a loss that reads row 1's real rows and its
+    h₂ twice more (central differences of caffe2rnn's own forward), and the analytic x_grad
+    agrees; x's padded rows get nothing."""
+    from caffe2rnn import model_helper, rnn_cell
+    from caffe2rnn.runtime import Workspace
+
+    T, N, D, H = masking.STEPS, 2, 2, 3
+    model = model_helper.ModelHelper(name="masking_fd")
+    h_all, _, _, _ = rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"), dim_in=D,
+                                   dim_out=H, scope="lstm")  # fmt: skip
+    forward = model.net.Proto().op[:]
+    model.AddGradientOperators([model.net.SumElements([h_all], "loss")])
+    ws = Workspace()
+    ws.run_net_once(model.param_init_net.Proto())
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(T, N, D))
+    ws.feed("seq_lengths", np.asarray(masking.LENGTHS, np.int32))
+    for name in ("h0", "c0"):
+        ws.feed(name, np.zeros((1, N, H), np.float32))
+    ws.feed("x", x.astype(np.float32))
+    ws.run_net_once(model.net.Proto())
+    x_grad = ws.fetch("x_grad").astype(np.float64)
+    only_forward = core.Net("masking_fd_forward")
+    only_forward.Proto().op.extend(forward)
+
+    def loss(values, weights):
+        ws.feed("x", values.astype(np.float32))
+        ws.run_net_once(only_forward.Proto())
+        return float((ws.fetch(str(h_all)).astype(np.float64) * weights).sum())
+
+    every = np.ones((T, N, H))
+    real = np.ones((T, N, H))
+    real[3:, 1] = 0
+    real[2, 1] = 3  # h₂ read three times
+    eps = 1e-2
+    numeric = {}
+    for key, weights in (("every", every), ("real", real)):
+        grad = np.zeros_like(x)
+        for index in np.ndindex(*x.shape):
+            up, down = x.copy(), x.copy()
+            up[index] += eps
+            down[index] -= eps
+            grad[index] = (loss(up, weights) - loss(down, weights)) / (2 * eps)
+        numeric[key] = grad
+    np.testing.assert_allclose(numeric["every"], numeric["real"], atol=1e-6)
+    np.testing.assert_allclose(x_grad, numeric["every"], atol=2e-3)
+    assert not np.any(x_grad[3:, 1]) and np.all(np.abs(x_grad[:3, 1]).max(axis=1) > 1e-3)
+
+
+def test_masking_torch_side_is_torchs():
+    """torch's padded output holds zeros where Caffe2 repeats h₂, h_n is h₂ as in Caffe2,
+    and the padded rows pass no gradient (torch 2.x, CPU)."""
+    torch = pytest.importorskip("torch")
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(2, 3)
+    x = torch.randn(masking.STEPS, 2, 2, requires_grad=True)
+    packed = pack_padded_sequence(x, torch.tensor(masking.LENGTHS))
+    output, (h_n, _) = lstm(packed)
+    output, _ = pad_packed_sequence(output)
+    assert not output[3:, 1].any() and torch.equal(h_n[0, 1], output[2, 1])
+    output.sum().backward()
+    assert not x.grad[3:, 1].any()

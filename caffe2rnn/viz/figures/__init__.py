@@ -16,6 +16,7 @@ the cell the figure is about) creates, checked by ``tests/viz``:
 * :func:`fig_backward_step_net` — what the gradient op runs at each step;
 * :func:`fig_lstm_cell` — the LSTM cell in Caffe2's blobs beside torch.nn.LSTM's;
 * :func:`fig_gru_cell` — Caffe2's GRU cell (era E6) beside torch.nn.GRU;
+* :func:`fig_masking` — masking by sequence length: padded rows repeat the last state;
 * :func:`fig_attention_step` — one step of LSTMWithAttention, and what runs before;
 * :func:`fig_history_timeline` — the eras, changes and bug fixes, 2016-12 → 2018-03 →
   PyTorch, and its two halves :func:`fig_history_2017` and :func:`fig_history_2018`.
@@ -28,6 +29,7 @@ from .forward_rows import fig_forward_rows
 from .gru_cell import fig_gru_cell
 from .history_timeline import fig_history_2017, fig_history_2018, fig_history_timeline
 from .lstm_cell import fig_lstm_cell
+from .masking import fig_masking
 from .models import fig_models
 from .name_prefixes import fig_name_prefixes
 from .recurrent_net_stages import fig_recurrent_net_stages
@@ -46,6 +48,7 @@ FIGURES = {
     "fig_name_prefixes": fig_name_prefixes,
     "fig_lstm_cell": fig_lstm_cell,
     "fig_gru_cell": fig_gru_cell,
+    "fig_masking": fig_masking,
     "fig_attention_step": fig_attention_step,
     "fig_history_timeline": fig_history_timeline,
     "fig_history_2017": fig_history_2017,
