@@ -224,6 +224,9 @@ def backward_timeline(op, T=3, highlight=None, width=None):
         "TB",
         width,
     )
+    if highlight is not None:
+        canvas.swatch(HIGHLIGHT["read"], "row read by backward step %d" % highlight)
+        canvas.swatch(HIGHLIGHT["write"], "row written by backward step %d" % highlight)
     gap = "\n" if page and not frame else " "  # where a page breaks a long cell
 
     def name(text):  # and how it breaks a long name: after '/' only, never inside a name

@@ -63,6 +63,7 @@ class Canvas:
         self._families = []  # (legend text, op node attributes) in drawing order
         self._blob_kinds = []
         self._edge_kinds = []
+        self._swatches = []  # (fill, border, word, text): colours that mean something here
         self._notes = []  # what a page view abbreviated, said in the legend
         self._ids = {}  # key -> node id
         self._taken = set()
@@ -161,6 +162,13 @@ class Canvas:
         """Say in the legend what this drawing leaves out or abbreviates."""
         if text not in self._notes:
             self._notes.append(text)
+
+    def swatch(self, fill, text, word="row", border="#5F6368"):
+        """Say in the legend what a colour of this drawing means (a filled box
+        with ``word`` in it, then ``text``): a highlight, not a blob or op kind."""
+        entry = (fill, border, word, text)
+        if entry not in self._swatches:
+            self._swatches.append(entry)
 
     # -- nodes ---------------------------------------------------------------------
 
@@ -335,6 +343,9 @@ class Canvas:
         last lines the page view's notes.
         """
         entries = []  # (node attributes, text, edge attributes or None)
+        for fill, border, word, text in self._swatches:  # a highlight's colours first
+            attrs = {"shape": "box", "style": "filled", "fillcolor": fill, "color": border}
+            entries.append(({**attrs, legend.WORD: word}, text, None))
         for text, attrs in self._families:  # each op look as drawn
             entries.append((dict(attrs), text, None))
         for (_, _, text), attrs in self._blob_kinds:

@@ -14,6 +14,10 @@ import textwrap
 from . import sizing
 from .style import FONT, dot_text, html_text
 
+#: The key of an entry's node attributes that names the word in its swatch (a
+#: highlight's "row"); never passed to Graphviz.
+WORD = "legend_word"
+
 
 def draw(graph, entries, notes, per_row, page, node_id):
     """Draw the legend box into ``graph``: ``entries`` are ``(node attributes,
@@ -35,7 +39,8 @@ def draw(graph, entries, notes, per_row, page, node_id):
                 for i, (attrs, text, edge) in enumerate(entries[start:stop]):
                     node = node_id("legend/%d" % (start + i))
                     if edge is None:
-                        row.node(node, dot_text(text), fontsize="9", **attrs)
+                        shown = {k: v for k, v in attrs.items() if k != WORD}
+                        row.node(node, dot_text(text), fontsize="9", **shown)
                     else:  # a sample of the line: colour and dash pattern
                         row.node(node, _edge_sample(edge, text), shape="plaintext")
                     if i == 0:
@@ -57,6 +62,18 @@ def draw_compact(graph, entries, notes, node_id):
     (swatch, text) pairs per row (each line its own table, so swatches keep
     their size), then the notes. Returns the node id."""
     lines, line, chars = [], [], 0
+    # A highlight's colours first, as coloured blocks in one line of text: a
+    # swatch cell alone on a short line would be stretched to the table's width
+    highlights = [(attrs, text) for attrs, text, _ in entries if WORD in attrs]
+    entries = [entry for entry in entries if WORD not in entry[0]]
+    body = []
+    if highlights:
+        keys = "&#160;&#160;&#160;".join(
+            '<font color="%s" point-size="11">&#9608;&#9608;</font> %s'
+            % (attrs.get("fillcolor", "#FFFFFF"), _small(text))
+            for attrs, text in highlights
+        )
+        body.append('<tr><td align="left">%s</td></tr>' % keys)
     for attrs, text, edge in entries:
         need = len(text) + 8
         if line and chars + need > sizing.COMPACT_LEGEND_CHARS:
@@ -66,7 +83,7 @@ def draw_compact(graph, entries, notes, node_id):
         chars += need
     if line:
         lines.append(line)
-    body = [
+    body += [
         '<tr><td align="left"><table border="0" cellspacing="2" cellpadding="1"><tr>%s</tr>'
         "</table></td></tr>" % '<td width="6"></td>'.join(cells)
         for cells in lines

@@ -187,52 +187,108 @@ def _bug_lines(ax, bug, result, errors):
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
 
 
+def _what_it_is(bug, gradient, reference, timestep0):
+    """A wrong gradient said in plain numbers (the log axis hides a factor of 2):
+    garbage, a whole multiple of timestep 0's gradient ``g₀`` (B5: ``= 2 g₀``), or
+    its error beside the reference's size. Each claim is checked on the numbers."""
+    gradient = np.asarray(gradient, np.float64)
+    scale = float(np.max(np.abs(reference))) or 1.0
+    if gradient.shape != np.shape(reference):
+        return "no gradient"
+    if not np.all(np.isfinite(gradient)) or np.max(np.abs(gradient)) > 1e6 * scale:
+        return "garbage: up to %.0e" % np.nanmax(np.where(np.isfinite(gradient),
+                                                          np.abs(gradient), np.inf))  # fmt: skip
+    if not np.any(gradient):
+        return "= 0"
+    if np.max(np.abs(gradient)) < 1e-6 * scale:  # B4: T × memory nobody wrote, nearly 0
+        return "≈ 0 (up to %.0e)" % np.max(np.abs(gradient))
+    if timestep0 is not None:
+        factor = round(float(np.median(gradient / np.where(timestep0 == 0, 1, timestep0))))
+        if factor and np.allclose(gradient, factor * timestep0, rtol=1e-6, atol=1e-9 * scale):
+            return "= %d g₀" % factor
+    error = float(np.max(np.abs(gradient - reference)))
+    return "off by %.2g (|ref| ≤ %.2g)" % (error, scale)
+
+
+def _timestep0(bug, blob, seed=0):
+    """``g₀``, the gradient of timestep 0's use of the reference ``w`` alone, for a bug run
+    on the pass-through cell (B4, B5) with ``Bug.run``'s default seed; else None."""
+    from ..history import bugs, cells
+
+    if bug.cell is not cells.pass_through_reference or blob != "w":
+        return None
+    values = bug.cell().values(np.random.default_rng(seed))
+    return bugs.timestep0_gradient(values)
+
+
 def _bug_bars(ax, bug, result, errors):
     """Bars: run 1 and run 2 × buggy and fixed, a parameter's gradient error each.
 
     Colour says right or wrong (:data:`VERDICT_COLOURS`: green right, red
     wrong), the fill says which version (:data:`VERSION_HATCH`: the buggy
     version hatched, the fixed one solid), so a wrong answer of the fixed
-    version (B4's second run) is red, not the green of "fixed"."""
+    version (B4's second run) is red, not the green of "fixed". The legend
+    keeps the two apart (a "version" group, a "result" group), and each wrong
+    bar says what its gradient is (:func:`_what_it_is`: ``= 2 g₀`` for B5's
+    second run, where the log axis alone hides the factor)."""
     from matplotlib.patches import Patch
 
     blob = next((b for b in errors if b != "input"), "input")
     reference = result.reference[blob]
+    timestep0 = _timestep0(bug, blob)
     width, runs = 0.36, len(result.buggy)
-    infinite = False
+    infinite, said_g0 = False, False
     for k, side in enumerate(("buggy", "fixed")):
         values = [float(np.max(v)) for v in errors[blob][side]]
         shown, beyond = _shown(values)
         infinite |= beyond
         xs = np.arange(runs) + (k - 0.5) * width
-        for x, value, raw in zip(xs, shown, errors[blob][side]):
+        for run, (x, value, raw) in enumerate(zip(xs, shown, errors[blob][side])):
             verdict = "right" if _right(raw, reference) else "wrong"
             colour = VERDICT_COLOURS[verdict]
             hatched = VERSION_HATCH[side] is not None
             ax.bar([x], [value], width, color="#FFFFFF" if hatched else colour,
                    edgecolor=colour, hatch=VERSION_HATCH[side], linewidth=1.2)  # fmt: skip
-            ax.annotate(verdict, (x, value), xytext=(0, 3), textcoords="offset points",
+            label = verdict
+            if verdict == "wrong":
+                what = _what_it_is(bug, getattr(result, side)[run].get(blob), reference,
+                                   timestep0)  # fmt: skip
+                said_g0 |= "g₀" in what
+                label += "\n" + what
+            ax.annotate(label, (x, value), xytext=(0, 3), textcoords="offset points",
                         ha="center", fontsize=8, color=colour)  # fmt: skip
-    handles = [
-        Patch(facecolor="#FFFFFF", edgecolor="#5F6368", hatch=VERSION_HATCH["buggy"],
-              label="%s (buggy version)" % bug.buggy_version),
-        Patch(facecolor="#5F6368", edgecolor="#5F6368",
-              label="%s (fixed version)" % bug.fixed_version),
-        Patch(color=VERDICT_COLOURS["right"], label="right"),
-        Patch(color=VERDICT_COLOURS["wrong"], label="wrong"),
+    grey = "#5F6368"
+    versions = [
+        Patch(facecolor="#FFFFFF", edgecolor=grey, hatch=VERSION_HATCH["buggy"],
+              label="hatched: %s (buggy)" % bug.buggy_version),
+        Patch(facecolor=grey, edgecolor=grey, label="solid: %s (fixed)" % bug.fixed_version),
     ]  # fmt: skip
+    verdicts = [
+        Patch(color=VERDICT_COLOURS["right"], label="green: right"),
+        Patch(color=VERDICT_COLOURS["wrong"], label="red: wrong"),
+    ]
     ax.set_yscale("log")
     ax.set_ylim(ZERO_FLOOR / 3, (INF_CEILING if infinite else 1e3) * 1e5)
     ax.set_xticks(range(runs), ["run %d" % (r + 1) for r in range(runs)])
     ax.set_ylabel("max |%s_grad − reference|" % blob, fontsize=9)
+    notes = []
     others = [b for b in errors if b != blob]
     if others:  # say what the plot leaves out, and why
         fine = all(_right(v, result.reference[b]) for b in others
                    for side in ("buggy", "fixed") for v in errors[b][side])  # fmt: skip
-        ax.set_xlabel("%s's gradient%s" % (", ".join(others),
-                      ": right in every run (not drawn)" if fine else ""), fontsize=8)  # fmt: skip
-    ax.legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2),
-              ncol=4, frameon=False)  # fmt: skip
+        notes.append("%s's gradient%s" % (", ".join(others),
+                     ": right in every run (not drawn)" if fine else ""))  # fmt: skip
+    if said_g0:
+        notes.append("g₀: %s's gradient from timestep 0 alone; the reference is the sum over "
+                     "all timesteps" % blob)  # fmt: skip
+    if notes:
+        ax.set_xlabel("\n".join(notes), fontsize=8)
+    common = dict(fontsize=8, title_fontsize=8, loc="upper center", ncol=2, frameon=False)
+    below = -0.18 - 0.075 * len(notes)  # under the tick labels and the notes
+    first = ax.legend(handles=versions, title="version (fill)", bbox_to_anchor=(0.27, below),
+                      **common)  # fmt: skip
+    ax.add_artist(first)
+    ax.legend(handles=verdicts, title="result (colour)", bbox_to_anchor=(0.77, below), **common)
 
 
 def plot_attention(weights, ax=None, source_labels=None, target_labels=None, title=None):

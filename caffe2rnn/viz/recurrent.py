@@ -36,6 +36,7 @@ from .rnn_parts import (
     link_edges,
     state_node,
     tensor_row,
+    workspaces_edge,
 )
 from .ssa import draw_versions
 
@@ -128,8 +129,9 @@ def recurrent(op, rankdir="TB", nested="auto", width=None):
     for alias in rnn.aliases:
         output = io_node(canvas, alias.dst, ["external_output"], drawn)
         canvas.edge(tensors[alias.src], output, "alias", alias_label(alias))
-    for extra in op.output[len(rnn.aliases) :]:
-        io_node(canvas, extra, ["external_output"], drawn)
+    for extra in op.output[len(rnn.aliases) :]:  # step_workspaces: made by the op itself
+        workspaces_edge(canvas, tensors[rnn.states[0]] if rnn.states else None,
+                        io_node(canvas, extra, ["external_output"], drawn))  # fmt: skip
     if rnn.backward_step_net is not None:
         for link in rnn.backward_links:
             if link.external not in tensors:

@@ -91,8 +91,10 @@ def _forward_panel(canvas, rnn, params, expand):
         label = alias_label(alias)
         outputs.append(parts.io_node(canvas, alias.dst, ["external_output"], drawn, "= " + label))
         canvas.edge(written[alias.src], outputs[-1], "alias", tooltip=label)
-    for extra in rnn.op.output[len(rnn.aliases) :]:
+    for extra in rnn.op.output[len(rnn.aliases) :]:  # step_workspaces: made by the op itself
         outputs.append(parts.io_node(canvas, extra, ["external_output"], drawn))
+        parts.workspaces_edge(canvas, written[rnn.states[0]] if rnn.states else None,
+                              outputs[-1])  # fmt: skip
     inputs = list(dict.fromkeys(inputs.values()))
     _block(canvas, "inputs", inputs)
     _block(canvas, "outputs", list(dict.fromkeys(outputs)))

@@ -32,6 +32,15 @@ def io_node(canvas, blob, kinds, drawn, note=""):
     return node_id
 
 
+def workspaces_edge(canvas, inside, output, cluster="rnn"):
+    """The op's own output (``step_workspaces``) hangs off the op's box: a dotted edge
+    from the box's border (``ltail``; ``inside`` is a node in it) to ``output``."""
+    if inside is None:
+        return
+    canvas.graph.attr(compound="true")
+    canvas.edge(inside, output, "workspaces", ltail=canvas.cluster_id(cluster))
+
+
 def link_edges(
     canvas, nodes, links, tensor_ids, backward=False, graph=None, below=False, written_ids=None
 ):

@@ -160,6 +160,11 @@ EDGE_KINDS = {
         {"style": "dotted", "color": "#C5221F", "arrowhead": "none"},
         "same buffer (in-place)",
     ),
+    # the op's last output: a blob holding its step workspaces, not a view of a tensor
+    "workspaces": (
+        {"style": "dotted", "color": "#7B1FA2", "penwidth": "1.2"},
+        "op output: its step workspaces",
+    ),
 }
 
 CLUSTER_STYLES = {

@@ -168,6 +168,8 @@ def timeline(op, T=3, steps=None, rankdir="LR", highlight=None, width=None):
                 )
     now = {}
     if highlight is not None:
+        canvas.swatch(HIGHLIGHT["read"], "row read by step %d" % highlight)
+        canvas.swatch(HIGHLIGHT["write"], "row written by step %d" % highlight)
         for link in links:
             role = "write" if versions.get(link.internal, 0) > 0 else "read"
             for r in _rows_of(link, highlight):

@@ -23,6 +23,7 @@ from caffe2rnn.viz.figures import (
     gru_cell,
     history_timeline,
     lstm_cell,
+    masking,
     models,
     name_prefixes,
     recurrent_net_stages,
@@ -74,6 +75,7 @@ def test_the_figures_of_the_plan_exist():
         "fig_backward_step_net",
         "fig_lstm_cell",
         "fig_gru_cell",
+        "fig_masking",
         "fig_attention_step",
         "fig_step_net_idea",
         "fig_history_timeline",
@@ -399,17 +401,25 @@ def test_recurrent_net_stages_follow_the_page_and_name_what_each_stage_made(draw
     figure = drawn["fig_recurrent_net_stages"]
     with open(os.path.join(ROOT, "docs", "concepts", "recurrent-net.md"), encoding="utf-8") as f:
         page = f.read()
-    table = re.findall(r"^\| (\d) `(\w+)`", page, re.M)
+    table = dict(re.findall(r"^\| (\d) `(\w+)`", page, re.M))
     boxes = [texts for texts in _group_texts(figure, "stage")]
-    numbered = [(t[0], t[2]) for t in boxes if t[0].isdigit()]
-    assert table and [(n, f) for n, f in numbered if f != "op_arguments"] == table
-    assert [n for n, _ in numbered] == ["1", "2", "3", "4", "5", "6"]
+    numbered = dict((t[0], t[2]) for t in boxes if t[0].isdigit())
+    assert list(numbered) == ["1", "2", "3", "4", "5", "6"]
+    # every stage the page's table names by its function is the figure's (stage 6 too,
+    # once the page names it `op_arguments`), and each is a function of recurrent_stages
+    assert set(table) >= {"1", "2", "3", "4", "5"}
+    assert {n: numbered[n] for n in table} == table
+    from caffe2rnn import recurrent_stages
+
+    assert all(callable(getattr(recurrent_stages, f)) for f in numbered.values())
     texts = " | ".join(_texts(figure))
     rnn = RecurrentOp(examples.rnn_cell_lstm())
     for name in list(rnn.op.input) + list(rnn.op.output) + list(rnn.states):
         assert name in texts, name
     for label in ["LSTMUnitGradient", "FCGradient", "lstm/gates_t", "rows 1…T", "row T",
                   "lstm/hidden_t_prev = row t", "lstm/hidden_t = row t+1",
+                  "lstm/hidden_t_prev\u00a0←\u00a0lstm/hidden_t,",
+                  "lstm/cell_t_prev\u00a0←\u00a0lstm/cell_t",
                   "lstm/gates_t_grad = row t of lstm/i2h_grad", "nothing to rename",
                   "lstm/layer_0/hidden_t_grad_accum",
                   "%d arguments" % len(rnn.op.arg)]:  # fmt: skip
@@ -464,12 +474,18 @@ def test_name_prefixes_splits_the_names_the_builds_make(drawn):
     fill = {source: f for source, (f, _, _) in name_prefixes.SOURCES.items()}
     assert drawn_names[0] == [("lstm/", fill["op"]), ("lstm/", fill["cell"]),
                               ("hidden_t_prev_states", fill["own"])]  # fmt: skip
-    decoder_state = drawn_names[10]
+    decoder_state = drawn_names[8]
     assert "".join(p for p, _ in decoder_state) == "decoder/decoder/decoder/hidden_t_prev_states"
     assert [f for _, f in decoder_state] == [fill["op"], fill["ns"], fill["cell"], fill["own"]]
-    # the op's last output: the name scope outside the op's scope
-    assert drawn_names[9] == [("decoder/", fill["ns"]), ("lstm/", fill["op"]),
-                              ("step_workspaces", fill["own"])]  # fmt: skip
+    # not one order: in NameScope("decoder"), scope="lstm", the state tensor puts the op's
+    # scope before the name scope, the weight the name scope first; nothing about step
+    # workspaces (the page meets them later), and the title says so
+    assert [f for _, f in drawn_names[4]] == [fill["op"], fill["ns"], fill["cell"], fill["own"]]
+    assert drawn_names[7] == [("decoder/", fill["ns"]), ("lstm/", fill["cell"]),
+                              ("gates_t_w", fill["own"])]  # fmt: skip
+    texts = " ".join(_texts(figure))
+    assert "step_workspaces" not in texts and "one order" not in texts
+    assert "three prefixes, added by three pieces of code" in texts
 
 
 def test_name_prefixes_follows_other_builds_and_refuses_a_wrong_rule():
@@ -477,7 +493,7 @@ def test_name_prefixes_follows_other_builds_and_refuses_a_wrong_rule():
     figure = figures.fig_name_prefixes(builds=(("ns", "cell"),))
     names = ["".join(p for p, _ in name) for name in _drawn_names(figure)]
     assert names[0] == "cell/ns/cell/hidden_t_prev_states"
-    assert names[-1] == "ns/cell/step_workspaces"
+    assert names[-1] == "ns/cell/gates_t_w"
     with pytest.raises(DrawingError, match="does not start with"):
         name_prefixes.split("lstm/hidden_t_prev", ("op", "ns", "cell"), "decoder", "lstm")
 
@@ -491,10 +507,14 @@ def test_figures_that_build_a_model_draw_a_fresh_processs_names_and_leave_no_tra
     earlier = model_helper.ModelHelper(name="mlp")
     brew.fc(earlier, "x", "y", dim_in=3, dim_out=2)
     used = set(core.Net._net_names_used)
-    for name in ("fig_models", "fig_recurrent_net_stages", "fig_name_prefixes"):
+    from caffe2rnn import workspace
+
+    blobs = sorted(workspace.Blobs())
+    for name in ("fig_models", "fig_recurrent_net_stages", "fig_name_prefixes", "fig_masking"):
         svg = figures.FIGURES[name]().svg
         assert "mlp_1" not in svg and "lstm_1" not in svg, name
         assert core.Net._net_names_used == used, name
+        assert sorted(workspace.Blobs()) == blobs, name  # ran in a workspace of its own
     assert '"mlp_init"' in " | ".join(_texts(figures.fig_models()))
     assert model_helper.ModelHelper(name="mlp").net.Name() == "mlp_1"  # as in Caffe2
 
@@ -504,8 +524,12 @@ def test_step_net_idea_labels_and_the_cell_it_draws(drawn):
     for label in [
         "T = 3",
         "T = 5",
-        "a net of 1 + 9 = 10 ops",
-        "a net of 1 + 15 = 16 ops",
+        "1 + 9 + 6 = 16 ops",
+        "1 + 15 + 6 = 22 ops",
+        "1 + 3T + 6 ops",
+        "Split into T rows",
+        "2 Concat",
+        "3 ZeroGradient",
         "2 ops (the input FC, RecurrentNetwork);",
         "3 ops in the step net",
         "lstm/i2h",
@@ -542,6 +566,31 @@ def test_step_net_idea_counts_the_ops_the_path_lstm_builds():
     assert list(fc.output) == [step_net_idea.INPUT_FC[1]]
     step_net = RecurrentOp(model.net.Proto().op[1]).step_net
     assert len(step_net.op) == len(step_net_idea.CELL_OPS) == 3
+
+
+@pytest.mark.parametrize("steps", [3, 5, 50])
+def test_step_net_idea_counts_the_ops_of_the_unrolled_build(drawn, steps):
+    """The left panel's count, 1 + 3T + 6, is what ``rnn_cell.LSTM(...,
+    static_rnn_unroll_size=T)`` builds: the input FC, the cell's ops T times and the
+    bookkeeping ops the figure names (16, 22 and 157 ops for T = 3, 5, 50)."""
+    from collections import Counter
+
+    from caffe2rnn import model_helper, rnn_cell
+
+    model = model_helper.ModelHelper(name="unrolled")
+    rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"), dim_in=3, dim_out=4, scope="lstm",
+                  static_rnn_unroll_size=steps)  # fmt: skip
+    built = Counter(op.type for op in model.net.Proto().op)
+    drawn_ops = Counter({"FC": 1})  # the input FC
+    for name, _ in step_net_idea.CELL_OPS:
+        drawn_ops[name] += steps
+    for name, n, _ in step_net_idea.BOOKKEEPING_OPS:
+        drawn_ops[name] += n
+    assert built == drawn_ops
+    count = sum(built.values())
+    assert count == step_net_idea.unrolled_op_count(steps) == {3: 16, 5: 22, 50: 157}[steps]
+    lines = " ".join(_texts(drawn["fig_step_net_idea"]))  # a wrapped sentence reads whole
+    assert ("= %d ops" if steps < 50 else "%d for T = 50") % count in lines
 
 
 def test_timeline_labels(drawn):
@@ -865,3 +914,105 @@ def test_bptt_in_a_notebooks_own_names():
     assert figures.fig_bptt(3, names={}).svg == figures.fig_bptt(3).svg
     with pytest.raises(DrawingError, match="unknown key"):
         figures.fig_bptt(3, names={"W": "x"})
+
+
+# -- fig_masking: every claim measured ---------------------------------------------------------
+
+
+def test_masking_draws_what_the_run_shows(drawn):
+    """Row 1 (length 3): rows 3, 4 of hidden_t_all are h₂ (shaded), torch's are 0, both
+    last states h₂; the gradient note says 3 (h₂ counted three times)."""
+    texts = _texts(drawn["fig_masking"])
+    cells = _group_texts(drawn["fig_masking"], "cell")
+    # t-major, Caffe2's grid then torch's: n = 0, n = 1 per row
+    ours = ["".join(c) for c in cells[:10]]
+    theirs = ["".join(c) for c in cells[10:]]
+    assert ours == ["h0", "h0", "h1", "h1", "h2", "h2", "h3", "h2", "h4", "h2"]
+    assert theirs == ["h0", "h0", "h1", "h1", "h2", "h2", "h3", "0", "h4", "0"]
+    lines = " ".join(texts)
+    for label in ["lstm/hidden_t_all", "lstm/hidden_t_last", "pad_packed_sequence(output)",
+                  "h_n", "seq_lengths = [5, 3]", "lstm/lstm/hidden_t_prev_states_grad) is 3",
+                  "lstm/i2h_grad and x_grad are 0", "drop_states=True",
+                  "sends their gradient to h2"]:  # fmt: skip
+        assert label in lines, label
+
+
+def test_masking_measures_repeats_zero_gradients_and_the_state_gradient():
+    run = masking.measure()
+    assert run.repeats == [{}, {3: 2, 4: 2}] and run.last == [4, 2]
+    np.testing.assert_array_equal(run.hidden_last[0, 1], run.hidden_all[2, 1])
+    assert run.zero_rows == [[], [3, 4]] and run.state_grad == [1.0, 3.0]
+    dropped = masking.measure(drop_states=True)
+    assert dropped.zeros == [[], [3, 4]] and not np.any(dropped.hidden_last[0, 1])
+    assert dropped.state_grad == [1.0, 1.0]  # zeros pass no gradient back
+    # other lengths: the rule, not the numbers 5 and 3
+    other = masking.measure(lengths=(2, 4), steps=4)
+    assert other.repeats == [{2: 1, 3: 1}, {}] and other.last == [1, 3]
+    assert other.zero_rows == [[2, 3], []] and other.state_grad == [3.0, 1.0]
+
+
+def test_masking_gradient_of_the_padded_rows_is_step_2s_by_finite_differences():
+    """d/dx of sum(hidden_t_all) equals d/dx of a loss that reads row 1's real rows and its
+    h₂ twice more (central differences of caffe2rnn's own forward), and the analytic x_grad
+    agrees; x's padded rows get nothing."""
+    from caffe2rnn import model_helper, rnn_cell
+    from caffe2rnn.runtime import Workspace
+
+    T, N, D, H = masking.STEPS, 2, 2, 3
+    model = model_helper.ModelHelper(name="masking_fd")
+    h_all, _, _, _ = rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"), dim_in=D,
+                                   dim_out=H, scope="lstm")  # fmt: skip
+    forward = model.net.Proto().op[:]
+    model.AddGradientOperators([model.net.SumElements([h_all], "loss")])
+    ws = Workspace()
+    ws.run_net_once(model.param_init_net.Proto())
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(T, N, D))
+    ws.feed("seq_lengths", np.asarray(masking.LENGTHS, np.int32))
+    for name in ("h0", "c0"):
+        ws.feed(name, np.zeros((1, N, H), np.float32))
+    ws.feed("x", x.astype(np.float32))
+    ws.run_net_once(model.net.Proto())
+    x_grad = ws.fetch("x_grad").astype(np.float64)
+    only_forward = core.Net("masking_fd_forward")
+    only_forward.Proto().op.extend(forward)
+
+    def loss(values, weights):
+        ws.feed("x", values.astype(np.float32))
+        ws.run_net_once(only_forward.Proto())
+        return float((ws.fetch(str(h_all)).astype(np.float64) * weights).sum())
+
+    every = np.ones((T, N, H))
+    real = np.ones((T, N, H))
+    real[3:, 1] = 0
+    real[2, 1] = 3  # h₂ read three times
+    eps = 1e-2
+    numeric = {}
+    for key, weights in (("every", every), ("real", real)):
+        grad = np.zeros_like(x)
+        for index in np.ndindex(*x.shape):
+            up, down = x.copy(), x.copy()
+            up[index] += eps
+            down[index] -= eps
+            grad[index] = (loss(up, weights) - loss(down, weights)) / (2 * eps)
+        numeric[key] = grad
+    np.testing.assert_allclose(numeric["every"], numeric["real"], atol=1e-6)
+    np.testing.assert_allclose(x_grad, numeric["every"], atol=2e-3)
+    assert not np.any(x_grad[3:, 1]) and np.all(np.abs(x_grad[:3, 1]).max(axis=1) > 1e-3)
+
+
+def test_masking_torch_side_is_torchs():
+    """torch's padded output holds zeros where Caffe2 repeats h₂, h_n is h₂ as in Caffe2,
+    and the padded rows pass no gradient (torch 2.x, CPU)."""
+    torch = pytest.importorskip("torch")
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(2, 3)
+    x = torch.randn(masking.STEPS, 2, 2, requires_grad=True)
+    packed = pack_padded_sequence(x, torch.tensor(masking.LENGTHS))
+    output, (h_n, _) = lstm(packed)
+    output, _ = pad_packed_sequence(output)
+    assert not output[3:, 1].any() and torch.equal(h_n[0, 1], output[2, 1])
+    output.sum().backward()
+    assert not x.grad[3:, 1].any()

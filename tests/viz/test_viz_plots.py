@@ -60,7 +60,7 @@ def test_a_second_run_bug_is_bars_run_1_and_run_2_by_buggy_and_fixed(bug_id):
     ax = plots.plot_bug(bug_id, result)
     assert len(ax.patches) == 4  # run 1, run 2 x buggy, fixed
     assert [t.get_text() for t in ax.get_xticklabels()] == ["run 1", "run 2"]
-    verdicts = [t.get_text() for t in ax.texts]
+    verdicts = [t.get_text().split("\n")[0] for t in ax.texts]
     # buggy bars first (run 1, run 2), then fixed
     expected = {
         "B4": ["wrong", "wrong", "right", "wrong"],
@@ -76,10 +76,41 @@ def test_a_second_run_bug_is_bars_run_1_and_run_2_by_buggy_and_fixed(bug_id):
         assert (bar.get_hatch() or None) == plots.VERSION_HATCH[side]
         if side == "fixed":
             assert to_hex(bar.get_facecolor()) == colour
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels[2:] == ["right", "wrong"] and "buggy version" in labels[0]
+    # two legend groups: the version (fill), the result (colour)
+    version, verdict = [a for a in ax.get_children() if type(a).__name__ == "Legend"]
+    assert version.get_title().get_text() == "version (fill)"
+    assert [t.get_text() for t in version.get_texts()] == [
+        "hatched: %s (buggy)" % BUGS[bug_id].buggy_version,
+        "solid: %s (fixed)" % BUGS[bug_id].fixed_version,
+    ]
+    assert verdict.get_title().get_text() == "result (colour)"
+    assert [t.get_text() for t in verdict.get_texts()] == ["green: right", "red: wrong"]
     assert "not drawn" in ax.get_xlabel()  # the input's gradient: right in every run
     assert _legend_is_off_the_data(ax)
+    ax.figure.canvas.draw()
+    renderer = ax.figure.canvas.get_renderer()
+    below = ax.get_window_extent(renderer).y0
+    assert all(legend.get_window_extent(renderer).y1 <= below for legend in (version, verdict))
+
+
+def test_b5s_wrong_bar_says_it_is_twice_timestep_0s_gradient():
+    """The log axis hides a factor of 2: the wrong bar says "= 2 g₀", and it is (the
+    second run's w gradient against B5's prediction, computed here); the fixed version's
+    wrong run in B4 is the same bug, and says the same."""
+    from caffe2rnn.history.bugs import timestep0_gradient
+
+    for bug_id, side in (("B5", "buggy"), ("B4", "fixed")):
+        bug = BUGS[bug_id]
+        result = bug.run()
+        g0 = timestep0_gradient(bug.cell().values(np.random.default_rng(0)))
+        np.testing.assert_allclose(getattr(result, side)[1]["w"], 2 * g0, rtol=1e-6)
+        ax = plots.plot_bug(bug_id, result)
+        labels = [t.get_text() for t in ax.texts]
+        assert labels[1 if side == "buggy" else 3] == "wrong\n= 2 g₀"
+        assert "g₀: w's gradient from timestep 0 alone" in ax.get_xlabel()
+    assert plots._what_it_is(bug, np.zeros(3), np.ones(3), None) == "= 0"
+    assert plots._what_it_is(bug, np.full(3, 1e300), np.ones(3), None).startswith("garbage")
+    assert plots._what_it_is(bug, np.full(3, 2.0), np.ones(3), None).startswith("off by 1")
 
 
 def test_per_timestep_legends_sit_under_the_axes(b3):

@@ -77,6 +77,23 @@ def test_recurrent_view_has_both_clusters_states_links_and_aliases(parse_dot):
     assert {"io/lstm/gates_t_w", "io/lstm/gates_t_b"} <= dot.with_class("param")
 
 
+@pytest.mark.parametrize("width", [None, "page"])
+@pytest.mark.parametrize("make", [examples.lstm, examples.mul, examples.rnn_cell_lstm])
+def test_every_output_of_the_op_hangs_off_it(parse_dot, make, width):
+    """No output node floats: the aliases come from their state tensor, the op's own
+    last output (step_workspaces) from the op's box (a dotted edge leaving its border)."""
+    op = make()
+    graph = viz.recurrent(op, width=width)
+    dot = parse_dot(graph)
+    drawn = [e for e in dot.edges if e[2].get("style") != "invis"]
+    for name in op.output:
+        assert "io/" + name in dot.nodes and "io/" + name in {e[1] for e in drawn}, name
+    (edge,) = [e for e in drawn if e[1] == "io/" + op.output[-1]]
+    assert edge[2]["class"] == "workspaces" and edge[2]["ltail"] == "cluster_rnn"
+    assert edge[0].startswith("state")  # a node inside the op's box
+    assert "op output: its step workspaces" in graph.source
+
+
 def test_recurrent_view_reads_a_netdef_argument_too(parse_dot):
     op = examples.mul()
     text = [a for a in op.arg if a.name == "step_net"][0]

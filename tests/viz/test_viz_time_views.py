@@ -72,3 +72,27 @@ def test_unroll_draws_one_column_per_step_and_recurrent_edges(parse_dot):
     dot.edge("io/input[2]", "t2/input_t@0")
     assert dot.edge("t2/lstm/hidden_t@1", "io/lstm/hidden_t_last")["label"] == "last row"
     assert dot.edge("t1/lstm/hidden_t@1", "io/lstm/hidden_t_all")["label"] == "[1]"
+
+
+@pytest.mark.parametrize("width", [None, "page"])
+@pytest.mark.parametrize("draw, step", [(viz.timeline, "step"), (viz.backward_timeline,
+                                                                 "backward step")])  # fmt: skip
+def test_a_highlighted_timeline_keys_its_colours_in_the_legend(parse_dot, draw, step, width):
+    """highlight=t colours the rows step t reads (blue) and writes (amber): the legend
+    says so, in those colours, and says nothing of it without a highlight."""
+    from caffe2rnn.viz.timeline import HIGHLIGHT
+
+    graph = draw(examples.mul(), 3, highlight=1, width=width)
+    legend = "\n".join(
+        a.get("label", "") + " " + a.get("fillcolor", "")
+        for n, a in parse_dot(graph).nodes.items()
+        if n.startswith("legend/")
+    )
+    for role, text in (("read", "row read by %s 1"), ("write", "row written by %s 1")):
+        assert text % step in legend
+        assert HIGHLIGHT[role] in legend
+    # the figure uses those colours
+    body = "\n".join(graph.body)
+    assert body.count(HIGHLIGHT["read"]) > 1 and body.count(HIGHLIGHT["write"]) > 1
+    plain = draw(examples.mul(), 3, width=width)
+    assert "row read by" not in "\n".join(plain.body)

@@ -11,11 +11,12 @@ the cell the figure is about) creates, checked by ``tests/viz``:
 * :func:`fig_forward_rows` — the forward loop as rows of the states tensor;
 * :func:`fig_recurrent_op` — one RecurrentNetwork op: inputs, insides, outputs;
 * :func:`fig_recurrent_net_stages` — ``recurrent_net``'s stages: a cell in, one op out;
-* :func:`fig_name_prefixes` — why ``lstm/lstm/...``: a name's three prefixes, in order;
+* :func:`fig_name_prefixes` — why ``lstm/lstm/...``: three prefixes, added by three pieces of code;
 * :func:`fig_bptt` — backpropagation through time, row by row;
 * :func:`fig_backward_step_net` — what the gradient op runs at each step;
 * :func:`fig_lstm_cell` — the LSTM cell in Caffe2's blobs beside torch.nn.LSTM's;
 * :func:`fig_gru_cell` — Caffe2's GRU cell (era E6) beside torch.nn.GRU;
+* :func:`fig_masking` — masking by sequence length: padded rows repeat the last state;
 * :func:`fig_attention_step` — one step of LSTMWithAttention, and what runs before;
 * :func:`fig_history_timeline` — the eras, changes and bug fixes, 2016-12 → 2018-03 →
   PyTorch, and its two halves :func:`fig_history_2017` and :func:`fig_history_2018`.
@@ -28,6 +29,7 @@ from .forward_rows import fig_forward_rows
 from .gru_cell import fig_gru_cell
 from .history_timeline import fig_history_2017, fig_history_2018, fig_history_timeline
 from .lstm_cell import fig_lstm_cell
+from .masking import fig_masking
 from .models import fig_models
 from .name_prefixes import fig_name_prefixes
 from .recurrent_net_stages import fig_recurrent_net_stages
@@ -46,6 +48,7 @@ FIGURES = {
     "fig_name_prefixes": fig_name_prefixes,
     "fig_lstm_cell": fig_lstm_cell,
     "fig_gru_cell": fig_gru_cell,
+    "fig_masking": fig_masking,
     "fig_attention_step": fig_attention_step,
     "fig_history_timeline": fig_history_timeline,
     "fig_history_2017": fig_history_2017,

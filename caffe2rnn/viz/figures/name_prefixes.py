@@ -1,4 +1,5 @@
-"""``fig_name_prefixes()``: why ``lstm/lstm/hidden_t_prev_states`` — three prefixes, one order.
+"""``fig_name_prefixes()``: why ``lstm/lstm/hidden_t_prev_states`` — three prefixes, added by
+three pieces of code.
 
 A blob of a recurrent layer gets up to three prefixes (Caffe2 0cdd09da6):
 
@@ -9,15 +10,21 @@ A blob of a recurrent layer gets up to three prefixes (Caffe2 0cdd09da6):
   named by a string gets ``decoder/`` in front (``AddScopedExternalInputs``,
   op outputs given as strings);
 * the **op's scope** — ``recurrent_net(..., scope=...)``, the same ``scope=``
-  again, names what the op itself makes ``s(name)`` = ``<scope>/<name>``
-  (``recurrent.py``): the state tensors ``s(<cell input>_states)``, whose
-  argument is never name-scoped, and ``s("step_workspaces")``, an op output
-  given as a string, so the name scope goes in front of it.
+  again, names the state tensors it makes ``s(<cell input>_states)`` =
+  ``<scope>/<step-net blob>_states`` (``recurrent.py``), and that argument is
+  never name-scoped: the op's scope goes in front of the *whole* name of the
+  step-net blob, name scope included.
+
+So the prefixes do not always come in the same order: a state tensor is
+*op's scope / name scope / cell's name / own name*, every other blob *name
+scope / cell's name / own name* -- the two rules the page's table
+(``docs/concepts/links-and-aliases.md``) gives. (The op's own last output,
+``step_workspaces``, is left out: step workspaces come later on that page.)
 
 The figure builds three LSTMs (no name scope and ``scope="lstm"``;
 ``NameScope("decoder")`` and ``scope="lstm"``, where the order shows;
 ``NameScope("decoder")`` and ``scope="decoder"``, the sequence-to-sequence
-decoder), reads five names from each op and splits each into its prefixes by
+decoder), reads four names from each op and splits each into its prefixes by
 the rules above; a name the rules do not give back cannot be drawn
 (:class:`~caffe2rnn.errors.DrawingError`).
 """
@@ -30,8 +37,8 @@ from .svg import MONO_EM, Canvas, Figure, text_width
 BUILDS = ((None, "lstm"), ("decoder", "lstm"), ("decoder", "decoder"))
 #: Where a prefix comes from: (fill, edge, key text).
 SOURCES = {
-    "op": ("#F3E5F5", style.RNN_OP, "`scope=` as the op's scope: `recurrent_net` names what "
-           "the op makes `<scope>/<name>`"),
+    "op": ("#F3E5F5", style.RNN_OP, "`scope=` as the op's scope: `recurrent_net` names the "
+           "state tensors `<scope>/<step-net blob>_states`"),
     "ns": ("#D2E3FC", "#1A56B8", "the name scope: `core.NameScope(...)` puts itself in front "
            "of every blob named by a string"),
     "cell": ("#CEEAD6", "#137333", "`scope=` as the cell's name: the cell names its blobs "
@@ -44,14 +51,13 @@ KINDS = (
     ("step-net blob (a link's `internal`)", ("ns", "cell")),
     ("op output (`_all` alias)", ("ns", "cell")),
     ("recurrent weight (a reference)", ("ns", "cell")),
-    ("last op output", ("ns", "op")),
 )
 _SIZE = 11  # px of a name
 _ROW = 22
 
 
 def build_names(name_scope, scope):
-    """The five names :data:`KINDS` lists, read from the op of
+    """The four names :data:`KINDS` lists, read from the op of
     ``rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"), dim_in=3, dim_out=4,
     scope=scope)`` built inside ``NameScope(name_scope)`` (or none)."""
     from ... import core, eras, model_helper, rnn_cell
@@ -65,7 +71,7 @@ def build_names(name_scope, scope):
     state = rnn.states[0]
     (read,) = [l.internal for l in rnn.links if l.external == state and l.offset == 0]
     weights = [rnn.inputs[i] for i in rnn.params if rnn.inputs[i].endswith("gates_t_w")]
-    return [state, read, op.output[0], weights[0], op.output[-1]]
+    return [state, read, op.output[0], weights[0]]
 
 
 def split(name, order, name_scope, scope):
@@ -88,11 +94,11 @@ def split(name, order, name_scope, scope):
 
 
 def fig_name_prefixes(builds=BUILDS):
-    """Five names from each of ``builds`` (name scope, scope), each split into its prefixes."""
+    """Four names from each of ``builds`` (name scope, scope), each split into its prefixes."""
     read = [(ns, scope, build_names(ns, scope)) for ns, scope in builds]
     canvas = Canvas(
         style.WIDTH,
-        "Why lstm/lstm/hidden_t_prev_states: three prefixes, one order",
+        "Why lstm/lstm/hidden_t_prev_states: three prefixes, added by three pieces of code",
         "Names of rnn_cell.LSTM's blobs split into their prefixes: the op's scope (scope= "
         "as recurrent_net's scope), the name scope, the cell's name (scope= as the cell's "
         "name), the blob's own name. "
@@ -103,7 +109,7 @@ def fig_name_prefixes(builds=BUILDS):
     )
     top = parts.heading(
         canvas,
-        "Why `lstm/lstm/hidden_t_prev_states`: three prefixes, one order",
+        "Why `lstm/lstm/hidden_t_prev_states`: three prefixes, added by three pieces of code",
         "Names read from three `rnn_cell.LSTM` builds (Caffe2 0cdd09da6, `rnn_cell.py`, "
         "`recurrent.py`), each split into where its parts come from.",
     )
@@ -139,8 +145,8 @@ def fig_name_prefixes(builds=BUILDS):
         y + 20,
         "Read a state tensor's name from the left: the op's scope, the name scope, the cell's "
         "name, the blob. `scope=` is used twice, so even without a name scope it reads "
-        "`lstm/lstm/...`. The op's last output is a string the op names: the name scope goes "
-        "in front of the op's scope there.",
+        "`lstm/lstm/...`. Every other name is the name scope, the cell's name, the blob: "
+        "the op's scope goes in front of a state tensor only.",
         style.NOTE,
         width=right - left,
         fill=style.MUTED,

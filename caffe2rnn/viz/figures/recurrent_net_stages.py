@@ -259,12 +259,14 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
     canvas.text(after + 2, line, "writes %s" % _code(dict.fromkeys(stages.links.values())),
                 style.NOTE)  # fmt: skip
     ((sequence_blob, sequence),) = stages.inputs
+    # "a ← b" is one word to the wrapper (no-break spaces) and each link is a line of its
+    # own: a pair is never split at the right edge
     given = [
         ("inputs", "%s ← row t of %s" % (_code([sequence_blob]), _code([sequence]))),
-        ("initial_cell_inputs", ", ".join("%s ← %s" % (_code([c]), _code([b]))
+        ("initial_cell_inputs", ", ".join("%s\u00a0←\u00a0%s" % (_code([c]), _code([b]))
                                           for c, b in stages.initial)),
-        ("links", ", ".join("%s ← %s" % (_code([i]), _code([o]))
-                            for i, o in stages.links.items())),
+        ("links", ",\n".join("%s\u00a0←\u00a0%s" % (_code([i]), _code([o]))
+                              for i, o in stages.links.items())),
         ("scope", '`"%s"`' % stages.scope),
     ]  # fmt: skip
     line += 22

@@ -5,10 +5,15 @@ What the figure says:
 * both draw the **input FC** ``x -> lstm/i2h``: ``rnn_cell`` (0cdd09da6,
   ``RNNCell.apply_over_sequence`` -> ``prepare_input``) projects every row
   of ``x`` with one ``FC`` before the loop, outside the step net;
-* **unrolled**, a recurrent net is the cell's ops copied once per timestep:
-  the LSTM cell of ``rnn_cell`` is 3 ops (``FC``, ``Sum``, ``LSTMUnit``), so
-  T = 3 is a net of 1 + 9 = 10 ops and T = 5 another net of 1 + 15 = 16 — a
-  net per length;
+* **unrolled** (``rnn_cell.LSTM(..., static_rnn_unroll_size=T)``, Caffe2
+  2017-06; :mod:`caffe2rnn.cells.unrolled`), a recurrent net is the cell's
+  ops copied once per timestep -- the LSTM cell of ``rnn_cell`` is 3 ops
+  (``FC``, ``Sum``, ``LSTMUnit``) -- plus 6 bookkeeping ops: one ``Split``
+  that cuts ``lstm/i2h`` into T rows, two ``Concat`` that stack the T hidden
+  and the T cell states, and three ``ZeroGradient`` that give the outputs no
+  loss reads a zero gradient. So 1 + 3T + 6 ops: 16 for T = 3, 22 for T = 5,
+  157 for T = 50 -- a net per length (:func:`unrolled_op_count`, checked
+  against the real build by ``tests/viz``);
 * **Caffe2's** ``RecurrentNetwork`` holds the cell once, as its ``step_net``
   argument (a NetDef), and runs it T times, T read from the input's first
   dimension at run time: one NetDef of 2 ops (the input FC and the
@@ -25,10 +30,24 @@ What the figure says:
 """
 
 from . import parts, style
-from .svg import Canvas, Figure
+from .svg import Canvas, Figure, text_width
 
 #: The LSTM step net's ops (``rnn_cell.LSTMCell`` at 0cdd09da6), with their family colours.
 CELL_OPS = (("FC", style.COMPUTE), ("Sum", style.COMPUTE), ("LSTMUnit", style.ACTIVATION))
+
+#: The unrolled build's ops around the copies of the cell (``UnrolledCell.apply_over_sequence``,
+#: Caffe2's ``rnn_cell.py`` 2017-06): (type, how many, what it is for), drawn grey.
+BOOKKEEPING_OPS = (
+    ("Split", 1, "cuts `lstm/i2h` into T rows"),
+    ("Concat", 2, "stack the T hidden and the T cell states"),
+    ("ZeroGradient", 3, "give the outputs no loss reads a zero gradient"),
+)
+
+
+def unrolled_op_count(steps):
+    """The ops of ``rnn_cell.LSTM(..., static_rnn_unroll_size=steps)``'s net: the input FC,
+    the cell's ops once per step, and the bookkeeping ops."""
+    return 1 + len(CELL_OPS) * steps + sum(n for _, n, _ in BOOKKEEPING_OPS)
 
 
 CELL_W = 118
@@ -71,6 +90,23 @@ def _unrolled(canvas, cx, y, steps):
     return y + steps * pitch
 
 
+def _chip(canvas, x, y, text, h=16):
+    """One grey bookkeeping op; returns its width."""
+    w = text_width(text, 9.5, True) + 10
+    canvas.box(x, y, w, h, text, style.SHAPE, style.SHAPE, 9.5, True, "#FFFFFF", 2,
+               cls="bookkeeping")  # fmt: skip
+    return w
+
+
+def _bookkeeping_row(canvas, cx, y, names):
+    """Grey chips side by side, centred on ``cx``."""
+    gap = 4
+    widths = [text_width(name, 9.5, True) + 10 for name in names]
+    x = cx - (sum(widths) + gap * (len(names) - 1)) / 2
+    for name in names:
+        x += _chip(canvas, x, y, name) + gap
+
+
 def _sequence(canvas, x, y, steps, w=34, h=11):
     """An input sequence of ``steps`` rows."""
     for t in range(steps):
@@ -85,7 +121,8 @@ def fig_step_net_idea():
         style.WIDTH,
         "Why one RecurrentNetwork operator with a step net, not an unrolled net",
         "Both start with one input FC over all T rows of x. Unrolled, the LSTM cell's three ops "
-        "are then copied once per timestep: 10 ops for T = 3, another net of 16 ops for T = 5. "
+        "are then copied once per timestep, with 6 bookkeeping ops (a Split, two Concats, three "
+        "ZeroGradients): 16 ops for T = 3, another net of 22 ops for T = 5. "
         "Caffe2's RecurrentNetwork holds the cell once, as its step net, and runs it T times, T "
         "read from the input at run time: the same net of 2 ops for every sequence length.",
     )
@@ -97,7 +134,7 @@ def fig_step_net_idea():
     )
     left, right, col = 10, 346, 316
     y = top + 10
-    panel_h = 318
+    panel_h = 356
     canvas.rect(left, y, col, panel_h, "#FAFAFA", style.MUTED, 1.0, 8, dash="5 3")
     canvas.rect(right, y, col, panel_h, style.RNN_FILL, style.RNN_EDGE, 1.2, 8)
     canvas.text(left + 10, y + 14, "Unrolled: one copy of the cell per step", style.LABEL,
@@ -106,16 +143,22 @@ def fig_step_net_idea():
 
     # left: two different nets, T = 3 and T = 5
     body = y + 38
+    (split, _, _), (concat, n_concat, _), (zero, n_zero, _) = BOOKKEEPING_OPS
     for cx, steps in ((left + 88, 3), (left + 244, 5)):
         canvas.text(cx, body, "T = %d" % steps, style.SMALL, "middle", True)
         below = _input_fc(canvas, cx, body + 12)
-        canvas.arrow(cx, below + 1, cx, below + 11, style.INK, 1.2)
-        end = _unrolled(canvas, cx, below + 12, steps)
-        canvas.text(cx, end + 6, "a net of 1 + %d = %d ops" % (3 * steps, 1 + 3 * steps),
-                    style.NOTE, "middle")  # fmt: skip
+        canvas.arrow(cx, below + 1, cx, below + 9, style.INK, 1.2)
+        _bookkeeping_row(canvas, cx, below + 10, [split + " into T rows"])
+        below += 26
+        canvas.arrow(cx, below + 1, cx, below + 9, style.INK, 1.2)
+        end = _unrolled(canvas, cx, below + 10, steps)
+        _bookkeeping_row(canvas, cx, end - 6, ["%d %s" % (n_concat, concat),
+                                                "%d %s" % (n_zero, zero)])  # fmt: skip
+        canvas.text(cx, end + 22, "1 + %d + 6 = %d ops" % (3 * steps, unrolled_op_count(steps)),
+                    style.NOTE, "middle", True)  # fmt: skip
     canvas.text_block(left + 12, y + panel_h - 28, "A new net for every length, growing "
-                      "with T (the input FC once, the cell T times).", style.NOTE,
-                      width=col - 24, fill=style.ACCUMULATE)  # fmt: skip
+                      "with T: 1 + 3T + 6 ops, %d for T = 50." % unrolled_op_count(50),
+                      style.NOTE, width=col - 24, fill=style.ACCUMULATE)  # fmt: skip
 
     # right: either input, one op, the step net inside, run T times
     seq_y = body
@@ -156,6 +199,12 @@ def fig_step_net_idea():
     # what else the step net gives
     y += panel_h + 18
     points = (
+        "Grey, the unrolled net's 6 bookkeeping ops (rnn_cell's `static_rnn_unroll_size=T`): "
+        + "; ".join(
+            "%s `%s`%s %s" % (("one", "two", "three")[n - 1], name, " ops" * (n > 1), what)
+            for name, n, what in BOOKKEEPING_OPS
+        )  # fmt: skip
+        + ".",
         "Any cell made of ordinary ops works (attention, MILSTM, your own): the step net is a "
         "NetDef, and its gradient is built from the ops' own gradients.",
         "Caffe2 also had cuDNN's fused `Recurrent` op: fast, GPU-only, and LSTM or GRU only "

@@ -47,6 +47,7 @@ RNN_FILL, RNN_EDGE = CLUSTER_STYLES["rnn"]["fillcolor"], CLUSTER_STYLES["rnn"]["
 COMPUTE = OP_FAMILIES["compute"][0]
 ACTIVATION = OP_FAMILIES["activation"][0]
 RNN_OP = OP_FAMILIES["rnn"][0]
+SHAPE = OP_FAMILIES["shape"][0]  # Split, Concat...: the grey of the graph views
 
 #: The four gates of an LSTM, each one colour (fill, text/edge) wherever it is drawn.
 GATES = {
