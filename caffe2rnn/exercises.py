@@ -13,9 +13,9 @@ the operator did, and why — wrapped to the width of a notebook's output on the
                  why="a link views row t + offset ...", variable="predicted_rows")
 
 Only the notebooks use this module; nothing in the library depends on it. The write-code
-exercises of notebooks 04 and 06 (the forward and the backward loop) have their checks here
-too, :func:`check_forward` and :func:`check_backward`, so that tests can try them with right
-and wrong loops.
+exercises of step 9 (notebook 04, the forward loop) and step 13 (notebook 06, the backward
+loop) have their checks here too, :func:`check_forward` and :func:`check_backward`, so that
+tests can try them with right and wrong loops.
 """
 
 import textwrap
@@ -62,7 +62,7 @@ def feedback(prediction, actual, observed, why, variable="your prediction", righ
     return right
 
 
-# --- Write-the-loop exercises: notebook 04 (forward) and notebook 06 (backward) ------------
+# --- Write-the-loop exercises: step 9 (forward) and step 13 (backward) ----------------------
 #
 # The learner writes the body of the step loop of the Elman cell's recurrent network (one
 # state, h_t = tanh(h_{t-1} W^T + b + x_t)) with the notebooks' names; the checks below run
@@ -71,7 +71,7 @@ def feedback(prediction, actual, observed, why, variable="your prediction", righ
 # at *how* it is written where that is what the notebook teaches: each step's blobs must be
 # views of rows, not copies.
 
-#: The state tensor and the lists of notebooks 04 and 06 (one initial row, k = 1).
+#: The state tensor and the lists of steps 9 and 13 (one initial row, k = 1).
 STATES = "hidden_t_prev_states"
 LINKS = [("hidden_t_prev", STATES, 0), ("hidden_t", STATES, 1), ("input_t", "x", 0)]
 ALIASES = [(STATES, "hidden_t_all", 1), (STATES, "hidden_t_last", -1)]
@@ -153,6 +153,28 @@ def _wrong_link(steps, outer, links):
     return None
 
 
+def _flat_link(steps, outer, links):
+    """The first (step, internal, its shape, the shape it should have) where a step's blob
+    views the right row but has lost the leading time axis, or None. A link's view keeps it:
+    ``window × N × D`` (here window 1), as the operator's ``rnn_internal_apply_link`` makes
+    it; an integer index, ``outer[external][t + offset]``, views the same row as ``N × D``."""
+    for t, ws in enumerate(steps):
+        for internal, external, offset in links:
+            expected = outer[external][t + offset : t + offset + 1].shape
+            if ws[internal].shape != expected:
+                return t, internal, ws[internal].shape, expected
+    return None
+
+
+def _flat_message(flat):
+    t, internal, shape, expected = flat
+    return (
+        "step %d's %s views the right row, but its shape is %s where the link's view is "
+        "%s (window × N × D): an integer index drops the leading time axis."
+        % (t, internal, " × ".join(map(str, shape)), " × ".join(map(str, expected)))
+    )
+
+
 def _link_message(wrong, external):
     t, internal, rows, row = wrong
     if rows is None:
@@ -173,7 +195,7 @@ def _link_message(wrong, external):
 
 
 def check_forward(forward):
-    """Self-check of notebook 04's exercise, ``forward(outer, links, aliases)``.
+    """Self-check of step 9's exercise (notebook 04), ``forward(outer, links, aliases)``.
 
     Runs the learner's loop on data of its own with the notebook's lists, then with two
     initial rows and links moved up by one, and says whether every step's blobs are views of
@@ -212,6 +234,16 @@ def check_forward(forward):
             _link_message(wrong, dict((l[0], l[1]) for l in LINKS)[wrong[1]]),
             why="before step t, each link (internal, external, offset) makes ws[internal] "
             "the slice outer[external][t + offset : t + offset + 1]: a view of one row.",
+        )
+    flat = _flat_link(steps, outer, LINKS)
+    if flat is not None:
+        return _verdict(
+            False,
+            _flat_message(flat),
+            why="NumPy's tanh does not mind, but the real operator's step net does: its "
+            "FC(axis=2) reads a 1 × N × D blob as N rows of D values (the FC of the "
+            "operator below). A link's blob is the slice of its window of rows, which "
+            "keeps the time axis; the step net's ops are written for that shape.",
         )
     states, expected = outer[STATES], _elman_states(values)
     unwritten = [r for r in range(states.shape[0]) if np.isnan(states[r]).any()]
@@ -253,9 +285,9 @@ def check_forward(forward):
 
 
 def check_backward(backward, forward):
-    """Self-check of notebook 06's exercise, ``backward(outer, step_workspaces)``.
+    """Self-check of step 13's exercise (notebook 06), ``backward(outer, step_workspaces)``.
 
-    Runs ``forward`` (the notebook's, from notebook 04) and the learner's backward loop on
+    Runs ``forward`` (the notebook's, from step 9) and the learner's backward loop on
     data of its own, and compares every gradient with :func:`_elman_gradients`, which uses
     no links and no workspaces. Returns whether it was right.
     """
@@ -290,6 +322,16 @@ def check_backward(backward, forward):
             _link_message(wrong, dict((l[0], l[1]) for l in GRADIENT_LINKS)[wrong[1]]),
             why="before backward step t, each backward link (internal, external, offset) "
             "makes ws[internal] a view of row t + offset, as the forward links did.",
+        )
+    flat = _flat_link(steps, outer, GRADIENT_LINKS)
+    if flat is not None:
+        return _verdict(
+            False,
+            _flat_message(flat),
+            why="the backward step net's ops are written for the forward blobs' shape: "
+            "FCGradient(axis=2) reads hidden_t_grad as 1 × N × D, N rows of D values. A "
+            "backward link, like a forward one, is the slice of its window of rows, which "
+            "keeps the time axis.",
         )
     dh, x_grad, W_grad, b_grad, shares = _elman_gradients(
         values, grads["hidden_t_all_grad"], grads["hidden_t_last_grad"]

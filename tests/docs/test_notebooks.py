@@ -490,6 +490,13 @@ FORWARD_MISTAKES = {
         "right for the notebook's lists, but not for other offsets",
     ),
     "no step run": (("        step(ws)\n", ""), "still hold NaN: no step wrote them"),
+    "an integer index, N x D": (
+        ("[t + offset : t + offset + 1]", "[t + offset]"),
+        "step 0's hidden_t_prev views the right row, but its shape is 2 × 3 where the "
+        "link's view is 1 × 2 × 3 (window × N × D): an integer index drops the leading time "
+        "axis. Why: NumPy's tanh does not mind, but the real operator's step net does: its "
+        "FC(axis=2) reads a 1 × N × D blob",
+    ),
 }
 
 
@@ -548,6 +555,13 @@ BACKWARD_MISTAKES = {
     "the steps in forward order": (
         ("for t in reversed(range(T)):", "for t in range(T):"),
         "hold NaN",
+    ),
+    "an integer index, N x D": (
+        ("[t + offset : t + offset + 1]", "[t + offset]"),
+        "step 0's hidden_t_grad views the right row, but its shape is 2 × 3 where the link's "
+        "view is 1 × 2 × 3 (window × N × D): an integer index drops the leading time axis. "
+        "Why: the backward step net's ops are written for the forward blobs' shape: "
+        "FCGradient(axis=2) reads hidden_t_grad as 1 × N × D",
     ),
 }
 
