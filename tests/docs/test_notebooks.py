@@ -665,8 +665,10 @@ def test_an_op_made_by_a_helper_is_reported_innermost_first(tmp_path, capsys):
     [("E6", None, 2), ("E6", 0, 2), ("E6", 1, 4), ("E5", None, 2), ("E5", 1, 2)],
 )
 def test_nb05_step_workspaces_of_a_forward_only_op(era, executor, kept):
-    """Notebook 05's answer: forward-only, two step workspaces with enable_rnn_executor absent
-    or 0; four with an explicit 1, from era E6 on (REVIEW_ROUND3 theme 2)."""
+    """Step 11's rule: forward-only, two step workspaces with enable_rnn_executor absent or 0
+    (what step 11 runs); four with an explicit 1, from era E6 on, which
+    docs/concepts/rnn-executor.md tells and step 11 leaves out (REVIEW_ROUND3 theme 2,
+    REVIEW_ROUND5 F7)."""
     import numpy as np
 
     from caffe2rnn import core, eras, workspace
