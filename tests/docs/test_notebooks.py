@@ -810,3 +810,34 @@ def test_nb01_grandchild_writes_are_measured(capsys):
     assert right.startswith("Right: the net wrote C's h and P's y; G holds []")
     assert wrong.startswith("Not quite")
     workspace.ResetWorkspace()
+
+
+def test_nb01_exercise_3_a_feed_into_a_child_writes_the_parents_blob():
+    """Step 3's exercise 3 (REVIEW_ROUND5 F10 replaced the fourth parent-rule drill): a feed
+    into a child whose parent has a blob of that name fills the parent's blob, as every write
+    does, so the child holds only h and y and the parent's w is 2 W afterwards."""
+    import numpy as np
+
+    from caffe2rnn import core
+    from caffe2rnn.runtime import Workspace
+
+    nb = read(os.path.join(NOTEBOOK_DIR, "01_netdef_and_workspace.ipynb"))
+    exercises = next(c.source for c in nb.cells if c.source.startswith("That loop"))
+    assert 'child.feed("w", 2 * W)' in exercises and "`fresh` holds it" in exercises
+    net = core.Net("tiny_mlp")
+    x, w, b = net.AddExternalInputs("x", "w", "b")
+    net.Sum([net.Relu(net.FC([x, w, b], "h"), "h"), x], "y")
+    rng = np.random.default_rng(0)
+    X, W = rng.standard_normal((2, 3)), rng.standard_normal((3, 3))
+    fresh = Workspace(name="fresh")
+    for name, value in [("x", X), ("w", W), ("b", np.zeros(3))]:
+        fresh.feed(name, value.astype(np.float32))
+    child = Workspace(parent=fresh, name="child")
+    child.run_net_once(net.Proto())
+    child.feed("w", (2 * W).astype(np.float32))
+    child.run_net_once(net.Proto())
+    assert child.local_blobs() == ["h", "y"]
+    np.testing.assert_array_equal(fresh.fetch("w"), (2 * W).astype(np.float32))
+    other = Workspace(parent=fresh, name="other")
+    other.run_net_once(net.Proto())
+    np.testing.assert_allclose(other.fetch("h"), np.maximum(X @ (2 * W).T, 0), rtol=1e-5)
