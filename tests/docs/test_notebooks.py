@@ -841,3 +841,30 @@ def test_nb01_exercise_3_a_feed_into_a_child_writes_the_parents_blob():
     other = Workspace(parent=fresh, name="other")
     other.run_net_once(net.Proto())
     np.testing.assert_allclose(other.fetch("h"), np.maximum(X @ (2 * W).T, 0), rtol=1e-5)
+
+
+def test_nb04_lists_for_two_initial_rows_are_run_in_the_loop_and_the_op(capsys):
+    """Step 9's predict (REVIEW_ROUND5 item 6: compose the link rule and the alias rule):
+    the learner writes the links and aliases for a 2-row h0; the check runs them in the
+    notebook's loop and in caffe2rnn's op. The answer passes both; the k = 1 lists, and the
+    right links with hidden_t_all still at offset 1, are refused with what is off."""
+    namespace, answer = _exercise(
+        "04_recurrent_network_in_numpy",
+        [
+            "from collections import ChainMap",
+            "def step(ws):",
+            "STATES = ",
+            "# row views, no copy",
+            "T, N, D = 5, 2, 3",
+        ],
+        "check_lists",
+    )
+    capsys.readouterr()
+    states = namespace["STATES"]
+    links = [("hidden_t_prev", states, 1), ("hidden_t", states, 2), ("input_t", "x", 0)]
+    right, wrong = _verdicts(namespace, answer, (namespace["LINKS"], namespace["ALIASES"]), capsys)
+    assert right.startswith("Right: your forward loop and caffe2rnn's op both give"), right
+    assert wrong.startswith("Not quite") and "your forward loop's hidden_t_all" in wrong, wrong
+    namespace["check_lists"]((links, [(states, "hidden_t_all", 1)] + namespace["ALIASES"][1:]))
+    out = capsys.readouterr().out.replace("\n", " ")
+    assert out.startswith("Not quite") and "hidden_t_all is (6, 2, 3) where the 5" in out, out
