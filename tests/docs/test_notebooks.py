@@ -868,3 +868,31 @@ def test_nb04_lists_for_two_initial_rows_are_run_in_the_loop_and_the_op(capsys):
     namespace["check_lists"]((links, [(states, "hidden_t_all", 1)] + namespace["ALIASES"][1:]))
     out = capsys.readouterr().out.replace("\n", " ")
     assert out.startswith("Not quite") and "hidden_t_all is (6, 2, 3) where the 5" in out, out
+
+
+def test_nb06_the_row_no_backward_step_writes_is_read_from_the_op(capsys):
+    """Step 13's predict for a 2-row h0 (REVIEW_ROUND5 item 6: compose the zeroed last row, the
+    backward links' rows and h0_grad = the first k rows): row 0 is written by nothing, and
+    caffe2rnn's gradient op refuses, naming it. The answer a reader of step 12 alone might
+    give (row 5, 'the row below the zeroed one') is refused."""
+    namespace, answer = _exercise(
+        "06_backward_by_hand",
+        [
+            "from caffe2rnn.operators.rnn import",
+            "def forward(",
+            "GRADIENT_LINKS = ",
+            "def backward_step(ws):",
+            "# writes row t",
+            "gradients = {",
+            'step_net = core.Net("elman_step")',
+        ],
+        "check_unwritten",
+    )
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, 5, capsys)
+    assert answer == "check_unwritten(0)"
+    assert right.startswith("Right: no backward step writes row 0, and caffe2rnn refuses"), right
+    assert "row 0 of the 7 rows of 'hidden_t_prev_states_grad' is never written" in right.replace(
+        "\n", " "
+    )
+    assert wrong.startswith("Not quite (you said 5)"), wrong
