@@ -896,3 +896,18 @@ def test_nb06_the_row_no_backward_step_writes_is_read_from_the_op(capsys):
         "\n", " "
     )
     assert wrong.startswith("Not quite (you said 5)"), wrong
+
+
+def test_nb07_the_gates_left_by_recomputation_are_measured(capsys):
+    """Step 16's predict (REVIEW_ROUND5 item 6: compose recompute_blobs_on_backward, the parent
+    rule and the order of the steps): with memory_optimization=True one lstm/gates_t lives in
+    shared_blobs_ws; the forward leaves step 3's gates, the backward (3 down to 0, recomputing
+    first) step 0's. 'The forward's last step wrote it' after backward is refused."""
+    namespace, answer = _exercise(
+        "07_recurrent_net", ["from google.protobuf import text_format"], "check_gates"
+    )
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, (3, 3), capsys)
+    assert answer == "check_gates((3, 0))"
+    assert right.startswith("Right: one lstm/gates_t, in shared_blobs_ws; after the forward"), right
+    assert wrong.startswith("Not quite (you said (3, 3))"), wrong
