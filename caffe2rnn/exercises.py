@@ -442,7 +442,11 @@ def check_cell(build, T=4, N=2, D=3):
                 "building the op raised %s: %s" % (type(error).__name__, error),
                 why="the cell is a net of its own (a ModelHelper with param_model=model, "
                 "step 16); recurrent_net(model.net, cell.net, inputs, initial_cell_inputs, "
-                "links, timestep=...) adds the op and returns (hidden_all, hidden_last).",
+                "links, timestep=...) adds the op and returns (hidden_all, hidden_last). "
+                "It also builds the backward step net from the gradient registry (step 16, "
+                "stage 2): every op of the cell needs a gradient maker, Mul's refuses an "
+                "output written in place over an input, and a blob a gradient op reads may "
+                "not be written again in the step (the versions of step 4).",
             )
         names = [str(p) for p in model.params]
         missing = [p for p in CELL_PARAMS if p not in names]
@@ -461,8 +465,9 @@ def check_cell(build, T=4, N=2, D=3):
             return _verdict(
                 False,
                 "AddGradientOperators raised %s: %s" % (type(error).__name__, error),
-                why="return the op's _all output (the first of recurrent_net's outputs), "
-                "and use only ops with a gradient maker in the cell (step 16, stage 2).",
+                why="return the op's _all output, the first of recurrent_net's outputs: "
+                "its outputs_with_grads=(0,) lets only that one take a gradient (step 10). "
+                "And use only ops with a gradient maker in the cell (step 16, stage 2).",
             )
         rng = np.random.default_rng(11)
         values = {

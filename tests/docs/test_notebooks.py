@@ -911,3 +911,65 @@ def test_nb07_the_gates_left_by_recomputation_are_measured(capsys):
     assert answer == "check_gates((3, 0))"
     assert right.startswith("Right: one lstm/gates_t, in shared_blobs_ws; after the forward"), right
     assert wrong.startswith("Not quite (you said (3, 3))"), wrong
+
+
+CELL_MISTAKES = {
+    "the stub": (None, "No answer yet"),
+    "the solution": (None, "Right: hidden_all matches the cell's equations row by row"),
+    "the interpolation the wrong way round": (
+        ('Sub([hidden_t_prev, c], "gru/d_t")', 'Sub([c, hidden_t_prev], "gru/d_t")'),
+        "row 0 of hidden_all differs from the cell's equations",
+    ),
+    "hidden_last returned": ("    return hidden_all", "    return hidden_last"),
+    "weights under other names": (
+        ('"gru/z", dim_in', '"gru/gate", dim_in'),
+        "it has no gru/z_w, gru/z_b.",
+    ),
+    "Mul in place": (
+        ('Mul([z, d], "gru/zd_t")', 'Mul([z, d], "gru/d_t")'),
+        "Gradient computation cannot be carried out if Mul uses in- place computation",
+    ),
+    "a value the gradient needs overwritten after use": (
+        (
+            "    cell.net.AddExternalOutputs(hidden_t)",
+            '    cell.net.Copy(d, "gru/z_t")\n    cell.net.AddExternalOutputs(hidden_t)',
+        ),
+        'Gradient operator needs input "gru/z_t" at version 0, but currently we have version 1.',
+    ),
+}
+CELL_MISTAKES["hidden_last returned"] = (
+    CELL_MISTAKES["hidden_last returned"],
+    "is not a dense gradient blob. Why: return the op's _all output, the first of "
+    "recurrent_net's outputs: its outputs_with_grads=(0,)",
+)
+
+
+@pytest.mark.parametrize("mistake", CELL_MISTAKES)
+def test_check_cell_says_right_or_what_is_wrong(mistake, capsys):
+    """Step 19's closing exercise (REVIEW_ROUND5 item 7): a gated cell of the learner's own,
+    built with recurrent_net, checked against its equations and finite differences."""
+    from caffe2rnn import exercises
+
+    nb = read(os.path.join(NOTEBOOK_DIR, "09_lstm_and_milstm.ipynb"))
+    stub = _code(nb, "def gru_like(", hidden=False)
+    solution = _code(nb, "def gru_like(", hidden=True)
+    assert "raise NotImplementedError" in stub and "raise" not in solution
+    imports = "\n".join(
+        ["from caffe2rnn import brew", "from caffe2rnn.model_helper import ModelHelper"]
+        + [line for line in stub.splitlines() if line.startswith("from ")]
+    )
+    change, said = CELL_MISTAKES[mistake]
+    attempt = stub if mistake == "the stub" else solution
+    if change:
+        assert change[0] in attempt
+        attempt = attempt.replace(*change)
+    namespace = {}
+    body = "\n".join(attempt.rstrip().splitlines()[:-1])
+    exec(compile(imports + "\n" + body, "<attempt>", "exec"), namespace)
+    right = exercises.check_cell(namespace["gru_like"])
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= OUTPUT_WIDTH
+    assert right is (mistake == "the solution"), out
+    assert said in out.replace("\n", " "), out
+    if mistake not in ("the stub", "the solution"):
+        assert out.startswith("Not quite") and "Why: " in out, out
