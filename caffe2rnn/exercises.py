@@ -527,9 +527,10 @@ def check_cell(build, T=4, N=2, D=3):
                     False,
                     "the forward pass is right, but %s_grad differs from finite differences "
                     "by %.2g." % (name, np.abs(analytic - numeric).max()),
-                    why="every op of the cell needs its gradient op in the backward step "
-                    "net; a blob written twice in one step (one name reused in place for "
-                    "two values) loses the first value the gradient needs.",
+                    why="the numbers are right but a path of the gradient is not: every "
+                    "op the state or the input flows through must pass its gradient on, and "
+                    "the backward step net has only the gradient ops the registry gives "
+                    "(step 16, stage 2); StopGradient, for one, passes none.",
                 )
             worst = max(worst, float(np.abs(analytic - numeric).max()))
         return _verdict(

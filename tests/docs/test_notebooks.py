@@ -925,6 +925,13 @@ CELL_MISTAKES = {
         ('"gru/z", dim_in', '"gru/gate", dim_in'),
         "it has no gru/z_w, gru/z_b.",
     ),
+    "a gradient stopped": (
+        (
+            'Sub([hidden_t_prev, c], "gru/d_t")',
+            'Sub([cell.net.StopGradient(hidden_t_prev, "gru/h_stop"), c], "gru/d_t")',
+        ),
+        "the forward pass is right, but x_grad differs from finite differences by 0.24",
+    ),
     "Mul in place": (
         ('Mul([z, d], "gru/zd_t")', 'Mul([z, d], "gru/d_t")'),
         "Gradient computation cannot be carried out if Mul uses in- place computation",
