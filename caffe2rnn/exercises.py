@@ -13,9 +13,9 @@ the operator did, and why — wrapped to the width of a notebook's output on the
                  why="a link views row t + offset ...", variable="predicted_rows")
 
 Only the notebooks use this module; nothing in the library depends on it. The write-code
-exercises of notebooks 04 and 06 (the forward and the backward loop) have their checks here
-too, :func:`check_forward` and :func:`check_backward`, so that tests can try them with right
-and wrong loops.
+exercises of step 9 (notebook 04, the forward loop) and step 13 (notebook 06, the backward
+loop) have their checks here too, :func:`check_forward` and :func:`check_backward`, so that
+tests can try them with right and wrong loops.
 """
 
 import textwrap
@@ -62,7 +62,7 @@ def feedback(prediction, actual, observed, why, variable="your prediction", righ
     return right
 
 
-# --- Write-the-loop exercises: notebook 04 (forward) and notebook 06 (backward) ------------
+# --- Write-the-loop exercises: step 9 (forward) and step 13 (backward) ----------------------
 #
 # The learner writes the body of the step loop of the Elman cell's recurrent network (one
 # state, h_t = tanh(h_{t-1} W^T + b + x_t)) with the notebooks' names; the checks below run
@@ -71,7 +71,7 @@ def feedback(prediction, actual, observed, why, variable="your prediction", righ
 # at *how* it is written where that is what the notebook teaches: each step's blobs must be
 # views of rows, not copies.
 
-#: The state tensor and the lists of notebooks 04 and 06 (one initial row, k = 1).
+#: The state tensor and the lists of steps 9 and 13 (one initial row, k = 1).
 STATES = "hidden_t_prev_states"
 LINKS = [("hidden_t_prev", STATES, 0), ("hidden_t", STATES, 1), ("input_t", "x", 0)]
 ALIASES = [(STATES, "hidden_t_all", 1), (STATES, "hidden_t_last", -1)]
@@ -153,6 +153,28 @@ def _wrong_link(steps, outer, links):
     return None
 
 
+def _flat_link(steps, outer, links):
+    """The first (step, internal, its shape, the shape it should have) where a step's blob
+    views the right row but has lost the leading time axis, or None. A link's view keeps it:
+    ``window × N × D`` (here window 1), as the operator's ``rnn_internal_apply_link`` makes
+    it; an integer index, ``outer[external][t + offset]``, views the same row as ``N × D``."""
+    for t, ws in enumerate(steps):
+        for internal, external, offset in links:
+            expected = outer[external][t + offset : t + offset + 1].shape
+            if ws[internal].shape != expected:
+                return t, internal, ws[internal].shape, expected
+    return None
+
+
+def _flat_message(flat):
+    t, internal, shape, expected = flat
+    return (
+        "step %d's %s views the right row, but its shape is %s where the link's view is "
+        "%s (window × N × D): an integer index drops the leading time axis."
+        % (t, internal, " × ".join(map(str, shape)), " × ".join(map(str, expected)))
+    )
+
+
 def _link_message(wrong, external):
     t, internal, rows, row = wrong
     if rows is None:
@@ -173,7 +195,7 @@ def _link_message(wrong, external):
 
 
 def check_forward(forward):
-    """Self-check of notebook 04's exercise, ``forward(outer, links, aliases)``.
+    """Self-check of step 9's exercise (notebook 04), ``forward(outer, links, aliases)``.
 
     Runs the learner's loop on data of its own with the notebook's lists, then with two
     initial rows and links moved up by one, and says whether every step's blobs are views of
@@ -212,6 +234,16 @@ def check_forward(forward):
             _link_message(wrong, dict((l[0], l[1]) for l in LINKS)[wrong[1]]),
             why="before step t, each link (internal, external, offset) makes ws[internal] "
             "the slice outer[external][t + offset : t + offset + 1]: a view of one row.",
+        )
+    flat = _flat_link(steps, outer, LINKS)
+    if flat is not None:
+        return _verdict(
+            False,
+            _flat_message(flat),
+            why="NumPy's tanh does not mind, but the real operator's step net does: its "
+            "FC(axis=2) reads a 1 × N × D blob as N rows of D values (the FC of the "
+            "operator below). A link's blob is the slice of its window of rows, which "
+            "keeps the time axis; the step net's ops are written for that shape.",
         )
     states, expected = outer[STATES], _elman_states(values)
     unwritten = [r for r in range(states.shape[0]) if np.isnan(states[r]).any()]
@@ -253,9 +285,9 @@ def check_forward(forward):
 
 
 def check_backward(backward, forward):
-    """Self-check of notebook 06's exercise, ``backward(outer, step_workspaces)``.
+    """Self-check of step 13's exercise (notebook 06), ``backward(outer, step_workspaces)``.
 
-    Runs ``forward`` (the notebook's, from notebook 04) and the learner's backward loop on
+    Runs ``forward`` (the notebook's, from step 9) and the learner's backward loop on
     data of its own, and compares every gradient with :func:`_elman_gradients`, which uses
     no links and no workspaces. Returns whether it was right.
     """
@@ -290,6 +322,16 @@ def check_backward(backward, forward):
             _link_message(wrong, dict((l[0], l[1]) for l in GRADIENT_LINKS)[wrong[1]]),
             why="before backward step t, each backward link (internal, external, offset) "
             "makes ws[internal] a view of row t + offset, as the forward links did.",
+        )
+    flat = _flat_link(steps, outer, GRADIENT_LINKS)
+    if flat is not None:
+        return _verdict(
+            False,
+            _flat_message(flat),
+            why="the backward step net's ops are written for the forward blobs' shape: "
+            "FCGradient(axis=2) reads hidden_t_grad as 1 × N × D, N rows of D values. A "
+            "backward link, like a forward one, is the slice of its window of rows, which "
+            "keeps the time axis.",
         )
     dh, x_grad, W_grad, b_grad, shares = _elman_gradients(
         values, grads["hidden_t_all_grad"], grads["hidden_t_last_grad"]
@@ -346,3 +388,156 @@ def check_backward(backward, forward):
         "of hidden_t_all_grad into hidden_t_grad, then backward_step(ws), then the "
         "_tmpstep shares into W_grad and b_grad.",
     )
+
+
+# --- The end-of-path exercise: a cell of your own (step 19, notebook 09) -------------------
+#
+# The learner writes a gated cell with recurrent_net (steps 7, 15 and 16) and the check runs it
+# as step 5 checked an op: the forward pass against the cell's equations in NumPy, every
+# gradient against finite differences (caffe2rnn.gradient_checker.numeric_gradient).
+
+#: The weights the check reads, made by brew.fc(cell, ..., "gru/z") and (..., "gru/c").
+CELL_PARAMS = ("gru/z_w", "gru/z_b", "gru/c_w", "gru/c_b")
+
+
+def _gru_like_states(values):
+    """h_t = z ⊙ h_(t-1) + (1 − z) ⊙ c, z = σ(h_(t-1) W_z^T + b_z + x_t),
+    c = tanh(h_(t-1) W_c^T + b_c + x_t): the hidden states h_1 … h_T."""
+    h, rows = values["h0"][0], []
+    for x_t in values["x"]:
+        z = 1 / (1 + np.exp(-(h @ values["gru/z_w"].T + values["gru/z_b"] + x_t)))
+        c = np.tanh(h @ values["gru/c_w"].T + values["gru/c_b"] + x_t)
+        h = z * h + (1 - z) * c
+        rows.append(h)
+    return np.stack(rows)
+
+
+def check_cell(build, T=4, N=2, D=3):
+    """Self-check of step 19's closing exercise, ``build(model, x, h0, D)``.
+
+    ``build`` adds a gated cell's ``RecurrentNetwork`` op to ``model.net`` with
+    ``recurrent_net`` and returns its ``_all`` output. The check gives it a gradient
+    (``L = sum(hidden_all ⊙ R)``), runs it in float64 in a fresh workspace, compares the
+    forward pass with :func:`_gru_like_states` and the gradients of ``x``, ``h0`` and the four
+    weights with central differences. Returns whether it was right; resets the workspace.
+    """
+    from . import workspace
+    from .gradient_checker import numeric_gradient
+    from .model_helper import ModelHelper
+
+    workspace.ResetWorkspace()
+    try:
+        model = ModelHelper(name="cell_check")
+        try:
+            output = build(model, "x", "h0", D)
+        except NotImplementedError:
+            _say(
+                "No answer yet: write the cell's ops and its recurrent_net in the function "
+                "(in place of the raise), then run this cell again."
+            )
+            return False
+        except Exception as error:  # the learner's code: say what it raised
+            return _verdict(
+                False,
+                "building the op raised %s: %s" % (type(error).__name__, error),
+                why="the cell is a net of its own (a ModelHelper with param_model=model, "
+                "step 16); recurrent_net(model.net, cell.net, inputs, initial_cell_inputs, "
+                "links, timestep=...) adds the op and returns (hidden_all, hidden_last). "
+                "It also builds the backward step net from the gradient registry (step 16, "
+                "stage 2): every op of the cell needs a gradient maker, Mul's refuses an "
+                "output written in place over an input, and a blob a gradient op reads may "
+                "not be written again in the step (the versions of step 4).",
+            )
+        names = [str(p) for p in model.params]
+        missing = [p for p in CELL_PARAMS if p not in names]
+        if missing:
+            return _verdict(
+                False,
+                "model.params is %s; it has no %s." % (names, ", ".join(missing)),
+                why="the check reads the weights by name: make the two FCs with "
+                'brew.fc(cell, hidden_t_prev, "gru/z", ...) and (..., "gru/c", ...), which '
+                "create gru/z_w, gru/z_b, gru/c_w, gru/c_b in the outer model.",
+            )
+        model.net.AddExternalInput("hidden_all_grad")
+        try:
+            model.AddGradientOperators({output: "hidden_all_grad"})
+        except Exception as error:  # the learner's graph
+            return _verdict(
+                False,
+                "AddGradientOperators raised %s: %s" % (type(error).__name__, error),
+                why="return the op's _all output, the first of recurrent_net's outputs: "
+                "its outputs_with_grads=(0,) lets only that one take a gradient (step 10). "
+                "And use only ops with a gradient maker in the cell (step 16, stage 2).",
+            )
+        rng = np.random.default_rng(11)
+        values = {
+            "x": rng.standard_normal((T, N, D)),
+            "h0": rng.standard_normal((1, N, D)),
+            "hidden_all_grad": rng.standard_normal((T, N, D)),
+        }
+        for p in CELL_PARAMS:
+            values[p] = 0.5 * rng.standard_normal((D, D) if p.endswith("_w") else (D,))
+        workspace.RunNetOnce(model.param_init_net)
+        for name, value in values.items():
+            workspace.FeedBlob(name, value)
+
+        def loss(name=None, value=None):
+            """L = sum(hidden_all ⊙ R), with ``name`` fed ``value`` first if given."""
+            if name is not None:
+                workspace.FeedBlob(name, value)
+            workspace.RunNetOnce(model.net)
+            return float(np.sum(workspace.FetchBlob(str(output)) * values["hidden_all_grad"]))
+
+        try:
+            loss()
+        except Exception as error:  # the learner's op
+            return _verdict(
+                False,
+                "running the net raised %s: %s" % (type(error).__name__, error),
+                why="the cell's ops run on 1 × N × D views (FC with axis=2, as in step 9); "
+                "every blob a step reads must be an input of the cell, a weight, or "
+                "written by an earlier op of the cell.",
+            )
+        got, want = workspace.FetchBlob(str(output)), _gru_like_states(values)
+        if got.shape != want.shape:
+            return _verdict(
+                False,
+                "the output you returned is %s; hidden_all is T × N × D = %s."
+                % (got.shape, want.shape),
+                why="recurrent_net returns the _all output of each state first.",
+            )
+        off = np.abs(got - want).max(axis=(1, 2))
+        if off.max() > 1e-9:
+            return _verdict(
+                False,
+                "row %d of hidden_all differs from the cell's equations by %.2g."
+                % (int(np.argmax(off > 1e-9)), off.max()),
+                why="z = sigmoid(FC_z(h_prev) + x_t) and c = tanh(FC_c(h_prev) + x_t); the "
+                "new state keeps z of the old one and takes 1 − z of the candidate: "
+                "h_t = c + z ⊙ (h_prev − c).",
+            )
+        worst = 0.0
+        for name in ("x", "h0") + CELL_PARAMS:
+            loss()
+            analytic = workspace.FetchBlob(name + "_grad")
+            numeric = numeric_gradient(lambda v, name=name: loss(name, v), values[name])
+            workspace.FeedBlob(name, values[name])
+            if not np.allclose(analytic, numeric, rtol=1e-5, atol=1e-8):
+                return _verdict(
+                    False,
+                    "the forward pass is right, but %s_grad differs from finite differences "
+                    "by %.2g." % (name, np.abs(analytic - numeric).max()),
+                    why="the numbers are right but a path of the gradient is not: every "
+                    "op the state or the input flows through must pass its gradient on, and "
+                    "the backward step net has only the gradient ops the registry gives "
+                    "(step 16, stage 2); StopGradient, for one, passes none.",
+                )
+            worst = max(worst, float(np.abs(analytic - numeric).max()))
+        return _verdict(
+            True,
+            "hidden_all matches the cell's equations row by row, and the gradients of x, "
+            "h0 and the four weights match central differences (largest difference %.1g): "
+            "your cell, its step net, its backward step net and the op's links all agree." % worst,
+        )
+    finally:
+        workspace.ResetWorkspace()

@@ -490,6 +490,13 @@ FORWARD_MISTAKES = {
         "right for the notebook's lists, but not for other offsets",
     ),
     "no step run": (("        step(ws)\n", ""), "still hold NaN: no step wrote them"),
+    "an integer index, N x D": (
+        ("[t + offset : t + offset + 1]", "[t + offset]"),
+        "step 0's hidden_t_prev views the right row, but its shape is 2 × 3 where the "
+        "link's view is 1 × 2 × 3 (window × N × D): an integer index drops the leading time "
+        "axis. Why: NumPy's tanh does not mind, but the real operator's step net does: its "
+        "FC(axis=2) reads a 1 × N × D blob",
+    ),
 }
 
 
@@ -548,6 +555,13 @@ BACKWARD_MISTAKES = {
     "the steps in forward order": (
         ("for t in reversed(range(T)):", "for t in range(T):"),
         "hold NaN",
+    ),
+    "an integer index, N x D": (
+        ("[t + offset : t + offset + 1]", "[t + offset]"),
+        "step 0's hidden_t_grad views the right row, but its shape is 2 × 3 where the link's "
+        "view is 1 × 2 × 3 (window × N × D): an integer index drops the leading time axis. "
+        "Why: the backward step net's ops are written for the forward blobs' shape: "
+        "FCGradient(axis=2) reads hidden_t_grad as 1 × N × D",
     ),
 }
 
@@ -651,8 +665,10 @@ def test_an_op_made_by_a_helper_is_reported_innermost_first(tmp_path, capsys):
     [("E6", None, 2), ("E6", 0, 2), ("E6", 1, 4), ("E5", None, 2), ("E5", 1, 2)],
 )
 def test_nb05_step_workspaces_of_a_forward_only_op(era, executor, kept):
-    """Notebook 05's answer: forward-only, two step workspaces with enable_rnn_executor absent
-    or 0; four with an explicit 1, from era E6 on (REVIEW_ROUND3 theme 2)."""
+    """Step 11's rule: forward-only, two step workspaces with enable_rnn_executor absent or 0
+    (what step 11 runs); four with an explicit 1, from era E6 on, which
+    docs/concepts/rnn-executor.md tells and step 11 leaves out (REVIEW_ROUND3 theme 2,
+    REVIEW_ROUND5 F7)."""
     import numpy as np
 
     from caffe2rnn import core, eras, workspace
@@ -794,3 +810,173 @@ def test_nb01_grandchild_writes_are_measured(capsys):
     assert right.startswith("Right: the net wrote C's h and P's y; G holds []")
     assert wrong.startswith("Not quite")
     workspace.ResetWorkspace()
+
+
+def test_nb01_exercise_3_a_feed_into_a_child_writes_the_parents_blob():
+    """Step 3's exercise 3 (REVIEW_ROUND5 F10 replaced the fourth parent-rule drill): a feed
+    into a child whose parent has a blob of that name fills the parent's blob, as every write
+    does, so the child holds only h and y and the parent's w is 2 W afterwards."""
+    import numpy as np
+
+    from caffe2rnn import core
+    from caffe2rnn.runtime import Workspace
+
+    nb = read(os.path.join(NOTEBOOK_DIR, "01_netdef_and_workspace.ipynb"))
+    exercises = next(c.source for c in nb.cells if c.source.startswith("That loop"))
+    assert 'child.feed("w", 2 * W)' in exercises and "`fresh` holds it" in exercises
+    net = core.Net("tiny_mlp")
+    x, w, b = net.AddExternalInputs("x", "w", "b")
+    net.Sum([net.Relu(net.FC([x, w, b], "h"), "h"), x], "y")
+    rng = np.random.default_rng(0)
+    X, W = rng.standard_normal((2, 3)), rng.standard_normal((3, 3))
+    fresh = Workspace(name="fresh")
+    for name, value in [("x", X), ("w", W), ("b", np.zeros(3))]:
+        fresh.feed(name, value.astype(np.float32))
+    child = Workspace(parent=fresh, name="child")
+    child.run_net_once(net.Proto())
+    child.feed("w", (2 * W).astype(np.float32))
+    child.run_net_once(net.Proto())
+    assert child.local_blobs() == ["h", "y"]
+    np.testing.assert_array_equal(fresh.fetch("w"), (2 * W).astype(np.float32))
+    other = Workspace(parent=fresh, name="other")
+    other.run_net_once(net.Proto())
+    np.testing.assert_allclose(other.fetch("h"), np.maximum(X @ (2 * W).T, 0), rtol=1e-5)
+
+
+def test_nb04_lists_for_two_initial_rows_are_run_in_the_loop_and_the_op(capsys):
+    """Step 9's predict (REVIEW_ROUND5 item 6: compose the link rule and the alias rule):
+    the learner writes the links and aliases for a 2-row h0; the check runs them in the
+    notebook's loop and in caffe2rnn's op. The answer passes both; the k = 1 lists, and the
+    right links with hidden_t_all still at offset 1, are refused with what is off."""
+    namespace, answer = _exercise(
+        "04_recurrent_network_in_numpy",
+        [
+            "from collections import ChainMap",
+            "def step(ws):",
+            "STATES = ",
+            "# row views, no copy",
+            "T, N, D = 5, 2, 3",
+        ],
+        "check_lists",
+    )
+    capsys.readouterr()
+    states = namespace["STATES"]
+    links = [("hidden_t_prev", states, 1), ("hidden_t", states, 2), ("input_t", "x", 0)]
+    right, wrong = _verdicts(namespace, answer, (namespace["LINKS"], namespace["ALIASES"]), capsys)
+    assert right.startswith("Right: your forward loop and caffe2rnn's op both give"), right
+    assert wrong.startswith("Not quite") and "your forward loop's hidden_t_all" in wrong, wrong
+    namespace["check_lists"]((links, [(states, "hidden_t_all", 1)] + namespace["ALIASES"][1:]))
+    out = capsys.readouterr().out.replace("\n", " ")
+    assert out.startswith("Not quite") and "hidden_t_all is (6, 2, 3) where the 5" in out, out
+
+
+def test_nb06_the_row_no_backward_step_writes_is_read_from_the_op(capsys):
+    """Step 13's predict for a 2-row h0 (REVIEW_ROUND5 item 6: compose the zeroed last row, the
+    backward links' rows and h0_grad = the first k rows): row 0 is written by nothing, and
+    caffe2rnn's gradient op refuses, naming it. The answer a reader of step 12 alone might
+    give (row 5, 'the row below the zeroed one') is refused."""
+    namespace, answer = _exercise(
+        "06_backward_by_hand",
+        [
+            "from caffe2rnn.operators.rnn import",
+            "def forward(",
+            "GRADIENT_LINKS = ",
+            "def backward_step(ws):",
+            "# writes row t",
+            "gradients = {",
+            'step_net = core.Net("elman_step")',
+        ],
+        "check_unwritten",
+    )
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, 5, capsys)
+    assert answer == "check_unwritten(0)"
+    assert right.startswith("Right: no backward step writes row 0, and caffe2rnn refuses"), right
+    assert "row 0 of the 7 rows of 'hidden_t_prev_states_grad' is never written" in right.replace(
+        "\n", " "
+    )
+    assert wrong.startswith("Not quite (you said 5)"), wrong
+
+
+def test_nb07_the_gates_left_by_recomputation_are_measured(capsys):
+    """Step 16's predict (REVIEW_ROUND5 item 6: compose recompute_blobs_on_backward, the parent
+    rule and the order of the steps): with memory_optimization=True one lstm/gates_t lives in
+    shared_blobs_ws; the forward leaves step 3's gates, the backward (3 down to 0, recomputing
+    first) step 0's. 'The forward's last step wrote it' after backward is refused."""
+    namespace, answer = _exercise(
+        "07_recurrent_net", ["from google.protobuf import text_format"], "check_gates"
+    )
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, (3, 3), capsys)
+    assert answer == "check_gates((3, 0))"
+    assert right.startswith("Right: one lstm/gates_t, in shared_blobs_ws; after the forward"), right
+    assert wrong.startswith("Not quite (you said (3, 3))"), wrong
+
+
+CELL_MISTAKES = {
+    "the stub": (None, "No answer yet"),
+    "the solution": (None, "Right: hidden_all matches the cell's equations row by row"),
+    "the interpolation the wrong way round": (
+        ('Sub([hidden_t_prev, c], "gru/d_t")', 'Sub([c, hidden_t_prev], "gru/d_t")'),
+        "row 0 of hidden_all differs from the cell's equations",
+    ),
+    "hidden_last returned": ("    return hidden_all", "    return hidden_last"),
+    "weights under other names": (
+        ('"gru/z", dim_in', '"gru/gate", dim_in'),
+        "it has no gru/z_w, gru/z_b.",
+    ),
+    "a gradient stopped": (
+        (
+            'Sub([hidden_t_prev, c], "gru/d_t")',
+            'Sub([cell.net.StopGradient(hidden_t_prev, "gru/h_stop"), c], "gru/d_t")',
+        ),
+        "the forward pass is right, but x_grad differs from finite differences by 0.24",
+    ),
+    "Mul in place": (
+        ('Mul([z, d], "gru/zd_t")', 'Mul([z, d], "gru/d_t")'),
+        "Gradient computation cannot be carried out if Mul uses in- place computation",
+    ),
+    "a value the gradient needs overwritten after use": (
+        (
+            "    cell.net.AddExternalOutputs(hidden_t)",
+            '    cell.net.Copy(d, "gru/z_t")\n    cell.net.AddExternalOutputs(hidden_t)',
+        ),
+        'Gradient operator needs input "gru/z_t" at version 0, but currently we have version 1.',
+    ),
+}
+CELL_MISTAKES["hidden_last returned"] = (
+    CELL_MISTAKES["hidden_last returned"],
+    "is not a dense gradient blob. Why: return the op's _all output, the first of "
+    "recurrent_net's outputs: its outputs_with_grads=(0,)",
+)
+
+
+@pytest.mark.parametrize("mistake", CELL_MISTAKES)
+def test_check_cell_says_right_or_what_is_wrong(mistake, capsys):
+    """Step 19's closing exercise (REVIEW_ROUND5 item 7): a gated cell of the learner's own,
+    built with recurrent_net, checked against its equations and finite differences."""
+    from caffe2rnn import exercises
+
+    nb = read(os.path.join(NOTEBOOK_DIR, "09_lstm_and_milstm.ipynb"))
+    stub = _code(nb, "def gru_like(", hidden=False)
+    solution = _code(nb, "def gru_like(", hidden=True)
+    assert "raise NotImplementedError" in stub and "raise" not in solution
+    imports = "\n".join(
+        ["from caffe2rnn import brew", "from caffe2rnn.model_helper import ModelHelper"]
+        + [line for line in stub.splitlines() if line.startswith("from ")]
+    )
+    change, said = CELL_MISTAKES[mistake]
+    attempt = stub if mistake == "the stub" else solution
+    if change:
+        assert change[0] in attempt
+        attempt = attempt.replace(*change)
+    namespace = {}
+    body = "\n".join(attempt.rstrip().splitlines()[:-1])
+    exec(compile(imports + "\n" + body, "<attempt>", "exec"), namespace)
+    right = exercises.check_cell(namespace["gru_like"])
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= OUTPUT_WIDTH
+    assert right is (mistake == "the solution"), out
+    assert said in out.replace("\n", " "), out
+    if mistake not in ("the stub", "the solution"):
+        assert out.startswith("Not quite") and "Why: " in out, out
