@@ -76,7 +76,7 @@ PAGES = [
     ("concepts/links-and-aliases.html", 2, 3600),
     # the stepper is inline SVG; its two other drawings are links to full-size files
     ("concepts/time-stepper.html", 0, 4400),
-    ("concepts/cells.html", 1, 2400),
+    ("concepts/cells.html", 2, 2400),
     ("concepts/history.html", 2, 2400),
     ("concepts/bug-gallery.html", 4, 2400),
     ("glossary.html", 0, 1800),
