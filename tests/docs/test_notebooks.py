@@ -594,11 +594,14 @@ def test_notebook_01_says_how_to_run_the_notebooks_and_the_others_link_there():
     )
     with open(os.path.join(ROOT, "Makefile")) as makefile:
         kernel = re.search(r'--display-name "([^"]+)"', makefile.read()).group(1)
-    for words in ("git clone", "make setup", "make lab", kernel, "No prediction yet"):
+    for words in ("caffe2rnn-src.tar.gz", "make setup", "make lab", "make run NB=01", kernel):
         assert words in runs[0], words
+    assert "No prediction yet" in runs[0]
     for path in NOTEBOOKS[1:]:
-        top = read(path).cells[0].source.split("\n\n")[1]
+        top = read(path).cells[0].source
+        number = os.path.basename(path)[:2]
         assert "(01_netdef_and_workspace.ipynb#run-this-notebook)" in top, path
+        assert "make run NB=%s" % number in top, path
 
 
 @pytest.mark.parametrize("forward_only, kept", [(False, 5), (True, 2)])
