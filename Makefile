@@ -103,9 +103,10 @@ lab: setup
 	$(PY) -m jupyter lab --notebook-dir=$(NOTEBOOK_DIR)
 
 # One notebook without a notebook server: `make run NB=04` runs notebooks/04_*.ipynb as it
-# is on disk (with the answers you wrote into it) and prints what each cell printed.
+# is on disk (with the answers you wrote into it) and prints what each cell printed; the
+# worked answers' output is left out unless ANSWERS=1.
 NB ?=
 .PHONY: run
 run: setup
 	@test -n "$(NB)" || { echo "make run: say which notebook, e.g. make run NB=04"; exit 2; }
-	@$(PY) scripts/run_notebook.py $(NB)
+	@$(PY) scripts/run_notebook.py $(NB) $(if $(ANSWERS),--answers)

@@ -5,6 +5,9 @@
 into it in JupyterLab, VS Code or any editor — in this checkout's environment, and
 prints a transcript: each code cell's first line, then its printed output, its
 result and, for a cell that fails, the error. The notebook file is not changed.
+A cell that holds an exercise's worked answer (collapsed on the site: tag
+``hide-cell``) runs too — later cells may use what it defines — but its output is
+left out, so the answer does not sit under your own attempt; ``--answers`` shows it.
 This is the way to check an exercise without a notebook server (``make lab`` opens
 JupyterLab for the same notebooks).
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import subprocess
 import sys
 
 import nbformat
@@ -61,6 +65,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebook", help="04, 4, 04_recurrent_network_in_numpy or a path")
     parser.add_argument("--timeout", type=int, default=300, help="seconds per cell (default 300)")
+    parser.add_argument(
+        "--answers", action="store_true", help="also print the worked answers' output"
+    )
     args = parser.parse_args(argv)
     path = find_notebook(args.notebook)
     notebook = nbformat.read(path, as_version=4)
@@ -73,7 +80,8 @@ def main(argv=None) -> int:
     print("running %s" % os.path.relpath(path))
     failed = None
     try:
-        client.execute()
+        # the kernel's own log lines (connection warnings) are not the notebook's output
+        client.execute(stderr=subprocess.DEVNULL)
     except CellExecutionError as error:
         failed = error
     number = 0
@@ -82,11 +90,15 @@ def main(argv=None) -> int:
             continue
         number += 1
         first = (cell.source.strip().splitlines() or [""])[0]
+        answer = "hide-cell" in cell.metadata.get("tags", [])
+        raised = any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+        if answer and not args.answers and not raised:
+            print("\n[%d] (a worked answer, collapsed on the site; --answers prints it)" % number)
+            continue
         print("\n[%d] %s" % (number, first))
         text = transcript(cell)
         if text:
             print("    " + text.replace("\n", "\n    "))
-        raised = any(o.get("output_type") == "error" for o in cell.get("outputs", []))
         if failed is not None and raised:
             break
     if failed is not None:
