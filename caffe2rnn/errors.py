@@ -204,8 +204,18 @@ def in_family(exc, message=None):
         return EnforceNotMet(message)
 
 
-def op_context(op, index=None, net_name=None):
-    """Describe an operator for an error message: ``net 'n', op #3 FC 'fc1'``."""
+#: The op caffe2rnn puts in front of a step net's own ops, one per link (in every
+#: era; Caffe2's C++ applied links itself until 2017-09): docs/concepts/links-and-aliases.md.
+LINK_OP = "rnn_internal_apply_link"
+
+
+def op_context(op, index=None, net_name=None, ops=None):
+    """Describe an operator for an error message: ``net 'n', op #3 FC 'fc1'``.
+
+    ``ops``, the net's operators, lets the message say where the op stands in the
+    step net as it was written when ``rnn_internal_apply_link`` ops run before it:
+    ``op #5 FC (#0 without the 5 link ops in front)``.
+    """
     parts = []
     if net_name:
         parts.append("net '%s'" % net_name)
@@ -213,6 +223,14 @@ def op_context(op, index=None, net_name=None):
     label = "%s %s" % (where, op.type)
     if op.name:
         label += " '%s'" % op.name
+    if index is not None and ops is not None and op.type != LINK_OP:
+        links = sum(1 for other in list(ops)[:index] if other.type == LINK_OP)
+        if links:
+            label += " (#%d without the %d link op%s in front)" % (
+                index - links,
+                links,
+                "" if links == 1 else "s",
+            )
     parts.append(label)
     return ", ".join(parts)
 

@@ -119,5 +119,6 @@ class NetInstance:
                     op.run()
         except Exception as exc:
             self.ws.last_failed_op_net_position = index  # Caffe2's Workspace field
-            raise with_context(exc, op_context(self.proto.op[index], index, self.name)) from exc
+            where = op_context(self.proto.op[index], index, self.name, self.proto.op)
+            raise with_context(exc, where) from exc
         return True

@@ -116,3 +116,26 @@ def test_errors_inside_a_step_net_carry_both_contexts():
     assert message.startswith("net 'outer', op #0 RecurrentNetwork")
     assert "op #" in message.split("RecurrentNetwork", 1)[1]
     assert "Mul" in message and "h_prev" in message
+
+
+@pytest.mark.parametrize("executor", [0, 1])
+def test_a_step_net_error_says_where_the_op_stands_without_the_link_ops(executor):
+    """caffe2rnn puts one rnn_internal_apply_link op per link in front of a step net's
+    own ops (docs/concepts/links-and-aliases.md), so the failing FC is op #5 of the
+    net that runs; the message also gives its place in the step net as written."""
+    from caffe2rnn import model_helper, rnn_cell
+
+    model = model_helper.ModelHelper(name="lm")
+    rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"), dim_in=3, dim_out=4, scope="lstm")
+    for op in model.net.Proto().op:
+        if op.type == "RecurrentNetwork":
+            arg = op.arg.add()
+            arg.name, arg.i = "enable_rnn_executor", executor
+    workspace.RunNetOnce(model.param_init_net)
+    for name, shape in (("h0", (1, 2, 4)), ("c0", (1, 2, 4)), ("x", (5, 2, 3))):
+        workspace.FeedBlob(name, np.zeros(shape, np.float32))
+    workspace.FeedBlob("seq_lengths", np.full(2, 5, np.int32))
+    workspace.FeedBlob("lstm/gates_t_w", np.zeros((16, 5), np.float32))  # K = 5, not 4
+    with pytest.raises(errors.ShapeError) as info:
+        workspace.RunNetOnce(model.net)
+    assert "net 'lstm', op #5 FC (#0 without the 5 link ops in front): " in str(info.value)

@@ -157,7 +157,7 @@ def _fail(exc, t, netdef, j, ws):
     if j is None:  # creating the step net failed
         return with_context(exc, "timestep %d" % t)
     ws.last_failed_op_net_position = j
-    inner = with_context(exc, op_context(netdef.op[j], j, netdef.name))
+    inner = with_context(exc, op_context(netdef.op[j], j, netdef.name, netdef.op))
     inner.__cause__ = exc
     return with_context(inner, "timestep %d" % t)
 
