@@ -82,6 +82,55 @@ GRADIENT_LINKS = [
 ]
 
 
+def lists_for_initial_rows(k, links=LINKS, aliases=ALIASES):
+    """The links and aliases of ``links`` and ``aliases`` (written for a one-row ``h0``) for
+    an ``h0`` of ``k`` rows, derived by the two rules of steps 8 and 9, not written out.
+
+    The state tensor's first ``k`` rows hold ``h0``, so step t writes row t + k: every link
+    into a state tensor moves ``k - 1`` rows on, and a link into an input (``x`` has no
+    initial rows) stays. An alias at a positive offset starts after the initial rows, so it
+    moves ``k - 1`` on too; one at a negative offset counts from the end and stays. The check
+    of step 9's predict for ``k = 2`` (notebook 04's ``check_lists``) names this answer only
+    here, so its source on the site does not give it away.
+    """
+    states = {alias[0] for alias in aliases}
+    moved_links = [
+        (inner, outer, offset + (k - 1 if outer in states else 0)) for inner, outer, offset in links
+    ]
+    moved_aliases = [
+        (src, dst, offset + (k - 1 if offset > 0 else 0)) for src, dst, offset in aliases
+    ]
+    return moved_links, moved_aliases
+
+
+def explain_lists_for_initial_rows(k):
+    """The "Why:" of notebook 04's ``check_lists``: :func:`lists_for_initial_rows`'s rules
+    with the offsets for ``k`` initial rows filled in (kept here with the answer, not in the
+    check's source)."""
+    (prev, cur, inp), (all_, last) = lists_for_initial_rows(k)
+    return (
+        "rows 0 to %d hold h0, so step t writes row t + k = t + %d: %s at offset %d, %s one "
+        "row before it at %d (step 0 reads row %d, the newest initial row); %s stays at %d, "
+        "x has no initial rows. An alias views the rows from its offset on: %s at k = %d "
+        "skips all the initial rows, %s stays at %d."
+        % (
+            k - 1,
+            k,
+            cur[0],
+            cur[2],
+            prev[0],
+            prev[2],
+            prev[2],
+            inp[0],
+            inp[2],
+            all_[1],
+            all_[2],
+            last[1],
+            last[2],
+        )
+    )
+
+
 def _say(text):
     print(textwrap.fill(text, WIDTH))
 

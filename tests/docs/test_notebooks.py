@@ -706,6 +706,28 @@ def test_nb05_step_workspaces_of_a_forward_only_op(era, executor, kept):
         workspace.ResetWorkspace()
 
 
+def test_nb05_rnn_hidden_t0_of_a_forward_only_op_is_step_2s(capsys):
+    """Step 11's predict (REVIEW_ROUND6 G8: ask what the notebook newly shows): after a
+    forward-only run of T = 4, the copy rnn_hidden_t0 is step 2's output (the 0 indexes the
+    step workspace, and workspace 0 last ran step 2); the reader's 'step 0' is wrong. The
+    check copies into a child workspace, so the listing after it sees ours unchanged."""
+    from caffe2rnn import workspace
+
+    namespace, answer = _exercise(
+        "05_recurrent_network_op",
+        ["import contextlib", 'core.Net("mul_cell")', "T, N, D = 4, 2, 3"],
+        "check_step",
+    )
+    before = sorted(workspace.Blobs())
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, 0, capsys)
+    assert answer == "check_step(2)"
+    assert right.startswith("Right: rnn_hidden_t0 is step 2's output, row 3 of"), right
+    assert wrong.startswith("Not quite (you said 0)"), wrong
+    assert sorted(workspace.Blobs()) == before
+    workspace.ResetWorkspace()
+
+
 # --- Predict-then-check exercises on cases the pages do not work (REVIEW_ROUND4 item 3) ------
 #
 # Each check is run on the notebook's own cells, as the learner runs it: the setup cells it
@@ -871,6 +893,22 @@ def test_nb04_lists_for_two_initial_rows_are_run_in_the_loop_and_the_op(capsys):
     namespace["check_lists"]((links, [(states, "hidden_t_all", 1)] + namespace["ALIASES"][1:]))
     out = capsys.readouterr().out.replace("\n", " ")
     assert out.startswith("Not quite") and "hidden_t_all is (6, 2, 3) where the 5" in out, out
+
+
+def test_nb04_check_lists_keeps_its_answer_out_of_the_notebook():
+    """REVIEW_ROUND6 G13: check_lists's source (shown by "Show code cell source") holds no
+    offsets; caffe2rnn.exercises derives them from the one-row lists, and they are the
+    hidden answer cell's lists (k = 1 gives LINKS and ALIASES back)."""
+    from caffe2rnn.exercises import ALIASES, LINKS, STATES, lists_for_initial_rows
+
+    nb = read(os.path.join(NOTEBOOK_DIR, "04_recurrent_network_in_numpy.ipynb"))
+    check = _code(nb, "def check_lists(")
+    assert 'hidden_t_all", 2)' not in check and '"hidden_t", STATES' not in check
+    assert "offset 2" not in check and "at 1" not in check
+    call = _code(nb, "check_lists(", hidden=True).split("  # the answer")[0]
+    answer = eval(call, {"STATES": STATES, "check_lists": lambda lists: lists})
+    assert lists_for_initial_rows(2) == (list(answer[0]), list(answer[1]))
+    assert lists_for_initial_rows(1) == (LINKS, ALIASES)
 
 
 def test_nb06_the_row_no_backward_step_writes_is_read_from_the_op(capsys):
