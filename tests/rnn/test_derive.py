@@ -182,31 +182,6 @@ def test_step_workspaces_hold_what_the_loop_leaves(path):
                 assert off[name] is None and on[name] is None, name
 
 
-def test_building_a_plan_leaves_the_programs_frozen_objects_frozen():
-    """The build moves its objects to the collector's oldest generation with
-    gc.freeze() and gc.unfreeze() (executor._no_collections), but never when
-    the program froze objects itself: unfreezing would release them."""
-    import gc
-
-    rng = np.random.default_rng(9)
-    model, _ = lstm_model(T, N, D, H)
-    feeds = lstm_feeds(model, rng, T, N, D, H)
-    kept = [[] for _ in range(3)]  # objects the program froze
-    gc.freeze()
-    frozen = gc.get_freeze_count()
-    try:
-        assert frozen > 0 and kept
-        net = create_model_net(model, feeds, True)
-        workspace.RunNet(net.name)
-        assert gc.get_freeze_count() == frozen
-        assert gc.isenabled()
-    finally:
-        gc.unfreeze()
-    net = create_model_net(model, feeds, True)  # another net: built again
-    workspace.RunNet(net.name)
-    assert gc.get_freeze_count() == 0 and gc.isenabled()
-
-
 def test_a_step_that_does_not_fit_the_template_is_built_op_by_op(monkeypatch, derived):
     """A step workspace the template cannot fill (CannotDerive) ends the
     derivation: that step and the rest are bound op by op, still exact."""

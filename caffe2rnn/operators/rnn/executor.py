@@ -110,24 +110,13 @@ def _no_collections():
     """Building and compiling a plan make T x ops small objects at once:
     without the garbage collector's passes over them (nothing here is
     cyclic) that costs a third less at T >= 1000, and a collection of the
-    oldest generation no longer lands in the middle of it.
-
-    Re-enabled, the collector would find them all in its youngest
-    generation and go over them twice, in a young and a middle collection,
-    before they reach the oldest (0.2 s of the first run at T = 10,000).
-    They live as long as the plan, so they are put in the oldest generation
-    at once (``gc.freeze()`` then ``gc.unfreeze()``: the documented way to
-    move every tracked object there without a pass), unless the program has
-    frozen objects of its own, which unfreezing would release."""
+    oldest generation no longer lands in the middle of it."""
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if collecting:
-            if not gc.get_freeze_count():
-                gc.freeze()
-                gc.unfreeze()
             gc.enable()
 
 
@@ -356,16 +345,16 @@ class StepNetExecutor:
         first :data:`LEARN_STEPS` steps; the later ones from calls derived
         from theirs (:mod:`.derive`) when a template fits."""
         self.builds += 1
+        plan_steps = [(t, scratch.step(index_of(t))) for t in order]
+        plan = StepPlan(key, list(scratch.step_workspaces))
+        plan.netdef = self.netdef
+        expected = {}  # id(blob) -> the array bound calls expect it to hold
+        read_by_calls = set()  # ids of blobs some bound call reads or writes
+        fallbacks = []
+        prologue = {}
+        built = {}  # step -> its calls, for the steps a template is learned from
+        template = None
         with _no_collections():
-            plan_steps = [(t, scratch.step(index_of(t))) for t in order]
-            plan = StepPlan(key, list(scratch.step_workspaces))
-            plan.netdef = self.netdef
-            expected = {}  # id(blob) -> the array bound calls expect it to hold
-            read_by_calls = set()  # ids of blobs some bound call reads or writes
-            fallbacks = []
-            prologue = {}
-            built = {}  # step -> its calls, for the steps a template is learned from
-            template = None
             for s, (t, ws) in enumerate(plan_steps):
                 if self.timestep is not None:
                     update_timestep_blob(ws, self.timestep, t)
