@@ -38,6 +38,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
+import gc  # noqa: E402
 import time  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -47,7 +48,13 @@ from caffe2rnn import kernels  # noqa: E402
 
 
 def runs(T, on, later=3):
-    """Seconds of the first, second and (median) later runs of a fresh model."""
+    """Seconds of the first, second and (median) later runs of a fresh model.
+
+    The previous model's garbage is collected first: a model's T step nets
+    and step workspaces are cyclic (each op knows its workspace), so without
+    a collection here the next model's first run would pay for going over
+    them (a full collection of the op-by-op loop's 10,000 step nets: 1 s)."""
+    gc.collect()
     model = Caffe2RNNLSTM(make_problem(T, 8, 64, 64)).use_executor(on)
     times = []
     for _ in range(2 + later):
