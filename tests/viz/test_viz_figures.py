@@ -173,12 +173,10 @@ def test_a_figure_has_labels_not_paragraphs(drawn, name):
         assert len(below) < 2, "%s: a paragraph from %r" % (name, text)
 
 
-def test_a_subtitle_longer_than_one_line_is_refused():
-    from caffe2rnn.viz.figures import parts
-
-    canvas = Canvas(300, "t")
-    with pytest.raises(DrawingError, match="one line"):
-        parts.heading(canvas, "A title", "a subtitle " * 12)
+@pytest.mark.parametrize("name", NAMES)
+def test_a_figure_has_at_most_a_one_line_subtitle(drawn, name):
+    subtitles = [t for t in _root(drawn[name]).iter(SVG + "text") if t.get("class") == "subtitle"]
+    assert len(subtitles) <= 1, [("".join(t.itertext())) for t in subtitles]
 
 
 @pytest.mark.parametrize("name", NAMES)
