@@ -3,7 +3,8 @@
    click opens their full-size drawing in the viewer at 100 % (drag to pan,
    wheel or +/- to zoom, 0 to fit, Esc or x to close). The full-size drawing
    is the image's link target (concept pages: <a href="..._full.svg">) or,
-   in a notebook's output, the image in the figure's "full size" box. */
+   in a notebook's output, the image in the figure's "full size" box. A
+   small "click to enlarge" line under each diagram says so. */
 (function () {
   "use strict";
 
@@ -90,17 +91,33 @@
     return img.currentSrc || img.src;
   }
 
+  /* A small line under a diagram saying a click enlarges it: readers do not
+     guess that a figure opens (round-6 review). It is a click target too. */
+  function hint(after, show) {
+    var next = after.nextElementSibling;
+    if (next && next.classList.contains("c2r-zoom-note")) { return; }
+    var note = document.createElement("span");
+    note.className = "c2r-zoom-note";
+    note.textContent = "\u2922 click to enlarge";
+    note.style.display = "block";
+    note.style.cursor = "zoom-in";
+    note.addEventListener("click", show);
+    after.insertAdjacentElement("afterend", note);
+  }
+
   function setUp() {
     document.querySelectorAll("article img, .bd-article img").forEach(function (img) {
       if (!isSvg(img.getAttribute("src")) || img.closest(".c2r-full")) { return; }
       img.classList.add("c2r-zoomable");
       img.title = "click to open full size (drag to pan, wheel to zoom)";
-      img.addEventListener("click", function (e) {
+      function show(e) {
         e.preventDefault();
         open(fullSize(img), img.alt);
-      });
+      }
+      img.addEventListener("click", show);
       var link = img.closest("a");
       if (link) { link.addEventListener("click", function (e) { e.preventDefault(); }); }
+      hint(link || img, show);
     });
   }
 

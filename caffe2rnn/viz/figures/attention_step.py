@@ -52,7 +52,7 @@ BLOBS = {
     "projected": "att/decoder/i2h",
 }
 
-_MONO = style.NOTE - 0.5
+_MONO = style.NOTE
 _SCORE = "#1A73E8"  # the score: what is new in attention
 
 
@@ -99,8 +99,7 @@ def fig_attention_step():
     top = parts.heading(
         canvas,
         "Attention in a step net: `LSTMWithAttention`, step t",
-        '`rnn_cell.LSTMWithAttention(..., scope="att")`, regular attention, Caffe2 0cdd09da6. '
-        "What depends only on the encoder runs once, before the loop; the rest runs at every t.",
+        "What depends only on the encoder runs once, before the loop; the rest at every t.",
     )
     left, width = 10, style.WIDTH - 20
     lstm_c, score_c = style.COMPUTE, _SCORE
@@ -110,7 +109,7 @@ def fig_attention_step():
     _band(canvas, left, y, width, 86, "before the loop: once per batch", "#F8F9FA", style.MUTED)
     enc_y = y + 50
     end = _pill(canvas, left + 10, enc_y, "`encoder_outputs`  S × N × E")
-    canvas.text(left + 14, enc_y + 20, "s_{1} … s_{S}: the encoder's states", style.NOTE - 0.5,
+    canvas.text(left + 14, enc_y + 20, "s_{1} … s_{S}: the encoder's states", style.NOTE,
                 fill=style.MUTED)  # fmt: skip
     for k, (op, _, out) in enumerate(BEFORE_LOOP):
         oy = y + 32 + k * 30
@@ -119,7 +118,7 @@ def fig_attention_step():
         canvas.arrow(right + 1, oy, right + 14, oy, style.INK, 1.1)
         out_end = _pill(canvas, right + 15, oy, "`%s`" % out, "#FFFFFF", style.INK)
         canvas.text(out_end + 6, oy, ("W_{e} s_{j} + b" if op == "FC" else "N × E × S"),
-                    style.NOTE - 0.5, fill=style.MUTED)  # fmt: skip
+                    style.NOTE, fill=style.MUTED)  # fmt: skip
 
     # -- each step ----------------------------------------------------------------------------
     s_y = y + 98
@@ -143,7 +142,7 @@ def fig_attention_step():
                 ("LSTMUnit", style.ACTIVATION)]  # fmt: skip
     end = _chain(canvas, chain_x, chain_y, lstm_ops)
     canvas.text(left + 14, p2 + 22, "the Sum adds `input_t` (row t of `%s`); LSTMUnit also "
-                "reads `%s`" % (b["projected"], b["cell_prev"]), style.NOTE - 0.5,
+                "reads `%s`" % (b["projected"], b["cell_prev"]), style.NOTE,
                 fill=style.MUTED)  # fmt: skip
 
     # 2. h_t, under the LSTMUnit that wrote it, scores every encoder output
@@ -162,14 +161,14 @@ def fig_attention_step():
                                                 ("Tanh", style.ACTIVATION), ("FC", score_c),
                                                 ("Softmax", style.ACTIVATION)])  # fmt: skip
     canvas.text(left + 36, r2b + 20, "+ `att/weighted_encoder_outputs`, broadcast over the "
-                "S positions", style.NOTE - 0.5, fill=style.MUTED)  # fmt: skip
+                "S positions", style.NOTE, fill=style.MUTED)  # fmt: skip
     canvas.arrow(score_end + 1, r2b, score_end + 12, r2b, style.INK, 1.1)
     alpha_end = _pill(canvas, score_end + 13, r2b, "`%s`" % b["weights"], "#FFFFFF", style.INK)
     canvas.text(alpha_end + 6, r2b, "α_{t}: N × S × 1", style.NOTE, fill=style.MUTED)
     canvas.text(left + 14, r2b + 40, "e_{tj} = vᵀ tanh(W_{e} s_{j} + W_{h} h_{t}),   "
                 "α_{t} = softmax_{j}(e_{t})", style.NOTE, fill=style.INK)  # fmt: skip
     canvas.text(alpha_end + 2, r2b + 40, "(+ a Squeeze, a Transpose: shapes only)",
-                style.NOTE - 0.5, fill=style.MUTED)  # fmt: skip
+                style.NOTE, fill=style.MUTED)  # fmt: skip
     r2 = r2b
 
     # 3. the context: the encoder outputs weighted by alpha_t
@@ -184,13 +183,12 @@ def fig_attention_step():
     canvas.text(left + 10, r3 + 24, "3  the context a_{t}: the encoder outputs weighted by α_{t}",
                 style.NOTE, bold=True)  # fmt: skip
     canvas.text(left + 330, r3 + 24, "(BatchMatMul reads `att/encoder_outputs_transposed`)",
-                style.NOTE - 0.5, fill=style.MUTED)  # fmt: skip
+                style.NOTE, fill=style.MUTED)  # fmt: skip
 
     # 4. the states written: row t + 1 of each
     r4 = r3 + 50
-    canvas.text(left + 10, r4, "4  `Copy` h_{t} → `%s`. h_{t}, the cell state and a_{t} go to "
-                "row t + 1 of their state tensors: step t + 1 reads them." % b["hidden_external"],
-                style.NOTE)  # fmt: skip
+    canvas.text(left + 10, r4, "4  `Copy` h_{t} → `%s`; h_{t}, c_{t}, a_{t} → row t + 1"
+                % b["hidden_external"], style.NOTE)  # fmt: skip
 
     # -- timing ------------------------------------------------------------------------------
     y = s_y + s_h + 16
@@ -205,15 +203,6 @@ def fig_attention_step():
                 x += 20
             canvas.text(x, y, text, style.NOTE, bold=colour != style.INK, fill=colour)
             x += text_width(text, style.NOTE, True) + 2
-    canvas.text_block(
-        left,
-        y + 18,
-        "This step's state h_{t} scores the encoder outputs: Luong's timing (2015), here with "
-        "Bahdanau's additive score vᵀ tanh(·). Bahdanau's own attention scores with h_{t−1}, "
-        "before the LSTM. a_{t} feeds the next step's gates (and, concatenated with h_{t}, the "
-        "decoder's output layer).",
-        style.NOTE,
-        width=width,
-        fill=style.MUTED,
-    )
+    canvas.text(left, y + 18, "Luong's timing (h_{t} scores), Bahdanau's additive score",
+                style.NOTE, fill=style.MUTED)  # fmt: skip
     return Figure("fig_attention_step", canvas.svg())

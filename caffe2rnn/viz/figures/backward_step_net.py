@@ -60,7 +60,7 @@ BLOBS = {
     "b_grad": "lstm/gates_t_b_grad",
 }
 
-_MONO = style.NOTE - 0.5
+_MONO = style.NOTE
 #: Colour by ORIGIN: who put the op into the net the gradient op runs.
 ORIGIN = {"op": style.RNN_OP, "cell": style.COMPUTE}
 ORIGIN_TEXT = {
@@ -84,7 +84,7 @@ def _op(canvas, x, y, w, number, text, origin, h=26, note="", kind="op"):
             canvas.rect(x, y - h / 2, w, h, colour, colour, 1.0, 6)
         if note:
             canvas.text(x + w / 2, y - 6, text, style.NOTE, "middle", True, "#FFFFFF")
-            canvas.text(x + w / 2, y + 8, note, style.NOTE - 0.5, "middle", fill="#FFFFFF")
+            canvas.text(x + w / 2, y + 8, note, style.NOTE, "middle", fill="#FFFFFF")
         else:
             canvas.text(x + w / 2, y, text, style.NOTE, "middle", True, "#FFFFFF")
         canvas.circle(x - 13, y, 9, "#FFFFFF", colour, 1.4)
@@ -101,7 +101,7 @@ def _blob(canvas, cx, y, text, h=20):
 
 
 def _note(canvas, x, y, text, anchor="start", fill=style.MUTED):
-    canvas.text(x, y, text, style.NOTE - 0.5, anchor, fill=fill)
+    canvas.text(x, y, text, style.NOTE, anchor, fill=fill)
 
 
 def fig_backward_step_net():
@@ -136,13 +136,10 @@ def fig_backward_step_net():
     top = parts.heading(
         canvas,
         "The backward step net: what the gradient op runs at each step t",
-        "RecurrentNetworkGradient runs it for t = T−1 … 0, step t in step workspace t. Colour "
-        "says where an op comes from: green from the `backward_step_net` argument (the cell's "
-        "gradient ops), purple added by the C++ op (0 first, 4 and 5 last). Caffe2 0cdd09da6, "
-        "the LSTM of step 1.",
+        "Run for t = T−1 … 0, step t in step workspace t; numbers give the order of the ops.",
     )
     a_x, a_w = 40, 262  # column A: the state gradients
-    b_x, b_w = 424, 200  # column B: the parameters' gradients
+    b_x, b_w = 424, 206  # column B: the parameters' gradients
     a_c, b_c = a_x + a_w / 2, b_x + b_w / 2
     part1_x = a_x + 60  # where part 1 of lstm/hidden_t_prev's gradient runs down
 
@@ -205,9 +202,7 @@ def fig_backward_step_net():
     canvas.arrow(part1_x, r7 + 14, part1_x, r8 - 11, style.INK, 1.2)
     _, h_r = _blob(canvas, part1_x + 40, r8, b["hidden_prev_grad"])
     _note(canvas, h_r + 5, r8, "= row t", fill=style.LINK)
-    canvas.text_block(a_x, r8 + 24, "Two parts because `lstm/hidden_t_prev` feeds both FC "
-                      "and LSTMUnit: the autosplit of step 4.", style.NOTE - 0.5,
-                      width=a_w + 10, fill=style.MUTED)  # fmt: skip
+    canvas.text(a_x, r8 + 24, "two parts: step 4's autosplit", style.NOTE, fill=style.MUTED)
 
     # 4, 5: one Sum per parameter (the C++ op's), the step's _tmpstep into the total:
     # pill, then its Sum below it, stacked; FCGradient's edges go straight down
@@ -243,19 +238,6 @@ def fig_backward_step_net():
             ("hexagon", INK_MUTED, "a `Sum` (either origin)"),
             ("dashed", style.LINK, "a view of a row"),
         ],
-    )
-    canvas.text_block(
-        10,
-        y + 12,
-        "0, 4 and 5 are the gradient op's own: it puts 0 first, renames FCGradient's weight and "
-        "bias outputs `_tmpstep` and appends 4 and 5, one per parameter. 1–3 are the "
-        "`backward_step_net` argument, Sum 3 included (the autosplit). The cell state's "
-        "gradient rows work as the hidden state's. caffe2rnn also runs `rnn_internal_apply_link` "
-        "ops first (its links, in every era; the C++ of 0cdd09da6 applied them itself). "
-        "`viz.backward` draws this net in full detail.",
-        style.NOTE,
-        width=canvas.width - 20,
-        fill=style.MUTED,
     )
     return Figure("fig_backward_step_net", canvas.svg())
 

@@ -85,20 +85,19 @@ def fig_bptt(steps=3, names=None):
     top = parts.heading(
         canvas,
         "Backpropagation through time: the gradient op walks the rows back up",
-        "RecurrentNetworkGradient runs the backward step net for t = %s, each in the forward's "
-        "step workspace t. Caffe2 0cdd09da6, %s."
-        % (", ".join(str(t) for t in range(steps - 1, -1, -1)), n["cell"]),
+        "RecurrentNetworkGradient runs the backward step net for t = %s, in step workspace t."
+        % ", ".join(str(t) for t in range(steps - 1, -1, -1)),
     )
     pitch, y0 = 76, top + 50
     lane_x, lane_w = 10, 98
     step_x, step_w = 116, 246
-    grad_x, grad_w = 392, 136
+    grad_x, grad_w = 386, 136
     go_x, go_w = 578, 84
     bottom = y0 + (steps + 1) * pitch
 
     # headings (the output gradient's sits lower: its rows start half a row down)
     canvas.text(lane_x + lane_w / 2, y0 - 30, "weight gradient", style.SMALL, "middle", True)
-    canvas.text(lane_x + 2, y0 - 15, "`%s`" % n["weight_grad"], style.NOTE - 0.5)
+    canvas.text(lane_x + 2, y0 - 15, "`%s`" % n["weight_grad"], style.NOTE)
     canvas.text(step_x + step_w / 2 + 8, y0 - 30, "backward step net, t = T−1 … 0",
                 style.SMALL, "middle", True)  # fmt: skip
     canvas.text(step_x + step_w / 2 + 8, y0 - 15, "(the cell's gradient ops + the op's own)",
@@ -107,7 +106,7 @@ def fig_bptt(steps=3, names=None):
     canvas.text(grad_x + grad_w / 2, y0 - 15, "state gradient: T + 1 rows", style.NOTE,
                 "middle", True)  # fmt: skip
     canvas.text(go_x + go_w, y0 + 6, "GO: T rows", style.NOTE, "end", True)
-    canvas.text(go_x + go_w, y0 + 20, "`%s`" % n["all_grad"], style.NOTE - 0.5, "end")
+    canvas.text(style.WIDTH - 4, y0 + 20, "`%s`" % n["all_grad"], style.NOTE, "end")
 
     # the state gradient, row by row
     rows = [("row 0", ["written by step 0", "= gradient of `%s`" % n["initial"]], "#FFF8E1")]
@@ -142,7 +141,7 @@ def fig_bptt(steps=3, names=None):
         pill_w = 150
         pill_x = style.WIDTH - 10 - pill_w
         canvas.box(pill_x, last_y - 11, pill_w, 22, "`%s`" % n["last_grad"], "#FFFFFF",
-                   style.GRADIENT_EDGE, style.NOTE - 0.5, rx=11, dash="4 2")  # fmt: skip
+                   style.GRADIENT_EDGE, style.NOTE, rx=11, dash="4 2")  # fmt: skip
         canvas.path([(pill_x + 14, last_y - 11), (pill_x + 14, centres[-1] + 22),
                      (grad_x + grad_w + 1, centres[-1] + 22)], style.ACCUMULATE, 1.6)  # fmt: skip
         canvas.text(pill_x + 20, centres[-1] + 32, "+ once, before the loop", style.NOTE,
@@ -200,19 +199,5 @@ def fig_bptt(steps=3, names=None):
             ("plus", style.ACCUMULATE, "added into (+=)"),
             ("box", (style.GRADIENT_FILL, style.GRADIENT_EDGE), "gradient"),
         ],
-    )
-    canvas.text_block(
-        10,
-        y + 12,
-        "Only the last row is zeroed. With a 1-row initial state that is enough: step t writes "
-        "row t before step t − 1 adds to it and reads it. With k > 1 initial rows it is not: "
-        "rows T … T + k − 2 are read before any step writes them (never fixed in Caffe2; the "
-        "bug gallery of the history part shows it). "
-        "The + into row t + 1 is the step's first op, `rnn_internal_accumulate_gradient_input`; "
-        "the + into the weight gradient is a `Sum` the C++ op appends, after renaming the "
-        "step's gradient `_tmpstep`.",
-        style.NOTE,
-        width=canvas.width - 20,
-        fill=style.MUTED,
     )
     return Figure("fig_bptt", canvas.svg())

@@ -79,8 +79,7 @@ def fig_forward_rows(steps=3, names=None):
     top = parts.heading(
         canvas,
         "The forward loop: one step net, run T = %d times over the rows of one tensor" % steps,
-        "Step t reads row t and writes row t + 1 of the states tensor through views (links): "
-        "nothing is copied between steps. Caffe2 0cdd09da6; %s." % n["cell"],
+        "Step t reads row t and writes row t + 1 through views (links): nothing is copied.",
     )
     pitch, y0 = 74, top + 50
     input_x, input_w = 10, 80
@@ -171,21 +170,7 @@ def fig_forward_rows(steps=3, names=None):
             ("bracket", style.ALIAS, "alias: an op output viewing rows, after the loop"),
         ],
     )
-    cell_states, cell_prev, cell_written = CELL_STATES
-    second_state = (
-        "The cell state has a tensor of its own, `%s`, linked the same way (`%s` = row t, "
-        "`%s` = row t + 1). " % (cell_states, cell_prev, cell_written)
-        if not names
-        else ""
-    )
-    canvas.text_block(
-        10,
-        y + 12,
-        second_state + "An initial state of k rows (k × N × H) fills rows 0 … k − 1, and "
-        "the tensor has T + k rows. Forward-only (no backward pass) the op keeps 2 step "
-        "workspaces and alternates them.",
-        style.NOTE,
-        width=canvas.width - 20,
-        fill=style.MUTED,
-    )
+    if not names:
+        canvas.text(10, y + 12, "The cell state: `%s`, linked the same way." % CELL_STATES[0],
+                    style.NOTE)  # fmt: skip
     return Figure("fig_forward_rows", canvas.svg())

@@ -44,7 +44,7 @@ BLOBS = {
 #: Gate colours: reset, update, output (the candidate).
 GATES = (("r", "#D2E3FC", "#1A56B8"), ("u", "#FEEFC3", "#A85400"), ("o", "#E9D5F5", "#6A1B9A"))
 
-_MONO = style.NOTE - 0.5
+_MONO = style.NOTE
 
 
 def _pill(canvas, cx, y, text, fill=style.INPUT_FILL, edge=style.INPUT_EDGE, h=20):
@@ -79,8 +79,7 @@ def fig_gru_cell():
     top = parts.heading(
         canvas,
         "The GRU cell: Caffe2's step net (era E6) and torch.nn.GRU",
-        '`gru_cell.GRU(..., scope="gru")` at Caffe2 042e8ede4 (2017-12-11); the GRU is not in '
-        "0cdd09da6. Where the reset gate acts is the one real difference.",
+        '`gru_cell.GRU(..., scope="gru")`, 2017-12. The one real difference: where r acts.',
     )
     left, col = 10, 404
     right, rcol = left + col + 12, style.WIDTH - 10 - (left + col + 12)
@@ -102,15 +101,15 @@ def fig_gru_cell():
 
     # -- the step net: one row of ops per gate ----------------------------------------------
     s_y = y + 62
-    s_h = 330
+    s_h = 344
     _band(canvas, left, s_y, col, s_h, "the step net, at each t (11 ops)", style.STEP_FILL,
           style.STEP_EDGE)  # fmt: skip
     r0 = s_y + 30
     _pill(canvas, left + 52, r0, "`input_t`")
-    canvas.text(left + 90, r0, "(row t of `%s`) →" % b["projected"], style.NOTE - 0.5,
+    canvas.text(left + 90, r0, "(row t of `%s`) →" % b["projected"], style.NOTE,
                 fill=style.LINK)  # fmt: skip
     _op(canvas, left + 230, r0, "Split", style.MUTED)
-    canvas.text(left + 254, r0, "→ 3 blocks", style.NOTE - 0.5, fill=style.MUTED)
+    canvas.text(left + 254, r0, "→ 3 blocks", style.NOTE, fill=style.MUTED)
     bus_x = left + col - 18  # hidden_t_prev runs down the right side
     _, h_r = _pill(canvas, bus_x - 58, r0 + 26, "`%s`" % b["hidden_t_prev"])
     canvas.path([(bus_x, r0 + 36), (bus_x, r0 + 190)], style.INK, 1.2, head=None)
@@ -128,7 +127,7 @@ def fig_gru_cell():
         _op(canvas, sum_x, ry, "Sum", style.COMPUTE, 40)
         canvas.arrow(fc_x - 18, ry, sum_x + 21, ry)
         _op(canvas, fc_x, ry, "FC", style.COMPUTE, 34)
-        canvas.text(sum_x, ry + 20, "`%s`" % out, _MONO - 0.5, "middle")
+        canvas.text(sum_x, ry + 20, "`%s`" % out, _MONO, "middle")
         if gate != "o":  # FC(hidden_t_prev), from the bus
             canvas.arrow(bus_x, ry, fc_x + 18, ry, style.INK, 1.2)
     # the reset gate: Sigmoid, and r ⊙ hidden_t_prev before the output row's FC
@@ -142,12 +141,12 @@ def fig_gru_cell():
     canvas.arrow(mul_x, ry + 41, mul_x, oy - 12, style.INK, 1.2)
     canvas.arrow(bus_x, oy, mul_x + 21, oy, style.INK, 1.2)
     canvas.arrow(mul_x - 21, oy, fc_x + 18, oy, style.INK, 1.2)
-    canvas.text(left + col - 6, oy + 20, "r ⊙ `hidden_t_prev`: before the FC", style.NOTE - 0.5,
+    canvas.text(left + col - 6, oy + 20, "r ⊙ `hidden_t_prev` first", style.NOTE,
                 "end", fill=style.ACCUMULATE)  # fmt: skip
     # Concat -> gates_t -> GRUUnit -> hidden_t
     r7 = oy + 50
     _op(canvas, left + 50, r7, "Concat", style.MUTED)
-    canvas.text(left + 84, r7, "(the three Sums) →", style.NOTE - 0.5, fill=style.MUTED)
+    canvas.text(left + 84, r7, "(the three Sums) →", style.NOTE, fill=style.MUTED)
     for k, (gate, fill, ink) in enumerate(GATES):
         canvas.box(left + 178 + k * 24, r7 - 9, 24, 18, gate, fill, ink, style.NOTE, True, ink, 0)
     canvas.text(left + 254, r7, "`%s`: N × 3H" % b["gates_t"], _MONO)
@@ -155,12 +154,10 @@ def fig_gru_cell():
     _op(canvas, left + 54, r8, "GRUUnit", style.ACTIVATION)
     canvas.arrow(left + 54, r7 + 11, left + 54, r8 - 11)
     also = "(+ `hidden_t_prev`, `seq_lengths`, `timestep`)"
-    canvas.text(left + 90, r8, also, style.NOTE - 0.5, fill=style.MUTED)
-    # the output pill after the note, with room for an arrow (it once touched the note)
+    canvas.text(left + 24, r8 + 22, also, style.NOTE, fill=style.MUTED)  # under the op
     out_w = text_width("`%s`" % b["hidden_t"], _MONO) + 14
     out_l = left + col - 4 - out_w
-    canvas.arrow(left + 90 + text_width(also, style.NOTE - 0.5) + 3, r8, out_l - 1, r8,
-                 style.INK, 1.0)  # fmt: skip
+    canvas.arrow(left + 90, r8, out_l - 1, r8, style.INK, 1.0)
     _pill(canvas, out_l + out_w / 2, r8, "`%s`" % b["hidden_t"], "#FFFFFF", style.INK)
     canvas.text(left + col / 2, s_y + s_h + 14, "h_{t} = u ⊙ h_{t−1} + (1 − u) ⊙ tanh(o),  "
                 "u = σ(update)", style.NOTE, "middle", True)  # fmt: skip
@@ -179,19 +176,17 @@ def fig_gru_cell():
         canvas.text(right + 6, ty, text, style.NOTE, fill=fill)
         ty += 17
     notes = (
-        "Caffe2's update gate u is torch's z: both keep h where the gate is 1.",
-        "The candidate differs: torch multiplies by r after the recurrent product "
-        "W_{hn} h (as cuDNN does); Caffe2 before it, W (r ⊙ h). The same weights give "
-        "other numbers.",
-        "Caffe2 929c33cee (era E7) adds `linear_before_reset=True`: torch's form.",
-        "Weights: torch stacks r, z, n in `weight_ih_l0`; Caffe2's `i2h_w` stacks r, u, o, "
-        "and its three recurrent FCs have a weight each.",
-        "GRUUnit reads the reset block of `gates_t` but ignores it (already applied).",
+        "u is torch's z: both keep h where the gate is 1",
+        "r: torch after W_{hn} h, Caffe2 before",
+        "era E7's `linear_before_reset=True`: torch's form",
+        "`i2h_w` stacks r, u, o (torch: r, z, n)",
+        "three recurrent FCs, a weight each",
+        "`GRUUnit` ignores the reset block of `gates_t`",
     )
     ty += 8
     for text in notes:
         canvas.circle(right + 9, ty, 2.2, style.INK, style.INK)
-        ty += canvas.text_block(right + 16, ty, text, style.NOTE - 0.5, width=rcol - 18) + 6
+        ty += canvas.text_block(right + 16, ty, text, style.NOTE, width=rcol - 18) + 6
 
     y = max(canvas.bottom, s_y + s_h) + 18
     parts.key(

@@ -140,7 +140,7 @@ def _draw(canvas, x, y, event, colour):
                     fill=style.MUTED if never else style.INK)  # fmt: skip
     y += len(lines) * _LINE
     if event.lane == "era":
-        canvas.text(x, y, "`%s`" % event.commit, _SIZE - 1, fill=style.MUTED)
+        canvas.text(x, y, "`%s`" % event.commit, _SIZE - 0.5, fill=style.MUTED)
         y += _LINE
     return y
 
@@ -161,9 +161,7 @@ def _timeline(name, title, first, last, pytorch=True):
     top = parts.heading(
         canvas,
         title,
-        "One row per month with a change; the number before an entry is its day. The bar "
-        "beside the eras runs from each era's commit to the next; the history page gives "
-        "every commit.",
+        "One row per month with a change; the number before an entry is its day.",
     )
     y = top + 14
     for lane, (heading, sub, x, _) in LANES.items():
@@ -184,7 +182,7 @@ def _timeline(name, title, first, last, pytorch=True):
             colour = LANE_COLOUR[lane]
             for event in (e for e in found if e.lane == lane):
                 with canvas.group("event " + lane):
-                    canvas.text(x + 4, line_y, event.date[8:], _SIZE - 1, fill=style.MUTED)
+                    canvas.text(x + 4, line_y, event.date[8:], _SIZE - 0.5, fill=style.MUTED)
                     if lane == "era":
                         era_marks[event.text.split("**")[1].split(" ")[0]] = line_y
                     line_y = _draw(canvas, x + 4 + _DAY, line_y, event, colour) + 4
@@ -205,7 +203,7 @@ def _timeline(name, title, first, last, pytorch=True):
         x = LANES["era"][2] + 4 + _DAY
         canvas.text(x, table_top + 14, "%s · %s" % (carried, version), _SIZE, bold=True,
                     fill=style.MUTED)  # fmt: skip
-        canvas.text(x, table_top + 14 + _LINE, "since %s" % date[2:], _SIZE - 1,
+        canvas.text(x, table_top + 14 + _LINE, "since %s" % date[2:], _SIZE - 0.5,
                     fill=style.MUTED)  # fmt: skip
     shown = [n for n in names if n in era_marks]
     for i, era_name in enumerate(shown):
@@ -247,9 +245,7 @@ def _timeline(name, title, first, last, pytorch=True):
         canvas.text_block(
             10,
             y,
-            "E7 (`929c33cee`, 2018-03-26) is Caffe2's last RNN code before the move. Until "
-            "2017-09-06 the C++ applied links itself; caffe2rnn runs them as "
-            "`rnn_internal_apply_link` ops in every era (a modelling choice).",
+            "caffe2rnn runs links as ops in every era (a modelling choice).",
             style.NOTE,
             width=canvas.width - 20,
             fill=style.MUTED,
@@ -258,8 +254,7 @@ def _timeline(name, title, first, last, pytorch=True):
         canvas.text_block(
             10,
             y,
-            "No version of `recurrent_net` from 2017-01-27 to 03-14 is reproduced: the E1 bar "
-            "runs on to E2.",
+            "No `recurrent_net` of 2017-01-27 … 03-14 is reproduced.",
             style.NOTE,
             width=canvas.width - 20,
             fill=style.MUTED,

@@ -103,9 +103,8 @@ def fig_lstm_cell():
     top = parts.heading(
         canvas,
         "One LSTM step, in Caffe2's blobs and in torch.nn.LSTM",
-        "Same arithmetic, different plumbing: where the input product is taken, the gate "
-        'order, two biases. Caffe2 0cdd09da6, `rnn_cell.LSTM(..., scope="lstm")` as in step 1; '
-        "PyTorch's documented formula.",
+        "Same arithmetic, different plumbing: where the input product is taken, gate order, "
+        "biases.",
     )
     left, right, col = 10, 346, 316
     y = top + 18

@@ -7,19 +7,21 @@ with two batch rows of lengths 5 and 3, ``T = 5``:
 
 * every step is computed for every batch row, but ``LSTMUnit`` keeps row
   ``n``'s state once ``t >= seq_lengths[n]``: rows 3 and 4 of
-  ``lstm/hidden_t_all`` for ``n = 1`` *are* its step-2 state ``h₂``
-  (equal, bit for bit), and ``lstm/hidden_t_last`` of ``n = 1`` is ``h₂``;
+  ``lstm/hidden_t_all`` for ``n = 1`` *are* its step-2 state ``h₃``
+  (equal, bit for bit), and ``lstm/hidden_t_last`` of ``n = 1`` is ``h₃``.
+  The figure names states as every page does: ``h_t`` is row ``t`` of the
+  state tensor, ``h₀`` the initial state, so step ``t`` writes ``h_(t+1)``;
 * torch's ``pad_packed_sequence`` fills those rows with zeros (its
   ``padding_value``, 0 by default) and gives the same ``h_n`` (the last real
   state): the two outputs differ in the padded rows only;
 * so a loss that reads the padded rows is not masked by the layer: their
-  gradient passes straight through the padded steps onto ``h₂`` — for
+  gradient passes straight through the padded steps onto ``h₃`` — for
   ``loss = sum(hidden_t_all)``, row 3 of ``lstm/lstm/hidden_t_prev_states_grad``
-  (the gradient of ``h₂``) is 3 for ``n = 1``: ``h₂`` counted three times —
+  (the gradient of ``h₃``) is 3 for ``n = 1``: ``h₃`` counted three times —
   while the padded steps' gates and inputs get none (their rows of
   ``lstm/i2h_grad`` and ``x_grad`` are 0);
 * ``drop_states=True`` writes zeros into the padded rows instead, and then
-  ``hidden_t_last`` of ``n = 1`` is 0 too, not ``h₂``.
+  ``hidden_t_last`` of ``n = 1`` is 0 too, not ``h₃``.
 
 A run that does not show one of these raises :class:`~caffe2rnn.errors.DrawingError`:
 the figure cannot be drawn against what the library does (``tests/viz`` also checks
@@ -176,16 +178,16 @@ def fig_masking():
     canvas = Canvas(
         style.WIDTH,
         "Masking by sequence length: padded rows repeat the last state",
-        "rnn_cell.LSTM with seq_lengths = [5, 3], T = 5. Caffe2's lstm/hidden_t_all: batch row "
-        "1's rows 3 and 4 repeat its step-2 state h2; torch's padded output holds zeros there. "
-        "Both give h2 as the last state. A loss that reads the padded rows sends their gradient "
-        "to h2 (3 times h2's share for a sum); the padded steps' gates and inputs get none.",
+        "rnn_cell.LSTM with seq_lengths = [5, 3], T = 5; step t writes h(t+1), row t + 1 of "
+        "the state tensor (h0 is the initial state). Caffe2's lstm/hidden_t_all: batch row "
+        "1's steps 3 and 4 repeat its step-2 state h3; torch's padded output holds zeros there. "
+        "Both give h3 as the last state. A loss that reads the padded rows sends their gradient "
+        "to h3 (3 times h3's share for a sum); the padded steps' gates and inputs get none.",
     )
     top = parts.heading(
         canvas,
         "Masking by sequence length: padded rows repeat the last state",
-        "`seq_lengths = [5, 3]`, T = 5: every step runs for both batch rows, and `LSTMUnit` "
-        "keeps row 1's state from t = 3 on. Measured on a run of the path's LSTM.",
+        "`seq_lengths = [5, 3]`, T = 5; step t writes h_{t+1} (row t + 1 of the state tensor)",
     )
     y = top + 12
     ours, theirs = [], []
@@ -193,15 +195,15 @@ def fig_masking():
         row_ours, row_theirs = [], []
         for n, n_length in enumerate(LENGTHS):
             if t < n_length:
-                cell = ("h_{%d}" % t, _REAL)
+                cell = ("h_{%d}" % (t + 1), _REAL)
                 row_ours.append(cell)
                 row_theirs.append(cell)
             else:
-                row_ours.append(("h_{%d}" % run.repeats[n][t], _REPEAT))
+                row_ours.append(("h_{%d}" % (run.repeats[n][t] + 1), _REPEAT))
                 row_theirs.append(("0", _ZERO))
         ours.append(row_ours)
         theirs.append(row_theirs)
-    lasts = ["h_{%d}" % s for s in run.last]
+    lasts = ["h_{%d}" % (s + 1) for s in run.last]
     left_x, right_x = 8, 352
     centres, bottom = _table(canvas, left_x, y, "Caffe2: `%s`" % HIDDEN_ALL, ours,
                              ("the last state, `%s`:" % HIDDEN_LAST, lasts))  # fmt: skip
@@ -219,10 +221,10 @@ def fig_masking():
                     style.GRADIENT_EDGE, 1.6)  # fmt: skip
     note_x = gx + 34
     canvas.text_block(note_x, centres[length, short][1] - 20,
-                      "a loss over the padded rows sends their gradient to h_{%d}" % last_t,
+                      "padded rows' gradient goes to h_{%d}" % length,
                       style.NOTE, width=right_x - note_x - 4, fill=style.GRADIENT_EDGE)  # fmt: skip
     canvas.text_block(right_x + 34 + 2 * _CELL_W + 8, centres[length, short][1] - 8,
-                      "constants: no gradient flows back", style.NOTE, width=style.WIDTH - 10
+                      "constants: no gradient", style.NOTE, width=style.WIDTH - 10
                       - (right_x + 34 + 2 * _CELL_W + 8),
                       fill=style.MUTED)  # fmt: skip
 
@@ -232,18 +234,9 @@ def fig_masking():
         ("box", _REPEAT, "a padded row: Caffe2 repeats the last state"),
         ("box", _ZERO, "torch's padding: 0"),
     ])  # fmt: skip
-    y += 12
-    points = (
-        "For `loss = sum(%s)` the gradient of h_{%d} in batch row %d (row %d of `%s`) is %g: "
-        "h_{%d} counted %d times. The padded steps' gates and inputs get no gradient: their "
-        "rows of `%s` and `x_grad` are 0."
-        % (HIDDEN_ALL, last_t, short, length, STATES_GRAD, run.state_grad[short], last_t,
-           int(run.state_grad[short]), GATES_GRAD),
-        "So mask the loss (multiply by t < seq_lengths[n]) before reducing it. "
-        "`drop_states=True` writes zeros into the padded rows instead, and then `_last` is 0 "
-        "too, not h_{%d}." % last_t,
-    )  # fmt: skip
-    for text in points:
-        canvas.circle(16, y, 2.5, style.INK, style.INK)
-        y += canvas.text_block(26, y, text, style.NOTE, width=canvas.width - 36) + 4
+    y += 10
+    # the one measured number a reader checks: h_3 (row 3 of the state gradient) counted 3 times
+    canvas.text_block(10, y, "`loss = sum(%s)`: d loss / d h_{%d} = %g for n = %d (row %d of `%s`)"
+                      % (HIDDEN_ALL, length, run.state_grad[short], short, length, STATES_GRAD),
+                      style.NOTE, width=canvas.width - 20)  # fmt: skip
     return Figure("fig_masking", canvas.svg())

@@ -118,8 +118,7 @@ def fig_models(name="mlp", blob_in="x", blob_out="y", dim_in=3, dim_out=2):
     top = parts.heading(
         canvas,
         "A ModelHelper after one `brew.fc`: two nets, one workspace, a list",
-        '`model = ModelHelper(name="%s")`, then one call; Caffe2 0cdd09da6. Every name '
-        "below is read from the model this builds." % name,
+        '`model = ModelHelper(name="%s")`, then one call; every name read from the model.' % name,
     )
     left, right = 10, style.WIDTH - 10
 
@@ -187,9 +186,9 @@ def fig_models(name="mlp", blob_in="x", blob_out="y", dim_in=3, dim_out=2):
         fc_y = sum(reads) / len(reads)
         fc_left, fc_right = _op(canvas, x0 + 36, fc_y, fc_type, style.COMPUTE)
         canvas.text(fc_right + 8, fc_y - 7, "reads %s" % ", ".join("`%s`" % b for b in fc_inputs),
-                    style.NOTE - 0.5, fill=style.MUTED)  # fmt: skip
+                    style.NOTE, fill=style.MUTED)  # fmt: skip
         canvas.text(fc_right + 8, fc_y + 8, "writes %s" % ", ".join("`%s`" % b for b in fc_outputs),
-                    style.NOTE - 0.5, fill=style.MUTED)  # fmt: skip
+                    style.NOTE, fill=style.MUTED)  # fmt: skip
     _number(canvas, (col_net[0] + col_net[1]) / 2 - 36, places_y, 3)
     canvas.text((col_net[0] + col_net[1]) / 2 - 24, places_y, "the `%s` op" % fc_type,
                 style.NOTE, fill=style.MUTED)  # fmt: skip
@@ -218,7 +217,7 @@ def fig_models(name="mlp", blob_in="x", blob_out="y", dim_in=3, dim_out=2):
                 note = "N × %d, fed" % dim_in
             else:
                 note = "N × %d" % dim_out
-            canvas.text(pills[blob][1] + 5, row_y[blob], note, style.NOTE - 0.5,
+            canvas.text(pills[blob][1] + 5, row_y[blob], note, style.NOTE,
                         fill=style.MUTED)  # fmt: skip
 
     # the fill ops write the parameters (left to right)...
@@ -239,14 +238,12 @@ def fig_models(name="mlp", blob_in="x", blob_out="y", dim_in=3, dim_out=2):
     # -- when each runs -----------------------------------------------------------------------
     y = box_bottom + 18
     canvas.text(col_init[0], y, "run once", style.SMALL, bold=True)
-    canvas.text_block(col_init[0], y + 16, "`workspace.RunNetOnce(`\n`    model.param_init_net)`"
-                      "\nas `nn.Linear(%d, %d)` creates its\nweight and bias" % (dim_in, dim_out),
-                      style.NOTE, fill=style.MUTED)  # fmt: skip
+    canvas.text_block(col_init[0], y + 16, "`RunNetOnce(param_init_net)`\nas `nn.Linear(%d, %d)` "
+                      "makes its weights" % (dim_in, dim_out), style.NOTE,
+                      fill=style.MUTED)  # fmt: skip
     canvas.text(col_net[0], y, "run every iteration", style.SMALL, bold=True)
-    canvas.text_block(col_net[0], y + 16, "`workspace.RunNet(model.net.Name())`\nlike "
-                      "`forward`; the gradient and\nupdate ops go into this net too",
+    canvas.text_block(col_net[0], y + 16, "`RunNet(net.Name())`\nlike `forward`",
                       style.NOTE, fill=style.MUTED)  # fmt: skip
-    canvas.text_block(col_ws[0], y, "The parameters stay here from the\none run of "
-                      "`param_init_net` to every\nrun of `net`. `model.params` holds\ntheir "
-                      "names, not tensors.", style.NOTE, fill=style.MUTED)  # fmt: skip
+    canvas.text_block(col_ws[0], y, "parameters stay here between runs;\n`model.params` holds "
+                      "names", style.NOTE, fill=style.MUTED)  # fmt: skip
     return Figure("fig_models", canvas.svg())

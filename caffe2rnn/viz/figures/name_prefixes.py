@@ -6,9 +6,10 @@ A blob of a recurrent layer gets up to three prefixes (Caffe2 0cdd09da6):
 * the **cell's name** — ``rnn_cell.LSTM(..., scope="lstm")`` names its cell
   ``lstm`` and the cell names its blobs ``self.scope("hidden_t")`` =
   ``lstm/hidden_t`` (``rnn_cell.py``);
-* the **name scope** — inside ``with core.NameScope("decoder"):`` every blob
-  named by a string gets ``decoder/`` in front (``AddScopedExternalInputs``,
-  op outputs given as strings);
+* the **name scope** — inside ``with core.NameScope("decoder"):`` every name
+  the layer and its cell create gets ``decoder/`` in front
+  (``AddScopedExternalInputs``, op outputs given as strings); the state
+  tensors' names are made by ``recurrent_net`` outside that rule;
 * the **op's scope** — ``recurrent_net(..., scope=...)``, the same ``scope=``
   again, names the state tensors it makes ``s(<cell input>_states)`` =
   ``<scope>/<step-net blob>_states`` (``recurrent.py``), and that argument is
@@ -37,10 +38,10 @@ from .svg import MONO_EM, Canvas, Figure, text_width
 BUILDS = ((None, "lstm"), ("decoder", "lstm"), ("decoder", "decoder"))
 #: Where a prefix comes from: (fill, edge, key text).
 SOURCES = {
-    "op": ("#F3E5F5", style.RNN_OP, "`scope=` as the op's scope: `recurrent_net` names the "
-           "state tensors `<scope>/<step-net blob>_states`"),
-    "ns": ("#D2E3FC", "#1A56B8", "the name scope: `core.NameScope(...)` puts itself in front "
-           "of every blob named by a string"),
+    "op": ("#F3E5F5", style.RNN_OP, "`scope=` as the op's scope: in front of the whole name, "
+           "for the state tensors only"),
+    "ns": ("#D2E3FC", "#1A56B8", "the name scope: in front of every name the layer and its "
+           "cell create"),
     "cell": ("#CEEAD6", "#137333", "`scope=` as the cell's name: the cell names its blobs "
              "`<name>/hidden_t`, ..."),
     "own": ("#FFFFFF", style.MUTED, "the blob's own name (with `_prev`, `_states`, `_all`)"),
@@ -110,8 +111,7 @@ def fig_name_prefixes(builds=BUILDS):
     top = parts.heading(
         canvas,
         "Why `lstm/lstm/hidden_t_prev_states`: three prefixes, added by three pieces of code",
-        "Names read from three `rnn_cell.LSTM` builds (Caffe2 0cdd09da6, `rnn_cell.py`, "
-        "`recurrent.py`), each split into where its parts come from.",
+        "Names read from three `rnn_cell.LSTM` builds, each split into where its parts come from.",
     )
     left, right = 10, style.WIDTH - 10
     y = top + 14
@@ -143,10 +143,7 @@ def fig_name_prefixes(builds=BUILDS):
     canvas.text_block(
         left,
         y + 20,
-        "Read a state tensor's name from the left: the op's scope, the name scope, the cell's "
-        "name, the blob. `scope=` is used twice, so even without a name scope it reads "
-        "`lstm/lstm/...`. Every other name is the name scope, the cell's name, the blob: "
-        "the op's scope goes in front of a state tensor only.",
+        "`scope=` is used twice: even without a name scope, `lstm/lstm/...`.",
         style.NOTE,
         width=right - left,
         fill=style.MUTED,

@@ -16,12 +16,23 @@ def check_steps(figure, steps):
 
 
 def heading(canvas, title, subtitle="", x=10, y=14):
-    """The figure's title (bold) and a one-line subtitle under it; returns the y below."""
+    """The figure's title (bold) and a one-line subtitle under it; returns the y below.
+
+    The figures of this package keep it to one line (the page's text explains;
+    round-6 review; ``tests/viz`` checks each); a longer one, as a page's own
+    drawing may pass, wraps.
+    """
     canvas.text(x, y, title, style.TITLE, bold=True, cls="title")
     if not subtitle:
         return y + 16
     height = canvas.text_block(
-        x, y + 18, subtitle, style.SMALL, width=canvas.width - 2 * x, fill=style.MUTED
+        x,
+        y + 18,
+        subtitle,
+        style.SMALL,
+        width=canvas.width - 2 * x,
+        fill=style.MUTED,
+        cls="subtitle",
     )
     return y + 12 + height
 
@@ -49,16 +60,16 @@ def tensor_rows(
             canvas.rect(x, top, width, pitch, row_fill or fill, edge, 1.0)
             centre = top + pitch / 2
             grid_x = x + width - 26
-            for i in range(3):  # the N x D matrix of the row, as a hint
+            for i in range(3):  # the N x D matrix of the row, as a hint (top right: clear of notes)
                 for j in range(4):
-                    canvas.rect(grid_x + j * 5.5, centre - 8 + i * 5.5, 4.5, 4.5, "#FFFFFF",
+                    canvas.rect(grid_x + j * 5.5, top + 6 + i * 5.5, 4.5, 4.5, "#FFFFFF",
                                 edge, 0.5)  # fmt: skip
             notes = [notes] if isinstance(notes, str) and notes else list(notes or ())
             line = 13.0
             first = centre - line * len(notes) / 2
             canvas.text(x + 6, first, label, style.SMALL, bold=True)
             for i, note in enumerate(notes):
-                canvas.text(x + 6, first + (i + 1) * line, note, style.NOTE - 0.5,
+                canvas.text(x + 6, first + (i + 1) * line, note, style.NOTE,
                             fill=style.MUTED)  # fmt: skip
             centres.append(centre)
         canvas.rect(x, y, width, pitch * len(rows), "none", edge, 1.6)

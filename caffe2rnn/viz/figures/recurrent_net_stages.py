@@ -24,8 +24,8 @@ from ...errors import DrawingError
 from . import parts, style
 from .svg import Canvas, Figure, text_width
 
-_MONO = style.NOTE - 0.5  # the size of a blob name
-_LEFT_W = 176  # px of a stage's box on the left
+_MONO = style.NOTE  # the size of a blob name
+_LEFT_W = 190  # px of a stage's box on the left
 _RIGHT_X = _LEFT_W + 26  # where what it made starts
 SCRATCH_FILL, SCRATCH_EDGE = "#FCE8E6", "#C5221F"
 #: The era whose recurrent_net the figure runs (Caffe2 0cdd09da6, the path's default).
@@ -239,8 +239,8 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
     top = parts.heading(
         canvas,
         "`recurrent_net`, stage by stage: a cell net in, one `RecurrentNetwork` op out",
-        '`caffe2rnn.recurrent_stages` run on the cell of `rnn_cell.LSTM(..., scope="%s")` '
-        "(step 1); Caffe2 0cdd09da6, `recurrent.py`. Every name is what a stage returned." % scope,
+        '`caffe2rnn.recurrent_stages` on `rnn_cell.LSTM(..., scope="%s")`\'s cell: '
+        "names as returned." % scope,
     )
     rows = []  # (top, bottom, number, function, concept, fill, edge) of each stage's box
 
@@ -272,7 +272,7 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
     line += 22
     for argument, value in given:
         canvas.text(_RIGHT_X, line, "`%s`" % argument, _MONO, bold=True)
-        line = _note(canvas, _RIGHT_X + 124, line, value, right, style.INK)
+        line = _note(canvas, _RIGHT_X + 134, line, value, right, style.INK)
     canvas.text(_RIGHT_X, line, "(a link: step t's output is step t+1's input)", style.NOTE,
                 fill=style.MUTED)  # fmt: skip
     y = end(line + 8)
@@ -285,9 +285,8 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
         fill, edge = (style.PARAM_FILL, style.PARAM_EDGE) if name in stages.params else (
             "#FFFFFF", style.MUTED)  # fmt: skip
         line, x = _pills(canvas, x, line, [name], fill, edge, right)
-    line = _note(canvas, _RIGHT_X, line + 20, "what the cell reads from outside the recurrence "
-                 "(not the step input, a state or `timestep`): extra op inputs, read as they "
-                 "are every step; blue: gets a gradient (the op's `param`)", right)  # fmt: skip
+    line = _note(canvas, _RIGHT_X, line + 20, "read as they are, every step; blue: gets a gradient "
+                 "(`param`)", right)  # fmt: skip
     y = end(line)
 
     # -- 2 the backward step net --------------------------------------------------------------
@@ -297,9 +296,8 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
     after = _chips(canvas, _RIGHT_X, line, [t for t, _, _ in stages.backward_ops],
                    style.BACKWARD_EDGE)  # fmt: skip
     canvas.text(after + 2, line, "in this order", style.NOTE, fill=style.MUTED)
-    line = _note(canvas, _RIGHT_X, line + 22, "the gradient registry (step 4) run on the cell's "
-                 "ops, the gradients of its outputs given (%s: they arrive through backward "
-                 "links)" % _code(stages.given.values()), right)  # fmt: skip
+    line = _note(canvas, _RIGHT_X, line + 22, "the gradient registry (step 4) on the cell's ops; "
+                 "given %s" % _code(stages.given.values()), right)  # fmt: skip
     y = end(line)
 
     # -- 3 scratches ----------------------------------------------------------------------------
@@ -313,9 +311,7 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
                     style.NOTE)  # fmt: skip
     else:
         canvas.text(_RIGHT_X, line, "none", style.NOTE)
-    line = _note(canvas, _RIGHT_X, line + 20, "forward blobs a cell op writes and the backward "
-                 "step net reads before writing, not cell outputs (those live in the state "
-                 "tensors): autograd's saved tensors", right)  # fmt: skip
+    line = _note(canvas, _RIGHT_X, line + 20, "autograd's saved tensors", right)  # fmt: skip
     y = end(line)
 
     # -- 4 links and aliases ----------------------------------------------------------------
@@ -354,14 +350,13 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
     if stages.accum:
         text = "renames %s" % "; ".join("%s → %s" % (t, _code([r])) for t, _, r in stages.accum)
     else:
-        text = "one layer: nothing to rename (no backward op overwrites a linked gradient)"
+        text = "one layer: nothing to rename"
     canvas.text(_RIGHT_X, line, text, style.NOTE, bold=True)
     example = two_layers.accum[0] if two_layers.accum else None
     if example is not None:
         op_type, blob, renamed = example
-        line = _note(canvas, _RIGHT_X, line + 17, "two layers (`dim_out=[%d, %d]`): `%s` "
-                     "would overwrite %s; it writes %s instead, and a `Sum` of the two "
-                     "follows it" % (dim_out, dim_out, op_type, _code([blob]), _code([renamed])),
+        line = _note(canvas, _RIGHT_X, line + 17, "two layers (`dim_out=[%d, %d]`): `%s` writes "
+                     "%s, then a `Sum`" % (dim_out, dim_out, op_type, _code([renamed])),
                      right)  # fmt: skip
     y = end(line)
 
@@ -376,7 +371,7 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
     line, _ = _pills(canvas, _RIGHT_X + 50, line + 20, stages.op_outputs, "#FFFFFF",
                      style.RNN_OP, right, cls="output")  # fmt: skip
     families = _argument_families(stages.op_arguments)
-    line = _note(canvas, _RIGHT_X, line + 20, "%d arguments carry everything above: %s"
+    line = _note(canvas, _RIGHT_X, line + 20, "%d arguments: %s"
                  % (len(stages.op_arguments), families), right)  # fmt: skip
     end(line)
 

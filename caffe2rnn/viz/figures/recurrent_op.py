@@ -63,7 +63,7 @@ _ROLE_FILL = {
     "param": (style.PARAM_FILL, style.PARAM_EDGE),
     "reference": ("#FFFFFF", style.MUTED),
 }
-_MONO = style.NOTE - 0.5  # the size of a blob name in a pill
+_MONO = style.NOTE  # the size of a blob name in a pill
 _CELL = 25  # px of a row of a tensor drawn across ("0", "T")
 _WIDE = 40  # px of the rows "t" and "t+1"
 _GAP = 16  # px of an ellipsis
@@ -104,7 +104,7 @@ def _rows_icon(canvas, x, y, aliased, edge):
     for k, label in enumerate(labels):
         on = (aliased == 1 and k > 0) or (aliased == -1 and k == len(labels) - 1)
         canvas.rect(x + k * 15, y, 15, 12, "#CEEAD6" if on else "#FFFFFF", edge, 0.7)
-        canvas.text(x + k * 15 + 7.5, y + 6, label, 9, "middle", fill=style.MUTED)
+        canvas.text(x + k * 15 + 7.5, y + 6, label, style.NOTE, "middle", fill=style.MUTED)
     return x + len(labels) * 15
 
 
@@ -125,18 +125,16 @@ def fig_recurrent_op():
     top = parts.heading(
         canvas,
         "One RecurrentNetwork op: inputs, what it holds, outputs",
-        'The op `rnn_cell.LSTM(..., scope="lstm")` builds (step 1), Caffe2 0cdd09da6. '
         "Numbers are positions in `op.input` and `op.output`.",
     )
     left, right = 10, style.WIDTH - 10
 
     # -- where things stand across the page --------------------------------------------
-    seq_x = 22  # the input sequence, drawn across (outside the op: an input)
+    seq_x = 14  # the input sequence, drawn across (outside the op: an input)
     seq_cells = [("0", _CELL), ("…", _GAP), ("t", _WIDE), ("…", _GAP), ("T−1", 30)]
-    band_w = sum(w for _, w in _state_cells())
-    hid_x = 186
-    cell_x = hid_x + band_w + 30
-    ref_x = cell_x + band_w + 14
+    hid_x = 160
+    # the cell state's tensor right of the hidden state's name (mono, the widest label)
+    cell_x = hid_x + text_width("`%s`" % STATES[0][0], _MONO) + 10
 
     # -- inputs, in order ----------------------------------------------------------------
     y = top + 12
@@ -144,10 +142,10 @@ def fig_recurrent_op():
     pin_y = y + 24
     # 0: the input sequence, drawn as its T rows
     canvas.text(seq_x, pin_y - 2, "0", style.SMALL, bold=True, fill=style.RNN_OP)
-    canvas.text(seq_x + 12, pin_y - 2, "`lstm/i2h`: input sequence", style.NOTE)
+    canvas.text(seq_x + 12, pin_y - 2, "`lstm/i2h`", style.NOTE)
     seq_y = pin_y + 8
     seq = _band(canvas, seq_x, seq_y, seq_cells, style.INPUT_FILL, style.INPUT_EDGE, h=22)
-    canvas.text(seq_x, seq_y + 34, "T × N × 4H", style.NOTE, fill=style.MUTED)
+    canvas.text(seq_x, seq_y + 34, "input sequence, T × N × 4H", style.NOTE, fill=style.MUTED)
     # 1, 2: the initial states, above row 0 of their tensors
     init_y = pin_y + 20
     for k, (_, initial, _, _) in enumerate(STATES):
@@ -156,11 +154,15 @@ def fig_recurrent_op():
         _pill(canvas, x0 - 2, init_y, "`%s`" % initial, *_ROLE_FILL["initial"], cls="input")
     canvas.text(hid_x + 28, pin_y - 2, "initial state", style.NOTE, fill=style.MUTED)
     canvas.text(cell_x + 28, pin_y - 2, "initial state", style.NOTE, fill=style.MUTED)
-    # 3, 4, 5: the references, one under the other
+    # 3, 4, 5: the references, one under the other, their right ends at the bracket
+    # that gathers them into one arrow (all three are read at every step)
+    ref_line = right - 14
     for k, (name, role) in enumerate(INPUTS[3:]):
         ry = pin_y - 2 + k * 23
-        canvas.text(ref_x, ry, "%d" % (k + 3), style.SMALL, bold=True, fill=style.RNN_OP)
-        _pill(canvas, ref_x + 10, ry, "`%s`" % name, *_ROLE_FILL[role], cls="input")
+        ref_w = text_width("`%s`" % name, _MONO) + 14
+        canvas.text(ref_line - 8 - ref_w - 12, ry, "%d" % (k + 3), style.SMALL, bold=True,
+                    fill=style.RNN_OP)  # fmt: skip
+        _pill(canvas, ref_line - 8 - ref_w, ry, "`%s`" % name, *_ROLE_FILL[role], cls="input")
     refs_bottom = pin_y - 2 + 2 * 23 + 10
 
     # -- the op ------------------------------------------------------------------------------
@@ -177,8 +179,8 @@ def fig_recurrent_op():
         # the op's name at its foot: the links cross its top
         canvas.text(left + 10, op_bottom - 14, "RecurrentNetwork", style.LABEL, bold=True,
                     fill=style.RNN_OP)  # fmt: skip
-        canvas.text(left + 124, op_bottom - 14, "one op of `model.net`: it owns the state "
-                    "tensors (argument `recurrent_states`) and runs `step_net`", style.NOTE,
+        canvas.text(left + 124, op_bottom - 14, "one op of `model.net`: owns the state tensors "
+                    "(`recurrent_states`), runs `step_net`", style.NOTE,
                     fill=style.MUTED)  # fmt: skip
 
     # the step net: one box (its ops below), under the blobs its links connect
@@ -187,8 +189,9 @@ def fig_recurrent_op():
                     style.STEP_EDGE, 1.3, 6)  # fmt: skip
 
     # the references: into the step net, every step
-    ref_line = ref_x + 50
-    canvas.arrow(ref_line, refs_bottom, ref_line, step_y - 1, style.MUTED, 1.3)
+    with canvas.group("references"):
+        canvas.bracket(ref_line, pin_y - 12, refs_bottom - 2, stroke=style.MUTED, width=1.3)
+        canvas.arrow(ref_line, (pin_y + refs_bottom) / 2, ref_line, step_y - 1, style.MUTED, 1.3)
     canvas.text(ref_line - 6, op_y + 12, "references: read as they are, every step",
                 style.NOTE, "end", fill=style.MUTED)  # fmt: skip
 
@@ -246,8 +249,7 @@ def fig_recurrent_op():
         canvas.text_block(
             left + 20,
             body_y + 20,
-            "run for t = 0 … T−1, step t in step workspace t; it also reads the blob named by "
-            "argument `timestep` (= t) and the references",
+            "run for t = 0 … T−1 (step workspace t); also reads `timestep` (= t), the references",
             style.NOTE,
             width=right - left - 40,
             fill=style.MUTED,
@@ -262,18 +264,19 @@ def fig_recurrent_op():
     cursor = left
     for k, (name, source, offset) in enumerate(OUTPUTS):
         with canvas.group("output"):
+            if source is None:  # the step workspaces: a line of their own
+                cursor, out_y = left, out_y + 44
             canvas.text(cursor, out_y, "%d" % k, style.SMALL, bold=True, fill=style.RNN_OP)
             end = _pill(canvas, cursor + 10, out_y, "`%s`" % name, "#FFFFFF", style.INK)
             if source is None:
-                canvas.text_block(cursor + 10, out_y + 18, "one workspace per step; the "
-                                  "gradient op reads them", style.NOTE, width=end - cursor,
-                                  fill=style.MUTED)  # fmt: skip
+                canvas.text(end + 8, out_y, "one workspace per step; the gradient op reads them",
+                            style.NOTE, fill=style.MUTED)  # fmt: skip
             else:
                 icon_end = _rows_icon(canvas, cursor + 12, out_y + 13, offset, style.STATE_EDGE)
                 canvas.text(icon_end + 4, out_y + 18.5, "1…T" if offset == 1 else "T",
                             style.NOTE, fill=style.ALIAS)  # fmt: skip
         cursor = end + 8
-    y = out_y + 46
+    y = out_y + 30
     y = parts.key(
         canvas,
         y,
@@ -282,15 +285,6 @@ def fig_recurrent_op():
             ("box", ("#CEEAD6", style.STATE_EDGE), "the rows an output views (alias)"),
         ],
     )  # fmt: skip
-    canvas.text_block(
-        left,
-        y + 12,
-        "Not drawn: `param` and `outputs_with_grads`, which the forward op carries and "
-        "only the gradient op reads (step 10's table), and the backward arguments "
-        "(`backward_step_net`, `backward_link_*`, step 12). `viz.recurrent` draws this op "
-        "in full detail (every op and blob).",
-        style.NOTE,
-        width=right - left,
-        fill=style.MUTED,
-    )
+    canvas.text(left, y + 12, "not drawn: `param`, `outputs_with_grads` (the gradient op's), "
+                "the backward arguments", style.NOTE, fill=style.MUTED)  # fmt: skip
     return Figure("fig_recurrent_op", canvas.svg())

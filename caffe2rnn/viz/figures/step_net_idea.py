@@ -59,7 +59,9 @@ def _cell(canvas, x, y, w=CELL_W, h=22, label=None):
     chip_x = x + 5
     for name, colour in CELL_OPS:
         chip_w = 24 if name == "FC" else 26 if name == "Sum" else 50
-        canvas.box(chip_x, y + 4, chip_w, h - 8, name, colour, colour, 9.5, True, "#FFFFFF", 2)
+        canvas.box(
+            chip_x, y + 4, chip_w, h - 8, name, colour, colour, style.NOTE, True, "#FFFFFF", 2
+        )
         chip_x += chip_w + 4
     if label:
         canvas.text(x - 4, y + h / 2, label, style.NOTE, "end", fill=style.MUTED)
@@ -73,7 +75,8 @@ def _input_fc(canvas, cx, y, label="FC: all T rows"):
     """The one input ``FC`` before the loop: ``x`` -> ``lstm/i2h``, every row at once.
     Returns the y below it."""
     w = 112
-    canvas.box(cx - w / 2, y, w, 18, label, style.COMPUTE, style.COMPUTE, 9.5, True, "#FFFFFF", 3,
+    canvas.box(cx - w / 2, y, w, 18, label, style.COMPUTE, style.COMPUTE, style.NOTE, True,
+               "#FFFFFF", 3,
                cls="input-fc")  # fmt: skip
     return y + 18
 
@@ -92,8 +95,8 @@ def _unrolled(canvas, cx, y, steps):
 
 def _chip(canvas, x, y, text, h=16):
     """One grey bookkeeping op; returns its width."""
-    w = text_width(text, 9.5, True) + 10
-    canvas.box(x, y, w, h, text, style.SHAPE, style.SHAPE, 9.5, True, "#FFFFFF", 2,
+    w = text_width(text, style.NOTE, True) + 10
+    canvas.box(x, y, w, h, text, style.SHAPE, style.SHAPE, style.NOTE, True, "#FFFFFF", 2,
                cls="bookkeeping")  # fmt: skip
     return w
 
@@ -101,7 +104,7 @@ def _chip(canvas, x, y, text, h=16):
 def _bookkeeping_row(canvas, cx, y, names):
     """Grey chips side by side, centred on ``cx``."""
     gap = 4
-    widths = [text_width(name, 9.5, True) + 10 for name in names]
+    widths = [text_width(name, style.NOTE, True) + 10 for name in names]
     x = cx - (sum(widths) + gap * (len(names) - 1)) / 2
     for name in names:
         x += _chip(canvas, x, y, name) + gap
@@ -129,8 +132,8 @@ def fig_step_net_idea():
     top = parts.heading(
         canvas,
         "Why a step net: the same graph for every sequence length",
-        "Unrolling copies the cell once per timestep. Caffe2's RecurrentNetwork holds it once, "
-        "as a step net, and runs it T times, T read from the input when the op runs.",
+        "Unrolling copies the cell per timestep; RecurrentNetwork holds it once and runs it "
+        "T times.",
     )
     left, right, col = 10, 346, 316
     y = top + 10
@@ -196,22 +199,10 @@ def fig_step_net_idea():
     canvas.text_block(right + 12, y + panel_h - 14, "T is read from the input when the op "
                       "runs.", style.NOTE, width=col - 24, fill=style.RNN_OP)  # fmt: skip
 
-    # what else the step net gives
+    # the grey ops, named (the page lists them: docs/start-here.md)
     y += panel_h + 18
-    points = (
-        "Grey, the unrolled net's 6 bookkeeping ops (rnn_cell's `static_rnn_unroll_size=T`): "
-        + "; ".join(
-            "%s `%s`%s %s" % (("one", "two", "three")[n - 1], name, " ops" * (n > 1), what)
-            for name, n, what in BOOKKEEPING_OPS
-        )  # fmt: skip
-        + ".",
-        "Any cell made of ordinary ops works (attention, MILSTM, your own): the step net is a "
-        "NetDef, and its gradient is built from the ops' own gradients.",
-        "Caffe2 also had cuDNN's fused `Recurrent` op: fast, GPU-only, and LSTM or GRU only "
-        '(`recurrent_op_cudnn.cc` at Caffe2 0cdd09da6 accepts `rnn_mode` "lstm" or "gru" and '
-        "refuses any other value).",
-    )
-    for text in points:
-        canvas.circle(16, y, 2.5, style.INK, style.INK)
-        y += canvas.text_block(26, y, text, style.NOTE, width=canvas.width - 36) + 4
+    y = parts.key(canvas, y, [
+        ("box", (style.SHAPE, style.SHAPE), "the unrolled net's 6 bookkeeping ops "
+         "(`Split`, `Concat`, `ZeroGradient`)"),
+    ])  # fmt: skip
     return Figure("fig_step_net_idea", canvas.svg())

@@ -65,7 +65,7 @@ SUB_SCALE, SUB_DROP = 0.72, 0.28
 #: ... but never under this many px: shown at 100 %, every label of a figure,
 #: subscripts too, is at least 9 px (``tests/viz/test_viz_figures.py`` measures
 #: each ``<text>`` and ``<tspan>``).
-SUB_MIN = 9.0
+SUB_MIN = 10.5
 
 
 def sub_size(size):
