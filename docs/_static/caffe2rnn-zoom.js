@@ -98,7 +98,7 @@
     if (next && next.classList.contains("c2r-zoom-note")) { return; }
     var note = document.createElement("span");
     note.className = "c2r-zoom-note";
-    note.textContent = "\u2922 click to enlarge";
+    note.textContent = "Click the drawing to enlarge it";
     note.style.display = "block";
     note.style.cursor = "zoom-in";
     note.addEventListener("click", show);
