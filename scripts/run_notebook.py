@@ -93,7 +93,7 @@ def main(argv=None) -> int:
         answer = "hide-cell" in cell.metadata.get("tags", [])
         raised = any(o.get("output_type") == "error" for o in cell.get("outputs", []))
         if answer and not args.answers and not raised:
-            print("\n[%d] (a worked answer, collapsed on the site; --answers prints it)" % number)
+            print("\n[%d] (a worked answer, collapsed on the site: ANSWERS=1 shows it)" % number)
             continue
         print("\n[%d] %s" % (number, first))
         text = transcript(cell)
