@@ -26,8 +26,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 pytestmark = [pytest.mark.slow, pytest.mark.needs_dot]
 
 
-def clean_copy(destination):
-    """Copy the files of a fresh clone (tracked + untracked-not-ignored)."""
+def clean_clone_files():
+    """The files a fresh clone holds (tracked + untracked-not-ignored), relative to ROOT;
+    a file deleted in the work tree but not yet in git is left out."""
     listing = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
         cwd=ROOT,
@@ -35,10 +36,14 @@ def clean_copy(destination):
         text=True,
         check=True,
     ).stdout
-    for relative in filter(None, listing.split("\0")):
+    names = filter(None, listing.split("\0"))
+    return [name for name in names if os.path.isfile(os.path.join(ROOT, name))]
+
+
+def clean_copy(destination):
+    """Copy the files of a fresh clone (:func:`clean_clone_files`)."""
+    for relative in clean_clone_files():
         source = os.path.join(ROOT, relative)
-        if not os.path.isfile(source):  # deleted in the work tree, not yet in git
-            continue
         target = os.path.join(destination, relative)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copy2(source, target)
@@ -122,18 +127,7 @@ def test_the_site_carries_its_own_source_and_notebook_01_links_it(built_site):
     html = copy / "docs" / "_build" / "html"
     with tarfile.open(html / "caffe2rnn-src.tar.gz") as archive:
         names = set(archive.getnames())
-    listing = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    expected = {
-        "caffe2rnn/" + name
-        for name in filter(None, listing.split("\0"))
-        if os.path.isfile(os.path.join(ROOT, name))
-    }
+    expected = {"caffe2rnn/" + name for name in clean_clone_files()}
     assert names == expected, (sorted(names - expected)[:10], sorted(expected - names)[:10])
     for needed in ("Makefile", "scripts/run_notebook.py", "notebooks/02_gradients.ipynb"):
         assert "caffe2rnn/" + needed in names
