@@ -5,7 +5,19 @@ import threading
 from caffe2rnn.runtime import blocking
 
 
-def test_a_waiter_is_stuck_only_when_no_thread_can_move():
+def test_a_waiter_is_stuck_only_when_no_thread_can_move(monkeypatch):
+    """The verdicts of a wait among this test's two threads (main, parked, and the
+    worker). A thread another test left running (a library's helper that has not
+    ended yet) would rightly keep every wait alive
+    (:func:`test_an_unregistered_live_thread_keeps_the_wait_alive`), so the count of
+    live threads is this test's own: the full CI run once failed here on a stray."""
+    strays = [t for t in threading.enumerate() if t is not threading.main_thread()]
+    count = threading.active_count
+
+    def own_threads():
+        return count() - sum(t.is_alive() for t in strays)
+
+    monkeypatch.setattr(threading, "active_count", own_threads)
     done = threading.Event()
     finished = threading.Thread(target=lambda: None)
     finished.start()
