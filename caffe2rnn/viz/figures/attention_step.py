@@ -194,8 +194,9 @@ def fig_attention_step():
     y = s_y + s_h + 16
     with canvas.group("timing"):
         canvas.text(left, y, "Timing:", style.SMALL, bold=True)
-        steps = [("h_{t−1}, a_{t−1}", style.INK), ("LSTM", style.ACTIVATION), ("h_{t}", style.INK),
-                 ("scores e_{tj}", score_c), ("α_{t}", style.INK), ("a_{t}", style.INK)]  # fmt: skip
+        steps = [("h_{t−1}, a_{t−1}", style.INK), ("LSTM", style.ACTIVATION),
+                 ("h_{t}", style.INK), ("scores e_{tj}", score_c), ("α_{t}", style.INK),
+                 ("a_{t}", style.INK)]  # fmt: skip
         x = left + 60
         for k, (text, colour) in enumerate(steps):
             if k:
