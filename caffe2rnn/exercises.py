@@ -42,6 +42,18 @@ def same(prediction, actual):
     return bool(prediction == actual)
 
 
+def _plain(value):
+    """``value`` with NumPy scalars as Python ones, so it prints as the learner writes it
+    (``6``, not ``np.int64(6)``)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 def feedback(prediction, actual, observed, why, variable="your prediction", right=None):
     """Print the verdict on ``prediction`` and return whether it was right.
 
@@ -64,7 +76,7 @@ def feedback(prediction, actual, observed, why, variable="your prediction", righ
     head = "Right: " if right else "Not quite (you said %r): " % (prediction,)
     print(textwrap.fill(head + observed, WIDTH))
     if not right:  # the first wrong try already ends with the answer
-        print(textwrap.fill("The answer: %r." % (actual,), WIDTH))
+        print(textwrap.fill("The answer: %r." % (_plain(actual),), WIDTH))
     print(textwrap.fill("Why: " + why, WIDTH))
     return right
 

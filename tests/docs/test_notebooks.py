@@ -321,6 +321,10 @@ def test_feedback_tells_a_wrong_prediction_the_answer_at_the_first_try(capsys):
     ]
     feedback(("C", "P"), ("C", "P"), "the net wrote C's h.", why="the chain.")
     assert "The answer" not in capsys.readouterr().out
+    import numpy as np
+
+    feedback(5, (np.int64(6), [np.float32(0.5)]), "6 rows.", why="Gather.")
+    assert "The answer: (6, [0.5])." in capsys.readouterr().out
 
 
 def test_learners_code_is_run_in_one_place_that_says_no_answer_or_what_it_raised(capsys):
