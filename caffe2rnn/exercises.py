@@ -90,7 +90,7 @@ def check_running_sum(hs, xs):
     ``h_prev`` zeros at t = 0, then the ``h`` of the timestep before. Returns whether it was
     right."""
     if hs is None:
-        _say("No answer yet: set hs to your %d x %d array, then run this cell again." % xs.shape)
+        _no_answer_yet("set hs to your %d x %d array" % xs.shape)
         return False
     expected = np.cumsum(xs, axis=0)
     how = (
@@ -131,10 +131,7 @@ def check_finite_differences(numeric, x0=(-1.0, 0.0, 0.5)):
     ``L = SumElements(Tanh(x))`` at ``x0``, against the derivative 1 − tanh(x)². Returns
     whether it was right."""
     if numeric is None:
-        _say(
-            "No answer yet: set numeric to your %d finite differences, then run this cell "
-            "again." % len(x0)
-        )
+        _no_answer_yet("set numeric to your %d finite differences" % len(x0))
         return False
     x0 = np.asarray(x0)
     expected = 1 - np.tanh(x0) ** 2
@@ -251,6 +248,11 @@ def _verdict(right, observed, why=None):
     return right
 
 
+def _no_answer_yet(todo):
+    """What every code exercise's check says before the learner wrote anything."""
+    _say("No answer yet: %s, then run this cell again." % todo)
+
+
 #: What :func:`run_learners_code` returns when the learner's code did not run to the end.
 NOT_RUN = object()
 
@@ -264,7 +266,7 @@ def run_learners_code(call, todo, doing, why):
     try:
         return call()
     except NotImplementedError:
-        _say("No answer yet: %s, then run this cell again." % todo)
+        _no_answer_yet(todo)
     except Exception as error:  # the learner's code: say what it raised
         _verdict(False, "%s raised %s: %s" % (doing, type(error).__name__, error), why=why)
     return NOT_RUN
