@@ -385,7 +385,7 @@ def check_forward(forward):
         lambda: forward(outer, LINKS, ALIASES),
         "write the body of the step loop in forward (in place of the raise)",
         "forward",
-        why="the body is two lines: for each (internal, external, offset) in links, "
+        why="the body: for each (internal, external, offset) in links, "
         "ws[internal] = outer[external][t + offset : t + offset + 1]; then step(ws). "
         "ws is a ChainMap: ws[name] = value puts a blob in step workspace t, ws[name] "
         "reads it there or in outer.",

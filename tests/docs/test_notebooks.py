@@ -622,6 +622,12 @@ FORWARD_MISTAKES = {
         "right for the notebook's lists, but not for other offsets",
     ),
     "no step run": (("        step(ws)\n", ""), "still hold NaN: no step wrote them"),
+    "code that raises": (
+        ("        step(ws)\n", "        ws['missing'] += 1\n"),
+        "forward raised KeyError: 'missing' Why: the body: for each (internal, external, "
+        "offset) in links, ws[internal] = outer[external][t + offset : t + offset + 1]; "
+        "then step(ws).",
+    ),
     "an integer index, N x D": (
         ("[t + offset : t + offset + 1]", "[t + offset]"),
         "step 0's hidden_t_prev views the right row, but its shape is 2 × 3 where the "
@@ -683,6 +689,11 @@ BACKWARD_MISTAKES = {
     "links that copy": (
         ("t + offset + 1]", "t + offset + 1].copy()"),
         "shares no memory with hidden_t_prev_states_grad",
+    ),
+    "code that raises": (
+        ("backward_step(ws)", "ws['missing'] += 1"),
+        "backward raised KeyError: 'missing' Why: the body, in step workspace t: for each "
+        "backward link",
     ),
     "the steps in forward order": (
         ("for t in reversed(range(T)):", "for t in range(T):"),
