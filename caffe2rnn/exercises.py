@@ -12,7 +12,10 @@ the operator did, and why — wrapped to the width of a notebook's output on the
         feedback(prediction, actual, "step 2 reads row %d, writes row %d." % actual,
                  why="a link views row t + offset ...", variable="predicted_rows")
 
-Only the notebooks use this module; nothing in the library depends on it. The write-code
+Only the notebooks use this module; nothing in the library depends on it. The first code
+exercises, step 3's running sum (notebook 01) and step 5's finite differences (notebook 02),
+have their checks here (:func:`check_running_sum`, :func:`check_finite_differences`); a
+wrong prediction or a wrong answer is told the answer and why at once. The write-code
 exercises of step 9 (notebook 04, the forward loop) and step 13 (notebook 06, the backward
 loop) have their checks here too, :func:`check_forward` and :func:`check_backward`, so that
 tests can try them with right and wrong loops.
@@ -39,11 +42,25 @@ def same(prediction, actual):
     return bool(prediction == actual)
 
 
+def _plain(value):
+    """``value`` with NumPy scalars as Python ones, so it prints as the learner writes it
+    (``6``, not ``np.int64(6)``)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 def feedback(prediction, actual, observed, why, variable="your prediction", right=None):
     """Print the verdict on ``prediction`` and return whether it was right.
 
     ``observed`` says what the operator did (printed after "Right:" or "Not quite"),
-    ``why`` explains it. ``right`` overrides the comparison of ``prediction`` with ``actual``
+    ``why`` explains it. A wrong prediction also gets ``actual`` itself ("The answer: ..."):
+    whoever answered wrong once leaves with the right answer and the reason, not a hint to
+    try again. ``right`` overrides the comparison of ``prediction`` with ``actual``
     (:func:`same`) when the check judges the prediction itself. With no prediction yet
     (``None``) nothing of the answer is printed, only where to write one.
     """
@@ -58,8 +75,96 @@ def feedback(prediction, actual, observed, why, variable="your prediction", righ
         right = same(prediction, actual)
     head = "Right: " if right else "Not quite (you said %r): " % (prediction,)
     print(textwrap.fill(head + observed, WIDTH))
+    if not right:  # the first wrong try already ends with the answer
+        print(textwrap.fill("The answer: %r." % (_plain(actual),), WIDTH))
     print(textwrap.fill("Why: " + why, WIDTH))
     return right
+
+
+# --- The first code exercises: step 3 (notebook 01) and step 5 (notebook 02) --------------
+
+
+def check_running_sum(hs, xs):
+    """Self-check of step 3's exercise (notebook 01): ``hs``, the ``h`` of the step net
+    ``Add([h_prev, x_t]) -> h`` run once per row of ``xs`` in a child workspace each, with
+    ``h_prev`` zeros at t = 0, then the ``h`` of the timestep before. Returns whether it was
+    right."""
+    if hs is None:
+        _no_answer_yet("set hs to your %d x %d array" % xs.shape)
+        return False
+    expected = np.cumsum(xs, axis=0)
+    how = (
+        "for each t, make a child of fresh, feed it x_t = X4[t] and h_prev (zeros at t = 0, "
+        "then the h you fetched at t - 1), run the step net in it and fetch h; np.stack "
+        "the four h. The step adds x_t to the h before it, so hs is the running sum "
+        "np.cumsum(X4, axis=0)."
+    )
+    if np.shape(hs) != expected.shape:
+        return _verdict(
+            False,
+            "hs is %s; it should be %s, one row per timestep."
+            % (" × ".join(map(str, np.shape(hs))), " × ".join(map(str, expected.shape))),
+            why=how,
+        )
+    hs = np.asarray(hs)
+    if np.allclose(hs, expected):
+        return _verdict(
+            True,
+            "the step net, run %d times, is a running sum: hs = %s." % (len(xs), hs.tolist()),
+        )
+    if np.allclose(hs, xs):
+        observed = "hs equals X4: every step got h_prev = 0, so no step saw the one before."
+    elif np.allclose(hs[1:], expected[:-1]) or np.allclose(hs[1:], xs[:-1]):
+        observed = "hs is one timestep late: row t holds what row t - 1 should."
+    else:
+        row = int(np.argmax(~np.isclose(hs, expected).all(axis=1)))
+        observed = "row %d of hs is %s; the running sum there is %s." % (
+            row,
+            hs[row].tolist(),
+            expected[row].tolist(),
+        )
+    return _verdict(False, observed, why=how)
+
+
+def check_finite_differences(numeric, x0=(-1.0, 0.0, 0.5)):
+    """Self-check of step 5's exercise (notebook 02): ``numeric``, the central differences of
+    ``L = SumElements(Tanh(x))`` at ``x0``, against the derivative 1 − tanh(x)². Returns
+    whether it was right."""
+    if numeric is None:
+        _no_answer_yet("set numeric to your %d finite differences" % len(x0))
+        return False
+    x0 = np.asarray(x0)
+    expected = 1 - np.tanh(x0) ** 2
+    how = (
+        "for each i, feed x0 + eps e_i and x0 - eps e_i (e_i a row of np.eye(3), eps = "
+        "1e-6, x0 as float64), run the net, fetch the loss, and take (L+ - L-) / (2 eps). "
+        "The three numbers are the derivative 1 - tanh(x)^2 = %s."
+        % ", ".join("%.6f" % v for v in expected)
+    )
+    if np.shape(numeric) != expected.shape:
+        return _verdict(
+            False, "expected %d values, got shape %s." % (len(x0), np.shape(numeric)), why=how
+        )
+    numeric = np.asarray(numeric, dtype=np.float64)
+    if np.allclose(numeric, expected, atol=1e-6):
+        return _verdict(
+            True,
+            "%s, the derivative 1 - tanh(x)^2 to within 1e-6."
+            % ", ".join("%.6f" % v for v in numeric),
+        )
+    off = float(np.abs(numeric - expected).max())
+    if off < 1e-2:
+        observed = (
+            "%s is off by %.1g: close, but not to 1e-6. In float32 the loss keeps about 7 "
+            "digits, and dividing a difference of two such numbers by 2 eps magnifies their "
+            "rounding." % (", ".join("%.6f" % v for v in numeric), off)
+        )
+    else:
+        observed = "%s; the derivative is %s." % (
+            ", ".join("%.4f" % v for v in numeric),
+            ", ".join("%.4f" % v for v in expected),
+        )
+    return _verdict(False, observed, why=how)
 
 
 # --- Write-the-loop exercises: step 9 (forward) and step 13 (backward) ----------------------
@@ -141,6 +246,30 @@ def _verdict(right, observed, why=None):
     if why:
         _say("Why: " + why)
     return right
+
+
+def _no_answer_yet(todo):
+    """What every code exercise's check says before the learner wrote anything."""
+    _say("No answer yet: %s, then run this cell again." % todo)
+
+
+#: What :func:`run_learners_code` returns when the learner's code did not run to the end.
+NOT_RUN = object()
+
+
+def run_learners_code(call, todo, doing, why):
+    """Run ``call()``, the learner's code, and return what it returned, or :data:`NOT_RUN`
+    after saying why it did not run: still the exercise's ``raise NotImplementedError`` ("No
+    answer yet: <todo>, then run this cell again."), or another exception ("Not quite:
+    <doing> raised <the exception>." and ``why``). The one place the code exercises' checks
+    say both, so they say them alike."""
+    try:
+        return call()
+    except NotImplementedError:
+        _no_answer_yet(todo)
+    except Exception as error:  # the learner's code: say what it raised
+        _verdict(False, "%s raised %s: %s" % (doing, type(error).__name__, error), why=why)
+    return NOT_RUN
 
 
 def _elman_values(T=5, N=2, D=3, k=1, seed=7):
@@ -252,21 +381,17 @@ def check_forward(forward):
     """
     values = _elman_values()
     outer = dict(values)
-    try:
-        steps = forward(outer, LINKS, ALIASES)
-    except NotImplementedError:
-        _say(
-            "No answer yet: write the body of the step loop in forward (in place of the "
-            "raise), then run this cell again."
-        )
+    steps = run_learners_code(
+        lambda: forward(outer, LINKS, ALIASES),
+        "write the body of the step loop in forward (in place of the raise)",
+        "forward",
+        why="the body: for each (internal, external, offset) in links, "
+        "ws[internal] = outer[external][t + offset : t + offset + 1]; then step(ws). "
+        "ws is a ChainMap: ws[name] = value puts a blob in step workspace t, ws[name] "
+        "reads it there or in outer.",
+    )
+    if steps is NOT_RUN:
         return False
-    except Exception as error:  # the learner's code: say what it raised
-        return _verdict(
-            False,
-            "forward raised %s: %s" % (type(error).__name__, error),
-            why="inside the loop, ws is a ChainMap: ws[name] = value puts a blob in step "
-            "workspace t, ws[name] reads it there or in outer.",
-        )
     T = values["x"].shape[0]
     if not isinstance(steps, list) or len(steps) != T:
         return _verdict(
@@ -349,21 +474,17 @@ def check_backward(backward, forward):
     }
     outer = dict(values, **grads)
     steps = forward(outer)
-    try:
-        backward(outer, steps)
-    except NotImplementedError:
-        _say(
-            "No answer yet: write the body of the loop over t in backward (in place of the "
-            "raise), then run this cell again."
-        )
+    ran = run_learners_code(
+        lambda: backward(outer, steps),
+        "write the body of the loop over t in backward (in place of the raise)",
+        "backward",
+        why="the body, in step workspace t: for each backward link (internal, external, "
+        "offset), ws[internal] = outer[external][t + offset : t + offset + 1]; then "
+        'ws["hidden_t_grad"] += outer["hidden_t_all_grad"][t]; then backward_step(ws); '
+        'then outer[p + "_grad"] += ws[p + "_grad_tmpstep"] for p in W, b.',
+    )
+    if ran is NOT_RUN:
         return False
-    except Exception as error:  # the learner's code: say what it raised
-        return _verdict(
-            False,
-            "backward raised %s: %s" % (type(error).__name__, error),
-            why="before backward_step(ws), the backward links must have made "
-            "hidden_t_grad, hidden_t_prev_grad and input_t_grad views of their rows.",
-        )
     wrong = _wrong_link(steps, outer, GRADIENT_LINKS)
     if wrong is not None:
         return _verdict(
@@ -388,7 +509,13 @@ def check_backward(backward, forward):
     got = {n: outer.get(n) for n in ("x_grad", "W_grad", "b_grad", "h0_grad")}
     if any(not isinstance(v, np.ndarray) for v in got.values()):
         missing = [n for n, v in got.items() if not isinstance(v, np.ndarray)]
-        return _verdict(False, "outer has no %s after backward." % ", ".join(missing))
+        return _verdict(
+            False,
+            "outer has no %s after backward." % ", ".join(missing),
+            why="backward must leave the gradients in outer: x_grad and W_grad, b_grad "
+            "are set up before the loop, the step's shares are added into W_grad and "
+            'b_grad, and outer["h0_grad"] = g[:1] after it.',
+        )
     if any(np.isnan(v).any() for v in got.values()):
         return _verdict(
             False,
@@ -477,26 +604,21 @@ def check_cell(build, T=4, N=2, D=3):
     workspace.ResetWorkspace()
     try:
         model = ModelHelper(name="cell_check")
-        try:
-            output = build(model, "x", "h0", D)
-        except NotImplementedError:
-            _say(
-                "No answer yet: write the cell's ops and its recurrent_net in the function "
-                "(in place of the raise), then run this cell again."
-            )
+        output = run_learners_code(
+            lambda: build(model, "x", "h0", D),
+            "write the cell's ops and its recurrent_net in the function (in place of the raise)",
+            "building the op",
+            why="the cell is a net of its own (a ModelHelper with param_model=model, "
+            "step 16); recurrent_net(model.net, cell.net, inputs, initial_cell_inputs, "
+            "links, timestep=...) adds the op and returns (hidden_all, hidden_last). "
+            "It also builds the backward step net from the gradient registry (step 16, "
+            "stage 2): every op of the cell needs a gradient maker, Mul's refuses an "
+            "output written in place over an input, and a blob a gradient op reads may "
+            "not be written again in the step (the versions of step 4): give z_t, c_t, "
+            "h_prev - c_t and z_t * (h_prev - c_t) names of their own.",
+        )
+        if output is NOT_RUN:
             return False
-        except Exception as error:  # the learner's code: say what it raised
-            return _verdict(
-                False,
-                "building the op raised %s: %s" % (type(error).__name__, error),
-                why="the cell is a net of its own (a ModelHelper with param_model=model, "
-                "step 16); recurrent_net(model.net, cell.net, inputs, initial_cell_inputs, "
-                "links, timestep=...) adds the op and returns (hidden_all, hidden_last). "
-                "It also builds the backward step net from the gradient registry (step 16, "
-                "stage 2): every op of the cell needs a gradient maker, Mul's refuses an "
-                "output written in place over an input, and a blob a gradient op reads may "
-                "not be written again in the step (the versions of step 4).",
-            )
         names = [str(p) for p in model.params]
         missing = [p for p in CELL_PARAMS if p not in names]
         if missing:

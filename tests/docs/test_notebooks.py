@@ -307,6 +307,138 @@ def test_feedback_says_right_or_what_the_operator_did_wrapped_to_the_output_widt
     assert max(len(line) for line in lines) <= WIDTH
 
 
+def test_feedback_tells_a_wrong_prediction_the_answer_at_the_first_try(capsys):
+    """A learner who predicted wrong leaves with the answer and the why, not a hint to try
+    again (round 8's cold readers)."""
+    from caffe2rnn.exercises import feedback
+
+    assert feedback(("G", "G"), ("C", "P"), "the net wrote C's h.", why="the chain.") is False
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "Not quite (you said ('G', 'G')): the net wrote C's h.",
+        "The answer: ('C', 'P').",
+        "Why: the chain.",
+    ]
+    feedback(("C", "P"), ("C", "P"), "the net wrote C's h.", why="the chain.")
+    assert "The answer" not in capsys.readouterr().out
+    import numpy as np
+
+    feedback(5, (np.int64(6), [np.float32(0.5)]), "6 rows.", why="Gather.")
+    assert "The answer: (6, [0.5])." in capsys.readouterr().out
+
+
+def test_learners_code_is_run_in_one_place_that_says_no_answer_or_what_it_raised(capsys):
+    """The code exercises' checks share run_learners_code: the stub's raise is "No answer
+    yet", any other exception "Not quite" with what was raised and the why, and a return
+    comes back as it is."""
+    from caffe2rnn import exercises
+
+    def stub():
+        raise NotImplementedError("the body")
+
+    def broken():
+        return {}["hidden_t"]
+
+    assert exercises.run_learners_code(stub, "write the body", "forward", "why") is (
+        exercises.NOT_RUN
+    )
+    assert capsys.readouterr().out == ("No answer yet: write the body, then run this cell again.\n")
+    assert exercises.run_learners_code(broken, "write", "forward", "the links first") is (
+        exercises.NOT_RUN
+    )
+    assert capsys.readouterr().out.splitlines() == [
+        "Not quite: forward raised KeyError: 'hidden_t'",
+        "Why: the links first",
+    ]
+    assert exercises.run_learners_code(lambda: [1], "write", "forward", "why") == [1]
+    assert capsys.readouterr().out == ""
+    with open(exercises.__file__) as module:
+        source = module.read()
+    assert source.count("except NotImplementedError") == 1
+    assert source.count("No answer yet") == 1  # in _no_answer_yet, which all of them call
+
+
+def _running_sum_attempts():
+    import numpy as np
+
+    xs = np.arange(12, dtype=np.float32).reshape(4, 3)
+    sums = np.cumsum(xs, axis=0)
+    return xs, {
+        "no answer": (None, "No answer yet: set hs to your 4 x 3 array"),
+        "right": (sums, "Right: the step net, run 4 times, is a running sum"),
+        "h_prev always zeros": (xs.copy(), "hs equals X4: every step got h_prev = 0"),
+        "one timestep late": (np.concatenate([xs[:1] * 0, sums[:-1]]), "one timestep late"),
+        "three rows": (sums[:3], "hs is 3 × 3; it should be 4 × 3"),
+        "one row off": (sums + np.eye(4, 3, -2), "row 2 of hs is [10.0, 12.0, 15.0]"),
+    }
+
+
+@pytest.mark.parametrize("attempt", list(_running_sum_attempts()[1]))
+def test_check_running_sum_gives_the_answer_with_its_verdict(attempt, capsys):
+    from caffe2rnn.exercises import WIDTH, check_running_sum
+
+    xs, attempts = _running_sum_attempts()
+    hs, said = attempts[attempt]
+    assert check_running_sum(hs, xs) is (attempt == "right")
+    out = capsys.readouterr().out
+    assert said in out.replace("\n", " "), out
+    assert max(len(line) for line in out.splitlines()) <= WIDTH
+    if attempt not in ("no answer", "right"):
+        assert out.startswith("Not quite") and "np.cumsum(X4, axis=0)" in out, out
+
+
+@pytest.mark.parametrize(
+    "attempt, said",
+    [
+        ("none", "No answer yet: set numeric to your 3 finite differences"),
+        ("right", "Right: 0.419974, 1.000000, 0.786448"),
+        ("float32", "close, but not to 1e-6. In float32"),
+        ("wrong", "1.0000, 2.0000, 3.0000; the derivative is 0.4200, 1.0000, 0.7864"),
+        ("two values", "expected 3 values, got shape (2,)"),
+    ],
+)
+def test_check_finite_differences_gives_the_answer_with_its_verdict(attempt, said, capsys):
+    import numpy as np
+
+    from caffe2rnn.exercises import check_finite_differences
+
+    derivative = 1 - np.tanh(np.array([-1.0, 0.0, 0.5])) ** 2
+    numeric = {
+        "none": None,
+        "right": derivative + 1e-9,
+        "float32": derivative + 3e-4,
+        "wrong": [1.0, 2.0, 3.0],
+        "two values": derivative[:2],
+    }[attempt]
+    assert check_finite_differences(numeric) is (attempt == "right")
+    out = capsys.readouterr().out
+    assert said in out.replace("\n", " "), out
+    if attempt not in ("none", "right"):
+        assert "Why: " in out and "0.419974, 1.000000, 0.786448" in out.replace("\n", " ")
+
+
+def test_every_exercise_is_checked_by_caffe2rnn_exercises(notebook):
+    """One layout for every notebook: a predict's check cell prints its verdict with
+    exercises.feedback, a code exercise's cell ends by calling a check_ function of
+    caffe2rnn.exercises; neither writes its own "Not quite"."""
+    path, nb = notebook
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    imported = set()
+    for grouped, plain in re.findall(
+        r"from caffe2rnn\.exercises import (?:\(([^)]*)\)|([\w, \t]+))", code
+    ):
+        imported |= {n.strip() for n in (grouped or plain).split(",") if n.strip()}
+    for heading, cells in exercise_blocks(nb):
+        if heading.startswith("### Predict, then check"):
+            assert "feedback(" in cells[1].source and "feedback" in imported, (path, heading)
+            assert "Not quite" not in cells[1].source, (path, heading)
+        else:
+            call = cells[0].source.rstrip().splitlines()[-1]
+            name = re.match(r"(check_\w+)\(", call)
+            assert name and name.group(1) in imported, (path, heading, call)
+            assert "Not quite" not in cells[0].source, (path, heading)
+
+
 @pytest.mark.parametrize(
     "prediction, actual, expected",
     [
@@ -490,6 +622,12 @@ FORWARD_MISTAKES = {
         "right for the notebook's lists, but not for other offsets",
     ),
     "no step run": (("        step(ws)\n", ""), "still hold NaN: no step wrote them"),
+    "code that raises": (
+        ("        step(ws)\n", "        ws['missing'] += 1\n"),
+        "forward raised KeyError: 'missing' Why: the body: for each (internal, external, "
+        "offset) in links, ws[internal] = outer[external][t + offset : t + offset + 1]; "
+        "then step(ws).",
+    ),
     "an integer index, N x D": (
         ("[t + offset : t + offset + 1]", "[t + offset]"),
         "step 0's hidden_t_prev views the right row, but its shape is 2 × 3 where the "
@@ -551,6 +689,11 @@ BACKWARD_MISTAKES = {
     "links that copy": (
         ("t + offset + 1]", "t + offset + 1].copy()"),
         "shares no memory with hidden_t_prev_states_grad",
+    ),
+    "code that raises": (
+        ("backward_step(ws)", "ws['missing'] += 1"),
+        "backward raised KeyError: 'missing' Why: the body, in step workspace t: for each "
+        "backward link",
     ),
     "the steps in forward order": (
         ("for t in reversed(range(T)):", "for t in range(T):"),
@@ -837,18 +980,35 @@ def test_nb01_grandchild_writes_are_measured(capsys):
     workspace.ResetWorkspace()
 
 
-def test_nb01_exercise_3_a_feed_into_a_child_writes_the_parents_blob():
-    """Step 3's exercise 3 (REVIEW_ROUND5 F10 replaced the fourth parent-rule drill): a feed
-    into a child whose parent has a blob of that name fills the parent's blob, as every write
-    does, so the child holds only h and y and the parent's w is 2 W afterwards."""
+def test_nb01_a_feed_into_a_child_writes_the_parents_blob_in_the_open(capsys):
+    """Step 3's surprise, a predict of its own (round 8; REVIEW_ROUND5 F10 had it as the
+    closing exercise 3): a feed into a child whose parent has a blob of that name fills the
+    parent's blob, as every write does (Caffe2 E5: FeedBlob fills what CreateBlob returns, a
+    parent's blob when HasBlob finds one up the chain). The check runs it; the answer is
+    "fresh", and a wrong "child" is told so at once. Exercise 3 then runs a net after it."""
     import numpy as np
 
     from caffe2rnn import core
     from caffe2rnn.runtime import Workspace
 
+    namespace, answer = _exercise(
+        "01_netdef_and_workspace",
+        ["import contextlib", 'net = core.Net("tiny_mlp")', "X = rng.standard_normal"],
+        "check_feed_holder",
+    )
+    exec("from caffe2rnn.runtime import Workspace", namespace)
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, "child", capsys)
+    assert answer == 'check_feed_holder("fresh")'
+    assert right.startswith("Right: after child.feed('w', 2 * W), the child holds no blob")
+    assert wrong.startswith("Not quite (you said 'child')") and "The answer: 'fresh'." in wrong
     nb = read(os.path.join(NOTEBOOK_DIR, "01_netdef_and_workspace.ipynb"))
+    headings = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
+    assert headings.index("### Predict, then check: feeding a child") < headings.index(
+        "### Predict, then check: a grandchild"
+    )
     exercises = next(c.source for c in nb.cells if c.source.startswith("That loop"))
-    assert 'child.feed("w", 2 * W)' in exercises and "`fresh` holds it" in exercises
+    assert 'child.feed("w", 2 * W)' in exercises and "np.maximum(X @ (2 * W).T" in exercises
     net = core.Net("tiny_mlp")
     x, w, b = net.AddExternalInputs("x", "w", "b")
     net.Sum([net.Relu(net.FC([x, w, b], "h"), "h"), x], "y")
