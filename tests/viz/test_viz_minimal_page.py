@@ -4,19 +4,21 @@ decoder's step net (14 ops) and notebook 8 of a stacked LSTM's.
 Before this layout the attention step net stood 2,006 px tall in the 688 px column,
 every edge labelled with a name its box already showed. On a page it is folded into
 columns, an edge is labelled only where the box it leaves lists several blobs, and
-the full-size drawing keeps every label.
+the full-size drawing keeps every label. Last, notebook 7's backward view on a page:
+its same-tensor edge runs down, without a loop around the net.
 """
 
 import re
+import xml.etree.ElementTree as ET
 
 import pytest
 from test_viz_page import check_site, readable  # scripts/check_site.py: the site's measure
-from test_viz_time_order import left_edges
+from test_viz_time_order import NUMBER, SVG, left_edges
 
 from caffe2rnn import rnn_cell, viz
 from caffe2rnn.attention import AttentionType
 from caffe2rnn.model_helper import ModelHelper
-from caffe2rnn.viz import netdraw, sizing
+from caffe2rnn.viz import examples, netdraw, sizing
 from caffe2rnn.viz.render import pipe
 from caffe2rnn.viz.rnn_op import RecurrentOp
 
@@ -136,3 +138,22 @@ def test_the_full_size_is_the_unchanged_view(parse_dot):
     step_net = _attention_step_net()
     graph = viz.net(step_net, minimal=True, width="page")
     assert graph.full_size().source == viz.net(step_net, minimal=True).source
+
+
+@pytest.mark.needs_dot
+@pytest.mark.parametrize("cell", ["lstm", "mul", "two_states"])
+def test_the_backward_page_views_same_tensor_edge_runs_down_without_a_loop(cell):
+    """viz.backward on a page (notebook 7): the accumulate op's output and the gradient
+    tensor drawn under the net are one tensor; the dotted edge between them ran up and
+    around the net (constraint=false) and now runs straight down."""
+    svg = pipe(viz.backward(examples.OPS[cell](), width="page"), "svg").decode()
+    root = ET.fromstring(svg)
+    paths = [
+        group.find(SVG + "path").get("d")
+        for group in root.iter(SVG + "g")
+        if (group.get("class") or "").split()[:2] == ["edge", "inplace"]
+    ]
+    assert paths, "no same-tensor edge drawn"
+    for d in paths:
+        ys = [float(y) for y in NUMBER.findall(d)[1::2]]
+        assert all(b >= a - 1 for a, b in zip(ys, ys[1:])), ys  # never climbs back
