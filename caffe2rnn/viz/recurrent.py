@@ -284,5 +284,8 @@ def _same_tensor(canvas, nodes, state, tensors):
             tensors[state + "_grad"],
             "inplace",
             "same tensor",
-            constraint="false",
+            # on a page the tensor is drawn again under the net: a ranked edge
+            # runs down beside the net instead of looping around it
+            constraint="true" if canvas.page else "false",
+            weight="0",
         )

@@ -817,15 +817,18 @@ def test_attention_step_is_lstm_with_attentions_step_net(drawn):
     from caffe2rnn.attention import AttentionType
 
     model = model_helper.ModelHelper(name="attention_figure")
+    # scope "decoder", as docs/concepts/cells.md and notebooks/10_attention.ipynb build it
+    assert attention_step.SCOPE == "decoder"
     rnn_cell.LSTMWithAttention(model, "decoder_input", "seq_lengths", "h0", "c0", "context0",
-                               2, "encoder_outputs", 3, 4, scope="att",
+                               2, "encoder_outputs", 3, 4, scope=attention_step.SCOPE,
                                attention_type=AttentionType.Regular)  # fmt: skip
     ops = list(model.net.Proto().op)
     (op,) = [o for o in ops if o.type == "RecurrentNetwork"]
     rnn = RecurrentOp(op)
     assert tuple(o.type for o in rnn.step_net.op) == attention_step.STEP_OPS
-    before = {(o.type, o.input[0], o.output[0]) for o in ops[: ops.index(op)]}
-    assert set(attention_step.BEFORE_LOOP) <= before
+    before = [(o.type, o.input[0], o.output[0]) for o in ops[: ops.index(op)]]
+    drawn_before = [b for b in before if b in attention_step.BEFORE_LOOP]
+    assert drawn_before == list(attention_step.BEFORE_LOOP)  # all of them, in the order they run
     names = {n for o in rnn.step_net.op for n in list(o.input) + list(o.output)}
     for key, name in attention_step.BLOBS.items():
         assert name in names or name == rnn.sequence_input, (key, name)
@@ -834,9 +837,12 @@ def test_attention_step_is_lstm_with_attentions_step_net(drawn):
     score = [o for o in rnn.step_net.op if o.type == "FC"][1]
     assert score.input[0] == unit.output[0] == attention_step.BLOBS["hidden_t"]
     texts = " | ".join(_texts(drawn["fig_attention_step"]))
-    for label in ["before the loop", "att/weighted_encoder_outputs", "Softmax", "BatchMatMul",
-                  "Luong", "Bahdanau", "att/attention_weights_3d"]:  # fmt: skip
+    for label in ["before the loop", "decoder/weighted_encoder_outputs", "Softmax", "BatchMatMul",
+                  "Luong", "Bahdanau", "decoder/attention_weights_3d", "decoder/decoder/hidden_t",
+                  "decoder/encoder_outputs_transposed"]:  # fmt: skip
         assert label in texts, label
+    # every name drawn is a blob of the op built with the pages' scope: none of another scope
+    assert "att/" not in texts
 
 
 def test_timeline_eras_match_caffe2rnn_eras():

@@ -1,29 +1,31 @@
 """``fig_attention_step()``: one step of ``LSTMWithAttention``, and what runs before the loop.
 
 What the figure says (``rnn_cell.LSTMWithAttention`` with regular attention,
-``attention.apply_regular_attention``, Caffe2 0cdd09da6; the example built
-with ``scope="att"``):
+``attention.apply_regular_attention``, Caffe2 0cdd09da6; the layer built
+with ``scope="decoder"``, as docs/concepts/cells.md and notebook 10 build it,
+so every name drawn is one those pages print):
 
-* **before the loop**, once: ``FC(encoder_outputs)`` →
-  ``att/weighted_encoder_outputs`` (``W_e s_j + b``, S × N × D),
-  ``Transpose(encoder_outputs)`` → ``att/encoder_outputs_transposed`` (N × E × S)
-  and the decoder's input projection ``att/decoder/i2h``;
+* **before the loop**, once: ``Transpose(encoder_outputs)`` →
+  ``decoder/encoder_outputs_transposed`` (N × E × S), ``FC(encoder_outputs)`` →
+  ``decoder/weighted_encoder_outputs`` (``W_e s_j + b``, S × N × D)
+  and the decoder's input projection ``decoder/decoder/i2h`` (the LSTM inside
+  the attention cell is a cell named ``decoder``, whatever the scope);
 * **each step t**, three recurrent states (hidden, cell, context): the LSTM's
-  gates read ``Concat(h_{t−1}, a_{t−1})`` (``att/hidden_t_external_prev``,
-  ``att/attention_weighted_encoder_context_t_prev``), then ``LSTMUnit`` gives
-  ``h_t`` (``att/decoder/hidden_t``); **then** ``h_t`` scores the encoder
-  outputs: ``FC(h_t)`` + ``att/weighted_encoder_outputs`` → ``Tanh`` →
+  gates read ``Concat(h_{t−1}, a_{t−1})`` (``decoder/hidden_t_external_prev``,
+  ``decoder/attention_weighted_encoder_context_t_prev``), then ``LSTMUnit`` gives
+  ``h_t`` (``decoder/decoder/hidden_t``); **then** ``h_t`` scores the encoder
+  outputs: ``FC(h_t)`` + ``decoder/weighted_encoder_outputs`` → ``Tanh`` →
   ``FC`` (``v``) → ``Softmax`` over the S positions → ``α_t``
-  (``att/attention_weights_3d``); ``BatchMatMul`` of the transposed encoder
+  (``decoder/attention_weights_3d``); ``BatchMatMul`` of the transposed encoder
   outputs with ``α_t`` gives the context ``a_t``
-  (``att/attention_weighted_encoder_context``); ``Copy`` writes ``h_t`` as
-  ``att/hidden_t_external``, the state the next step reads;
+  (``decoder/attention_weighted_encoder_context``); ``Copy`` writes ``h_t`` as
+  ``decoder/hidden_t_external``, the state the next step reads;
 * timing: this step's state scores the encoder outputs (Luong et al. 2015),
   with Bahdanau's additive score; Bahdanau et al. (2015) score with
   ``h_{t−1}``, before the recurrent update.
 
 ``tests/viz/test_viz_figures.py`` checks the op types and names against the
-op caffe2rnn builds.
+op caffe2rnn builds with ``scope=SCOPE``.
 """
 
 from . import parts, style
@@ -35,21 +37,26 @@ STEP_OPS = (
     "FC", "Squeeze", "Add", "Tanh", "FC", "Transpose", "Softmax",
     "BatchMatMul", "Reshape", "Copy",
 )  # fmt: skip
-#: Ops computed once, before the loop, from the encoder outputs.
+#: The layer's ``scope``: the pages build the decoder with ``scope="decoder"``.
+SCOPE = "decoder"
+#: Ops computed once, before the loop, from the encoder outputs (in the order they run).
 BEFORE_LOOP = (
-    ("FC", "encoder_outputs", "att/weighted_encoder_outputs"),
-    ("Transpose", "encoder_outputs", "att/encoder_outputs_transposed"),
+    ("Transpose", "encoder_outputs", SCOPE + "/encoder_outputs_transposed"),
+    ("FC", "encoder_outputs", SCOPE + "/weighted_encoder_outputs"),
 )
-#: Blob names drawn.
+#: Blob names drawn. The LSTM inside the attention cell is a cell named ``decoder``
+#: (whatever the scope): its blobs are ``<scope>/decoder/...``.
 BLOBS = {
-    "hidden_prev": "att/hidden_t_external_prev",
-    "context_prev": "att/attention_weighted_encoder_context_t_prev",
-    "cell_prev": "att/decoder/cell_t_prev",
-    "hidden_t": "att/decoder/hidden_t",
-    "weights": "att/attention_weights_3d",
-    "context": "att/attention_weighted_encoder_context",
-    "hidden_external": "att/hidden_t_external",
-    "projected": "att/decoder/i2h",
+    "hidden_prev": SCOPE + "/hidden_t_external_prev",
+    "context_prev": SCOPE + "/attention_weighted_encoder_context_t_prev",
+    "cell_prev": SCOPE + "/decoder/cell_t_prev",
+    "hidden_t": SCOPE + "/decoder/hidden_t",
+    "weights": SCOPE + "/attention_weights_3d",
+    "context": SCOPE + "/attention_weighted_encoder_context",
+    "hidden_external": SCOPE + "/hidden_t_external",
+    "projected": SCOPE + "/decoder/i2h",
+    "weighted_encoder": SCOPE + "/weighted_encoder_outputs",
+    "encoder_transposed": SCOPE + "/encoder_outputs_transposed",
 }
 
 _MONO = style.NOTE
@@ -160,8 +167,8 @@ def fig_attention_step():
     score_end = _chain(canvas, left + 10, r2b, [("FC", score_c), ("Add", score_c),
                                                 ("Tanh", style.ACTIVATION), ("FC", score_c),
                                                 ("Softmax", style.ACTIVATION)])  # fmt: skip
-    canvas.text(left + 36, r2b + 20, "+ `att/weighted_encoder_outputs`, broadcast over the "
-                "S positions", style.NOTE, fill=style.MUTED)  # fmt: skip
+    canvas.text(left + 36, r2b + 20, "+ `%s`, broadcast over the S positions"
+                % b["weighted_encoder"], style.NOTE, fill=style.MUTED)  # fmt: skip
     canvas.arrow(score_end + 1, r2b, score_end + 12, r2b, style.INK, 1.1)
     alpha_end = _pill(canvas, score_end + 13, r2b, "`%s`" % b["weights"], "#FFFFFF", style.INK)
     canvas.text(alpha_end + 6, r2b, "α_{t}: N × S × 1", style.NOTE, fill=style.MUTED)
@@ -182,7 +189,7 @@ def fig_attention_step():
     canvas.text(c_end + 6, r3, "a_{t} = Σ_{j} α_{tj} s_{j}", style.NOTE)
     canvas.text(left + 10, r3 + 24, "3  the context a_{t}: the encoder outputs weighted by α_{t}",
                 style.NOTE, bold=True)  # fmt: skip
-    canvas.text(left + 330, r3 + 24, "(BatchMatMul reads `att/encoder_outputs_transposed`)",
+    canvas.text(left + 330, r3 + 24, "(BatchMatMul reads `%s`)" % b["encoder_transposed"],
                 style.NOTE, fill=style.MUTED)  # fmt: skip
 
     # 4. the states written: row t + 1 of each
