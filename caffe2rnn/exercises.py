@@ -490,8 +490,8 @@ def check_backward(backward, forward):
         return _verdict(
             False,
             _link_message(wrong, dict((l[0], l[1]) for l in GRADIENT_LINKS)[wrong[1]]),
-            why="before backward step t, each backward link (internal, external, offset) "
-            "makes ws[internal] a view of row t + offset, as the forward links did.",
+            why="before the backward pass's timestep t, each backward link (internal, external, "
+            "offset) makes ws[internal] a view of row t + offset, as the forward links did.",
         )
     flat = _flat_link(steps, outer, GRADIENT_LINKS)
     if flat is not None:

@@ -59,7 +59,7 @@ def _step_label(
     t, order, T, ports, forward_reads, scratches, param_grads, now=False, sep=", ", pad=3
 ):
     """One backward step as an HTML-like table; a port on each gradient row."""
-    head = "backward step t = %d" % t
+    head = "backward, timestep t = %d" % t
     runs = "runs %s of %d" % (_ordinal(order + 1), T)
     colour = "#FBBC04" if now else BLOB_KINDS["backward_step"][0]["fillcolor"]
     rows = [

@@ -161,7 +161,7 @@ def backward(op, rankdir="TB", width=None):
     first_appended = len(net.op) - cpp.appended
     canvas = Canvas(
         "backward_" + rnn.name,
-        "backward step net of %s, as the C++ op runs it (step t = T-1 .. 0)" % rnn.called,
+        "backward step net of %s, as the C++ op runs it (timesteps t = T-1 .. 0)" % rnn.called,
         rankdir,
         width,
     )

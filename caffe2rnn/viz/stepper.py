@@ -83,7 +83,7 @@ def frames(op, T=3, width=None):
             title = _take_title(graph)
             svg = pipe(graph, "svg").decode("utf-8")
             svg = svg[svg.index("<svg") :]  # drop the XML prolog and DOCTYPE: inlined
-            caption = "%s step t = %d reads %s; writes %s" % (
+            caption = "%s pass, timestep t = %d reads %s; writes %s" % (
                 direction,
                 t,
                 ", ".join(map(_unscoped, reads)) or "nothing",

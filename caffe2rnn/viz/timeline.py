@@ -231,7 +231,7 @@ def timeline(op, T=3, steps=None, rankdir="LR", highlight=None, width=None):
 
     for t in steps:
         kind = "now" if t == highlight else "time"
-        with canvas.cluster("step%d" % t, "step t = %d" % t, kind) as sub:
+        with canvas.cluster("step%d" % t, "timestep t = %d" % t, kind) as sub:
             for link in links:
                 node = ("t%d/" % t, link.internal)
                 rows = _rows_of(link, t)

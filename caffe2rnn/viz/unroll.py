@@ -89,7 +89,7 @@ def unroll(op, T=3, width=None, steps="auto", nested="auto"):
         )
     columns = {}
     for t in shown:
-        with canvas.cluster("t%d" % t, "step t = %d" % t, "time") as sub:
+        with canvas.cluster("t%d" % t, "timestep t = %d" % t, "time") as sub:
             if collapse:
                 # the input row inside the step's box: beside it, it would
                 # push each step sideways (a staircase down the page)

@@ -275,7 +275,7 @@ def test_the_time_stepper_page_moves_in_a_real_browser(built_site):
         backward = browser.evaluate(rows)
         assert backward and backward != second
         caption = browser.evaluate("document.querySelector('.c2r-caption').textContent")
-        assert caption.startswith("backward step t = ")
+        assert caption.startswith("backward pass, timestep t = ")
 
 
 COLUMN_AND_DIAGRAMS = """

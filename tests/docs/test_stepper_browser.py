@@ -60,12 +60,14 @@ def test_moving_the_slider_changes_the_highlighted_rows(tmp_path):
             assert after and after != before
             seen.append(after)
             caption.append(browser.evaluate("document.querySelector('.c2r-caption').textContent"))
-        assert caption[-1].startswith("forward step t = 2")
+        assert caption[-1].startswith("forward pass, timestep t = 2")
         # t = 1 reads row 1 of the hidden states (table 0) and writes row 2
         assert "a_hl_read_0_r1" in seen[1] and "a_hl_write_0_r2" in seen[1]
         browser.click(".c2r-stepper input[value=backward]")
         text = browser.evaluate("document.querySelector('.c2r-caption').textContent")
-        assert text.startswith("backward step t = 0")  # slider at its end: t = 0 runs last
+        assert text.startswith(
+            "backward pass, timestep t = 0"
+        )  # slider at its end: t = 0 runs last
         rows = browser.evaluate(VISIBLE_ROWS)
         assert "a_hl_read_0_r1" in rows and "a_hl_write_0_r0" in rows
         assert browser.evaluate("document.querySelectorAll('.c2r-frame:not([hidden])').length") == 1

@@ -304,13 +304,13 @@ def test_bptt_labels(drawn):
     # every row t + 1 says it gets GO row t, where the arrow shows it (the last too)
     rows = _group_texts(figure, "gradient")[0]
     assert [t for t in rows if "zeroed" in t] == ["zeroed, + _last grad"]
-    assert rows[-4] == "row 3" and sum("written by step" in t for t in rows) == 3
+    assert rows[-4] == "row 3" and sum("written by timestep" in t for t in rows) == 3
     assert [t for t in rows if t.startswith("+ GO")] == ["+ GO row 0", "+ GO row 1", "+ GO row 2"]
     # the k > 1 caveat is the page's (round 6: no paragraphs in a figure)
     with open(
         os.path.join(ROOT, "docs", "concepts", "recurrent-gradient.md"), encoding="utf-8"
     ) as f:
-        assert "$k > 1$ initial rows" in f.read()
+        assert "$k > 1$, rows $T \\dots T + k - 2$ are read before" in f.read()
     assert "tail_rows" not in texts  # the gallery's id, undefined where this figure stands
     # one + per step into the state gradient (GO), one into the weight gradient
     assert len(_group_texts(figure, "accumulate_input")) == 3

@@ -37,7 +37,7 @@ def test_backward_frames_say_the_last_row_is_zeroed_and_why_a_tensor_gets_no_sum
 
 def test_backward_frames_show_the_tensors_before_the_steps(lstm_frames):
     svg = lstm_frames["backward"][0]["svg"]
-    assert svg.index("lstm/lstm/hidden_t_prev_states_grad") < svg.index("backward step t = 2")
+    assert svg.index("lstm/lstm/hidden_t_prev_states_grad") < svg.index("backward, timestep t = 2")
 
 
 def test_a_backward_frame_draws_only_the_step_that_runs(lstm_frames):
@@ -45,8 +45,8 @@ def test_a_backward_frame_draws_only_the_step_that_runs(lstm_frames):
     boxes a frame was ~2000 pt tall and the box and its rows never on screen together."""
     for frame in lstm_frames["backward"]:
         svg = frame["svg"]
-        assert re.findall(r"backward step t = (\d)", svg) == [str(frame["t"])]
-        assert svg.index("lstm/i2h_grad") < svg.index("backward step t =")
+        assert re.findall(r"backward, timestep t = (\d)", svg) == [str(frame["t"])]
+        assert svg.index("lstm/i2h_grad") < svg.index("backward, timestep t =")
         assert float(re.search(r'height="([0-9.]+)pt"', svg).group(1)) < 1000
 
 
@@ -116,7 +116,7 @@ def test_the_controls_stay_in_view_and_the_rows_are_near_them(tmp_path):
             "var rows = Array.from(f.querySelectorAll('g[id^=\"a_hl_\"]'))"
             ".map(function(g){return g.getBoundingClientRect().top;});"
             "var box = Array.from(f.querySelectorAll('g.node')).filter(function(g){"
-            "return /backward step t =/.test(g.textContent);});"
+            "return /backward, timestep t =/.test(g.textContent);});"
             "var sticky = document.querySelector('.c2r-sticky').getBoundingClientRect();"
             "return [box.length, box[0].getBoundingClientRect().bottom - Math.min.apply(null,"
             " rows), window.innerHeight - sticky.height];})()"

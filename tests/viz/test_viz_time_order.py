@@ -84,7 +84,7 @@ def test_backward_timeline_names_the_rows_each_step_reads_and_writes():
     # GO of hidden_t_all is added into row t+1 before backward step t
     for t in range(3):
         assert "lstm/hidden_t_all_grad[%d] (before step %d)" % (t, t) in source
-    assert "runs 1st of 3" in source and "backward step t = 2" in source
+    assert "runs 1st of 3" in source and "backward, timestep t = 2" in source
 
 
 def top_edges(graph):

@@ -105,11 +105,11 @@ def _note(canvas, x, y, text, anchor="start", fill=style.MUTED):
 
 
 def fig_backward_step_net():
-    """The backward step net of the path's LSTM as the gradient op runs it, per step t."""
+    """The backward step net of the path's LSTM as the gradient op runs it, per timestep t."""
     b = BLOBS
     canvas = Canvas(
         style.WIDTH,
-        "What RecurrentNetworkGradient runs at each step t",
+        "What RecurrentNetworkGradient runs at each timestep t",
         "For t = T-1 down to 0: rnn_internal_accumulate_gradient_input adds row t of %s into "
         "row t + 1 of %s; LSTMUnitGradient reads %s and %s (rows t + 1) and writes %s, %s "
         "(rows t) and %s (row t of %s); FCGradient writes the step's weight and bias gradients "
@@ -135,8 +135,8 @@ def fig_backward_step_net():
     )
     top = parts.heading(
         canvas,
-        "The backward step net: what the gradient op runs at each step t",
-        "Run for t = T−1 … 0, step t in step workspace t; numbers give the order of the ops.",
+        "The backward step net: what the gradient op runs at each timestep t",
+        "Run for t = T−1 … 0, timestep t in step workspace t; numbers give the order of the ops.",
     )
     a_x, a_w = 40, 262  # column A: the state gradients
     b_x, b_w = 424, 206  # column B: the parameters' gradients

@@ -109,9 +109,9 @@ def fig_bptt(steps=3, names=None):
     canvas.text(style.WIDTH - 4, y0 + 20, "`%s`" % n["all_grad"], style.NOTE, "end")
 
     # the state gradient, row by row
-    rows = [("row 0", ["written by step 0", "= gradient of `%s`" % n["initial"]], "#FFF8E1")]
+    rows = [("row 0", ["written by timestep 0", "= gradient of `%s`" % n["initial"]], "#FFF8E1")]
     for r in range(1, steps):
-        rows.append(("row %d" % r, ["written by step %d" % r, "+ GO row %d" % (r - 1),
+        rows.append(("row %d" % r, ["written by timestep %d" % r, "+ GO row %d" % (r - 1),
                                     "read by step %d" % (r - 1)], None))  # fmt: skip
     rows.append(("row %d" % steps, ["zeroed, + `_last` grad", "+ GO row %d" % (steps - 1),
                                     "read by step %d" % (steps - 1)], "#FCE8E6"))  # fmt: skip
@@ -175,7 +175,7 @@ def fig_bptt(steps=3, names=None):
         with canvas.group("step"):
             canvas.rect(step_x, box_y, step_w, box_h, style.BACKWARD_FILL, style.BACKWARD_EDGE,
                         1.3, 6)  # fmt: skip
-            canvas.text(step_x + 8, box_y + 11, "step t = %d" % t, style.SMALL, bold=True)
+            canvas.text(step_x + 8, box_y + 11, "timestep t = %d" % t, style.SMALL, bold=True)
             canvas.text(step_x + step_w - 8, box_y + 11, "runs %s" % _ORDINALS[steps - 1 - t],
                         style.NOTE, "end", fill=style.MUTED)  # fmt: skip
             lines = (

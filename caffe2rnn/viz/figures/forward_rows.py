@@ -128,7 +128,7 @@ def fig_forward_rows(steps=3, names=None):
         box_y = middle - box_h / 2
         with canvas.group("step"):
             canvas.rect(step_x, box_y, step_w, box_h, style.STEP_FILL, style.STEP_EDGE, 1.3, 6)
-            canvas.text(step_x + 8, box_y + 11, "step t = %d" % t, style.SMALL, bold=True)
+            canvas.text(step_x + 8, box_y + 11, "timestep t = %d" % t, style.SMALL, bold=True)
             canvas.text(step_x + step_w - 8, box_y + 11, "workspace %d" % t, style.NOTE, "end",
                         fill=style.MUTED)  # fmt: skip
             lines = (
