@@ -305,6 +305,9 @@ class _Recipe:
     def __init__(self):
         self.constants, self.varying, self.builds = [], [], []
         self._index = {}  # id(kind) -> its pool index
+        self._moving = None  # [(rows, t_first)] of the first varying kinds (:meth:`_order`)
+        self._others = None  # the varying kinds after them
+        self._span = None  # the timesteps at which every moving view lies in its buffer
 
     def count(self, template):
         """Give every kind in ``template`` its place among the constants or
@@ -316,8 +319,25 @@ class _Recipe:
                 self._index[id(kind)] = (constant, len(places))
                 places.append(kind.value if constant else kind)
 
+    def _order(self):
+        """Put the moving views made from their ``rows`` first among the
+        varying kinds (once, after :meth:`count`, before any :meth:`index`):
+        :meth:`pool` then makes them by indexing, with no method call each."""
+        moving = [k for k in self.varying if type(k) is _Moving and k.rows is not None]
+        others = [k for k in self.varying if not (type(k) is _Moving and k.rows is not None)]
+        self.varying = moving + others
+        for i, kind in enumerate(self.varying):
+            self._index[id(kind)] = (False, i)
+        self._moving = [(k.rows, k.t_first) for k in moving]
+        self._others = others
+        first = max((k.t_first for k in moving), default=0)
+        last = min((k.t_first + len(k.rows) - 1 for k in moving), default=-1)
+        self._span = (first, last) if moving else None
+
     def index(self, template):
         """The pool index of ``template``'s value (after :meth:`count`)."""
+        if self._others is None:
+            self._order()
         if type(template) is tuple:
             kind, items = template
             indices = [self.index(item) for item in items]
@@ -335,7 +355,12 @@ class _Recipe:
 
     def pool(self, t, ws):
         """The pool of the step ``(t, ws)``."""
-        pool = self.constants + [kind.make(t, ws) for kind in self.varying]
+        span = self._span
+        if span is not None and span[0] <= t <= span[1]:  # every row index in range
+            pool = self.constants + [rows[t - first] for rows, first in self._moving]
+            pool += [kind.make(t, ws) for kind in self._others]
+        else:  # (a view leaving its buffer raises CannotDerive)
+            pool = self.constants + [kind.make(t, ws) for kind in self.varying]
         append = pool.append
         for getter, is_list in self.builds:
             value = getter(pool)

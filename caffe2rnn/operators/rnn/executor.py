@@ -446,15 +446,14 @@ class StepNetExecutor:
         plan.where_step.extend([s] * len(calls))
         plan.where_op.extend(template.ops)
         # Compiled now (later runs need them compiled too: plan.compiled keeps them).
-        compiled = kernels.current().compile_calls(calls)
+        impl = kernels.current()
+        compiled = impl.compile_calls(calls)
         plan.compiled.update(zip(map(id, calls), compiled))
-        i = 0
+        failed = []
         try:
-            for call in compiled:
-                call()
-                i += 1
+            impl.run_step_plan(compiled, 0, failed)
         except Exception as exc:
-            raise _failure(plan, first + i, exc) from exc
+            raise _failure(plan, first + failed[0], exc) from exc
         return True
 
     def _release_step_nets(self, plan):

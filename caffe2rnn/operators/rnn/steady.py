@@ -7,6 +7,8 @@ several calls set (:func:`steady_calls`).
 
 import array
 import bisect
+from collections import Counter
+from itertools import chain
 
 from ..bound_call import ASSIGN, TIMESTEP, BoundCall
 from . import schedule
@@ -35,23 +37,24 @@ def steady_calls(plan):
         None if call._sets is None else call.args[0] if call.name == ASSIGN else call.sets
         for call in plan.calls
     ]
-    last_setter, setters = {}, {}
-    for i, t in enumerate(targets):
-        if t is not None:
-            for x in t:
-                last_setter[x] = i
-                setters[x] = setters.get(x, 0) + 1
+    things_set = list(chain.from_iterable(filter(None, targets)))
+    setters = Counter(things_set)
     if _reads_a_timestep(plan.calls, targets):
         return everything
+    computing = [i for i, t in enumerate(targets) if t is None]
+    if len(setters) == len(things_set):  # each thing set by one call only: all in place
+        indices = array.array("l", computing)
+        return indices, list(map(plan.calls.__getitem__, indices))
+    last_setter = {x: i for i, t in enumerate(targets) if t is not None for x in t}
+    last_of_shared = {last_setter[x] for x, n in setters.items() if n > 1}
     indices, calls = array.array("l"), []  # compact: a plan has T x ops of them
-    for i, (call, t) in enumerate(zip(plan.calls, targets)):
+    for i in sorted(last_of_shared.union(computing)):
+        call, t = plan.calls[i], targets[i]
         if t is None:
             indices.append(i)
             calls.append(call)
             continue
         keep = [setters[x] > 1 and last_setter[x] == i for x in t]
-        if not any(keep):
-            continue
         if not all(keep):  # a link assignment of which only some blobs are shared
             blobs, values = call.args
             kept = [(b, v) for b, v, k in zip(blobs, values, keep) if k]
@@ -75,16 +78,16 @@ def _reads_a_timestep(calls, targets):
     if not stamps:
         return False
     computing = [c for c, t in zip(calls, targets) if t is None]
-    if any(c.reads is None for c in computing):
+    declared = [c.reads for c in computing]
+    if None in declared:
         return True  # a call we cannot see into might read the timestep
     buffers = [a if a.base is None else a.base for a in stamps]
     if all(getattr(b, "base", None) is None for b in buffers):
         owners = set(map(id, buffers))
-        return any(
-            id(r) in owners or id(getattr(r, "base", None)) in owners
-            for c in computing
-            for r in c.reads
-        )
+        read = list(chain.from_iterable(declared))
+        if not owners.isdisjoint(map(id, read)):
+            return True
+        return not owners.isdisjoint(map(id, map(_base, read)))
     memory = sorted(schedule.byte_range(a)[0] for a in stamps)
     for call in computing:
         arrays = [r for r in call.reads if not isinstance(r, tuple)]  # not blob tokens
@@ -93,3 +96,8 @@ def _reads_a_timestep(calls, targets):
             if first < len(memory) and memory[first] < high:
                 return True
     return False
+
+
+def _base(x):
+    """``x.base`` (None for what has none: a blob token)."""
+    return getattr(x, "base", None)
