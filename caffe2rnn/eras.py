@@ -179,11 +179,14 @@ class Era:
     #: ``dtype`` and fills that type from ``values`` read in its field.
     #: Before: float values, ``dtype`` ignored.
     given_tensor_fill_dtype: bool = False
-    #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
-    #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
     #: calls ``Validate()``, which refuses duplicate params. Before: no check.
     model_validates_params: bool = True
+    #: 9dacee826 (2017-07-20): the gradient IR's ``SanityCheck`` refuses a
+    #: ``StopGradient`` whose output no op of the forward pass reads (a
+    #: ``ValueError`` naming the output: "StopGradient's output '...' is
+    #: orphan"). Before: such an op was accepted and stopped nothing.
+    stop_gradient_orphan_check: bool = False
     #: d37199548 (2017-12-14, "LayerConfigMILSTMCell"): ``rnn_cell`` has
     #: ``LayerNormMILSTMCell`` and ``LayerNormMILSTM``, an MILSTM whose
     #: gates are layer-normalised (docs/concepts/history-e7.md).
@@ -261,6 +264,7 @@ E6 = _define(
         print_every_n=True,
         dequeue_timeout=True,
         given_tensor_fill_dtype=True,
+        stop_gradient_orphan_check=True,
         version="newest",
     )
 )

@@ -91,26 +91,24 @@ POOLING_SKIPS = {
     "TestPooling::test_pooling_big_batch": ("skipped", "CAFFE2_DEBUG"),
 }
 
+#: core_gradients_test.py's sparse tests skip on Caffe2's own condition: SparseFunHash is
+#: an operator of caffe2/experiments, which Caffe2's build left out too
+#: (caffe2/CMakeLists.txt: "# add_subdirectory(experiments)", 0cdd09da6).
+SPARSE_FUN_HASH_SKIPS = {
+    "TestSparseGradientsAccumulation::" + name: ("skipped", "Sparse operators")
+    for name in (
+        "testSparseAccumulationWithIndicesAndValues",
+        "testSparseAccumulationWithValues",
+        "testSparseGradientToDense",
+    )
+}
+
 SUITES = [
     # -- E5 (0cdd09da6), the default era ---------------------------------------------
     Suite("E5", "scope_test.py"),
     Suite("E5", "brew_test.py"),
     Suite("E5", "core_test.py"),
-    Suite(
-        "E5",
-        "core_gradients_test.py",
-        outcomes={
-            # Caffe2's own condition: SparseFunHash is an operator of
-            # caffe2/experiments, which Caffe2's build left out too
-            # (caffe2/CMakeLists.txt: "# add_subdirectory(experiments)", 0cdd09da6).
-            "TestSparseGradientsAccumulation::" + name: ("skipped", "Sparse operators")
-            for name in (
-                "testSparseAccumulationWithIndicesAndValues",
-                "testSparseAccumulationWithValues",
-                "testSparseGradientToDense",
-            )
-        },
-    ),
+    Suite("E5", "core_gradients_test.py", outcomes=SPARSE_FUN_HASH_SKIPS),
     Suite("E5", "workspace_test.py"),
     Suite("E5", "gradient_check_test.py"),
     Suite(
@@ -245,6 +243,7 @@ SUITES = [
         },
     ),
     Suite("E6", "core_test.py"),
+    Suite("E6", "core_gradients_test.py", outcomes=SPARSE_FUN_HASH_SKIPS),
     Suite(
         "E6",
         "workspace_test.py",
@@ -418,26 +417,7 @@ SUITES = [
     Suite("E7", "operator_test/recurrent_net_executor_test.py"),
     Suite("E7", "operator_test/pack_rnn_sequence_op_test.py"),
     Suite("E7", "operator_test/cudnn_recurrent_test.py"),  # cuDNN against LSTM: GPU only
-    Suite(
-        "E7",
-        "core_gradients_test.py",
-        outcomes={
-            **{
-                "TestSparseGradientsAccumulation::" + name: ("skipped", "Sparse operators")
-                for name in (
-                    "testSparseAccumulationWithIndicesAndValues",
-                    "testSparseAccumulationWithValues",
-                    "testSparseGradientToDense",
-                )
-            },
-            "TestGradientCalculation::testStopGradientOrphan": (
-                "failed",
-                "Caffe2's gradient IR refused a StopGradient whose output no op reads "
-                "(IR.SanityCheck, 9dacee826, 2017-07-20; E6 and E7); caffe2rnn's IR does not "
-                "check it yet (E6's core_gradients_test fails alike)",
-            ),
-        },
-    ),
+    Suite("E7", "core_gradients_test.py", outcomes=SPARSE_FUN_HASH_SKIPS),
     Suite("E7", "memonger_test.py"),
     # Caffe2's control flow at its last commit: If/While/Do, NetBuilder with control ops
     # (the Control_Ops tutorial's machinery, tests/tutorials)
