@@ -187,6 +187,11 @@ class Era:
     #: ``ValueError`` naming the output: "StopGradient's output '...' is
     #: orphan"). Before: such an op was accepted and stopped nothing.
     stop_gradient_orphan_check: bool = False
+    #: by 929c33cee (core.py's ``_extract_stacktrace``): each frame of
+    #: ``workspace.operator_tracebacks`` is ``(file, line, function)`` and
+    #: ``PopulateProtoWithFileName`` names an op ``"file:line:function"``.
+    #: Before (042e8ede4): ``(file, line)``, ``"file:line"``.
+    tracebacks_name_functions: bool = False
     #: d37199548 (2017-12-14, "LayerConfigMILSTMCell"): ``rnn_cell`` has
     #: ``LayerNormMILSTMCell`` and ``LayerNormMILSTM``, an MILSTM whose
     #: gates are layer-normalised (docs/concepts/history-e7.md).
@@ -281,6 +286,7 @@ E7 = _define(
         cells_scope_their_ops=True,
         multi_rnn_scoped_by_name=True,
         pow_inplace_gradient=True,
+        tracebacks_name_functions=True,
         version="",
     )
 )
