@@ -438,7 +438,7 @@ SUITES = [
     Suite("E7", "models/seq2seq/seq2seq_beam_search_test.py"),
     # E6's list at E7 (E7's own versions of the files; load_save_test.py is not in 929c33cee).
     # Left out for CI time: hypothesis_test (~10 min), pooling_test, gather_ops_test,
-    # workspace_test (2-3 min each on a loaded machine); failing on what caffe2rnn lacks at
+    # workspace_test, adagrad_test (2-3 min each on a loaded machine); failing on what caffe2rnn lacks at
     # E7: top_k_test (TopK's axis), reduce_ops_test (ReduceMean..., the lengths input of
     # ReduceFront/Back*, their gradients' new inputs)
     Suite("E7", "brew_test.py", outcomes={"BrewTest::test_tanh": ("failed", TANH_ULP)}),
@@ -512,6 +512,13 @@ SUITES = [
     Suite("E7", "operator_test/counter_ops_test.py"),
     Suite("E7", "operator_test/checkpoint_test.py"),
     Suite("E7", "operator_test/atomic_ops_test.py"),
+    Suite("E7", "operator_test/momentum_sgd_test.py"),
+    Suite("E7", "operator_test/weighted_sum_test.py"),
+    Suite("E7", "operator_test/dropout_op_test.py"),
+    Suite("E7", "operator_test/given_tensor_fill_op_test.py"),
+    Suite("E7", "operator_test/filler_ops_test.py"),
+    Suite("E7", "operator_test/loss_ops_test.py"),
+    Suite("E7", "operator_test/cross_entropy_ops_test.py"),
     # -- E4 (23bd132c1) ---------------------------------------------------------------
     Suite("E4", "operator_test/recurrent_network_test.py"),
     # -- the seq2seq model (its programs: tests/programs/test_caffe2_seq2seq.py) --------
