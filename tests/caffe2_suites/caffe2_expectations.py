@@ -438,9 +438,9 @@ SUITES = [
     Suite("E7", "models/seq2seq/seq2seq_beam_search_test.py"),
     # E6's list at E7 (E7's own versions of the files; load_save_test.py is not in 929c33cee).
     # Left out for CI time: hypothesis_test (~10 min), pooling_test, gather_ops_test,
-    # workspace_test, adagrad_test (2-3 min each on a loaded machine); failing on what caffe2rnn lacks at
-    # E7: top_k_test (TopK's axis), reduce_ops_test (ReduceMean..., the lengths input of
-    # ReduceFront/Back*, their gradients' new inputs)
+    # workspace_test, adagrad_test (2-3 min each on a loaded machine); failing on what
+    # caffe2rnn lacks at E7: top_k_test (TopK's axis), reduce_ops_test (ReduceMean...,
+    # the lengths input of ReduceFront/Back*, their gradients' new inputs)
     Suite("E7", "brew_test.py", outcomes={"BrewTest::test_tanh": ("failed", TANH_ULP)}),
     Suite(
         "E7",
@@ -519,6 +519,12 @@ SUITES = [
     Suite("E7", "operator_test/filler_ops_test.py"),
     Suite("E7", "operator_test/loss_ops_test.py"),
     Suite("E7", "operator_test/cross_entropy_ops_test.py"),
+    Suite("E7", "operator_test/softmax_ops_test.py", outcomes=SPATIAL_SOFTMAX_TESTS),
+    Suite("E7", "operator_test/relu_op_test.py"),
+    Suite("E7", "operator_test/reshape_ops_test.py"),
+    Suite("E7", "operator_test/flatten_op_test.py"),
+    Suite("E7", "operator_test/cast_op_test.py"),
+    Suite("E7", "operator_test/conditional_test.py"),
     # -- E4 (23bd132c1) ---------------------------------------------------------------
     Suite("E4", "operator_test/recurrent_network_test.py"),
     # -- the seq2seq model (its programs: tests/programs/test_caffe2_seq2seq.py) --------
