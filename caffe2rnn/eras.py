@@ -179,11 +179,19 @@ class Era:
     #: ``dtype`` and fills that type from ``values`` read in its field.
     #: Before: float values, ``dtype`` ignored.
     given_tensor_fill_dtype: bool = False
-    #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
-    #: this era (``""``: none).
     #: 41ae85f4e (2017-06-01): ``ModelHelper.AddGradientOperators`` first
     #: calls ``Validate()``, which refuses duplicate params. Before: no check.
     model_validates_params: bool = True
+    #: 9dacee826 (2017-07-20): the gradient IR's ``SanityCheck`` refuses a
+    #: ``StopGradient`` whose output no op of the forward pass reads (a
+    #: ``ValueError`` naming the output: "StopGradient's output '...' is
+    #: orphan"). Before: such an op was accepted and stopped nothing.
+    stop_gradient_orphan_check: bool = False
+    #: by 929c33cee (core.py's ``_extract_stacktrace``): each frame of
+    #: ``workspace.operator_tracebacks`` is ``(file, line, function)`` and
+    #: ``PopulateProtoWithFileName`` names an op ``"file:line:function"``.
+    #: Before (042e8ede4): ``(file, line)``, ``"file:line"``.
+    tracebacks_name_functions: bool = False
     #: d37199548 (2017-12-14, "LayerConfigMILSTMCell"): ``rnn_cell`` has
     #: ``LayerNormMILSTMCell`` and ``LayerNormMILSTM``, an MILSTM whose
     #: gates are layer-normalised (docs/concepts/history-e7.md).
@@ -261,6 +269,7 @@ E6 = _define(
         print_every_n=True,
         dequeue_timeout=True,
         given_tensor_fill_dtype=True,
+        stop_gradient_orphan_check=True,
         version="newest",
     )
 )
@@ -277,6 +286,7 @@ E7 = _define(
         cells_scope_their_ops=True,
         multi_rnn_scoped_by_name=True,
         pow_inplace_gradient=True,
+        tracebacks_name_functions=True,
         version="",
     )
 )

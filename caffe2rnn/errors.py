@@ -61,6 +61,11 @@ class GradientError(Caffe2RNNError, RuntimeError):
     """The gradient of an operator cannot be built (no maker, bad versions...)."""
 
 
+class GradientUsageError(GradientError, ValueError):
+    """A forward pass whose gradient Caffe2's Python refused with ``ValueError``
+    (``core.IR.SanityCheck``: a ``StopGradient`` whose output nothing reads)."""
+
+
 class ProtoParseError(EnforceNotMet, ValueError):
     """Bytes or text that do not parse as the expected protobuf message.
 

@@ -28,7 +28,7 @@ used, so the result is the same in every process.
 import collections
 
 from .. import eras
-from ..errors import GradientError
+from ..errors import GradientError, GradientUsageError
 from ..operators import gradient_maker as _native
 from ..proto import caffe2_pb2
 from .blob import BlobReference, GradientSlice
@@ -81,6 +81,24 @@ class IR:
         self.gradient_generators = collections.defaultdict(lambda: collections.defaultdict(list))
         for op in operators:
             self.Play(op)
+        if eras.current().stop_gradient_orphan_check:
+            self.SanityCheck(operators)
+
+    def SanityCheck(self, operators):
+        """Refuse a ``StopGradient`` whose output no op reads (Caffe2 9dacee826).
+
+        Such an op stops nothing: the ops after it still read its input, whose
+        gradient flows as if it were not there. Caffe2 raised ``ValueError``
+        (here :class:`GradientUsageError`, also a ``ValueError``).
+        """
+        for index, op in enumerate(operators):
+            if op.type == "StopGradient" and op.output[0] not in self.input_usages:
+                raise GradientUsageError(
+                    "StopGradient's output '%s' is orphan: no op reads it (op #%d, "
+                    "StopGradient '%s' -> '%s'). You typically want to specify the same "
+                    "input and output for StopGradient."
+                    % (op.output[0], index, op.input[0] if op.input else "", op.output[0])
+                )
 
     def Play(self, op):
         """Record ``op``'s reads and writes and advance the blob versions."""

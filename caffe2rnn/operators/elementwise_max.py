@@ -1,4 +1,4 @@
-"""Max: the element-wise maximum of one or more same-shaped float tensors.
+"""Max and Min: the element-wise maximum (minimum) of same-shaped float tensors.
 
 ``Max([X_0, X_1, ...]) → Y`` with ``Y = max(X_0, X_1, ...)`` element by
 element (may run in place on X_0). train.py clips gradients with
@@ -8,6 +8,13 @@ lengths with it.
 ``MaxGradient([Y, dY, X_0, X_1, ...]) → [dX_0, dX_1, ...]`` routes dY to
 every input equal to the maximum there: ``dX_i = dY · (X_i == Y)`` — on a
 tie, *each* tied input gets the whole gradient, as in Caffe2.
+
+``Min`` and ``MinGradient`` are the same with the minimum
+(``dX_i = dY · (X_i == Y)``, Y the minimum); Caffe2 added them at
+929c33cee (era E7: caffe2/operators/minmax_ops.{h,cc},
+minmax_gradient_ops.cc, where ``Max`` moved too), with the same shape
+``CAFFE_ENFORCE_EQ`` and a maker ``MinGradient([O0, GO0, I0, I1, ...] →
+[GI0, GI1, ...])``. caffe2rnn accepts them in every era.
 
 Caffe2 sources: caffe2/operators/utility_ops.{h,cc} (``MaxOp``,
 ``MaxGradientOp``, ``GetMaxGradient``) at 0cdd09da6, the same at
@@ -25,6 +32,8 @@ from .gradient_maker import GradientMaker
 class Max(Operator):
     """Y = element-wise max of all inputs (same shape, same float type)."""
 
+    combine = staticmethod(np.maximum)
+
     def run(self):
         x0 = self.float_input(0)
         rest = []
@@ -41,7 +50,14 @@ class Max(Operator):
         if out is not x0:
             np.copyto(out, x0)
         for x in rest:
-            np.maximum(out, x, out=out)
+            self.combine(out, x, out=out)
+
+
+@register("Min", inputs=(1, None), outputs=1, inplace=[(0, 0)])
+class Min(Max):
+    """Y = element-wise min of all inputs (same shape, same float type)."""
+
+    combine = staticmethod(np.minimum)
 
 
 @register("MaxGradient", inputs=(3, None), outputs=(1, None))
@@ -72,16 +88,30 @@ class MaxGradient(Operator):
             np.copyto(self.output(i, x.shape, x.dtype), g.reshape(x.shape))
 
 
+@register("MinGradient", inputs=(3, None), outputs=(1, None))
+class MinGradient(MaxGradient):
+    """``dX_i = dY · (X_i == Y)``, Y the minimum (module doc)."""
+
+
 @register_gradient("Max")
 class GetMaxGradient(GradientMaker):
     """``MaxGradient([O0, GO0, I0, I1, ...] → [GI0, GI1, ...])``."""
+
+    gradient_type = "MaxGradient"
 
     def get_gradient_defs(self):
         n = len(self.def_.input)
         return [
             self.op_def(
-                "MaxGradient",
+                self.gradient_type,
                 [self.O(0), self.GO(0)] + [self.I(i) for i in range(n)],
                 [self.GI(i) for i in range(n)],
             )
         ]
+
+
+@register_gradient("Min")
+class GetMinGradient(GetMaxGradient):
+    """``MinGradient([O0, GO0, I0, I1, ...] → [GI0, GI1, ...])``."""
+
+    gradient_type = "MinGradient"

@@ -1,4 +1,4 @@
-"""Float element-wise functions: Log, Sqr, Pow, Clip, Logit, Softsign, ReplaceNaN, Sign,
+"""Float element-wise functions: Log, Sqr, Sqrt, Pow, Clip, Logit, Softsign, ReplaceNaN, Sign,
 Swish, Abs, Sin, Cos.
 
 Each maps a float tensor to one of its shape and type, and may run in place:
@@ -86,6 +86,25 @@ class GetSqrGradient(GradientMaker):
         return [
             self.op_def("Scale", [self.GO(0)], [self.GO(0)], scale=2.0),
             self.op_def("Mul", [self.GO(0), self.I(0)], [self.GI(0)]),
+        ]
+
+
+@register("Sqrt", inputs=1, outputs=1, inplace=[(0, 0)])
+class Sqrt(_UnaryFloat):
+    """Y = √X element-wise (NaN below 0, as Eigen's sqrt)."""
+
+    def compute(self, x, out):
+        np.sqrt(x, out=out)
+
+
+@register_gradient("Sqrt")
+class GetSqrtGradient(GradientMaker):
+    """``Scale(GO0 → GI0, scale=0.5)`` then ``Div([GI0, O0] → GI0)``."""
+
+    def get_gradient_defs(self):
+        return [
+            self.op_def("Scale", [self.GO(0)], [self.GI(0)], scale=0.5),
+            self.op_def("Div", [self.GI(0), self.O(0)], [self.GI(0)]),
         ]
 
 

@@ -16,7 +16,7 @@ import sysconfig
 from collections import defaultdict
 
 #: net name → {op index → [(file, line), ...]}: where each op of a ``core.Net``
-#: was created, innermost frame first.
+#: was created, innermost frame first (E7: ``(file, line, function)``).
 operator_tracebacks = defaultdict(dict)
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -59,7 +59,7 @@ def creation_report(net_name, op_index):
         return ""
     shown = [f for f in frames if not _is_machinery(f[0])] or frames[:1]
     lines = ["Operator %d of network %s was created at:" % (op_index, net_name)]
-    lines += ["%s:%d" % frame for frame in shown[:REPORT_FRAMES]]
+    lines += ["%s:%d" % frame[:2] for frame in shown[:REPORT_FRAMES]]
     if len(shown) > REPORT_FRAMES:
         lines.append("... and %d outer frames" % (len(shown) - REPORT_FRAMES))
     return "\n".join(lines)

@@ -85,10 +85,38 @@ TT_FLOAT64_CORES = (
     "reproduces the test's golden values (norm of the difference 5.8e-13)"
 )
 
+#: E6 and E7 brew_test.py's test_tanh.
+TANH_ULP = (
+    "checks the mean of tanh(0.5) to 7 places against Caffe2's "
+    "1 - 2/(exp(2x) + 1) with Eigen's float exp (0.46211714); caffe2rnn's Tanh is "
+    "np.tanh, one float32 ulp away (0.46211717). Caffe2's formula with a correctly "
+    "rounded exp matches it but costs seven times np.tanh in the attention step "
+    "net (caffe2rnn/operators/activation.py)"
+)
+
+#: E7's Pow with a second input, a tensor of exponents (pow_op.cc at 929c33cee).
+POW_TENSOR_EXPONENT = (
+    "needs Pow with a second input, a tensor of exponents (with broadcast/axis, and a gradient "
+    "for both inputs): Caffe2 added it by 929c33cee (pow_op.cc); caffe2rnn's Pow takes the "
+    "exponent argument only, so the schema check refuses the second input"
+)
+
 #: pooling_test.py's big-batch test is off unless CAFFE2_DEBUG=1 (a cuDNN
 #: reproducer, GPU only), a skip of Caffe2's own.
 POOLING_SKIPS = {
     "TestPooling::test_pooling_big_batch": ("skipped", "CAFFE2_DEBUG"),
+}
+
+#: core_gradients_test.py's sparse tests skip on Caffe2's own condition: SparseFunHash is
+#: an operator of caffe2/experiments, which Caffe2's build left out too
+#: (caffe2/CMakeLists.txt: "# add_subdirectory(experiments)", 0cdd09da6).
+SPARSE_FUN_HASH_SKIPS = {
+    "TestSparseGradientsAccumulation::" + name: ("skipped", "Sparse operators")
+    for name in (
+        "testSparseAccumulationWithIndicesAndValues",
+        "testSparseAccumulationWithValues",
+        "testSparseGradientToDense",
+    )
 }
 
 SUITES = [
@@ -96,21 +124,7 @@ SUITES = [
     Suite("E5", "scope_test.py"),
     Suite("E5", "brew_test.py"),
     Suite("E5", "core_test.py"),
-    Suite(
-        "E5",
-        "core_gradients_test.py",
-        outcomes={
-            # Caffe2's own condition: SparseFunHash is an operator of
-            # caffe2/experiments, which Caffe2's build left out too
-            # (caffe2/CMakeLists.txt: "# add_subdirectory(experiments)", 0cdd09da6).
-            "TestSparseGradientsAccumulation::" + name: ("skipped", "Sparse operators")
-            for name in (
-                "testSparseAccumulationWithIndicesAndValues",
-                "testSparseAccumulationWithValues",
-                "testSparseGradientToDense",
-            )
-        },
-    ),
+    Suite("E5", "core_gradients_test.py", outcomes=SPARSE_FUN_HASH_SKIPS),
     Suite("E5", "workspace_test.py"),
     Suite("E5", "gradient_check_test.py"),
     Suite(
@@ -234,17 +248,11 @@ SUITES = [
         "E6",
         "brew_test.py",
         outcomes={
-            "BrewTest::test_tanh": (
-                "failed",
-                "checks the mean of tanh(0.5) to 7 places against Caffe2's "
-                "1 - 2/(exp(2x) + 1) with Eigen's float exp (0.46211714); caffe2rnn's Tanh is "
-                "np.tanh, one float32 ulp away (0.46211717). Caffe2's formula with a correctly "
-                "rounded exp matches it but costs seven times np.tanh in the attention step "
-                "net (caffe2rnn/operators/activation.py)",
-            ),
+            "BrewTest::test_tanh": ("failed", TANH_ULP),
         },
     ),
     Suite("E6", "core_test.py"),
+    Suite("E6", "core_gradients_test.py", outcomes=SPARSE_FUN_HASH_SKIPS),
     Suite(
         "E6",
         "workspace_test.py",
@@ -418,26 +426,7 @@ SUITES = [
     Suite("E7", "operator_test/recurrent_net_executor_test.py"),
     Suite("E7", "operator_test/pack_rnn_sequence_op_test.py"),
     Suite("E7", "operator_test/cudnn_recurrent_test.py"),  # cuDNN against LSTM: GPU only
-    Suite(
-        "E7",
-        "core_gradients_test.py",
-        outcomes={
-            **{
-                "TestSparseGradientsAccumulation::" + name: ("skipped", "Sparse operators")
-                for name in (
-                    "testSparseAccumulationWithIndicesAndValues",
-                    "testSparseAccumulationWithValues",
-                    "testSparseGradientToDense",
-                )
-            },
-            "TestGradientCalculation::testStopGradientOrphan": (
-                "failed",
-                "Caffe2's gradient IR refused a StopGradient whose output no op reads "
-                "(IR.SanityCheck, 9dacee826, 2017-07-20; E6 and E7); caffe2rnn's IR does not "
-                "check it yet (E6's core_gradients_test fails alike)",
-            ),
-        },
-    ),
+    Suite("E7", "core_gradients_test.py", outcomes=SPARSE_FUN_HASH_SKIPS),
     Suite("E7", "memonger_test.py"),
     # Caffe2's control flow at its last commit: If/While/Do, NetBuilder with control ops
     # (the Control_Ops tutorial's machinery, tests/tutorials)
@@ -447,6 +436,95 @@ SUITES = [
     Suite("E7", "data_parallel_model_test.py", select="test_equiv_recurrent"),
     Suite("E7", "models/seq2seq/seq2seq_model_helper_test.py"),
     Suite("E7", "models/seq2seq/seq2seq_beam_search_test.py"),
+    # E6's list at E7 (E7's own versions of the files; load_save_test.py is not in 929c33cee).
+    # Left out for CI time: hypothesis_test (~10 min), pooling_test, gather_ops_test,
+    # workspace_test, adagrad_test (2-3 min each on a loaded machine); failing on what
+    # caffe2rnn lacks at E7: top_k_test (TopK's axis), reduce_ops_test (ReduceMean...,
+    # the lengths input of ReduceFront/Back*, their gradients' new inputs)
+    Suite("E7", "brew_test.py", outcomes={"BrewTest::test_tanh": ("failed", TANH_ULP)}),
+    Suite(
+        "E7",
+        "core_test.py",
+        outcomes={
+            "TestOperatorTraceback::test_async_exception_handling": (
+                "failed",
+                "checks that the error of a failing op says 'enforce fail': Caffe2's C++ "
+                "EnforceNotMet began '[enforce fail at <C++ file>:<line>]' (caffe2/core/"
+                "logging.cc); caffe2rnn's errors name the net, the op and the blob instead "
+                "(\"net 'test', op #0 Split: input 0 ('a') has shape (3,)...\") and have no C++ "
+                "line to give",
+            )
+        },
+    ),
+    Suite("E7", "gradient_check_test.py"),
+    Suite("E7", "operator_test/activation_ops_test.py", select="prelu"),
+    Suite("E7", "operator_test/matmul_op_test.py"),
+    Suite("E7", "operator_test/tile_op_test.py"),
+    Suite(
+        "E7",
+        "operator_test/one_hot_ops_test.py",
+        outcomes={
+            "TestOneHotOps::test_batch_bucketized_one_hot": (
+                "failed",
+                missing("BatchBucketOneHot"),
+            )
+        },
+    ),
+    Suite("E7", "operator_test/clip_op_test.py"),
+    Suite(
+        "E7",
+        "operator_test/sequence_ops_test.py",
+        # Caffe2's own @unittest.skip("flaky test") (caffe2/caffe2 issue 1547)
+        outcomes={"TestSequenceOps::test_remove_padding": ("skipped", "flaky test")},
+    ),
+    Suite(
+        "E7",
+        "operator_test/segment_ops_test.py",
+        outcomes={
+            "TestSegmentOps::test_lengths_ops": ("failed", missing("LengthsMax")),
+            "TestSegmentOps::test_sparse_lengths_weighted_sum_gpu": (
+                "failed",
+                missing("SparseLengthsWeightedSum"),
+            ),
+            "TestSegmentOps::test_sparse_lengths_indices_in_gradient_sum_gpu": (
+                "failed",
+                missing("SparseLengthsIndicesInGradientSumGradient"),
+            ),
+        },
+    ),
+    Suite(
+        "E7",
+        "operator_test/elementwise_ops_test.py",  # Sqrt (929c33cee)
+        outcomes={"TestElementwiseOps::test_powt": ("failed", POW_TENSOR_EXPONENT)},
+    ),
+    Suite("E7", "operator_test/elementwise_logical_ops_test.py"),
+    Suite(
+        "E7",
+        "operator_test/elementwise_op_broadcast_test.py",
+        outcomes={"TestElementwiseBroadcast::test_broadcast_powt": ("failed", POW_TENSOR_EXPONENT)},
+    ),
+    Suite("E7", "operator_test/elementwise_linear_op_test.py"),
+    Suite("E7", "operator_test/math_ops_test.py"),
+    Suite("E7", "operator_test/utility_ops_test.py"),  # Min, MinGradient (929c33cee)
+    Suite("E7", "operator_test/reduction_ops_test.py"),
+    Suite("E7", "operator_test/pack_ops_test.py"),
+    Suite("E7", "operator_test/lengths_tile_op_test.py"),
+    Suite("E7", "operator_test/counter_ops_test.py"),
+    Suite("E7", "operator_test/checkpoint_test.py"),
+    Suite("E7", "operator_test/atomic_ops_test.py"),
+    Suite("E7", "operator_test/momentum_sgd_test.py"),
+    Suite("E7", "operator_test/weighted_sum_test.py"),
+    Suite("E7", "operator_test/dropout_op_test.py"),
+    Suite("E7", "operator_test/given_tensor_fill_op_test.py"),
+    Suite("E7", "operator_test/filler_ops_test.py"),
+    Suite("E7", "operator_test/loss_ops_test.py"),
+    Suite("E7", "operator_test/cross_entropy_ops_test.py"),
+    Suite("E7", "operator_test/softmax_ops_test.py", outcomes=SPATIAL_SOFTMAX_TESTS),
+    Suite("E7", "operator_test/relu_op_test.py"),
+    Suite("E7", "operator_test/reshape_ops_test.py"),
+    Suite("E7", "operator_test/flatten_op_test.py"),
+    Suite("E7", "operator_test/cast_op_test.py"),
+    Suite("E7", "operator_test/conditional_test.py"),
     # -- E4 (23bd132c1) ---------------------------------------------------------------
     Suite("E4", "operator_test/recurrent_network_test.py"),
     # -- the seq2seq model (its programs: tests/programs/test_caffe2_seq2seq.py) --------

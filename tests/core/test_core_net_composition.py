@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from caffe2rnn import compat, core, errors, workspace
+from caffe2rnn import compat, core, eras, errors, workspace
 from caffe2rnn.proto import caffe2_pb2
 
 # -- ClonePartial ---------------------------------------------------------------------
@@ -199,6 +199,27 @@ def test_populate_proto_with_file_name_names_ops_after_their_creation_line():
     assert not any("caffe2rnn/core/" in f for f, _ in frames)
     clone.PopulateProtoWithFileName()  # a clone has no record of its own
     assert [op.name for op in clone.Proto().op] == ["", "kept"]
+
+
+def test_e7_records_the_function_and_names_ops_file_line_function():
+    def build():
+        net = core.Net("traced_e7")
+        net.Relu("a", "b")
+        return net, build.__code__.co_firstlineno + 2
+
+    with eras.use("E7"):  # 929c33cee's _extract_stacktrace: (file, line, function)
+        net, line = build()
+    frames = workspace.operator_tracebacks["traced_e7"][0]
+    assert frames[0] == (__file__, line, "build")
+    net.PopulateProtoWithFileName()
+    assert net.Proto().op[0].name == "%s:%d:build" % (__file__, line)
+    from caffe2rnn.runtime import tracebacks
+
+    report = tracebacks.creation_report("traced_e7", 0).splitlines()
+    assert report[1] == "%s:%d" % (__file__, line)
+    with eras.use("E6"):  # 042e8ede4: (file, line)
+        net, line = build()
+    assert workspace.operator_tracebacks[net.Name()][0][0] == (__file__, line)
 
 
 def test_populate_file_name_inside_a_caffe2_program_and_c_workspace():

@@ -10,7 +10,7 @@ from gradient_test_ops import grad_op, texts
 from caffe2rnn import core, eras
 from caffe2rnn.core import CreateOperator, GradientRegistry, GradientSlice
 from caffe2rnn.core.gradients import IR, GetIndexFromGradientList
-from caffe2rnn.errors import GradientError
+from caffe2rnn.errors import GradientError, GradientUsageError
 from caffe2rnn.operators.gradient_maker import GradientMaker
 from caffe2rnn.runtime.registry import register_gradient
 
@@ -336,6 +336,48 @@ def test_in_place_stop_gradient_erases_the_gradient():
             grads, grad_map = backward(ops, {"out": "out_grad"})
         assert texts(grads) == texts([grad_op("DirectGradient", "out_grad", "hidden_grad")])
         assert as_strings(grad_map) == {"out": "out_grad"}
+
+
+def test_an_orphan_stop_gradient_is_refused_from_9dacee826():
+    # StopGradient's output 'auto_blobx' is read by no op: it stops nothing.
+    ops = [
+        CreateOperator("TestDirect", "in", "hidden"),
+        CreateOperator("StopGradient", "hidden", "auto_blobx"),
+        CreateOperator("TestDirect", "hidden", "out"),
+    ]
+    for era in ("E6", "E7"):
+        with eras.use(era):
+            with pytest.raises(GradientUsageError, match=r"output 'auto_blobx' is orphan.*op #1"):
+                backward(ops, {"out": "out_grad"})
+            with pytest.raises(ValueError):  # Caffe2's class
+                IR(ops)
+    for era in ("E5", "E4"):  # before 9dacee826 it was accepted and stopped nothing
+        with eras.use(era):
+            grads, grad_map = backward(ops, {"out": "out_grad"})
+        assert [op.type for op in grads] == ["DirectGradient"] * 2
+        assert as_strings(grad_map)["in"] == "in_grad"
+
+
+def test_a_stop_gradient_read_later_or_in_place_passes_the_sanity_check():
+    read_later = [
+        CreateOperator("TestDirect", "in", "hidden"),
+        CreateOperator("StopGradient", "hidden", "stopped"),
+        CreateOperator("TestDirect", ["hidden", "stopped"], "out"),
+    ]
+    in_place = [
+        CreateOperator("TestDirect", "in", "hidden"),
+        CreateOperator("StopGradient", "hidden", "hidden"),
+        CreateOperator("TestDirect", "hidden", "out"),
+    ]
+    with eras.use("E7"):
+        grads, grad_map = backward(read_later, {"out": "out_grad"})
+        assert as_strings(grad_map)["in"] == "in_grad"
+        grads, grad_map = backward(in_place, {"out": "out_grad"})
+        assert as_strings(grad_map) == {"out": "out_grad"}
+        # Caffe2 checked before the ys count as reads: a StopGradient whose output
+        # is only a y is an orphan too.
+        with pytest.raises(GradientUsageError, match="'out' is orphan"):
+            backward([CreateOperator("StopGradient", "in", "out")], ["out"])
 
 
 def test_none_overwrites_a_gradient_only_before_53fd031b6():

@@ -1,4 +1,4 @@
-"""Div, comparisons and logic, Max, Log, Sqr, Pow, SumSqrElements: forward
+"""Div, comparisons and logic, Max, Min, Log, Sqr, Sqrt, Pow, SumSqrElements: forward
 against NumPy, Caffe2's gradient recipes, gradients against finite
 differences, refusals naming the blob."""
 
@@ -163,6 +163,58 @@ def test_max_gradient_maker_ties_and_finite_differences():
         assert_gradient_close(op, [a, b], i)
 
 
+# --- Min (929c33cee's minmax_ops) -------------------------------------------------------
+def test_min_of_several_inputs_and_in_place():
+    xs = {"x%d" % i: random((2, 3), i) for i in range(3)}
+    np.testing.assert_array_equal(
+        run1("Min", xs), np.minimum(np.minimum(xs["x0"], xs["x1"]), xs["x2"])
+    )
+    np.testing.assert_array_equal(run1("Min", {"x0": xs["x0"]}), xs["x0"])
+    ws = Workspace()
+    ws.feed("a", np.array([1, 5], np.float32))
+    ws.feed("b", np.array([3, 2], np.float32))
+    ws.run_operator_once(core.CreateOperator("Min", ["a", "b"], ["a"]))
+    np.testing.assert_array_equal(ws.fetch("a"), [1, 2])
+
+
+def test_min_refusals():
+    # CAFFE_ENFORCE_EQ(output->dims(), Input(i).dims()) (minmax_ops.h at 929c33cee)
+    run_fails(
+        "Min", {"a": np.zeros(2, np.float32), "b": np.zeros((2, 1), np.float32)}, ShapeError, "'b'"
+    )
+    run_fails("Min", {"a": np.zeros(2, np.float32), "b": np.zeros(2, np.int32)}, DTypeError, "'b'")
+    run_fails(
+        "MinGradient",
+        {n: np.zeros(2, np.float32) for n in ("y", "dy", "a")} | {"b": np.zeros(3, np.float32)},
+        ShapeError,
+        "'b'",
+        outputs=("da", "db"),
+    )
+
+
+def test_min_gradient_maker_ties_and_finite_differences():
+    ops, g_input = gradient_of("Min", ["a", "b"], ["m"])
+    assert ops == [("MinGradient", "", ["m", "m_grad", "a", "b"], ["a_grad", "b_grad"], [], True)]
+    assert g_input == ["a_grad", "b_grad"]
+    ws = run_op(
+        "Min", {"a": np.array([1.0, 2.0], np.float32), "b": np.array([1.0, 0.0], np.float32)}, ["m"]
+    )
+    ws.feed("m_grad", np.array([10.0, 20.0], np.float32))
+    grad_ops, _ = core.GradientRegistry.GetGradientForOp(
+        core.CreateOperator("Min", ["a", "b"], ["m"]), ["m_grad"]
+    )
+    for op in grad_ops:
+        ws.run_operator_once(op)
+    # dX_i = dY * (X_i == min): a tie gives the whole gradient to each tied input
+    np.testing.assert_array_equal(ws.fetch("a_grad"), [10, 0])
+    np.testing.assert_array_equal(ws.fetch("b_grad"), [10, 20])
+    check_gradients(
+        "Min",
+        {"a": np.array([0.1, 0.9, -0.4]), "b": np.array([0.5, 0.2, -0.8]), "c": np.ones(3) * 0.3},
+        ["m"],
+    )
+
+
 # --- Log, Sqr, Pow ----------------------------------------------------------------------
 def test_log_sqr_pow_forward():
     x = random((2, 3), 1, low=0.1, high=3)
@@ -173,7 +225,34 @@ def test_log_sqr_pow_forward():
     assert np.isnan(run1("Pow", {"x": np.array([-4.0], np.float32)}, exponent=0.5)).all()
 
 
-@pytest.mark.parametrize("op_type", ["Log", "Sqr", "Pow"])
+def test_sqrt_forward_and_nan_below_zero():
+    x = random((2, 3), 1, low=0.0, high=3)
+    np.testing.assert_allclose(run1("Sqrt", {"x": x}), np.sqrt(x), rtol=1e-6)
+    assert run1("Sqrt", {"x": x}).dtype == np.float32
+    assert run1("Sqrt", {"x": x.astype(np.float64)}).dtype == np.float64
+    assert np.isnan(run1("Sqrt", {"x": np.array([-4.0], np.float32)})).all()
+
+
+def test_sqrt_gradient_reads_the_output_and_holds_in_place():
+    ops, g_input = gradient_of("Sqrt", ["x"], ["y"])
+    assert ops == [
+        ("Scale", "", ["y_grad"], ["x_grad"], [("scale", 0.5)], True),
+        ("Div", "", ["x_grad", "y"], ["x_grad"], [], True),
+    ]
+    assert g_input == ["x_grad"]
+    check_gradients("Sqrt", {"x": random((3, 2), 2, low=0.5, high=2)}, ["y"])
+    # in place: the maker reads O(0), which is what the blob holds after the op
+    ws = run_op("Sqrt", {"x": np.array([4.0, 9.0], np.float32)}, ["x"])
+    ws.feed("x_grad_in", np.array([1.0, 3.0], np.float32))
+    grad_ops, _ = core.GradientRegistry.GetGradientForOp(
+        core.CreateOperator("Sqrt", ["x"], ["x"]), ["x_grad_in"]
+    )
+    for op in grad_ops:
+        ws.run_operator_once(op)
+    np.testing.assert_allclose(ws.fetch("x_grad"), [1.0 / 4, 3.0 / 6])
+
+
+@pytest.mark.parametrize("op_type", ["Log", "Sqr", "Pow", "Sqrt"])
 def test_unary_math_refuses_integers(op_type):
     run_fails(op_type, {"x": np.ones(2, np.int32)}, DTypeError, "'x'.*float32 or float64")
 
