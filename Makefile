@@ -90,7 +90,7 @@ site-check: docs
 	$(PY) scripts/check_site.py
 
 clean:
-	rm -rf build caffe2rnn/_ext/*.so _ext/*.c caffe2rnn/proto/caffe2_pb2.py demo-out docs/_build docs/notebooks docs/_static/diagrams
+	rm -rf build caffe2rnn/_ext/*.so _ext/*.c caffe2rnn/proto/caffe2_pb2.py demo-out run-out docs/_build docs/notebooks docs/_static/diagrams
 
 # JupyterLab on ./notebooks, running in this project's environment: JupyterLab is
 # installed into .venv on first use and the kernel registered (inside .venv, nothing

@@ -1,0 +1,368 @@
+"""The write-the-loop exercises: step 9 (notebook 04, forward) and step 13 (notebook 06,
+backward), with the link lists of steps 9 and 13."""
+
+import numpy as np
+
+from .verdicts import NOT_RUN, _verdict, run_learners_code
+
+# --- Write-the-loop exercises: step 9 (forward) and step 13 (backward) ----------------------
+#
+# The learner writes the body of the step loop of the Elman cell's recurrent network (one
+# state, h_t = tanh(h_{t-1} W^T + b + x_t)) with the notebooks' names; the checks below run
+# that code on data of their own and compare it with a plain NumPy recurrence that uses no
+# links and no workspaces, so they know nothing of how the loop is written. They also look
+# at *how* it is written where that is what the notebook teaches: each step's blobs must be
+# views of rows, not copies.
+
+#: The state tensor and the lists of steps 9 and 13 (one initial row, k = 1).
+STATES = "hidden_t_prev_states"
+LINKS = [("hidden_t_prev", STATES, 0), ("hidden_t", STATES, 1), ("input_t", "x", 0)]
+ALIASES = [(STATES, "hidden_t_all", 1), (STATES, "hidden_t_last", -1)]
+GRADIENT_LINKS = [
+    ("hidden_t_grad", STATES + "_grad", 1),
+    ("hidden_t_prev_grad", STATES + "_grad", 0),
+    ("input_t_grad", "x_grad", 0),
+]
+
+
+def lists_for_initial_rows(k, links=LINKS, aliases=ALIASES):
+    """The links and aliases of ``links`` and ``aliases`` (written for a one-row ``h0``) for
+    an ``h0`` of ``k`` rows, derived by the two rules of steps 8 and 9, not written out.
+
+    The state tensor's first ``k`` rows hold ``h0``, so step t writes row t + k: every link
+    into a state tensor moves ``k - 1`` rows on, and a link into an input (``x`` has no
+    initial rows) stays. An alias at a positive offset starts after the initial rows, so it
+    moves ``k - 1`` on too; one at a negative offset counts from the end and stays. The check
+    of step 9's predict for ``k = 2`` (notebook 04's ``check_lists``) names this answer only
+    here, so its source on the site does not give it away.
+    """
+    states = {alias[0] for alias in aliases}
+    moved_links = [
+        (inner, outer, offset + (k - 1 if outer in states else 0)) for inner, outer, offset in links
+    ]
+    moved_aliases = [
+        (src, dst, offset + (k - 1 if offset > 0 else 0)) for src, dst, offset in aliases
+    ]
+    return moved_links, moved_aliases
+
+
+def explain_lists_for_initial_rows(k):
+    """The "Why:" of notebook 04's ``check_lists``: :func:`lists_for_initial_rows`'s rules
+    with the offsets for ``k`` initial rows filled in (kept here with the answer, not in the
+    check's source)."""
+    (prev, cur, inp), (all_, last) = lists_for_initial_rows(k)
+    return (
+        "rows 0 to %d hold h0, so step t writes row t + k = t + %d: %s at offset %d, %s one "
+        "row before it at %d (step 0 reads row %d, the newest initial row); %s stays at %d, "
+        "x has no initial rows. An alias views the rows from its offset on: %s at k = %d "
+        "skips all the initial rows, %s stays at %d."
+        % (
+            k - 1,
+            k,
+            cur[0],
+            cur[2],
+            prev[0],
+            prev[2],
+            prev[2],
+            inp[0],
+            inp[2],
+            all_[1],
+            all_[2],
+            last[1],
+            last[2],
+        )
+    )
+
+
+def _elman_values(T=5, N=2, D=3, k=1, seed=7):
+    """Inputs of the checks, in float64 so a right loop matches the reference closely."""
+    rng = np.random.default_rng(seed)
+    return {
+        "x": rng.standard_normal((T, N, D)),
+        "h0": rng.standard_normal((k, N, D)),
+        "W": 0.5 * rng.standard_normal((D, D)),
+        "b": 0.1 * rng.standard_normal(D),
+    }
+
+
+def _elman_states(values):
+    """The state tensor, row by row, as a plain recurrence: the initial rows, then h_1..h_T."""
+    rows = list(values["h0"])
+    for x_t in values["x"]:
+        rows.append(np.tanh(rows[-1] @ values["W"].T + values["b"] + x_t))
+    return np.stack(rows)
+
+
+def _elman_gradients(values, all_grad, last_grad):
+    """Backpropagation through time for the Elman cell, by the chain rule and nothing else:
+    (dL/dh_t for every row of the state tensor, x_grad, W_grad, b_grad, W's share per step)."""
+    h = _elman_states(values)
+    T = values["x"].shape[0]
+    dh = np.zeros_like(h)
+    x_grad = np.zeros_like(values["x"])
+    W_grad, b_grad = np.zeros_like(values["W"]), np.zeros_like(values["b"])
+    shares = []
+    dh[T] = last_grad[0]
+    for t in reversed(range(T)):
+        dh[t + 1] += all_grad[t]  # the output of step t is h_{t+1}
+        dp = dh[t + 1] * (1 - h[t + 1] ** 2)
+        x_grad[t] = dp
+        shares.append(dp.T @ h[t])
+        W_grad += shares[-1]
+        b_grad += dp.sum(axis=0)
+        dh[t] = dp @ values["W"]
+    return dh, x_grad, W_grad, b_grad, shares[::-1]
+
+
+def _viewed_rows(blob, tensor):
+    """The rows of ``tensor`` that ``blob`` shares memory with."""
+    return [r for r in range(tensor.shape[0]) if np.shares_memory(blob, tensor[r])]
+
+
+def _wrong_link(steps, outer, links):
+    """The first (step, internal, rows it views, row it should view) where a step's blob is
+    not a view of row t + offset, or None."""
+    for t, ws in enumerate(steps):
+        for internal, external, offset in links:
+            blob = ws.get(internal) if hasattr(ws, "get") else None
+            if not isinstance(blob, np.ndarray):
+                return t, internal, None, t + offset
+            rows = _viewed_rows(blob, outer[external])
+            if rows != [t + offset]:
+                return t, internal, rows, t + offset
+    return None
+
+
+def _flat_link(steps, outer, links):
+    """The first (step, internal, its shape, the shape it should have) where a step's blob
+    views the right row but has lost the leading time axis, or None. A link's view keeps it:
+    ``window × N × D`` (here window 1), as the operator's ``rnn_internal_apply_link`` makes
+    it; an integer index, ``outer[external][t + offset]``, views the same row as ``N × D``."""
+    for t, ws in enumerate(steps):
+        for internal, external, offset in links:
+            expected = outer[external][t + offset : t + offset + 1].shape
+            if ws[internal].shape != expected:
+                return t, internal, ws[internal].shape, expected
+    return None
+
+
+def _flat_message(flat):
+    t, internal, shape, expected = flat
+    return (
+        "step %d's %s views the right row, but its shape is %s where the link's view is "
+        "%s (window × N × D): an integer index drops the leading time axis."
+        % (t, internal, " × ".join(map(str, shape)), " × ".join(map(str, expected)))
+    )
+
+
+def _link_message(wrong, external):
+    t, internal, rows, row = wrong
+    if rows is None:
+        return "step workspace %d has no array named %s." % (t, internal)
+    if not rows:
+        return (
+            "step %d's %s shares no memory with %s: it is a copy (np.array, "
+            ".copy(), arithmetic on the slice), so what the step writes into it never "
+            "reaches the tensor." % (t, internal, external)
+        )
+    return "step %d's %s views row %s of %s; its link says row t + offset = %d." % (
+        t,
+        internal,
+        rows[0] if len(rows) == 1 else rows,
+        external,
+        row,
+    )
+
+
+def check_forward(forward):
+    """Self-check of step 9's exercise (notebook 04), ``forward(outer, links, aliases)``.
+
+    Runs the learner's loop on data of its own with the notebook's lists, then with two
+    initial rows and links moved up by one, and says whether every step's blobs are views of
+    the right rows and the state tensor holds the recurrence. Returns whether it was right.
+    """
+    values = _elman_values()
+    outer = dict(values)
+    steps = run_learners_code(
+        lambda: forward(outer, LINKS, ALIASES),
+        "write the body of the step loop in forward (in place of the raise)",
+        "forward",
+        why="the body: for each (internal, external, offset) in links, "
+        "ws[internal] = outer[external][t + offset : t + offset + 1]; then step(ws). "
+        "ws is a ChainMap: ws[name] = value puts a blob in step workspace t, ws[name] "
+        "reads it there or in outer.",
+    )
+    if steps is NOT_RUN:
+        return False
+    T = values["x"].shape[0]
+    if not isinstance(steps, list) or len(steps) != T:
+        return _verdict(
+            False,
+            "forward returned %s; it should return the %d step workspaces."
+            % ("%d of them" % len(steps) if isinstance(steps, list) else repr(steps), T),
+            why="the backward pass runs in the step workspaces the forward kept: append "
+            "ws to step_workspaces at the end of each step.",
+        )
+    wrong = _wrong_link(steps, outer, LINKS)
+    if wrong is not None:
+        return _verdict(
+            False,
+            _link_message(wrong, dict((l[0], l[1]) for l in LINKS)[wrong[1]]),
+            why="before step t, each link (internal, external, offset) makes ws[internal] "
+            "the slice outer[external][t + offset : t + offset + 1]: a view of one row.",
+        )
+    flat = _flat_link(steps, outer, LINKS)
+    if flat is not None:
+        return _verdict(
+            False,
+            _flat_message(flat),
+            why="NumPy's tanh does not mind, but the real operator's step net does: its "
+            "FC(axis=2) reads a 1 × N × D blob as N rows of D values (the FC of the "
+            "operator below). A link's blob is the slice of its window of rows, which "
+            "keeps the time axis; the step net's ops are written for that shape.",
+        )
+    states, expected = outer[STATES], _elman_states(values)
+    unwritten = [r for r in range(states.shape[0]) if np.isnan(states[r]).any()]
+    if unwritten:
+        return _verdict(
+            False,
+            "rows %s of the state tensor still hold NaN: no step wrote them." % unwritten,
+            why="step t must run step(ws) after its links are made, so that the cell "
+            "writes hidden_t into row t + 1.",
+        )
+    difference = np.abs(states - expected).max(axis=(1, 2))
+    if difference.max() > 1e-12:
+        return _verdict(
+            False,
+            "row %d of the state tensor differs from tanh(h W^T + b + x) by %.2g."
+            % (int(np.argmax(difference > 1e-12)), difference.max()),
+            why="each step must run once, in order t = 0 ... T-1, on the rows its links view.",
+        )
+    two = dict(values, h0=np.concatenate([values["h0"], values["h0"]]))
+    shifted = [(i, e, o + 1 if e == STATES else o) for i, e, o in LINKS]
+    try:
+        shifted_steps = forward(two, shifted, [(STATES, "hidden_t_all", 2)] + ALIASES[1:])
+    except Exception as failure:  # the learner's code
+        shifted_steps = failure
+    if not isinstance(shifted_steps, list) or _wrong_link(shifted_steps, two, shifted):
+        return _verdict(
+            False,
+            "right for the notebook's lists, but not for other offsets (two initial rows, "
+            "the state's links at offsets 1 and 2).",
+            why="the loop must not know the cell: read each link's row from its offset, "
+            "t + offset, instead of writing t or t + 1.",
+        )
+    return _verdict(
+        True,
+        "every step's blobs are views of rows t + offset, and the %d rows of the state "
+        "tensor match h_t = tanh(h_(t-1) W^T + b + x_t) computed row by row (largest "
+        "difference %.1g)." % (states.shape[0], difference.max()),
+    )
+
+
+def check_backward(backward, forward):
+    """Self-check of step 13's exercise (notebook 06), ``backward(outer, step_workspaces)``.
+
+    Runs ``forward`` (the notebook's, from step 9) and the learner's backward loop on
+    data of its own, and compares every gradient with :func:`_elman_gradients`, which uses
+    no links and no workspaces. Returns whether it was right.
+    """
+    values = _elman_values()
+    rng = np.random.default_rng(8)
+    T, N, D = values["x"].shape
+    grads = {
+        "hidden_t_all_grad": rng.standard_normal((T, N, D)),
+        "hidden_t_last_grad": rng.standard_normal((1, N, D)),
+    }
+    outer = dict(values, **grads)
+    steps = forward(outer)
+    ran = run_learners_code(
+        lambda: backward(outer, steps),
+        "write the body of the loop over t in backward (in place of the raise)",
+        "backward",
+        why="the body, in step workspace t: for each backward link (internal, external, "
+        "offset), ws[internal] = outer[external][t + offset : t + offset + 1]; then "
+        'ws["hidden_t_grad"] += outer["hidden_t_all_grad"][t]; then backward_step(ws); '
+        'then outer[p + "_grad"] += ws[p + "_grad_tmpstep"] for p in W, b.',
+    )
+    if ran is NOT_RUN:
+        return False
+    wrong = _wrong_link(steps, outer, GRADIENT_LINKS)
+    if wrong is not None:
+        return _verdict(
+            False,
+            _link_message(wrong, dict((l[0], l[1]) for l in GRADIENT_LINKS)[wrong[1]]),
+            why="before the backward pass's timestep t, each backward link (internal, external, "
+            "offset) makes ws[internal] a view of row t + offset, as the forward links did.",
+        )
+    flat = _flat_link(steps, outer, GRADIENT_LINKS)
+    if flat is not None:
+        return _verdict(
+            False,
+            _flat_message(flat),
+            why="the backward step net's ops are written for the forward blobs' shape: "
+            "FCGradient(axis=2) reads hidden_t_grad as 1 × N × D, N rows of D values. A "
+            "backward link, like a forward one, is the slice of its window of rows, which "
+            "keeps the time axis.",
+        )
+    dh, x_grad, W_grad, b_grad, shares = _elman_gradients(
+        values, grads["hidden_t_all_grad"], grads["hidden_t_last_grad"]
+    )
+    got = {n: outer.get(n) for n in ("x_grad", "W_grad", "b_grad", "h0_grad")}
+    if any(not isinstance(v, np.ndarray) for v in got.values()):
+        missing = [n for n, v in got.items() if not isinstance(v, np.ndarray)]
+        return _verdict(
+            False,
+            "outer has no %s after backward." % ", ".join(missing),
+            why="backward must leave the gradients in outer: x_grad and W_grad, b_grad "
+            "are set up before the loop, the step's shares are added into W_grad and "
+            'b_grad, and outer["h0_grad"] = g[:1] after it.',
+        )
+    if any(np.isnan(v).any() for v in got.values()):
+        return _verdict(
+            False,
+            "%s hold NaN." % ", ".join(n for n, v in got.items() if np.isnan(v).any()),
+            why="a row is NaN here when a step reads it before any step wrote it, or when "
+            "no step writes it: the steps run t = T-1 down to 0 (step t reads row t + 1, "
+            "which step t + 1 wrote), and each runs backward_step(ws), which writes row t "
+            "of the state gradient and of x_grad.",
+        )
+    expected = {"x_grad": x_grad, "W_grad": W_grad, "b_grad": b_grad, "h0_grad": dh[:1]}
+
+    def close(a, b):
+        return np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=1e-9, atol=1e-12)
+
+    if all(close(got[n], expected[n]) for n in expected):
+        return _verdict(
+            True,
+            "x_grad, W_grad, b_grad, h0_grad and all %d rows of the state gradient match "
+            "backpropagation through time written with the chain rule alone (no links, no "
+            "workspaces)." % (T + 1),
+        )
+    only_last = _elman_gradients(
+        values, 0 * grads["hidden_t_all_grad"], grads["hidden_t_last_grad"]
+    )
+    if close(got["x_grad"], only_last[1]):
+        return _verdict(
+            False,
+            "your gradients are those of a loss on hidden_t_last alone: hidden_t_all_grad "
+            "never reached them.",
+            why="step t adds row t of hidden_t_all_grad into its hidden_t_grad (row t + 1 "
+            "of the state gradient) before backward_step reads it.",
+        )
+    if close(got["x_grad"], x_grad) and close(got["W_grad"], shares[0]):
+        return _verdict(
+            False,
+            "x_grad is right, W_grad is step 0's share alone.",
+            why="each step leaves its share in W_grad_tmpstep and the next step overwrites "
+            "it: add it into W_grad (and b_grad_tmpstep into b_grad) inside the loop.",
+        )
+    name = next(n for n in expected if not close(got[n], expected[n]))
+    return _verdict(
+        False,
+        "%s differs from the chain rule's (largest difference %.2g)."
+        % (name, np.abs(np.asarray(got[name]) - expected[name]).max()),
+        why="for t = T-1 down to 0, in step workspace t: the backward links, then row t "
+        "of hidden_t_all_grad into hidden_t_grad, then backward_step(ws), then the "
+        "_tmpstep shares into W_grad and b_grad.",
+    )
