@@ -174,6 +174,19 @@ def _link_message(wrong, external):
     )
 
 
+def _wrong_view(steps, outer, links, link_why, flat_why):
+    """The verdict on the first link whose blob is not a view of its row (a wrong row, a
+    copy) or has lost the time axis (an integer index); None when every link is right."""
+    wrong = _wrong_link(steps, outer, links)
+    if wrong is not None:
+        external = dict((l[0], l[1]) for l in links)[wrong[1]]
+        return _verdict(False, _link_message(wrong, external), why=link_why)
+    flat = _flat_link(steps, outer, links)
+    if flat is not None:
+        return _verdict(False, _flat_message(flat), why=flat_why)
+    return None
+
+
 def check_forward(forward):
     """Self-check of step 9's exercise (notebook 04), ``forward(outer, links, aliases)``.
 
@@ -203,24 +216,19 @@ def check_forward(forward):
             why="the backward pass runs in the step workspaces the forward kept: append "
             "ws to step_workspaces at the end of each step.",
         )
-    wrong = _wrong_link(steps, outer, LINKS)
+    wrong = _wrong_view(
+        steps,
+        outer,
+        LINKS,
+        link_why="before timestep t, each link (internal, external, offset) makes ws[internal] "
+        "the slice outer[external][t + offset : t + offset + 1]: a view of one row.",
+        flat_why="NumPy's tanh does not mind, but the real operator's step net does: its "
+        "FC(axis=2) reads a 1 × N × D blob as N rows of D values (the FC of the "
+        "operator below). A link's blob is the slice of its window of rows, which "
+        "keeps the time axis; the step net's ops are written for that shape.",
+    )
     if wrong is not None:
-        return _verdict(
-            False,
-            _link_message(wrong, dict((l[0], l[1]) for l in LINKS)[wrong[1]]),
-            why="before step t, each link (internal, external, offset) makes ws[internal] "
-            "the slice outer[external][t + offset : t + offset + 1]: a view of one row.",
-        )
-    flat = _flat_link(steps, outer, LINKS)
-    if flat is not None:
-        return _verdict(
-            False,
-            _flat_message(flat),
-            why="NumPy's tanh does not mind, but the real operator's step net does: its "
-            "FC(axis=2) reads a 1 × N × D blob as N rows of D values (the FC of the "
-            "operator below). A link's blob is the slice of its window of rows, which "
-            "keeps the time axis; the step net's ops are written for that shape.",
-        )
+        return wrong
     states, expected = outer[STATES], _elman_states(values)
     unwritten = [r for r in range(states.shape[0]) if np.isnan(states[r]).any()]
     if unwritten:
@@ -287,24 +295,19 @@ def check_backward(backward, forward):
     )
     if ran is NOT_RUN:
         return False
-    wrong = _wrong_link(steps, outer, GRADIENT_LINKS)
+    wrong = _wrong_view(
+        steps,
+        outer,
+        GRADIENT_LINKS,
+        link_why="before the backward pass's timestep t, each backward link (internal, external, "
+        "offset) makes ws[internal] a view of row t + offset, as the forward links did.",
+        flat_why="the backward step net's ops are written for the forward blobs' shape: "
+        "FCGradient(axis=2) reads hidden_t_grad as 1 × N × D, N rows of D values. A "
+        "backward link, like a forward one, is the slice of its window of rows, which "
+        "keeps the time axis.",
+    )
     if wrong is not None:
-        return _verdict(
-            False,
-            _link_message(wrong, dict((l[0], l[1]) for l in GRADIENT_LINKS)[wrong[1]]),
-            why="before the backward pass's timestep t, each backward link (internal, external, "
-            "offset) makes ws[internal] a view of row t + offset, as the forward links did.",
-        )
-    flat = _flat_link(steps, outer, GRADIENT_LINKS)
-    if flat is not None:
-        return _verdict(
-            False,
-            _flat_message(flat),
-            why="the backward step net's ops are written for the forward blobs' shape: "
-            "FCGradient(axis=2) reads hidden_t_grad as 1 × N × D, N rows of D values. A "
-            "backward link, like a forward one, is the slice of its window of rows, which "
-            "keeps the time axis.",
-        )
+        return wrong
     dh, x_grad, W_grad, b_grad, shares = _elman_gradients(
         values, grads["hidden_t_all_grad"], grads["hidden_t_last_grad"]
     )

@@ -70,6 +70,24 @@ def missing(*operators):
     return "needs %s, which caffe2rnn does not implement" % ", ".join(operators)
 
 
+#: E6 and E7 segment_ops_test: the three tests of operators caffe2rnn lacks.
+SEGMENT_OPS_MISSING = {
+    "TestSegmentOps::test_lengths_ops": ("failed", missing("LengthsMax")),
+    "TestSegmentOps::test_sparse_lengths_weighted_sum_gpu": (
+        "failed",
+        missing("SparseLengthsWeightedSum"),
+    ),
+    "TestSegmentOps::test_sparse_lengths_indices_in_gradient_sum_gpu": (
+        "failed",
+        missing("SparseLengthsIndicesInGradientSumGradient"),
+    ),
+}
+
+#: E6 and E7 sequence_ops_test: Caffe2's own @unittest.skip("flaky test") (caffe2/caffe2
+#: issue 1547).
+SEQUENCE_OPS_FLAKY_SKIP = {"TestSequenceOps::test_remove_padding": ("skipped", "flaky test")}
+
+
 #: E5 and E6 softmax_ops_test: the two tests of an operator caffe2rnn lacks.
 SPATIAL_SOFTMAX_TESTS = {
     "TestSoftmaxOps::" + name: ("failed", missing("SpatialSoftmaxWithLoss"))
@@ -315,23 +333,12 @@ SUITES = [
     Suite(
         "E6",
         "operator_test/sequence_ops_test.py",
-        # Caffe2's own @unittest.skip("flaky test") (caffe2/caffe2 issue 1547)
-        outcomes={"TestSequenceOps::test_remove_padding": ("skipped", "flaky test")},
+        outcomes=SEQUENCE_OPS_FLAKY_SKIP,
     ),
     Suite(
         "E6",
         "operator_test/segment_ops_test.py",
-        outcomes={
-            "TestSegmentOps::test_lengths_ops": ("failed", missing("LengthsMax")),
-            "TestSegmentOps::test_sparse_lengths_weighted_sum_gpu": (
-                "failed",
-                missing("SparseLengthsWeightedSum"),
-            ),
-            "TestSegmentOps::test_sparse_lengths_indices_in_gradient_sum_gpu": (
-                "failed",
-                missing("SparseLengthsIndicesInGradientSumGradient"),
-            ),
-        },
+        outcomes=SEGMENT_OPS_MISSING,
     ),
     Suite("E6", "operator_test/elementwise_ops_test.py"),
     Suite("E6", "operator_test/elementwise_logical_ops_test.py"),
@@ -474,23 +481,12 @@ SUITES = [
     Suite(
         "E7",
         "operator_test/sequence_ops_test.py",
-        # Caffe2's own @unittest.skip("flaky test") (caffe2/caffe2 issue 1547)
-        outcomes={"TestSequenceOps::test_remove_padding": ("skipped", "flaky test")},
+        outcomes=SEQUENCE_OPS_FLAKY_SKIP,
     ),
     Suite(
         "E7",
         "operator_test/segment_ops_test.py",
-        outcomes={
-            "TestSegmentOps::test_lengths_ops": ("failed", missing("LengthsMax")),
-            "TestSegmentOps::test_sparse_lengths_weighted_sum_gpu": (
-                "failed",
-                missing("SparseLengthsWeightedSum"),
-            ),
-            "TestSegmentOps::test_sparse_lengths_indices_in_gradient_sum_gpu": (
-                "failed",
-                missing("SparseLengthsIndicesInGradientSumGradient"),
-            ),
-        },
+        outcomes=SEGMENT_OPS_MISSING,
     ),
     Suite(
         "E7",
