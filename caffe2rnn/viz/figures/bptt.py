@@ -112,9 +112,9 @@ def fig_bptt(steps=3, names=None):
     rows = [("row 0", ["written by timestep 0", "= gradient of `%s`" % n["initial"]], "#FFF8E1")]
     for r in range(1, steps):
         rows.append(("row %d" % r, ["written by timestep %d" % r, "+ GO row %d" % (r - 1),
-                                    "read by step %d" % (r - 1)], None))  # fmt: skip
+                                    "read by timestep %d" % (r - 1)], None))  # fmt: skip
     rows.append(("row %d" % steps, ["zeroed, + `_last` grad", "+ GO row %d" % (steps - 1),
-                                    "read by step %d" % (steps - 1)], "#FCE8E6"))  # fmt: skip
+                                    "read by timestep %d" % (steps - 1)], "#FCE8E6"))  # fmt: skip
     centres = parts.tensor_rows(
         canvas, grad_x, y0, grad_w, pitch, rows, style.GRADIENT_FILL, style.GRADIENT_EDGE,
         cls="gradient",

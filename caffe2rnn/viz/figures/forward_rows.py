@@ -72,14 +72,14 @@ def fig_forward_rows(steps=3, names=None):
     canvas = Canvas(
         style.WIDTH,
         "The forward loop of RecurrentNetwork as rows of one tensor",
-        "One step net runs T = %d times. Step t reads row t of the states tensor %s and writes "
+        "One step net runs T = %d times. Timestep t reads row t of the states tensor %s and writes "
         "row t + 1 through links (views, no copies); row 0 holds the initial state h0; after "
         "the loop %s views rows 1 to T and %s the last row." % (steps, states, all_rows, last_row),
     )
     top = parts.heading(
         canvas,
         "The forward loop: one step net, run T = %d times over the rows of one tensor" % steps,
-        "Step t reads row t and writes row t + 1 through views (links): nothing is copied.",
+        "Timestep t reads row t and writes row t + 1 through views (links): nothing is copied.",
     )
     pitch, y0 = 74, top + 50
     input_x, input_w = 10, 80
@@ -99,9 +99,9 @@ def fig_forward_rows(steps=3, names=None):
                 "middle", True)  # fmt: skip
 
     # the states tensor: row 0 the initial state, row t + 1 written by step t
-    rows = [("row 0", ["`%s`, copied in" % initial, "read by step 0"], "#FFFBEB")]
+    rows = [("row 0", ["`%s`, copied in" % initial, "read by timestep 0"], "#FFFBEB")]
     rows += [
-        ("row %d" % (t + 1), ["written by step %d" % t] + (["read by step %d" % (t + 1)]
+        ("row %d" % (t + 1), ["written by timestep %d" % t] + (["read by timestep %d" % (t + 1)]
                                                             if t + 1 < steps else []), None)
         for t in range(steps)
     ]  # fmt: skip
