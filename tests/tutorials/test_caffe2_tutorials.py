@@ -9,11 +9,10 @@ the notebook's era. What the cells print and draw is then checked against
 what the tutorial's text says they show, and against the outputs Caffe2
 itself saved in the notebook where those do not depend on random numbers.
 
-Era E7 (929c33cee) is not in :mod:`caffe2rnn.eras` yet: its notebooks run
-in the E6 kernel, whose semantics suffice for all of them but one place --
-the in-place ``Pow`` gradient of Control_Ops' last example (E7's
-``pow_op.cc``, the era policy ``pow_inplace_gradient``), checked here against
-what E6's Caffe2 computed until E7 is there.
+The notebooks of 929c33cee run in the E7 kernel. Control_Ops also runs in
+the E6 kernel, where one result differs, as docs/caffe2-tutorials.md says:
+the in-place ``Pow`` gradient of its last example (E7's ``pow_op.cc``, the
+era policy ``pow_inplace_gradient``) gives what E6's Caffe2 computed.
 """
 
 import os
@@ -33,8 +32,8 @@ pytestmark = pytest.mark.slow
 
 #: Caffe2 checkout variable of each folder era.
 SOURCES = {"E5": "CAFFE2_SOURCE", "E7": "CAFFE2_SOURCE_E7"}
-#: The era a folder's notebooks run in (E7's own once caffe2rnn has it).
-KERNEL_ERA = {"E5": "E5", "E7": "E7" if "E7" in eras.ERAS else "E6"}
+#: The era a folder's notebooks run in: the era of the folder's commit.
+KERNEL_ERA = {"E5": "E5", "E7": "E7"}
 TUTORIALS = [
     ("E5", "Basics"),
     ("E5", "Toy_Regression"),
@@ -73,15 +72,17 @@ def tutorial_path(folder, name):
 _ran = {}
 
 
-def run(folder, name):
-    """The executed notebook (once per module) and its code cells' outputs by cell index."""
-    key = (folder, name)
+def run(folder, name, era=None):
+    """The executed notebook (once per module and kernel era; by default the
+    folder's own era, :data:`KERNEL_ERA`)."""
+    era = era or KERNEL_ERA[folder]
+    key = (folder, name, era)
     if key not in _ran:
         path = tutorial_path(folder, name)
         notebook = nbformat.read(path, as_version=4)
         client = nbclient.NotebookClient(
             notebook,
-            kernel_name="caffe2rnn-caffe2-%s" % KERNEL_ERA[folder].lower(),
+            kernel_name="caffe2rnn-caffe2-%s" % era.lower(),
             timeout=TIMEOUT_SECONDS,
             resources={"metadata": {"path": os.path.dirname(path)}},
         )
@@ -183,13 +184,22 @@ def test_control_ops_prints_what_caffe2_printed(kernels):
     assert pngs(notebook, 16) and pngs(notebook, 26)
     # The loop's gradients: x^4, y^2, z^3 at 2, 3, 2 -> 32, 6, 12 (the text's
     # "4x^3", "2y", "3z^2"). Each Pow is in place (x = x^2), so its gradient
-    # reads the output: E7's Pow gradient takes its (a-1)/a-th power; E6's
-    # raised the output to a-1, giving 2*16 * 2*4, 2*9, 3*8^2.
+    # reads the output; E7's Pow gradient takes its (a-1)/a-th power.
+    assert eras.get(KERNEL_ERA["E7"]).pow_inplace_gradient
+    assert stdout(notebook, 37) == stdout(caffe2, 37)
+
+
+def test_control_ops_pow_gradient_in_the_e6_kernel(kernels):
+    """Before 929c33cee the in-place Pow gradient raised the output to a-1:
+    2*16 * 2*4, 2*9 and 3*8^2 where E7 printed 32, 6 and 12 (the page says so)."""
+    notebook, caffe2 = run("E7", "Control_Ops", era="E6"), saved("E7", "Control_Ops")
     expected = stdout(caffe2, 37)
-    if not eras.get(KERNEL_ERA["E7"]).pow_inplace_gradient:
-        expected = expected.replace("32.0", "256.0").replace("y_grad =  6.0", "y_grad =  18.0")
-        expected = expected.replace("z_grad =  12.0", "z_grad =  192.0")
+    assert "x_grad =  32.0" in expected and "y_grad =  6.0" in expected, expected
+    expected = expected.replace("32.0", "256.0").replace("y_grad =  6.0", "y_grad =  18.0")
+    expected = expected.replace("z_grad =  12.0", "z_grad =  192.0")
     assert stdout(notebook, 37) == expected
+    for index in (6, 10, 18, 22, 28, 32, 34):  # everything else as E7 printed it
+        assert stdout(notebook, index) == stdout(caffe2, index), index
 
 
 def test_python_op_prints_what_caffe2_printed(kernels):
