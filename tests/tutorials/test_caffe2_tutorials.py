@@ -146,6 +146,52 @@ def test_basics(kernels, folder):
     assert pngs(notebook, 30) and pngs(notebook, 46)
 
 
+#: Immediate mode's cells before its MNIST part: cell 15 reads an MNIST leveldb
+#: that another tutorial downloads (the tests have no network).
+IMMEDIATE_CELLS = 14
+
+
+@pytest.mark.parametrize("folder", ["E5", "E7"])
+def test_immediate_mode_runs_until_its_mnist_part(kernels, folder):
+    """experimental/Immediate.ipynb (the same at both commits; it saved no
+    outputs): each claim of its text up to the MNIST example, which needs a
+    downloaded dataset."""
+    path = tutorial_path(folder, os.path.join("experimental", "Immediate"))
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells = notebook.cells[:IMMEDIATE_CELLS]
+    nbclient.NotebookClient(
+        notebook,
+        kernel_name="caffe2rnn-caffe2-%s" % KERNEL_ERA[folder].lower(),
+        timeout=TIMEOUT_SECONDS,
+        allow_errors=True,  # cell 10 raises, as its text says; checked below
+        resources={"metadata": {"path": os.path.dirname(path)}},
+    ).execute()
+    errors = {
+        i: o
+        for i, c in enumerate(notebook.cells)
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.output_type == "error"
+    }
+    # "we will encounter an exception": Relu's input X is not in the immediate workspace.
+    assert list(errors) == [10], errors
+    assert "non-existing input blob: X" in errors[10].evalue
+    # Declaring does not run; RunOperatorOnce does.
+    assert stdout(notebook, 3).splitlines() == [
+        "Before execution, workspace contains X: False",
+        "After execution, workspace contains X: True",
+    ]
+    # In immediate mode the op runs at once, in the immediate workspace only.
+    lines = stdout(notebook, 7).splitlines()
+    assert lines[0] == "Before execution, does workspace contain X? True"  # cell 3's X
+    assert lines[2] == "['X']"
+    assert len(numbers(" ".join(lines[4:]))) == 3 * 5  # GaussianFill shape=[3, 5]
+    # FeedImmediate, then Relu runs as it is created: Y = max(X, 0).
+    text = stdout(notebook, 12).split("Example output is:")
+    x, y = numbers(text[0]), numbers(text[1])
+    assert len(x) == 6 and y == [max(v, 0.0) for v in x]
+
+
 def test_toy_regression_2017_learns_the_true_w_and_b(kernels):
     """E5's text: "w=[2.0, 1.5] and bias b=0.5", learned from noisy samples
     (Caffe2's own run: W [[1.958 1.473]], B [0.452])."""
