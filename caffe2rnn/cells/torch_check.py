@@ -55,12 +55,13 @@ COMMAND = "python -m caffe2rnn.cells.torch_check --record docs/_data/torch_check
 def _caffe2_lstm(weights, x, h0, c0, lengths, r):
     """Run rnn_cell.LSTM forward and backward; return its outputs and gradients
     (in torch's names and gate order)."""
-    from .. import model_helper, rnn_cell, workspace
+    from .. import model_helper, workspace
     from . import torch_layout
+    from .layers import LSTM  # rnn_cell.LSTM's home (rnn_cell re-exports it)
 
     T, N, _ = x.shape
     model = model_helper.ModelHelper(name="torch_check")
-    hidden_all, hidden_last, _, cell_last = rnn_cell.LSTM(
+    hidden_all, hidden_last, _, cell_last = LSTM(
         model,
         "x",
         "seq_lengths",
