@@ -8,9 +8,13 @@
 * **Code fits the column**: every line of a code block or code cell is at most
   76 characters (the article column of the site at 1280 px holds about 78 of
   its monospace characters; a longer line is cut behind a scroll bar).
-* **Asides are folded on the core path** (steps 1-21): every "caffe2rnn differs"
-  box sits in a ``<details class="c2r-fold ...">`` whose one-line summary is all a
-  reader sees until they open it.
+* **Asides are folded on the core path** (steps 1-21): a fold's one-line summary
+  is all a reader sees until they open it.
+* **A deliberate difference is a badge where the reader meets it**: one line
+  (``{container} c2r-badge`` holding a ``{ref}`` of at most 15 words) that links
+  to its section of ``concepts/differences.md``, the one page that tells every
+  difference in full; every section there is linked by a badge, and no
+  "caffe2rnn differs" box is left on a page.
 * **The title a reader sees is one title**: the sidebar takes each page's own
   H1 (the path's toctree gives no titles of its own), so "Next" / "Previous"
   and the sidebar cannot disagree.
@@ -155,37 +159,100 @@ FOLD_SUMMARY_CHARS = 80
 FOLD_OPEN = re.compile(r'^<details class="c2r-fold[^"]*"><summary>(.*?)</summary>$', re.M)
 
 
-def folded_differs_boxes(text):
-    """(line, folded?) for every c2r-differs admonition of a page's Markdown."""
-    found, depth = [], 0
-    for number, line in enumerate(text.splitlines(), 1):
-        if FOLD_OPEN.match(line):
-            depth += 1
-        elif line.strip() == "</details>" and depth:
-            depth -= 1
-        elif line.strip() == ":class: c2r-differs":
-            found.append((number, depth > 0))
-    return found
-
-
 @pytest.mark.parametrize(
     "doc", [s.doc for s in markdown_steps() if s.number <= CORE_PATH_LAST_STEP]
 )
-def test_asides_on_the_core_path_are_folded(doc):
+def test_fold_summaries_on_the_core_path_fit_one_line(doc):
     step = next(s for s in markdown_steps() if s.doc == doc)
-    text = read(step)
-    open_boxes = [n for n, folded in folded_differs_boxes(text) if not folded]
-    assert not open_boxes, (
-        '%s: "caffe2rnn differs" boxes not folded (wrap them in <details class="c2r-fold '
-        'c2r-fold-differs"><summary>one line</summary> ... </details>) at lines %s'
-        % (doc, open_boxes)
-    )
-    for summary in FOLD_OPEN.findall(text):
+    for summary in FOLD_OPEN.findall(read(step)):
         shown = re.sub(r"<[^>]+>", "", summary)
         assert len(shown) <= FOLD_SUMMARY_CHARS, "%s: fold summary longer than one line: %s" % (
             doc,
             shown,
         )
+
+
+#: The page that tells every deliberate difference; badges elsewhere link to it.
+DIFFERENCES = "concepts/differences.md"
+#: A badge: a one-line container whose only content is a {ref} to a difference.
+BADGE = re.compile(r"^```\{container\} c2r-badge\n(.*?)\n```[ \t]*$", re.M | re.S)
+BADGE_REF = re.compile(r"^\{ref\}`caffe2rnn differs: ([^<`]+?) <(differs-[a-z0-9-]+)>`$")
+#: A badge says the difference in this many words at most (after "caffe2rnn differs:").
+BADGE_WORDS = 15
+#: A difference's anchor on the differences page, and the heading it labels.
+DIFFERS_SECTION = re.compile(r"^\((differs-[a-z0-9-]+)\)=\n(?:\n)?(#{2,3} \S.*)$", re.M)
+
+
+def badges(text):
+    """(label, words) of every badge of a page's Markdown; a badge that is not
+    exactly one {ref} line to a differs- label gives (None, its text)."""
+    found = []
+    for body in BADGE.findall(text):
+        match = BADGE_REF.match(body.strip())
+        found.append((match.group(2), match.group(1)) if match else (None, body))
+    return found
+
+
+def differs_sections(text):
+    """The differs- labels of the differences page, each on a section heading."""
+    return [label for label, _heading in DIFFERS_SECTION.findall(text)]
+
+
+def site_pages():
+    """Every Markdown page of docs/ (the build's own output excluded)."""
+    pages = []
+    for root, dirs, files in os.walk(DOCS):
+        dirs[:] = [d for d in dirs if not d.startswith(("_build", "."))]
+        pages += [os.path.join(root, f) for f in files if f.endswith(".md")]
+    return sorted(pages)
+
+
+def all_badges():
+    found = []
+    for page in site_pages():
+        with open(page, encoding="utf-8") as handle:
+            text = handle.read()
+        found += [(os.path.relpath(page, DOCS), label, words) for label, words in badges(text)]
+    return found
+
+
+def test_every_badge_links_to_a_section_of_the_differences_page():
+    with open(os.path.join(DOCS, DIFFERENCES), encoding="utf-8") as handle:
+        sections = set(differs_sections(handle.read()))
+    found = [b for b in all_badges() if b[0] != DIFFERENCES]
+    assert found, "no caffe2rnn differs badge on any page"
+    bad = [(page, words) for page, label, words in found if label is None]
+    assert not bad, "badges that are not one {ref}`caffe2rnn differs: ... <differs-...>`: %s" % bad
+    missing = [(page, label) for page, label, _ in found if label not in sections]
+    assert not missing, "badges whose target is not a section of %s: %s" % (DIFFERENCES, missing)
+    long = [(page, words) for page, _, words in found if len(words.split()) > BADGE_WORDS]
+    assert not long, "badges longer than %d words: %s" % (BADGE_WORDS, long)
+
+
+def test_every_difference_is_linked_by_a_badge_where_it_is_met():
+    with open(os.path.join(DOCS, DIFFERENCES), encoding="utf-8") as handle:
+        text = handle.read()
+    sections = differs_sections(text)
+    assert len(sections) == len(set(sections)) == len(re.findall(r"^\(differs-", text, re.M)), (
+        "every differs- label of %s must label a section heading, once" % DIFFERENCES
+    )
+    linked = {label for page, label, _ in all_badges() if page != DIFFERENCES}
+    unlinked = [label for label in sections if label not in linked]
+    assert not unlinked, "differences no badge links to: %s" % unlinked
+
+
+def test_no_caffe2rnn_differs_box_is_left_on_a_page():
+    """The differences moved to their page; a box or a differs- label elsewhere
+    would tell a difference twice (or move an anchor away from its section)."""
+    left = []
+    for page in site_pages():
+        if os.path.relpath(page, DOCS) == DIFFERENCES:
+            continue
+        with open(page, encoding="utf-8") as handle:
+            text = handle.read()
+        if re.search(r"c2r-differs|c2r-fold-differs|^\(differs-", text, re.M):
+            left.append(os.path.relpath(page, DOCS))
+    assert not left, "caffe2rnn differs boxes or labels outside %s: %s" % (DIFFERENCES, left)
 
 
 def test_the_sidebar_shows_each_page_s_own_title():
@@ -212,9 +279,10 @@ def test_the_helpers_find_what_they_should():
     prose = running_text(text)
     assert HASH.findall(prose) == ["abcdef123"]
     assert [len(line) for _, line in code_lines(text)] == [80]
-    boxes = (
-        '<details class="c2r-fold c2r-fold-differs"><summary>one</summary>\n\n'
-        "```{admonition} x\n:class: c2r-differs\ny\n```\n\n</details>\n\n"
-        "```{admonition} z\n:class: c2r-differs\nw\n```\n"
+    page = (
+        "x\n\n```{container} c2r-badge\n{ref}`caffe2rnn differs: a b <differs-a>`\n```\n\n"
+        "```{container} c2r-badge\nsee {ref}`x <differs-b>`\n```\n"
     )
-    assert folded_differs_boxes(boxes) == [(4, True), (11, False)]
+    assert badges(page) == [("differs-a", "a b"), (None, "see {ref}`x <differs-b>`")]
+    sections = "(differs-a)=\n## A\n\ntext\n\n(differs-b)=\ntext\n"
+    assert differs_sections(sections) == ["differs-a"]
