@@ -2,7 +2,7 @@
 
 torch is never a dependency of caffe2rnn, so the docs site is built without
 it. This module runs the comparison where torch *is* importable and keeps its
-result as a small JSON record that the site shows (docs/start-here.md):
+result as a small JSON record that the site shows (docs/concepts/cells.md):
 
     python -m caffe2rnn.cells.torch_check                 # compare now, print
     python -m caffe2rnn.cells.torch_check --record docs/_data/torch_check.json

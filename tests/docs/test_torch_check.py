@@ -1,6 +1,6 @@
 """The torch comparison the start page shows (caffe2rnn.cells.torch_check).
 
-The site is built without torch, so docs/start-here.md prints the record in
+The site is built without torch, so docs/concepts/cells.md prints the record in
 ``docs/_data/torch_check.json``. These tests hold the record to its shape (every
 section and number present, within tolerance, the padded rows as the page says)
 and, wherever torch is importable, run the comparison again and check it agrees.
