@@ -82,13 +82,13 @@ PAGES = [
     ("concepts/recurrent-net.html", 1, 4200),
     ("concepts/recurrent-op.html", 1, 3400),
     ("concepts/recurrent-gradient.html", 1, 3000),
-    ("concepts/links-and-aliases.html", 2, 3600),
+    ("concepts/links-and-aliases.html", 1, 3600),
     # the stepper is inline SVG; its two other drawings are links to full-size files
     ("concepts/time-stepper.html", 0, 4400),
     ("concepts/cells.html", 2, 2400),
     ("concepts/history.html", 2, 2400),
     ("concepts/bug-gallery.html", 4, 2400),
-    ("glossary.html", 0, 1800),
+    ("glossary.html", 1, 3600),
     ("notebooks/05_recurrent_network_op.html", 1, 7000),
     ("notebooks/10_attention.html", 2, 9000),
 ]
