@@ -34,6 +34,7 @@ from .loops import (
     STATES,
     check_backward,
     check_forward,
+    describe_lists,
     explain_lists_for_initial_rows,
     lists_for_initial_rows,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "check_finite_differences",
     "check_forward",
     "check_running_sum",
+    "describe_lists",
     "explain_lists_for_initial_rows",
     "feedback",
     "lists_for_initial_rows",

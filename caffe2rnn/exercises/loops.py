@@ -1,6 +1,8 @@
 """The write-the-loop exercises: step 9 (notebook 04, forward) and step 13 (notebook 06,
 backward), with the link lists of steps 9 and 13."""
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from .verdicts import NOT_RUN, _verdict, run_learners_code
@@ -74,6 +76,86 @@ def explain_lists_for_initial_rows(k):
     )
 
 
+def describe_lists(lists, k, T):
+    """In words, what ``lists`` (links, aliases, as notebook 04's predict for ``k`` initial
+    rows asks for them) make the loop do over ``T`` timesteps: the rows the first and the
+    last timestep read and write, then the first thing about them that cannot give the
+    recurrence. Notebook 04's ``check_lists`` says this before anything its runs raised, so
+    a wrong offset is told as a row, not as NumPy's broadcasting error. Lists of another
+    form get the sentence about their form."""
+    try:
+        links, aliases = lists
+        links = [tuple(link) for link in links]
+        aliases = [tuple(alias) for alias in aliases]
+        by_name = {internal: (external, offset) for internal, external, offset in links}
+        offsets = {alias[1]: alias[2] for alias in aliases}
+    except (TypeError, ValueError):
+        return "the lists are not (links, aliases) of (name, tensor, offset) triples."
+    rows = {STATES: T + k, "x": T}
+    expected = {"hidden_t_prev": STATES, "hidden_t": STATES, "input_t": "x"}
+    for internal, external in expected.items():
+        if by_name.get(internal, (external,))[0] != external:
+            return "your %s link points into %s; the cell's %s is a row of %s." % (
+                internal,
+                by_name[internal][0],
+                internal,
+                external,
+            )
+    missing = [n for n in expected if n not in by_name] + [
+        n for n in ("hidden_t_all", "hidden_t_last") if n not in offsets
+    ]
+    if missing:
+        return "your lists have no %s." % " and no ".join(missing)
+
+    def row(name, t):
+        return t + by_name[name][1]
+
+    said = [
+        "step %d reads hidden_t_prev from row %d of %s and input_t from row %d of x, and "
+        "writes hidden_t into row %d"
+        % (t, row("hidden_t_prev", t), STATES, row("input_t", t), row("hidden_t", t))
+        for t in sorted({0, T - 1})
+    ]
+    words = "with your lists, " + "; ".join(said) + "."
+    for t in range(T):
+        for internal, (external, _) in by_name.items():
+            r = row(internal, t)
+            if not 0 <= r < rows[external]:
+                return words + (
+                    " At step %d, %s's row %d is not in %s, which has rows 0 to %d: its view "
+                    "is empty, and the step cannot compute with it."
+                    % (t, internal, r, external, rows[external] - 1)
+                )
+    if row("hidden_t", 0) < k:
+        return words + (
+            " Step 0 writes into row %d, one of the %d rows that hold h0 (0 to %d)."
+            % (row("hidden_t", 0), k, k - 1)
+        )
+    if row("hidden_t_prev", 0) == row("hidden_t", 0):
+        return words + (" Each step reads the row it writes: it starts from NaN, no step's output.")
+    if by_name["hidden_t_prev"][1] != by_name["hidden_t"][1] - 1:
+        return words + (
+            " Step t + 1 reads row t + %d, but step t wrote row t + %d: the steps do not "
+            "hand on their output." % (by_name["hidden_t_prev"][1] + 1, by_name["hidden_t"][1])
+        )
+    if row("hidden_t_prev", 0) != k - 1:
+        return words + (
+            " Step 0 starts from row %d, not from h0's newest row." % row("hidden_t_prev", 0)
+        )
+    start = (
+        offsets["hidden_t_all"] if offsets["hidden_t_all"] >= 0 else T + k + offsets["hidden_t_all"]
+    )
+    if T + k - start != T:
+        return words + (
+            " hidden_t_all views rows %d to %d of %s: %d rows, where there are %d outputs."
+            % (start, T + k - 1, STATES, T + k - start, T)
+        )
+    last = offsets["hidden_t_last"]
+    if (last if last >= 0 else T + k + last) != T + k - 1:
+        return words + " hidden_t_last views more than the last row, or another one."
+    return words
+
+
 def _elman_values(T=5, N=2, D=3, k=1, seed=7):
     """Inputs of the checks, in float64 so a right loop matches the reference closely."""
     rng = np.random.default_rng(seed)
@@ -120,16 +202,20 @@ def _viewed_rows(blob, tensor):
 
 
 def _wrong_link(steps, outer, links):
-    """The first (step, internal, rows it views, row it should view) where a step's blob is
-    not a view of row t + offset, or None."""
+    """The first (step, internal, rows it views, row it should view, its shape) where a
+    step's blob is not a view of row t + offset, or None. An empty view (a slice past the
+    last row, or from a negative row) views no row. A step that is None (one a loop that
+    raised never reached) is skipped."""
     for t, ws in enumerate(steps):
+        if ws is None:
+            continue
         for internal, external, offset in links:
             blob = ws.get(internal) if hasattr(ws, "get") else None
             if not isinstance(blob, np.ndarray):
-                return t, internal, None, t + offset
-            rows = _viewed_rows(blob, outer[external])
+                return t, internal, None, t + offset, None
+            rows = _viewed_rows(blob, outer[external]) if blob.size else []
             if rows != [t + offset]:
-                return t, internal, rows, t + offset
+                return t, internal, rows, t + offset, blob.shape
     return None
 
 
@@ -139,6 +225,8 @@ def _flat_link(steps, outer, links):
     ``window × N × D`` (here window 1), as the operator's ``rnn_internal_apply_link`` makes
     it; an integer index, ``outer[external][t + offset]``, views the same row as ``N × D``."""
     for t, ws in enumerate(steps):
+        if ws is None:
+            continue
         for internal, external, offset in links:
             expected = outer[external][t + offset : t + offset + 1].shape
             if ws[internal].shape != expected:
@@ -155,36 +243,110 @@ def _flat_message(flat):
     )
 
 
-def _link_message(wrong, external):
-    t, internal, rows, row = wrong
+def _shape(shape):
+    return " × ".join(map(str, shape))
+
+
+def _link_message(wrong, outer, external):
+    t, internal, rows, row, shape = wrong
     if rows is None:
         return "step workspace %d has no array named %s." % (t, internal)
+    last = outer[external].shape[0] - 1
+    if not rows and 0 in shape:
+        return (
+            "step %d's %s is an empty view of %s (%s): its slice holds none of %s's rows 0 "
+            "to %d, as a slice that starts past the last row, or at a negative row, does; "
+            "its link says row t + offset = %d."
+            % (t, internal, external, _shape(shape), external, last, row)
+        )
     if not rows:
         return (
             "step %d's %s shares no memory with %s: it is a copy (np.array, "
             ".copy(), arithmetic on the slice), so what the step writes into it never "
             "reaches the tensor." % (t, internal, external)
         )
-    return "step %d's %s views row %s of %s; its link says row t + offset = %d." % (
+    if len(rows) == 1:
+        return "step %d's %s views row %d of %s; its link says row t + offset = %d." % (
+            t,
+            internal,
+            rows[0],
+            external,
+            row,
+        )
+    contiguous = rows == list(range(rows[0], rows[-1] + 1))
+    return "step %d's %s views %s of %s (%s); its link says row t + offset = %d alone." % (
         t,
         internal,
-        rows[0] if len(rows) == 1 else rows,
+        "rows %d to %d" % (rows[0], rows[-1]) if contiguous else "rows %s" % rows,
         external,
+        _shape(shape),
         row,
     )
 
 
-def _wrong_view(steps, outer, links, link_why, flat_why):
+def _link_answer(wrong, links):
+    """'The answer:' of a wrong view: the slice the step's blob should be, row named."""
+    t, internal = wrong[:2]
+    external, offset = {l[0]: (l[1], l[2]) for l in links}[internal]
+    return "step %d's %s = outer[%r][%d : %d], a view of row t + offset = %d + %d = %d." % (
+        t,
+        internal,
+        external,
+        t + offset,
+        t + offset + 1,
+        t,
+        offset,
+        t + offset,
+    )
+
+
+def _wrong_view(steps, outer, links, link_why, flat_why, detail=None):
     """The verdict on the first link whose blob is not a view of its row (a wrong row, a
-    copy) or has lost the time axis (an integer index); None when every link is right."""
+    copy, an empty slice) or has lost the time axis (an integer index); None when every link
+    is right. ``detail``, what the learner's loop raised, is its last line."""
     wrong = _wrong_link(steps, outer, links)
     if wrong is not None:
         external = dict((l[0], l[1]) for l in links)[wrong[1]]
-        return _verdict(False, _link_message(wrong, external), why=link_why)
+        return _verdict(
+            False,
+            _link_message(wrong, outer, external),
+            why=link_why,
+            answer=_link_answer(wrong, links),
+            detail=detail,
+        )
     flat = _flat_link(steps, outer, links)
     if flat is not None:
-        return _verdict(False, _flat_message(flat), why=flat_why)
+        return _verdict(
+            False,
+            _flat_message(flat),
+            why=flat_why,
+            answer=_link_answer(flat, links),
+            detail=detail,
+        )
     return None
+
+
+@contextmanager
+def _recorded(function, step_name):
+    """While it lasts, ``function``'s global ``step_name`` (the step its loop calls on each
+    step workspace) keeps every workspace it is called with: what the learner's loop made,
+    even when the loop raises before returning them. Yields that list (empty when
+    ``function`` calls no global of that name)."""
+    seen = []
+    names = getattr(function, "__globals__", {})
+    original = names.get(step_name)
+    if callable(original):
+
+        def recording(ws, *args, **kwargs):
+            seen.append(ws)
+            return original(ws, *args, **kwargs)
+
+        names[step_name] = recording
+    try:
+        yield seen
+    finally:
+        if callable(original):
+            names[step_name] = original
 
 
 def check_forward(forward):
@@ -196,15 +358,30 @@ def check_forward(forward):
     """
     values = _elman_values()
     outer = dict(values)
-    steps = run_learners_code(
-        lambda: forward(outer, LINKS, ALIASES),
-        "write the body of the step loop in forward (in place of the raise)",
-        "forward",
-        why="the body: for each (internal, external, offset) in links, "
-        "ws[internal] = outer[external][t + offset : t + offset + 1]; then step(ws). "
-        "ws is a ChainMap: ws[name] = value puts a blob in step workspace t, ws[name] "
-        "reads it there or in outer.",
+    link_why = (
+        "before timestep t, each link (internal, external, offset) makes ws[internal] "
+        "the slice outer[external][t + offset : t + offset + 1]: a view of one row."
     )
+    flat_why = (
+        "NumPy's tanh does not mind, but the real operator's step net does: its "
+        "FC(axis=2) reads a 1 × N × D blob as N rows of D values (the FC of the "
+        "operator below). A link's blob is the slice of its window of rows, which "
+        "keeps the time axis; the step net's ops are written for that shape."
+    )
+    with _recorded(forward, "step") as seen:
+        steps = run_learners_code(
+            lambda: forward(outer, LINKS, ALIASES),
+            "write the body of the step loop in forward (in place of the raise)",
+            "forward",
+            why="the body: for each (internal, external, offset) in links, "
+            "ws[internal] = outer[external][t + offset : t + offset + 1]; then step(ws). "
+            "ws is a ChainMap: ws[name] = value puts a blob in step workspace t, ws[name] "
+            "reads it there or in outer.",
+            # a wrong row often raises in the step (NumPy's broadcasting): say the row first
+            explain=lambda detail: (
+                _wrong_view(seen, outer, LINKS, link_why, flat_why, detail) is not None
+            ),
+        )
     if steps is NOT_RUN:
         return False
     T = values["x"].shape[0]
@@ -216,17 +393,7 @@ def check_forward(forward):
             why="the backward pass runs in the step workspaces the forward kept: append "
             "ws to step_workspaces at the end of each step.",
         )
-    wrong = _wrong_view(
-        steps,
-        outer,
-        LINKS,
-        link_why="before timestep t, each link (internal, external, offset) makes ws[internal] "
-        "the slice outer[external][t + offset : t + offset + 1]: a view of one row.",
-        flat_why="NumPy's tanh does not mind, but the real operator's step net does: its "
-        "FC(axis=2) reads a 1 × N × D blob as N rows of D values (the FC of the "
-        "operator below). A link's blob is the slice of its window of rows, which "
-        "keeps the time axis; the step net's ops are written for that shape.",
-    )
+    wrong = _wrong_view(steps, outer, LINKS, link_why, flat_why)
     if wrong is not None:
         return wrong
     states, expected = outer[STATES], _elman_states(values)
@@ -284,6 +451,21 @@ def check_backward(backward, forward):
     }
     outer = dict(values, **grads)
     steps = forward(outer)
+    link_why = (
+        "before the backward pass's timestep t, each backward link (internal, external, "
+        "offset) makes ws[internal] a view of row t + offset, as the forward links did."
+    )
+    flat_why = (
+        "the backward step net's ops are written for the forward blobs' shape: "
+        "FCGradient(axis=2) reads hidden_t_grad as 1 × N × D, N rows of D values. A "
+        "backward link, like a forward one, is the slice of its window of rows, which "
+        "keeps the time axis."
+    )
+
+    def explain(detail):  # the steps the loop reached: those holding their gradient links
+        reached = [ws if all(l[0] in ws.maps[0] for l in GRADIENT_LINKS) else None for ws in steps]
+        return _wrong_view(reached, outer, GRADIENT_LINKS, link_why, flat_why, detail) is not None
+
     ran = run_learners_code(
         lambda: backward(outer, steps),
         "write the body of the loop over t in backward (in place of the raise)",
@@ -292,20 +474,11 @@ def check_backward(backward, forward):
         "offset), ws[internal] = outer[external][t + offset : t + offset + 1]; then "
         'ws["hidden_t_grad"] += outer["hidden_t_all_grad"][t]; then backward_step(ws); '
         'then outer[p + "_grad"] += ws[p + "_grad_tmpstep"] for p in W, b.',
+        explain=explain,
     )
     if ran is NOT_RUN:
         return False
-    wrong = _wrong_view(
-        steps,
-        outer,
-        GRADIENT_LINKS,
-        link_why="before the backward pass's timestep t, each backward link (internal, external, "
-        "offset) makes ws[internal] a view of row t + offset, as the forward links did.",
-        flat_why="the backward step net's ops are written for the forward blobs' shape: "
-        "FCGradient(axis=2) reads hidden_t_grad as 1 × N × D, N rows of D values. A "
-        "backward link, like a forward one, is the slice of its window of rows, which "
-        "keeps the time axis.",
-    )
+    wrong = _wrong_view(steps, outer, GRADIENT_LINKS, link_why, flat_why)
     if wrong is not None:
         return wrong
     dh, x_grad, W_grad, b_grad, shares = _elman_gradients(

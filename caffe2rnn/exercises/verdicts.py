@@ -36,7 +36,9 @@ def _plain(value):
     return value
 
 
-def feedback(prediction, actual, observed, why, variable="your prediction", right=None):
+def feedback(
+    prediction, actual, observed, why, variable="your prediction", right=None, detail=None
+):
     """Print the verdict on ``prediction`` and return whether it was right.
 
     ``observed`` says what the operator did (printed after "Right:" or "Not quite"),
@@ -44,7 +46,8 @@ def feedback(prediction, actual, observed, why, variable="your prediction", righ
     whoever answered wrong once leaves with the right answer and the reason, not a hint to
     try again. ``right`` overrides the comparison of ``prediction`` with ``actual``
     (:func:`same`) when the check judges the prediction itself. With no prediction yet
-    (``None``) nothing of the answer is printed, only where to write one.
+    (``None``) nothing of the answer is printed, only where to write one. ``detail`` (what
+    NumPy or the op raised, say) comes last, after the why: the check's own words first.
     """
     if prediction is None:
         print(
@@ -60,6 +63,8 @@ def feedback(prediction, actual, observed, why, variable="your prediction", righ
     if not right:  # the first wrong try already ends with the answer
         print(textwrap.fill("The answer: %r." % (_plain(actual),), WIDTH))
     print(textwrap.fill("Why: " + why, WIDTH))
+    if detail:
+        _say(_detail(detail))
     return right
 
 
@@ -67,11 +72,22 @@ def _say(text):
     print(textwrap.fill(text, WIDTH))
 
 
-def _verdict(right, observed, why=None):
-    """Print 'Right: ...' or 'Not quite: ...' (and the why) and return ``right``."""
+def _detail(text):
+    """The last line of a verdict: what the learner's code raised, cut to two lines."""
+    text = "Detail: " + " ".join(str(text).split())
+    return text if len(text) <= 2 * WIDTH - 10 else text[: 2 * WIDTH - 13] + "..."
+
+
+def _verdict(right, observed, why=None, answer=None, detail=None):
+    """Print 'Right: ...' or 'Not quite: ...', then 'The answer: ...', 'Why: ...' and
+    'Detail: ...' (each when given, in that order), and return ``right``."""
     _say(("Right: " if right else "Not quite: ") + observed)
+    if answer:
+        _say("The answer: " + answer)
     if why:
         _say("Why: " + why)
+    if detail:
+        _say(_detail(detail))
     return right
 
 
@@ -84,16 +100,22 @@ def _no_answer_yet(todo):
 NOT_RUN = object()
 
 
-def run_learners_code(call, todo, doing, why):
+def run_learners_code(call, todo, doing, why, explain=None):
     """Run ``call()``, the learner's code, and return what it returned, or :data:`NOT_RUN`
     after saying why it did not run: still the exercise's ``raise NotImplementedError`` ("No
     answer yet: <todo>, then run this cell again."), or another exception ("Not quite:
     <doing> raised <the exception>." and ``why``). The one place the code exercises' checks
-    say both, so they say them alike."""
+    say both, so they say them alike.
+
+    ``explain(detail)``, when given, is asked first: it says in the check's own words what
+    the learner's code did (a wrong row, say) and prints the exception only as the verdict's
+    last line, ``detail``; it returns False when it finds nothing to say."""
     try:
         return call()
     except NotImplementedError:
         _no_answer_yet(todo)
     except Exception as error:  # the learner's code: say what it raised
-        _verdict(False, "%s raised %s: %s" % (doing, type(error).__name__, error), why=why)
+        detail = "%s raised %s: %s" % (doing, type(error).__name__, error)
+        if explain is None or not explain(detail):
+            _verdict(False, detail, why=why)
     return NOT_RUN

@@ -26,6 +26,7 @@ from ..errors import DrawingError
 from ..recurrent_stages import find_scratches
 from . import sizing
 from .canvas import Canvas
+from .netdraw import _draw_minimal as draw_minimal
 from .rnn_op import RecurrentOp, alias_label
 from .rnn_parts import (
     AUTO_EXPAND_OPS,
@@ -142,7 +143,7 @@ def recurrent(op, rankdir="TB", nested="auto", width=None):
     return canvas.finish()
 
 
-def backward(op, rankdir="TB", width=None):
+def backward(op, rankdir="TB", width=None, minimal=False):
     """The backward step net as the gradient op runs it (under the op's era).
 
     Marked: the prepended ``rnn_internal_accumulate_gradient_input`` ops,
@@ -151,9 +152,18 @@ def backward(op, rankdir="TB", width=None):
     from the forward step, the forward links the step reads through and the
     backward links into ``<state>_grad``. ``width="page"`` lays it out for a
     text column: the blobs the step reads in rows, the legend below.
+
+    ``minimal=True`` draws the same net ops only, as :func:`~caffe2rnn.viz.net`'s
+    minimal view does (each box lists the blobs its op writes; on a page an edge is
+    labelled only where that box lists several, and a deep net folds into columns):
+    the ops and their order, without the tensors and links around them. The op
+    colours still tell the prepended accumulate op, the cell's gradient ops and the
+    appended Sums apart.
     """
     rnn = RecurrentOp(op)
     cpp = rnn.cpp_backward_step_net()
+    if minimal:
+        return _backward_ops(op, rnn, cpp, rankdir, width)
     net = cpp.net
     scratch = set(find_scratches(rnn.step_net, rnn.backward_step_net))
     params = {rnn.inputs[i] for i in rnn.params}
@@ -273,6 +283,45 @@ def backward(op, rankdir="TB", width=None):
     graph = canvas.finish()
     if canvas.page:
         sizing.with_full_size(graph, lambda: backward(op, rankdir))
+    return graph
+
+
+def _backward_ops(op, rnn, cpp, rankdir, width):
+    """:func:`backward`'s ops-only view (``minimal=True``)."""
+    canvas = Canvas(
+        "backward_ops_" + rnn.name,
+        "backward step net of %s, ops only, as the C++ op runs it (timesteps t = T-1 .. 0)"
+        % rnn.called,
+        rankdir,
+        width,
+    )
+    draw_minimal(canvas, cpp.net, False, page=canvas.page)
+    # An op that writes a gradient tensor reaches the op that reads a link's view of it
+    # through the link, not through a blob name: drawn as the link (else the accumulate
+    # op stands alone, as if it could run last).
+    ops = list(cpp.net.op)
+    for link in rnn.backward_links:
+        # the first op that touches the link's blob, when it reads it (a gradient the
+        # step receives, not one it writes), joined to the prepended op writing the tensor
+        touching = [i for i, o in enumerate(ops) if link.internal in (*o.input, *o.output)]
+        if not touching or link.internal not in ops[touching[0]].input:
+            continue
+        j = touching[0]
+        for i in [i for i in range(min(cpp.prepended, j)) if link.external in ops[i].output][:1]:
+            canvas.edge(
+                "op#%d" % i,
+                "op#%d" % j,
+                "link",
+                canvas.wrap("%s views row t%+d" % (link.internal, link.offset)),
+            )
+    if cpp.renamed:
+        canvas.note(
+            "Renamed by the C++ op (names in backward_step_net -> as run): "
+            + "; ".join("%s -> %s" % pair for pair in cpp.renamed.items())
+        )
+    graph = canvas.finish()
+    if canvas.page:
+        sizing.with_full_size(graph, lambda: backward(op, rankdir, minimal=True))
     return graph
 
 

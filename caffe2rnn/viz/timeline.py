@@ -64,28 +64,78 @@ def fitted(text, fit, br="<br/>"):
     return br.join(html_text(line) for line in fit(text).split("\n"))
 
 
+#: On a page a tensor of more rows than this shows its first and last rows and the rows
+#: the highlighted step touches, with one "⋮" row for the rest.
+PAGE_ROWS = 7
+#: The rows kept at each end of an elided table.
+PAGE_ENDS = (3, 2)
+#: A page table's font size (the canvas's nodes are 10 pt; a table scaled to the column
+#: reads better a little larger).
+PAGE_TABLE_PT = 12
+
+
+def _shown_rows(n_rows, now, page):
+    """The rows a table draws, in order, with None where elided rows are (on a page)."""
+    if not page or n_rows <= PAGE_ROWS:
+        return list(range(n_rows))
+    head, tail = PAGE_ENDS
+    keep = sorted(set(range(head)) | set(range(n_rows - tail, n_rows)) | set(now))
+    shown = []
+    for r in keep:
+        if shown and r > shown[-1] + 1:
+            shown.append(None)
+        shown.append(r)
+    return shown
+
+
+def _shared_blob(entries):
+    """The blob name every "step t: blob" entry of a column shares, or None."""
+    names = {text.split(": ", 1)[1] for texts in entries.values() for text in texts}
+    if len(names) != 1 or any(not t.startswith("step ") for v in entries.values() for t in v):
+        return None
+    return names.pop()
+
+
 def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, index=0, fit=None):
     """HTML-like label: one row per tensor row, a port ``r<i>`` on each.
 
     ``now`` maps rows to "read"/"write" for the step the stepper shows; ``fit``
-    breaks long names into lines (on a page)."""
+    breaks long names into lines (on a page). On a page the table is also
+    compact: a column no step uses is left out, a column whose every entry is
+    the same blob names it once in its header ("step t" in its cells), and a
+    long tensor shows its first and last rows with "⋮" for the rest
+    (:data:`PAGE_ROWS`)."""
     now = now or {}
+    page = fit is not None
     sep = '<br align="left"/>' if fit else "<br/>"
     fill = BLOB_KINDS["state"][0]["fillcolor"]
-    head = [
-        '<td bgcolor="%s"><b>row</b></td><td bgcolor="%s"><b>written by</b></td>'
-        '<td bgcolor="%s"><b>read by</b></td>' % (fill, fill, fill)
-    ]
+    columns = []  # (header, entries by row, the blob named in the header or None)
+    for header, entries in (("written by", writers), ("read by", readers)):
+        if page and not entries and not (header == "written by" and initial):
+            continue
+        shared = _shared_blob(entries) if page else None
+        columns.append((header, entries, shared))
+    head = ['<td bgcolor="%s"><b>row</b></td>' % fill]
+    for header, _, shared in columns:
+        text = "<b>%s</b>" % header
+        if shared:
+            text = "<b>%s step t's</b><br/>%s" % (header, fitted(shared, fit))
+        head.append('<td bgcolor="%s">%s</td>' % (fill, text))
     head += ['<td bgcolor="%s"><b>%s</b></td>' % (_ALIAS_FILL, fitted(a.dst, fit)) for a in aliases]
+    width = 1 + len(columns) + len(aliases)
     rows = [
-        '<tr><td colspan="%d" bgcolor="%s"><b>%s</b></td></tr>'
-        % (3 + len(aliases), fill, html_text(title)),
+        '<tr><td colspan="%d" bgcolor="%s"><b>%s</b></td></tr>' % (width, fill, html_text(title)),
         "<tr>%s</tr>" % "".join(head),
     ]
-    for r in range(n_rows):
-        written = writers.get(r, [])
-        if r == 0 and initial:
-            written = ["initial: " + initial] + written
+    shown = _shown_rows(n_rows, now, page)
+    for position, r in enumerate(shown):
+        if r is None:
+            first, last = shown[position - 1] + 1, shown[position + 1] - 1
+            rows.append(
+                '<tr><td colspan="%d" bgcolor="#FFFFFF">&#8942; rows %d to %d: likewise</td></tr>'
+                % (width, first, last)
+            )
+            continue
         if r in now:
             mark = highlight_cell(now[r], index, r, "%s row %d" % (now[r], r))
             fill = ' bgcolor="%s"' % HIGHLIGHT[now[r]]
@@ -93,7 +143,12 @@ def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, ind
             mark = ' bgcolor="%s"' % (_INITIAL_FILL if r == 0 and initial else "#FFFFFF")
             fill = ""
         cells = ['<td port="r%d"%s>%d</td>' % (r, mark, r)]
-        for texts in (written, readers.get(r, [])):
+        for header, entries, shared in columns:
+            texts = entries.get(r, [])
+            if shared:
+                texts = [t.split(": ", 1)[0] for t in texts]
+            if header == "written by" and r == 0 and initial:
+                texts = ["initial: " + initial] + texts
             cells.append(
                 '<td align="left"%s>%s</td>'
                 % (fill, sep.join(fitted(x, fit, sep) for x in texts) or "&#8212;")
@@ -107,9 +162,11 @@ def _table(title, n_rows, writers, readers, aliases, initial=None, now=None, ind
                 '<td%s bgcolor="%s">%s</td>' % (port, _ALIAS_FILL if text else "#FFFFFF", text)
             )
         rows.append("<tr>%s</tr>" % "".join(cells))
-    return '<table border="0" cellborder="1" cellspacing="0" cellpadding="3">%s</table>' % "".join(
-        rows
+    table = '<table border="0" cellborder="1" cellspacing="0" cellpadding="%d">%s</table>' % (
+        4 if page else 3,
+        "".join(rows),
     )
+    return '<font point-size="%d">%s</font>' % (PAGE_TABLE_PT, table) if page else table
 
 
 def _page_fit(text):

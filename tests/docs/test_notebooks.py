@@ -636,10 +636,71 @@ FORWARD_MISTAKES = {
         ("[t + offset : t + offset + 1]", "[t + offset]"),
         "step 0's hidden_t_prev views the right row, but its shape is 2 × 3 where the "
         "link's view is 1 × 2 × 3 (window × N × D): an integer index drops the leading time "
-        "axis. Why: NumPy's tanh does not mind, but the real operator's step net does: its "
-        "FC(axis=2) reads a 1 × N × D blob",
+        "axis. The answer: step 0's hidden_t_prev = outer['hidden_t_prev_states'][0 : 1], a "
+        "view of row t + offset = 0 + 0 = 0. Why: NumPy's tanh does not mind, but the real "
+        "operator's step net does: its FC(axis=2) reads a 1 × N × D blob",
     ),
 }
+
+
+#: Issue 31 (two cold readers): loops whose wrong rows make NumPy raise in the step. The check
+#: says first, in words, which row the loop read or wrote, then "The answer:" with the right
+#: row, the why, and NumPy's error only as the last line ("Detail: ...").
+ROW_MISTAKES = {
+    "links one row early": (
+        "[t + offset - 1 : t + offset]",
+        "step 0's hidden_t_prev is an empty view of hidden_t_prev_states",
+        "row t + offset = 0 + 0 = 0.",
+    ),
+    "every link reads row t + 1": (
+        "[t + 1 : t + 2]",
+        "step 0's hidden_t_prev views row 1 of hidden_t_prev_states; its link says row "
+        "t + offset = 0.",
+        "row t + offset = 0 + 0 = 0.",
+    ),
+    "the state tensor sliced on the wrong axis": (
+        "[:, t + offset : t + offset + 1]",
+        "step 0's hidden_t_prev views rows 0 to 5 of hidden_t_prev_states (6 × 1 × 3)",
+        "outer['hidden_t_prev_states'][0 : 1]",
+    ),
+    "a window of two rows": (
+        "[t + offset : t + offset + 2]",
+        "step 0's hidden_t_prev views rows 0 to 1 of hidden_t_prev_states (2 × 2 × 3)",
+        "row t + offset = 0 + 0 = 0.",
+    ),
+    "every row from 0 up to t + offset": (
+        "[: t + offset + 1]",
+        "step 0's hidden_t views rows 0 to 1 of hidden_t_prev_states",
+        "step 0's hidden_t = outer['hidden_t_prev_states'][1 : 2], a view of row t + "
+        "offset = 0 + 1 = 1.",
+    ),
+    "writing row t, not t + 1": (
+        "[t : t + 1]",
+        "step 0's hidden_t views row 0 of hidden_t_prev_states; its link says row t + offset = 1.",
+        "row t + offset = 0 + 1 = 1.",
+    ),
+}
+
+
+def _lines(out):
+    """The verdict's paragraphs (each starts with its label), joined back into one line."""
+    return re.split(r"\n(?=The answer: |Why: |Detail: )", out.strip())
+
+
+@pytest.mark.parametrize("mistake", ROW_MISTAKES)
+def test_check_forward_names_the_row_before_numpys_error(mistake, capsys):
+    setup, _, solution = _loop_cells("04_recurrent_network_in_numpy", "forward")
+    slice_, said, answer = ROW_MISTAKES[mistake]
+    attempt = solution.replace("[t + offset : t + offset + 1]", slice_)
+    assert attempt != solution
+    right, out = _run_check(setup, attempt, capsys, "forward")
+    parts = [" ".join(p.split()) for p in _lines(out)]
+    assert right is False and parts[0].startswith("Not quite: " + said), out
+    assert parts[1].startswith("The answer: ") and answer in parts[1], out
+    assert parts[2].startswith("Why: "), out
+    assert "Error" not in " ".join(parts[:3]) and "Traceback" not in out, out
+    if len(parts) > 3:  # NumPy raised: its error is the last line, nothing after it
+        assert len(parts) == 4 and parts[3].startswith("Detail: forward raised "), out
 
 
 @pytest.mark.parametrize("mistake", FORWARD_MISTAKES)
@@ -707,6 +768,8 @@ BACKWARD_MISTAKES = {
         ("[t + offset : t + offset + 1]", "[t + offset]"),
         "step 0's hidden_t_grad views the right row, but its shape is 2 × 3 where the link's "
         "view is 1 × 2 × 3 (window × N × D): an integer index drops the leading time axis. "
+        "The answer: step 0's hidden_t_grad = outer['hidden_t_prev_states_grad'][1 : 2], a "
+        "view of row t + offset = 0 + 1 = 1. "
         "Why: the backward step net's ops are written for the forward blobs' shape: "
         "FCGradient(axis=2) reads hidden_t_grad as 1 × N × D",
     ),
@@ -1053,10 +1116,79 @@ def test_nb04_lists_for_two_initial_rows_are_run_in_the_loop_and_the_op(capsys):
     links = [("hidden_t_prev", states, 1), ("hidden_t", states, 2), ("input_t", "x", 0)]
     right, wrong = _verdicts(namespace, answer, (namespace["LINKS"], namespace["ALIASES"]), capsys)
     assert right.startswith("Right: your forward loop and caffe2rnn's op both give"), right
-    assert wrong.startswith("Not quite") and "your forward loop's hidden_t_all" in wrong, wrong
+    assert wrong.startswith("Not quite"), wrong
+    assert "your forward loop's hidden_t_all" in wrong.replace("\n", " "), wrong
     namespace["check_lists"]((links, [(states, "hidden_t_all", 1)] + namespace["ALIASES"][1:]))
     out = capsys.readouterr().out.replace("\n", " ")
     assert out.startswith("Not quite") and "hidden_t_all is (6, 2, 3) where the 5" in out, out
+
+
+#: Issue 31: wrong offsets in step 9's predict for k = 2 (notebook 04's check_lists). The
+#: feedback names the rows the lists make a step read and write, then the answer, the why,
+#: and what NumPy raised (if it did) last.
+LIST_MISTAKES = {
+    "input_t one row late": (
+        [("hidden_t_prev", 1), ("hidden_t", 2), ("input_t", 1)],
+        2,
+        "At step 4, input_t's row 5 is not in x, which has rows 0 to 4",
+    ),
+    "input_t one row early": (
+        [("hidden_t_prev", 1), ("hidden_t", 2), ("input_t", -1)],
+        2,
+        "At step 0, input_t's row -1 is not in x",
+    ),
+    "hidden_t_prev reading row t + 2": (
+        [("hidden_t_prev", 2), ("hidden_t", 2), ("input_t", 0)],
+        2,
+        "Each step reads the row it writes",
+    ),
+    "hidden_t writing row t + 1": (
+        [("hidden_t_prev", 1), ("hidden_t", 1), ("input_t", 0)],
+        2,
+        "Step 0 writes into row 1, one of the 2 rows that hold h0",
+    ),
+    "hidden_t writing row t + 3": (
+        [("hidden_t_prev", 1), ("hidden_t", 3), ("input_t", 0)],
+        2,
+        "At step 4, hidden_t's row 7 is not in hidden_t_prev_states, which has rows 0 to 6",
+    ),
+    "hidden_t_all from row 1": (
+        [("hidden_t_prev", 1), ("hidden_t", 2), ("input_t", 0)],
+        1,
+        "hidden_t_all views rows 1 to 6 of hidden_t_prev_states: 6 rows, where there are 5",
+    ),
+}
+
+
+@pytest.mark.parametrize("mistake", LIST_MISTAKES)
+def test_nb04_check_lists_names_the_rows_before_numpys_error(mistake, capsys):
+    namespace, _ = _exercise(
+        "04_recurrent_network_in_numpy",
+        [
+            "from collections import ChainMap",
+            "def step(ws):",
+            "STATES = ",
+            "# row views, no copy",
+            "T, N, D = 5, 2, 3",
+        ],
+        "check_lists",
+    )
+    states = namespace["STATES"]
+    offsets, all_offset, said = LIST_MISTAKES[mistake]
+    external = {"hidden_t_prev": states, "hidden_t": states, "input_t": "x"}
+    links = [(name, external[name], offset) for name, offset in offsets]
+    aliases = [(states, "hidden_t_all", all_offset), (states, "hidden_t_last", -1)]
+    capsys.readouterr()
+    namespace["check_lists"]((links, aliases))
+    out = capsys.readouterr().out
+    parts = [" ".join(p.split()) for p in _lines(out)]
+    first = parts[0].split(")): ", 1)[1]  # after "Not quite (you said ...): "
+    assert parts[0].startswith("Not quite") and first.startswith("with your lists, step 0 "), out
+    assert said in first and "Error" not in first, out
+    assert parts[1].startswith("The answer: ") and parts[2].startswith("Why: "), out
+    assert all("Error" not in p for p in parts[1:3]), out
+    if len(parts) > 3:
+        assert len(parts) == 4 and parts[3].startswith("Detail: your forward loop raised "), out
 
 
 def test_nb04_check_lists_keeps_its_answer_out_of_the_notebook():

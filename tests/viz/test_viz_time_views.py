@@ -1,5 +1,7 @@
 """timeline() and unroll(): rows of the state tensors, steps side by side."""
 
+import re
+
 import pytest
 
 from caffe2rnn import viz
@@ -96,3 +98,27 @@ def test_a_highlighted_timeline_keys_its_colours_in_the_legend(parse_dot, draw, 
     assert body.count(HIGHLIGHT["read"]) > 1 and body.count(HIGHLIGHT["write"]) > 1
     plain = draw(examples.mul(), 3, width=width)
     assert "row read by" not in "\n".join(plain.body)
+
+
+def test_a_page_timeline_elides_the_middle_rows_of_a_long_sequence(parse_dot):
+    """Issue 31: at page width a T = 12 table shows rows 0..2, the highlighted step's rows,
+    the last two rows and one '⋮ rows a to b' row for each elided run."""
+    table = parse_dot(viz.timeline(examples.mul(), T=12, highlight=6, width="page")).nodes[STATE]
+    label = table["label"]
+    ports = [int(p) for p in re.findall(r'port="r(\d+)"', label)]
+    assert ports == [0, 1, 2, 6, 7, 11, 12], ports
+    assert "&#8942; rows 3 to 5: likewise" in label and "&#8942; rows 8 to 10: likewise" in label
+
+
+def test_a_page_timeline_names_a_columns_blob_once_and_drops_empty_columns(parse_dot):
+    """Issue 31: the page table's header says 'written by step t's h' and its cells 'step
+    0', not 'step 0: h' on every row; the input's 'written by' column (no step writes the
+    input) is left out; the table's text is larger than the nodes' 10 pt."""
+    dot = parse_dot(viz.timeline(examples.mul(), T=4, width="page"))
+    state = dot.nodes[STATE]["label"]
+    assert "<b>written by step t's</b><br/>h<" in state
+    assert "<b>read by step t's</b><br/>h_prev<" in state
+    assert '<td align="left">step 0</td>' in state and "step 0: h" not in state
+    assert state.startswith('<<font point-size="12">')
+    inputs = dot.nodes["tensor/input"]["label"]
+    assert "written by" not in inputs and "<b>read by step t's</b><br/>input_t<" in inputs
