@@ -33,6 +33,7 @@ import functools
 from dataclasses import astuple, dataclass, field
 
 from . import core
+from .errors import KeyNotFoundError
 from .operators.rnn.aliases import OffsetAlias
 from .operators.rnn.links import Link
 from .scope import CurrentNameScope
@@ -183,6 +184,15 @@ def recurrent_input_gradient(backward, cell_input):
     """
     recurrent_input_grad = cell_input + "_grad"
     if not backward.blob_versions.get(recurrent_input_grad, 0):
+        if cell_input not in backward.mapping:
+            # Caffe2 (recurrent.py at 0cdd09da6) raised a bare KeyError here.
+            raise KeyNotFoundError(
+                "recurrent_net: the recurrent state input %r gets no gradient in the "
+                "backward step net (no op of the step net reads it, or only ops without a "
+                "gradient do), so its backward link has nothing to view. Read it in the "
+                "step net, or give it as an ordinary input instead of a recurrent state"
+                % cell_input
+            )
         return backward.mapping[cell_input]
     return recurrent_input_grad
 

@@ -9,7 +9,7 @@ the operator did, and why — wrapped to the width of a notebook's output on the
 
     def check_rows(prediction):  # the check cell (its source is collapsed on the site)
         actual = ...  # what the operator did, read from the workspace
-        feedback(prediction, actual, "step 2 reads row %d, writes row %d." % actual,
+        feedback(prediction, actual, "timestep 2 reads row %d, writes row %d." % actual,
                  why="a link views row t + offset ...", variable="predicted_rows")
 
 Only the notebooks use this module; nothing in the library depends on it. The first code

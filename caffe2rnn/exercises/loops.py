@@ -54,8 +54,8 @@ def explain_lists_for_initial_rows(k):
     check's source)."""
     (prev, cur, inp), (all_, last) = lists_for_initial_rows(k)
     return (
-        "rows 0 to %d hold h0, so step t writes row t + k = t + %d: %s at offset %d, %s one "
-        "row before it at %d (step 0 reads row %d, the newest initial row); %s stays at %d, "
+        "rows 0 to %d hold h0, so timestep t writes row t + k = t + %d: %s at offset %d, %s one "
+        "row before it at %d (timestep 0 reads row %d, the newest initial row); %s stays at %d, "
         "x has no initial rows. An alias views the rows from its offset on: %s at k = %d "
         "skips all the initial rows, %s stays at %d."
         % (
@@ -111,7 +111,7 @@ def describe_lists(lists, k, T):
         return t + by_name[name][1]
 
     said = [
-        "step %d reads hidden_t_prev from row %d of %s and input_t from row %d of x, and "
+        "timestep %d reads hidden_t_prev from row %d of %s and input_t from row %d of x, and "
         "writes hidden_t into row %d"
         % (t, row("hidden_t_prev", t), STATES, row("input_t", t), row("hidden_t", t))
         for t in sorted({0, T - 1})
@@ -122,25 +122,28 @@ def describe_lists(lists, k, T):
             r = row(internal, t)
             if not 0 <= r < rows[external]:
                 return words + (
-                    " At step %d, %s's row %d is not in %s, which has rows 0 to %d: its view "
-                    "is empty, and the step cannot compute with it."
+                    " At timestep %d, %s's row %d is not in %s, which has rows 0 to %d: its view "
+                    "is empty, and the step net cannot compute with it."
                     % (t, internal, r, external, rows[external] - 1)
                 )
     if row("hidden_t", 0) < k:
         return words + (
-            " Step 0 writes into row %d, one of the %d rows that hold h0 (0 to %d)."
+            " Timestep 0 writes into row %d, one of the %d rows that hold h0 (0 to %d)."
             % (row("hidden_t", 0), k, k - 1)
         )
     if row("hidden_t_prev", 0) == row("hidden_t", 0):
-        return words + (" Each step reads the row it writes: it starts from NaN, no step's output.")
+        return words + (
+            " Each timestep reads the row it writes: it starts from NaN, no timestep's output."
+        )
     if by_name["hidden_t_prev"][1] != by_name["hidden_t"][1] - 1:
         return words + (
-            " Step t + 1 reads row t + %d, but step t wrote row t + %d: the steps do not "
-            "hand on their output." % (by_name["hidden_t_prev"][1] + 1, by_name["hidden_t"][1])
+            " Timestep t + 1 reads row t + %d, but timestep t wrote row t + %d: the "
+            "timesteps do not hand on their output."
+            % (by_name["hidden_t_prev"][1] + 1, by_name["hidden_t"][1])
         )
     if row("hidden_t_prev", 0) != k - 1:
         return words + (
-            " Step 0 starts from row %d, not from h0's newest row." % row("hidden_t_prev", 0)
+            " Timestep 0 starts from row %d, not from h0's newest row." % row("hidden_t_prev", 0)
         )
     start = (
         offsets["hidden_t_all"] if offsets["hidden_t_all"] >= 0 else T + k + offsets["hidden_t_all"]
@@ -237,7 +240,7 @@ def _flat_link(steps, outer, links):
 def _flat_message(flat):
     t, internal, shape, expected = flat
     return (
-        "step %d's %s views the right row, but its shape is %s where the link's view is "
+        "timestep %d's %s views the right row, but its shape is %s where the link's view is "
         "%s (window × N × D): an integer index drops the leading time axis."
         % (t, internal, " × ".join(map(str, shape)), " × ".join(map(str, expected)))
     )
@@ -254,19 +257,19 @@ def _link_message(wrong, outer, external):
     last = outer[external].shape[0] - 1
     if not rows and 0 in shape:
         return (
-            "step %d's %s is an empty view of %s (%s): its slice holds none of %s's rows 0 "
+            "timestep %d's %s is an empty view of %s (%s): its slice holds none of %s's rows 0 "
             "to %d, as a slice that starts past the last row, or at a negative row, does; "
             "its link says row t + offset = %d."
             % (t, internal, external, _shape(shape), external, last, row)
         )
     if not rows:
         return (
-            "step %d's %s shares no memory with %s: it is a copy (np.array, "
+            "timestep %d's %s shares no memory with %s: it is a copy (np.array, "
             ".copy(), arithmetic on the slice), so what the step writes into it never "
             "reaches the tensor." % (t, internal, external)
         )
     if len(rows) == 1:
-        return "step %d's %s views row %d of %s; its link says row t + offset = %d." % (
+        return "timestep %d's %s views row %d of %s; its link says row t + offset = %d." % (
             t,
             internal,
             rows[0],
@@ -274,7 +277,7 @@ def _link_message(wrong, outer, external):
             row,
         )
     contiguous = rows == list(range(rows[0], rows[-1] + 1))
-    return "step %d's %s views %s of %s (%s); its link says row t + offset = %d alone." % (
+    return "timestep %d's %s views %s of %s (%s); its link says row t + offset = %d alone." % (
         t,
         internal,
         "rows %d to %d" % (rows[0], rows[-1]) if contiguous else "rows %s" % rows,
@@ -288,7 +291,7 @@ def _link_answer(wrong, links):
     """'The answer:' of a wrong view: the slice the step's blob should be, row named."""
     t, internal = wrong[:2]
     external, offset = {l[0]: (l[1], l[2]) for l in links}[internal]
-    return "step %d's %s = outer[%r][%d : %d], a view of row t + offset = %d + %d = %d." % (
+    return "timestep %d's %s = outer[%r][%d : %d], a view of row t + offset = %d + %d = %d." % (
         t,
         internal,
         external,
@@ -402,7 +405,7 @@ def check_forward(forward):
         return _verdict(
             False,
             "rows %s of the state tensor still hold NaN: no step wrote them." % unwritten,
-            why="step t must run step(ws) after its links are made, so that the cell "
+            why="timestep t must run step(ws) after its links are made, so that the cell "
             "writes hidden_t into row t + 1.",
         )
     difference = np.abs(states - expected).max(axis=(1, 2))
@@ -499,8 +502,9 @@ def check_backward(backward, forward):
             False,
             "%s hold NaN." % ", ".join(n for n, v in got.items() if np.isnan(v).any()),
             why="a row is NaN here when a step reads it before any step wrote it, or when "
-            "no step writes it: the steps run t = T-1 down to 0 (step t reads row t + 1, "
-            "which step t + 1 wrote), and each runs backward_step(ws), which writes row t "
+            "no timestep writes it: the timesteps run t = T-1 down to 0 (timestep t reads "
+            "row t + 1, "
+            "which timestep t + 1 wrote), and each runs backward_step(ws), which writes row t "
             "of the state gradient and of x_grad.",
         )
     expected = {"x_grad": x_grad, "W_grad": W_grad, "b_grad": b_grad, "h0_grad": dh[:1]}
@@ -523,13 +527,13 @@ def check_backward(backward, forward):
             False,
             "your gradients are those of a loss on hidden_t_last alone: hidden_t_all_grad "
             "never reached them.",
-            why="step t adds row t of hidden_t_all_grad into its hidden_t_grad (row t + 1 "
+            why="timestep t adds row t of hidden_t_all_grad into its hidden_t_grad (row t + 1 "
             "of the state gradient) before backward_step reads it.",
         )
     if close(got["x_grad"], x_grad) and close(got["W_grad"], shares[0]):
         return _verdict(
             False,
-            "x_grad is right, W_grad is step 0's share alone.",
+            "x_grad is right, W_grad is timestep 0's share alone.",
             why="each step leaves its share in W_grad_tmpstep and the next step overwrites "
             "it: add it into W_grad (and b_grad_tmpstep into b_grad) inside the loop.",
         )

@@ -634,9 +634,9 @@ FORWARD_MISTAKES = {
     ),
     "an integer index, N x D": (
         ("[t + offset : t + offset + 1]", "[t + offset]"),
-        "step 0's hidden_t_prev views the right row, but its shape is 2 × 3 where the "
+        "timestep 0's hidden_t_prev views the right row, but its shape is 2 × 3 where the "
         "link's view is 1 × 2 × 3 (window × N × D): an integer index drops the leading time "
-        "axis. The answer: step 0's hidden_t_prev = outer['hidden_t_prev_states'][0 : 1], a "
+        "axis. The answer: timestep 0's hidden_t_prev = outer['hidden_t_prev_states'][0 : 1], a "
         "view of row t + offset = 0 + 0 = 0. Why: NumPy's tanh does not mind, but the real "
         "operator's step net does: its FC(axis=2) reads a 1 × N × D blob",
     ),
@@ -649,34 +649,35 @@ FORWARD_MISTAKES = {
 ROW_MISTAKES = {
     "links one row early": (
         "[t + offset - 1 : t + offset]",
-        "step 0's hidden_t_prev is an empty view of hidden_t_prev_states",
+        "timestep 0's hidden_t_prev is an empty view of hidden_t_prev_states",
         "row t + offset = 0 + 0 = 0.",
     ),
     "every link reads row t + 1": (
         "[t + 1 : t + 2]",
-        "step 0's hidden_t_prev views row 1 of hidden_t_prev_states; its link says row "
+        "timestep 0's hidden_t_prev views row 1 of hidden_t_prev_states; its link says row "
         "t + offset = 0.",
         "row t + offset = 0 + 0 = 0.",
     ),
     "the state tensor sliced on the wrong axis": (
         "[:, t + offset : t + offset + 1]",
-        "step 0's hidden_t_prev views rows 0 to 5 of hidden_t_prev_states (6 × 1 × 3)",
+        "timestep 0's hidden_t_prev views rows 0 to 5 of hidden_t_prev_states (6 × 1 × 3)",
         "outer['hidden_t_prev_states'][0 : 1]",
     ),
     "a window of two rows": (
         "[t + offset : t + offset + 2]",
-        "step 0's hidden_t_prev views rows 0 to 1 of hidden_t_prev_states (2 × 2 × 3)",
+        "timestep 0's hidden_t_prev views rows 0 to 1 of hidden_t_prev_states (2 × 2 × 3)",
         "row t + offset = 0 + 0 = 0.",
     ),
     "every row from 0 up to t + offset": (
         "[: t + offset + 1]",
-        "step 0's hidden_t views rows 0 to 1 of hidden_t_prev_states",
-        "step 0's hidden_t = outer['hidden_t_prev_states'][1 : 2], a view of row t + "
+        "timestep 0's hidden_t views rows 0 to 1 of hidden_t_prev_states",
+        "timestep 0's hidden_t = outer['hidden_t_prev_states'][1 : 2], a view of row t + "
         "offset = 0 + 1 = 1.",
     ),
     "writing row t, not t + 1": (
         "[t : t + 1]",
-        "step 0's hidden_t views row 0 of hidden_t_prev_states; its link says row t + offset = 1.",
+        "timestep 0's hidden_t views row 0 of hidden_t_prev_states; its link says "
+        "row t + offset = 1.",
         "row t + offset = 0 + 1 = 1.",
     ),
 }
@@ -749,7 +750,7 @@ BACKWARD_MISTAKES = {
     ),
     "the shares assigned, not added": (
         ('outer[p + "_grad"] += ws', 'outer[p + "_grad"][...] = ws'),
-        "W_grad is step 0's share alone",
+        "W_grad is timestep 0's share alone",
     ),
     "links that copy": (
         ("t + offset + 1]", "t + offset + 1].copy()"),
@@ -766,9 +767,9 @@ BACKWARD_MISTAKES = {
     ),
     "an integer index, N x D": (
         ("[t + offset : t + offset + 1]", "[t + offset]"),
-        "step 0's hidden_t_grad views the right row, but its shape is 2 × 3 where the link's "
+        "timestep 0's hidden_t_grad views the right row, but its shape is 2 × 3 where the link's "
         "view is 1 × 2 × 3 (window × N × D): an integer index drops the leading time axis. "
-        "The answer: step 0's hidden_t_grad = outer['hidden_t_prev_states_grad'][1 : 2], a "
+        "The answer: timestep 0's hidden_t_grad = outer['hidden_t_prev_states_grad'][1 : 2], a "
         "view of row t + offset = 0 + 1 = 1. "
         "Why: the backward step net's ops are written for the forward blobs' shape: "
         "FCGradient(axis=2) reads hidden_t_grad as 1 × N × D",
@@ -1130,27 +1131,27 @@ LIST_MISTAKES = {
     "input_t one row late": (
         [("hidden_t_prev", 1), ("hidden_t", 2), ("input_t", 1)],
         2,
-        "At step 4, input_t's row 5 is not in x, which has rows 0 to 4",
+        "At timestep 4, input_t's row 5 is not in x, which has rows 0 to 4",
     ),
     "input_t one row early": (
         [("hidden_t_prev", 1), ("hidden_t", 2), ("input_t", -1)],
         2,
-        "At step 0, input_t's row -1 is not in x",
+        "At timestep 0, input_t's row -1 is not in x",
     ),
     "hidden_t_prev reading row t + 2": (
         [("hidden_t_prev", 2), ("hidden_t", 2), ("input_t", 0)],
         2,
-        "Each step reads the row it writes",
+        "Each timestep reads the row it writes",
     ),
     "hidden_t writing row t + 1": (
         [("hidden_t_prev", 1), ("hidden_t", 1), ("input_t", 0)],
         2,
-        "Step 0 writes into row 1, one of the 2 rows that hold h0",
+        "Timestep 0 writes into row 1, one of the 2 rows that hold h0",
     ),
     "hidden_t writing row t + 3": (
         [("hidden_t_prev", 1), ("hidden_t", 3), ("input_t", 0)],
         2,
-        "At step 4, hidden_t's row 7 is not in hidden_t_prev_states, which has rows 0 to 6",
+        "At timestep 4, hidden_t's row 7 is not in hidden_t_prev_states, which has rows 0 to 6",
     ),
     "hidden_t_all from row 1": (
         [("hidden_t_prev", 1), ("hidden_t", 2), ("input_t", 0)],
@@ -1183,7 +1184,9 @@ def test_nb04_check_lists_names_the_rows_before_numpys_error(mistake, capsys):
     out = capsys.readouterr().out
     parts = [" ".join(p.split()) for p in _lines(out)]
     first = parts[0].split(")): ", 1)[1]  # after "Not quite (you said ...): "
-    assert parts[0].startswith("Not quite") and first.startswith("with your lists, step 0 "), out
+    assert parts[0].startswith("Not quite") and first.startswith("with your lists, timestep 0 "), (
+        out
+    )
     assert said in first and "Error" not in first, out
     assert parts[1].startswith("The answer: ") and parts[2].startswith("Why: "), out
     assert all("Error" not in p for p in parts[1:3]), out
@@ -1228,7 +1231,7 @@ def test_nb06_the_row_no_backward_step_writes_is_read_from_the_op(capsys):
     capsys.readouterr()
     right, wrong = _verdicts(namespace, answer, 5, capsys)
     assert answer == "check_unwritten(0)"
-    assert right.startswith("Right: no backward step writes row 0, and caffe2rnn refuses"), right
+    assert right.startswith("Right: no backward timestep writes row 0, and caffe2rnn"), right
     assert "row 0 of the 7 rows of 'hidden_t_prev_states_grad' is never written" in right.replace(
         "\n", " "
     )

@@ -193,3 +193,24 @@ def test_step_nets_nested_too_deeply_say_so():
     shallow = nested_rnn(caffe2_pb2.OperatorDef(), 2)
     ws.run_operator_once(shallow)  # three levels run, nested
     assert ws.fetch("hidden_all").shape == (2, 1, 2)
+
+
+@pytest.mark.parametrize("reader", [None, "StopGradient"])
+def test_recurrent_net_names_a_recurrent_state_no_op_gives_a_gradient(reader):
+    """Caffe2's recurrent_net (0cdd09da6) stopped with a bare KeyError when the
+    step net never read a recurrent state (or read it only through an op without
+    a gradient); caffe2rnn raises a KeyError too, one naming the state and why."""
+    from caffe2rnn.recurrent import recurrent_net
+
+    step = core.Net("unread")
+    x_t, h_prev = step.AddExternalInputs("input_t", "h_prev")
+    h = step.Tanh(x_t, "h")
+    if reader:  # h_prev is read, but by an op that has no gradient
+        h = step.Add([h, step.StopGradient(h_prev, "h_prev_stopped")], "h_sum")
+    step.AddExternalOutputs(h)
+    with pytest.raises(errors.KeyNotFoundError, match="'h_prev' gets no gradient") as caught:
+        recurrent_net(
+            core.Net("main"), step, [("input_t", "x")], [("h_prev", "h0")], {"h_prev": str(h)}
+        )
+    assert isinstance(caught.value, KeyError)
+    assert "Read it in the step net" in str(caught.value)

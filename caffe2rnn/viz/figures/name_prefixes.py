@@ -18,9 +18,9 @@ A blob of a recurrent layer gets up to three prefixes (Caffe2 0cdd09da6):
 
 So the prefixes do not always come in the same order: a state tensor is
 *op's scope / name scope / cell's name / own name*, every other blob *name
-scope / cell's name / own name* -- the two rules the page's table
-(``docs/concepts/links-and-aliases.md``) gives. (The op's own last output,
-``step_workspaces``, is left out: step workspaces come later on that page.)
+scope / cell's name / own name* -- the two rules the table of the glossary's
+"Where blob names come from" (``docs/glossary.md``) gives. (The op's own last
+output, ``step_workspaces``, is left out: step 8 teaches step workspaces.)
 
 The figure builds three LSTMs (no name scope and ``scope="lstm"``;
 ``NameScope("decoder")`` and ``scope="lstm"``, where the order shows;
