@@ -112,13 +112,6 @@ TANH_ULP = (
     "net (caffe2rnn/operators/activation.py)"
 )
 
-#: E7's Pow with a second input, a tensor of exponents (pow_op.cc at 929c33cee).
-POW_TENSOR_EXPONENT = (
-    "needs Pow with a second input, a tensor of exponents (with broadcast/axis, and a gradient "
-    "for both inputs): Caffe2 added it by 929c33cee (pow_op.cc); caffe2rnn's Pow takes the "
-    "exponent argument only, so the schema check refuses the second input"
-)
-
 #: pooling_test.py's big-batch test is off unless CAFFE2_DEBUG=1 (a cuDNN
 #: reproducer, GPU only), a skip of Caffe2's own.
 POOLING_SKIPS = {
@@ -488,17 +481,9 @@ SUITES = [
         "operator_test/segment_ops_test.py",
         outcomes=SEGMENT_OPS_MISSING,
     ),
-    Suite(
-        "E7",
-        "operator_test/elementwise_ops_test.py",  # Sqrt (929c33cee)
-        outcomes={"TestElementwiseOps::test_powt": ("failed", POW_TENSOR_EXPONENT)},
-    ),
+    Suite("E7", "operator_test/elementwise_ops_test.py"),  # Sqrt, Pow([X, E]) (929c33cee)
     Suite("E7", "operator_test/elementwise_logical_ops_test.py"),
-    Suite(
-        "E7",
-        "operator_test/elementwise_op_broadcast_test.py",
-        outcomes={"TestElementwiseBroadcast::test_broadcast_powt": ("failed", POW_TENSOR_EXPONENT)},
-    ),
+    Suite("E7", "operator_test/elementwise_op_broadcast_test.py"),
     Suite("E7", "operator_test/elementwise_linear_op_test.py"),
     Suite("E7", "operator_test/math_ops_test.py"),
     Suite("E7", "operator_test/utility_ops_test.py"),  # Min, MinGradient (929c33cee)
