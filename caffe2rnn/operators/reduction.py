@@ -98,9 +98,8 @@ class ReduceSumBase(Operator):
         lengths = self.typed_input(i, (np.int32,), "int32 lengths")
         if self.num_reduce_dim != 1:
             raise ArgumentError(
-                "%s: Given lengths input, the number of reduce dimensions should be one "
-                "(num_reduce_dim=%d, input %d '%s')"
-                % (self.op_type, self.num_reduce_dim, i, self.input_name(i))
+                "Given lengths input, the number of reduce dimensions should be one "
+                "(num_reduce_dim=%d, input %d '%s')" % (self.num_reduce_dim, i, self.input_name(i))
             )
         batch = math.prod(self.kept_dims(shape, 0))
         if lengths.size != batch:
@@ -363,13 +362,10 @@ class ReduceOverAxes(Operator):
         self.axes = sorted(self.args.repeated("axes", (), int))
         self.keepdims = self.args.single("keepdims", 1, int)
         if self.axes and self.axes[0] < 0:
-            raise ArgumentError(
-                "%s: Axes ids must be non-negative (axes=%s)" % (self.op_type, self.axes)
-            )
+            raise ArgumentError("Axes ids must be non-negative (axes=%s)" % (self.axes,))
         if len(set(self.axes)) != len(self.axes):
             raise ArgumentError(
-                "%s: axes=%s names an axis twice; expected distinct axes"
-                % (self.op_type, self.axes)
+                "axes=%s names an axis twice; expected distinct axes" % (self.axes,)
             )
 
     def run(self):
@@ -377,8 +373,8 @@ class ReduceOverAxes(Operator):
         axes = tuple(self.axes) if self.axes else tuple(range(x.ndim))
         if axes and axes[-1] >= x.ndim:
             raise ArgumentError(
-                "%s: Axes ids must be smaller than the dimensions of input (axes=%s, "
-                "input 0 '%s' has %d)" % (self.op_type, list(axes), self.input_name(0), x.ndim)
+                "Axes ids must be smaller than the dimensions of input (axes=%s, "
+                "input 0 '%s' has %d)" % (list(axes), self.input_name(0), x.ndim)
             )
         keep = bool(self.keepdims)
         shape = tuple(

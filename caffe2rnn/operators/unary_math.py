@@ -155,7 +155,7 @@ class Pow(BinaryElementwise):
         if len(self.inputs) == 1:
             if not self.args.has("exponent"):
                 raise ArgumentError(
-                    "Pow: Only a tensor with an argument or two input tensors are supported "
+                    "Only a tensor with an argument or two input tensors are supported "
                     "as input to pow operator (input 0 '%s' came without an 'exponent' "
                     "argument)" % self.input_name(0)
                 )

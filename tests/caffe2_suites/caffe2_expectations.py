@@ -438,9 +438,7 @@ SUITES = [
     Suite("E7", "models/seq2seq/seq2seq_beam_search_test.py"),
     # E6's list at E7 (E7's own versions of the files; load_save_test.py is not in 929c33cee).
     # Left out for CI time: hypothesis_test (~10 min), pooling_test, gather_ops_test,
-    # workspace_test, adagrad_test (2-3 min each on a loaded machine); failing on what
-    # caffe2rnn lacks at E7: top_k_test (TopK's axis), reduce_ops_test (ReduceMean...,
-    # the lengths input of ReduceFront/Back*, their gradients' new inputs)
+    # workspace_test, adagrad_test (2-3 min each on a loaded machine)
     Suite("E7", "brew_test.py", outcomes={"BrewTest::test_tanh": ("failed", TANH_ULP)}),
     Suite(
         "E7",
@@ -460,6 +458,7 @@ SUITES = [
     Suite("E7", "operator_test/activation_ops_test.py", select="prelu"),
     Suite("E7", "operator_test/matmul_op_test.py"),
     Suite("E7", "operator_test/tile_op_test.py"),
+    Suite("E7", "operator_test/top_k_test.py"),  # TopK's axis (929c33cee)
     Suite(
         "E7",
         "operator_test/one_hot_ops_test.py",
@@ -488,6 +487,8 @@ SUITES = [
     Suite("E7", "operator_test/math_ops_test.py"),
     Suite("E7", "operator_test/utility_ops_test.py"),  # Min, MinGradient (929c33cee)
     Suite("E7", "operator_test/reduction_ops_test.py"),
+    # ReduceSum/ReduceMean, the lengths of ReduceFront/Back* (929c33cee)
+    Suite("E7", "operator_test/reduce_ops_test.py"),
     Suite("E7", "operator_test/pack_ops_test.py"),
     Suite("E7", "operator_test/lengths_tile_op_test.py"),
     Suite("E7", "operator_test/counter_ops_test.py"),
