@@ -35,7 +35,6 @@ from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker, GradientNotImplementedYet
 
-
 #: The element types of E7's Sum/Mean kernels (``TensorTypes<int, long, float, double>``).
 SUM_TYPES = (np.int32, np.int64, np.float32, np.float64)
 

@@ -137,7 +137,7 @@ class Pow(BinaryElementwise):
     non-integer power gives NaN, as ``powf`` did.
     """
 
-    input_types = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+    input_types = frozenset(np.dtype(t) for t in (np.float32, np.float64))
     ufunc = np.power
 
     def setup(self):
