@@ -50,10 +50,10 @@ class ReduceSumBase(Operator):
         self.num_reduce_dim = self.args.single("num_reduce_dim", 1, int)
         if self.num_reduce_dim < 0:
             raise ArgumentError("num_reduce_dim must be >= 0, got %d" % self.num_reduce_dim)
-        #: E7 (reduction_front_back_ops.cc): the optional lengths input, ints for Sum/Mean.
-        self.late = self.era is None or eras.get(self.era).reduce_front_back_lengths
         base = self.schema.inputs[0]
-        if not self.late and len(self.inputs) > base:
+        # E7 (reduction_front_back_ops.cc): the optional lengths input, ints for Sum/Mean.
+        late = self.era is None or eras.get(self.era).reduce_front_back_lengths
+        if not late and len(self.inputs) > base:
             # segment_reduction_op.cc / reduction_front_back_ops.cc at 042e8ede4
             raise EnforceNotMet(
                 "Operator def did not pass schema checking: %s takes %d inputs, got %d "
@@ -92,29 +92,31 @@ class ReduceSumBase(Operator):
         the gradient gave 0. caffe2rnn refuses lengths outside
         ``[1, reduced dim]``.
         """
-        if len(self.inputs) <= i:
-            return None
-        lengths = self.typed_input(i, (np.int32,), "int32 lengths")
-        if self.num_reduce_dim != 1:
-            raise ArgumentError(
-                "Given lengths input, the number of reduce dimensions should be one "
-                "(num_reduce_dim=%d, input %d '%s')" % (self.num_reduce_dim, i, self.input_name(i))
-            )
-        batch = math.prod(self.kept_dims(shape, 0))
-        if lengths.size != batch:
-            raise self.shape_error(
-                i,
-                "%d lengths, one per element of the output (The size of lengths vector "
-                "doesn't match the batch size.)" % batch,
-            )
-        reduced = self.reduced_count(shape)
-        if lengths.size and (lengths.min() < 1 or lengths.max() > reduced):
-            raise ShapeError(
-                "input %d ('%s') holds lengths from %d to %d; expected them in [1, %d] "
-                "(the reduced dimension of the data)"
-                % (i, self.input_name(i), lengths.min(), lengths.max(), reduced)
-            )
-        return lengths.reshape(-1)
+        late = self.era is None or eras.get(self.era).reduce_front_back_lengths
+        if len(self.inputs) > i and late:  # (before E7 setup refused the input)
+            lengths = self.typed_input(i, (np.int32,), "int32 lengths")
+            if self.num_reduce_dim != 1:
+                raise ArgumentError(
+                    "Given lengths input, the number of reduce dimensions should be one "
+                    "(num_reduce_dim=%d, input %d '%s')"
+                    % (self.num_reduce_dim, i, self.input_name(i))
+                )
+            batch = math.prod(self.kept_dims(shape, 0))
+            if lengths.size != batch:
+                raise self.shape_error(
+                    i,
+                    "%d lengths, one per element of the output (The size of lengths vector "
+                    "doesn't match the batch size.)" % batch,
+                )
+            reduced = self.reduced_count(shape)
+            if lengths.size and (lengths.min() < 1 or lengths.max() > reduced):
+                raise ShapeError(
+                    "input %d ('%s') holds lengths from %d to %d; expected them in [1, %d] "
+                    "(the reduced dimension of the data)"
+                    % (i, self.input_name(i), lengths.min(), lengths.max(), reduced)
+                )
+            return lengths.reshape(-1)
+        return None
 
     def length_mask(self, lengths, shape):
         """For X of ``shape`` seen as (reduced, kept) (front) or (kept, reduced) (back):
@@ -129,12 +131,6 @@ class ReduceSumBase(Operator):
         reduced = self.reduced_count(shape)
         return a.reshape((reduced, -1) if self.front else (-1, reduced))
 
-    def sum_input(self, i):
-        """Input i: E7's ``TensorTypes<int, long, float, double>``, float before."""
-        if self.late:
-            return self.typed_input(i, SUM_TYPES, "int32, int64, float32 or float64")
-        return self.float_input(i)
-
 
 def _divide(total, count, out):
     """``total / count`` into ``out``: C++'s ``T / int`` (integers truncate toward 0)."""
@@ -144,7 +140,17 @@ def _divide(total, count, out):
         np.copyto(out, np.sign(total) * (np.abs(total) // count), casting="unsafe")
 
 
-class ReduceSum(ReduceSumBase):
+class SumInput:
+    """E7's Sum/Mean kernels' input types (``TensorTypes<int, long, float, double>``)."""
+
+    def sum_input(self, i):
+        """Input i: int32, int64, float32 or float64 from E7, float before."""
+        if self.era is None or eras.get(self.era).reduce_front_back_lengths:
+            return self.typed_input(i, SUM_TYPES, "int32, int64, float32 or float64")
+        return self.float_input(i)
+
+
+class ReduceSum(SumInput, ReduceSumBase):
     def run(self):
         x = self.sum_input(0)
         kept = self.kept_dims(x.shape, 0)
@@ -167,14 +173,15 @@ class ReduceSum(ReduceSumBase):
             np.copyto(y.reshape(-1), total, casting="unsafe")
 
 
-class ReduceSumGradient(ReduceSumBase):
+class ReduceSumGradient(SumInput, ReduceSumBase):
     """Inputs dY, X's shape (int64) or, from E7, X itself, and (E7) the lengths →
     dX = dY repeated over the reduced dims (within the lengths; 0 beyond them)."""
 
     def run(self):
         dy = self.sum_input(0)
         source = self.input(1)
-        if self.late and not (source.ndim == 1 and source.dtype == np.int64):
+        late = self.era is None or eras.get(self.era).reduce_front_back_lengths
+        if late and not (source.ndim == 1 and source.dtype == np.int64):
             # reduction_front_back_ops.h at 929c33cee: a 1-D int64 input 1 is X's
             # shape (the form older gradients pass), anything else X itself.
             shape = source.shape
@@ -385,24 +392,18 @@ class ReduceOverAxes(Operator):
             np.copyto(y, reduce(x, axis=axes, keepdims=keep))
 
 
-register("ReduceSum", inputs=1, outputs=1)(
-    type(
-        "ReduceSum",
-        (ReduceOverAxes,),
-        {"__module__": __name__, "__doc__": "X summed over ``axes`` (:class:`ReduceOverAxes`)."},
-    )
-)
-register("ReduceMean", inputs=1, outputs=1)(
-    type(
-        "ReduceMean",
-        (ReduceOverAxes,),
-        {
-            "mean": True,
-            "__module__": __name__,
-            "__doc__": "The mean of X over ``axes`` (:class:`ReduceOverAxes`).",
-        },
-    )
-)
+@register("ReduceSum", inputs=1, outputs=1)
+class ReduceSumOverAxes(ReduceOverAxes):
+    """X summed over ``axes`` (:class:`ReduceOverAxes`)."""
+
+
+@register("ReduceMean", inputs=1, outputs=1)
+class ReduceMeanOverAxes(ReduceOverAxes):
+    """The mean of X over ``axes`` (:class:`ReduceOverAxes`)."""
+
+    mean = True
+
+
 register_gradient("ReduceSum")(GradientNotImplementedYet)
 register_gradient("ReduceMean")(GradientNotImplementedYet)
 

@@ -40,7 +40,7 @@ from .. import eras
 from ..errors import ArgumentError, EnforceNotMet, GradientError
 from ..runtime.registry import register, register_gradient, register_gradient_variant
 from .base import Operator, WithoutBroadcast
-from .elementwise import BinaryElementwise
+from .elementwise import BinaryElementwise, parse_broadcast_axis
 from .gradient_maker import (
     GradientMaker,
     GradientNotImplementedYet,
@@ -151,8 +151,7 @@ class Pow(BinaryElementwise):
                     "by 929c33cee)" % self.input_name(1)
                 )
             self.exponent = self.args.single("exponent", 0.0, float)
-            return
-        if len(self.inputs) == 1:
+        elif len(self.inputs) == 1:
             if not self.args.has("exponent"):
                 raise ArgumentError(
                     "Only a tensor with an argument or two input tensors are supported "
@@ -160,8 +159,10 @@ class Pow(BinaryElementwise):
                     "argument)" % self.input_name(0)
                 )
             self.exponent = self.args.single("exponent", 0.0, float)
-            return
-        super().setup()
+        else:  # BinaryElementwise's arguments (its setup, read here behind the era gate)
+            self.broadcast = self.args.single("broadcast", 0, int) != 0
+            self.axis = parse_broadcast_axis(self, self.broadcast)
+            self.b_in_place = self.def_.input[1] == self.def_.output[0]
 
     def run(self):
         if self.exponent is None:
