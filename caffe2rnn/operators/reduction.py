@@ -1,4 +1,4 @@
-"""Reductions: front/back sums and means, SumElements, AveragedLoss, SumSqrElements, Row/ColwiseMax.
+"""Reductions: front/back sums, means, maxima; ReduceSum/Mean; SumElements and kin.
 
 * ``ReduceFrontSum`` sums over the first ``num_reduce_dim`` dims (default 1):
   ``(T, N, D) → (N, D)``; ``ReduceBackSum`` over the last ones:
@@ -16,6 +16,16 @@
   ``…MaxGradient([dY, X, Y])`` goes to every element equal to its maximum.
   Caffe2 wrote nothing when the reduced dims hold no element; the
   maximum's identity, −inf, is written here.
+* E7 (reduction_front_back_ops.{h,cc} at 929c33cee, the era policy
+  :attr:`~caffe2rnn.eras.Era.reduce_front_back_lengths`): all six take an
+  optional int32 ``lengths`` input (``num_reduce_dim`` 1): output element j
+  reduces only the first ``lengths[j]`` elements of its run, and the gradient
+  is 0 beyond them. The Sum/Mean gradient makers write
+  ``…Gradient([dY, X(, lengths)])`` and the gradient ops take X or, as before,
+  its int64 shape; Sum and Mean take int32/int64 data too (an integer mean
+  truncates, C++'s ``T / int``). Refusals: :meth:`ReduceSumBase.lengths_input`.
+* E7's ``ReduceSum`` / ``ReduceMean`` over a list of ``axes``
+  (:class:`ReduceOverAxes`; reduce_ops.{h,cc} at 929c33cee), no gradient.
 * ``SumElements`` sums every element into a 0-d tensor (``average=1``: the
   mean); ``AveragedLoss`` is the mean, the usual last op of a training net.
 * ``SumSqrElements`` sums the squares (``average=1``: their mean): the
