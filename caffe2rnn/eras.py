@@ -143,6 +143,24 @@ class Era:
     #: ``exponent - 1`` of whatever the blob held, the output. E7's
     #: Control_Ops tutorial differentiates in-place Pows.
     pow_inplace_gradient: bool = False
+    #: by 929c33cee (pow_op.{h,cc}; not at 042e8ede4, where Pow was a unary
+    #: op of math_ops.cc): ``Pow`` takes an optional second input, a tensor
+    #: of exponents (``broadcast``/``axis``/``axis_str``/``order`` as for
+    #: ``Mul``), refuses one input without an ``exponent`` argument, and its
+    #: gradient maker builds the two-input gradient when ``exponent`` is not
+    #: given. Before: one input, ``exponent`` defaulting to 0.
+    pow_tensor_exponent: bool = False
+    #: by 929c33cee (reduction_front_back_ops.{h,cc}): ``ReduceFront/Back
+    #: Sum/Mean/Max`` take an optional ``lengths`` input (int32, one length
+    #: per kept element) and their gradient makers pass X (and the lengths)
+    #: instead of X's shape. Before (042e8ede4: segment_reduction_op.cc for
+    #: Sum/Mean): one input; the sums' and means' gradients read
+    #: ``Shape(X)``.
+    reduce_front_back_lengths: bool = False
+    #: by 929c33cee (top_k.{h,cc}): ``TopK`` and ``TopKGradient`` read
+    #: ``axis`` (default -1: the last) and ``TopK`` refuses ``k < 1`` when
+    #: it is created. Before: the last dimension only.
+    top_k_axis: bool = False
     #: 2017-08..11 (segment_reduction_op.h at 042e8ede4): the sparse segment
     #: ops (``SparseSortedSegmentSum``, ``SparseLengthsSum``...) dispatch on
     #: their INDICES, int32 or int64. Before: ``data<TIndex>()``, int64 only.
@@ -286,6 +304,9 @@ E7 = _define(
         cells_scope_their_ops=True,
         multi_rnn_scoped_by_name=True,
         pow_inplace_gradient=True,
+        pow_tensor_exponent=True,
+        reduce_front_back_lengths=True,
+        top_k_axis=True,
         tracebacks_name_functions=True,
         version="",
     )

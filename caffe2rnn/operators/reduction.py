@@ -1,4 +1,4 @@
-"""Reductions: front/back sums and means, SumElements, AveragedLoss, SumSqrElements, Row/ColwiseMax.
+"""Reductions: front/back sums, means, maxima; ReduceSum/Mean; SumElements and kin.
 
 * ``ReduceFrontSum`` sums over the first ``num_reduce_dim`` dims (default 1):
   ``(T, N, D) → (N, D)``; ``ReduceBackSum`` over the last ones:
@@ -16,6 +16,16 @@
   ``…MaxGradient([dY, X, Y])`` goes to every element equal to its maximum.
   Caffe2 wrote nothing when the reduced dims hold no element; the
   maximum's identity, −inf, is written here.
+* E7 (reduction_front_back_ops.{h,cc} at 929c33cee, the era policy
+  :attr:`~caffe2rnn.eras.Era.reduce_front_back_lengths`): all six take an
+  optional int32 ``lengths`` input (``num_reduce_dim`` 1): output element j
+  reduces only the first ``lengths[j]`` elements of its run, and the gradient
+  is 0 beyond them. The Sum/Mean gradient makers write
+  ``…Gradient([dY, X(, lengths)])`` and the gradient ops take X or, as before,
+  its int64 shape; Sum and Mean take int32/int64 data too (an integer mean
+  truncates, C++'s ``T / int``). Refusals: :meth:`ReduceSumBase.lengths_input`.
+* E7's ``ReduceSum`` / ``ReduceMean`` over a list of ``axes``
+  (:class:`ReduceOverAxes`; reduce_ops.{h,cc} at 929c33cee), no gradient.
 * ``SumElements`` sums every element into a 0-d tensor (``average=1``: the
   mean); ``AveragedLoss`` is the mean, the usual last op of a training net.
 * ``SumSqrElements`` sums the squares (``average=1``: their mean): the
@@ -25,16 +35,23 @@
   ``M × N`` slice of a 3-D tensor; the gradient goes to every maximal element.
 """
 
+import math
+
 import numpy as np
 
-from ..errors import ArgumentError, DTypeError
+from .. import eras
+from ..errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
-from .gradient_maker import GradientMaker, single_op_gradient
+from .gradient_maker import GradientMaker, GradientNotImplementedYet
+
+#: The element types of E7's Sum/Mean kernels (``TensorTypes<int, long, float, double>``).
+SUM_TYPES = (np.int32, np.int64, np.float32, np.float64)
 
 
 class ReduceSumBase(Operator):
-    """``num_reduce_dim`` parsing shared by the front/back sums, means and gradients."""
+    """``num_reduce_dim`` parsing shared by the front/back sums, means and gradients,
+    and E7's ``lengths`` input (:meth:`lengths_input`)."""
 
     front = True
     mean = False
@@ -43,6 +60,16 @@ class ReduceSumBase(Operator):
         self.num_reduce_dim = self.args.single("num_reduce_dim", 1, int)
         if self.num_reduce_dim < 0:
             raise ArgumentError("num_reduce_dim must be >= 0, got %d" % self.num_reduce_dim)
+        base = self.schema.inputs[0]
+        # E7 (reduction_front_back_ops.cc): the optional lengths input, ints for Sum/Mean.
+        late = self.era is None or eras.get(self.era).reduce_front_back_lengths
+        if not late and len(self.inputs) > base:
+            # segment_reduction_op.cc / reduction_front_back_ops.cc at 042e8ede4
+            raise EnforceNotMet(
+                "Operator def did not pass schema checking: %s takes %d inputs, got %d "
+                "(the lengths input, '%s', came with Caffe2 929c33cee)"
+                % (self.op_type, base, len(self.inputs), self.input_name(base))
+            )
 
     def kept_dims(self, shape, i):
         """The dims of ``shape`` (input i's) that survive the reduction."""
@@ -62,31 +89,120 @@ class ReduceSumBase(Operator):
         reduced = shape[:n] if self.front else shape[len(shape) - n :]
         return int(np.prod(reduced, dtype=np.int64))
 
+    def lengths_input(self, i, shape):
+        """E7's lengths (input ``i``) for an X of ``shape``, or None if not given.
 
-class ReduceSum(ReduceSumBase):
+        The refusals of reduction_front_back_ops.h at 929c33cee: int32 only
+        (``data<int32_t>``), ``num_reduce_dim`` 1 ("Given lengths input, the
+        number of reduce dimensions should be one."), one length per kept
+        element ("The size of lengths vector doesn't match the batch
+        size."). Caffe2 did not check the values: a length above the reduced
+        dim read past the row, and a length 0 gave the row's first element
+        as its sum, mean numerator and max (the loops start from it) while
+        the gradient gave 0. caffe2rnn refuses lengths outside
+        ``[1, reduced dim]``.
+        """
+        late = self.era is None or eras.get(self.era).reduce_front_back_lengths
+        if len(self.inputs) > i and late:  # (before E7 setup refused the input)
+            lengths = self.typed_input(i, (np.int32,), "int32 lengths")
+            if self.num_reduce_dim != 1:
+                raise ArgumentError(
+                    "Given lengths input, the number of reduce dimensions should be one "
+                    "(num_reduce_dim=%d, input %d '%s')"
+                    % (self.num_reduce_dim, i, self.input_name(i))
+                )
+            batch = math.prod(self.kept_dims(shape, 0))
+            if lengths.size != batch:
+                raise self.shape_error(
+                    i,
+                    "%d lengths, one per element of the output (The size of lengths vector "
+                    "doesn't match the batch size.)" % batch,
+                )
+            reduced = self.reduced_count(shape)
+            if lengths.size and (lengths.min() < 1 or lengths.max() > reduced):
+                raise ShapeError(
+                    "input %d ('%s') holds lengths from %d to %d; expected them in [1, %d] "
+                    "(the reduced dimension of the data)"
+                    % (i, self.input_name(i), lengths.min(), lengths.max(), reduced)
+                )
+            return lengths.reshape(-1)
+        return None
+
+    def length_mask(self, lengths, shape):
+        """For X of ``shape`` seen as (reduced, kept) (front) or (kept, reduced) (back):
+        True where an element lies within its length."""
+        reduced = self.reduced_count(shape)
+        if self.front:
+            return np.arange(reduced)[:, None] < lengths[None, :]
+        return np.arange(reduced)[None, :] < lengths[:, None]
+
+    def as_matrix(self, a, shape):
+        """``a`` (X's elements) as (reduced, kept) for the front, (kept, reduced) for the back."""
+        reduced = self.reduced_count(shape)
+        return a.reshape((reduced, -1) if self.front else (-1, reduced))
+
+
+def _divide(total, count, out):
+    """``total / count`` into ``out``: C++'s ``T / int`` (integers truncate toward 0)."""
+    if out.dtype.kind == "f":
+        np.divide(total, count, out=out, casting="unsafe")
+    else:
+        np.copyto(out, np.sign(total) * (np.abs(total) // count), casting="unsafe")
+
+
+class SumInput:
+    """E7's Sum/Mean kernels' input types (``TensorTypes<int, long, float, double>``)."""
+
+    def sum_input(self, i):
+        """Input i: int32, int64, float32 or float64 from E7, float before."""
+        if self.era is None or eras.get(self.era).reduce_front_back_lengths:
+            return self.typed_input(i, SUM_TYPES, "int32, int64, float32 or float64")
+        return self.float_input(i)
+
+
+class ReduceSum(SumInput, ReduceSumBase):
     def run(self):
-        x = self.float_input(0)
+        x = self.sum_input(0)
         kept = self.kept_dims(x.shape, 0)
-        axes = tuple(range(self.num_reduce_dim)) if self.front else tuple(range(len(kept), x.ndim))
+        lengths = self.lengths_input(1, x.shape) if x.size else None
         y = self.output(0, kept, x.dtype)
-        np.sum(x, axis=axes, out=y)
-        count = self.reduced_count(x.shape)
-        if self.mean and count:
-            y /= count
+        if lengths is None:
+            axes = (
+                tuple(range(self.num_reduce_dim)) if self.front else tuple(range(len(kept), x.ndim))
+            )
+            np.sum(x, axis=axes, out=y)
+            count = self.reduced_count(x.shape)
+            if self.mean and count:
+                _divide(y.copy(), count, y)
+            return
+        m = self.as_matrix(x, x.shape)
+        total = np.where(self.length_mask(lengths, x.shape), m, 0).sum(axis=0 if self.front else 1)
+        if self.mean:
+            _divide(total, lengths, y.reshape(-1))
+        else:
+            np.copyto(y.reshape(-1), total, casting="unsafe")
 
 
-class ReduceSumGradient(ReduceSumBase):
-    """Inputs dY and the int64 shape of X → dX = dY repeated over the reduced dims."""
+class ReduceSumGradient(SumInput, ReduceSumBase):
+    """Inputs dY, X's shape (int64) or, from E7, X itself, and (E7) the lengths →
+    dX = dY repeated over the reduced dims (within the lengths; 0 beyond them)."""
 
     def run(self):
-        dy = self.float_input(0)
-        dims = self.input(1)
-        if dims.ndim != 1 or dims.dtype.kind not in "iu":
-            raise DTypeError(
-                "input 1 ('%s') is %s%s; expected a 1-D integer tensor "
-                "holding the forward input's shape" % (self.input_name(1), dims.dtype, dims.shape)
-            )
-        shape = tuple(dims.tolist())
+        dy = self.sum_input(0)
+        source = self.input(1)
+        late = self.era is None or eras.get(self.era).reduce_front_back_lengths
+        if late and not (source.ndim == 1 and source.dtype == np.int64):
+            # reduction_front_back_ops.h at 929c33cee: a 1-D int64 input 1 is X's
+            # shape (the form older gradients pass), anything else X itself.
+            shape = source.shape
+        else:
+            if source.ndim != 1 or source.dtype.kind not in "iu":
+                raise DTypeError(
+                    "input 1 ('%s') is %s%s; expected a 1-D integer tensor "
+                    "holding the forward input's shape"
+                    % (self.input_name(1), source.dtype, source.shape)
+                )
+            shape = tuple(source.tolist())
         kept = self.kept_dims(shape, 1)
         if dy.shape != kept:
             raise self.shape_error(
@@ -94,57 +210,81 @@ class ReduceSumGradient(ReduceSumBase):
                 "%s (input 1 ('%s') = %s without the %d reduced "
                 "dims)" % (kept, self.input_name(1), shape, self.num_reduce_dim),
             )
+        lengths = self.lengths_input(2, shape) if math.prod(shape) else None
+        dx = self.output(0, shape, dy.dtype)
+        if lengths is not None:
+            m = self.as_matrix(dx, shape)
+            row = dy.reshape((1, -1) if self.front else (-1, 1))
+            per = lengths.reshape(row.shape)
+            value = np.empty(m.shape, dy.dtype)
+            if self.mean:
+                _divide(np.broadcast_to(row, m.shape), np.broadcast_to(per, m.shape), value)
+            else:
+                np.copyto(value, np.broadcast_to(row, m.shape))
+            np.copyto(m, np.where(self.length_mask(lengths, shape), value, 0), casting="unsafe")
+            return
         if not self.front:
             dy = dy.reshape(kept + (1,) * self.num_reduce_dim)
-        dx = self.output(0, shape, dy.dtype)
         np.copyto(dx, dy)
         count = self.reduced_count(shape)
         if self.mean and count:
-            dx /= count
+            _divide(dx.copy(), count, dx)
 
 
-@register("ReduceFrontSum", inputs=1, outputs=1)
+_SUM_SCHEMA = dict(inputs=(1, 2), outputs=1)
+_SUM_GRADIENT_SCHEMA = dict(inputs=(2, 3), outputs=1)
+
+
+@register("ReduceFrontSum", **_SUM_SCHEMA)
 class ReduceFrontSum(ReduceSum):
-    """Y = X summed over its first ``num_reduce_dim`` dims."""
+    """Y = X summed over its first ``num_reduce_dim`` dims (E7: or the first
+    ``lengths[j]`` rows of column j)."""
 
 
-@register("ReduceBackSum", inputs=1, outputs=1)
+@register("ReduceBackSum", **_SUM_SCHEMA)
 class ReduceBackSum(ReduceSum):
-    """Y = X summed over its last ``num_reduce_dim`` dims."""
+    """Y = X summed over its last ``num_reduce_dim`` dims (E7: or the first
+    ``lengths[i]`` elements of row i)."""
 
     front = False
 
 
-@register("ReduceFrontSumGradient", inputs=2, outputs=1)
+@register("ReduceFrontSumGradient", **_SUM_GRADIENT_SCHEMA)
 class ReduceFrontSumGradient(ReduceSumGradient):
     pass
 
 
-@register("ReduceBackSumGradient", inputs=2, outputs=1)
+@register("ReduceBackSumGradient", **_SUM_GRADIENT_SCHEMA)
 class ReduceBackSumGradient(ReduceSumGradient):
     front = False
 
 
 class GetReduceSumGradient(GradientMaker):
-    """``Shape(I0 → _<O0>_dims)`` then ``<Op>Gradient([GO0, _<O0>_dims] → GI0)``.
+    """Until E6: ``Shape(I0 → _<O0>_dims)`` then ``<Op>Gradient([GO0, _<O0>_dims] → GI0)``.
+    From E7 (reduction_front_back_ops.cc at 929c33cee): ``<Op>Gradient([GO0, I0(, I1)]
+    → GI0)``, the lengths passed on when the forward op has them.
 
-    Forward arguments are copied onto both ops (so ``num_reduce_dim`` reaches
+    Forward arguments are copied onto every op (so ``num_reduce_dim`` reaches
     the gradient op; ``Shape`` ignores it).
     """
 
     def get_gradient_defs(self):
+        gradient = self.def_.type + "Gradient"
+        if eras.current().reduce_front_back_lengths:
+            inputs = [self.GO(0), self.I(0)] + ([self.I(1)] if len(self.def_.input) == 2 else [])
+            return [self.op_def(gradient, inputs, [self.GI(0)])]
         dims = "_" + self.O(0) + "_dims"
         return [
             self.op_def("Shape", [self.I(0)], [dims]),
-            self.op_def(self.def_.type + "Gradient", [self.GO(0), dims], [self.GI(0)]),
+            self.op_def(gradient, [self.GO(0), dims], [self.GI(0)]),
         ]
 
 
 # The means: the sums' classes with ``mean`` set (and their gradients likewise).
 for _name, _front in (("ReduceFrontMean", True), ("ReduceBackMean", False)):
     _fields = {"front": _front, "mean": True, "__module__": __name__}
-    register(_name, inputs=1, outputs=1)(type(_name, (ReduceSum,), dict(_fields)))
-    register(_name + "Gradient", inputs=2, outputs=1)(
+    register(_name, **_SUM_SCHEMA)(type(_name, (ReduceSum,), dict(_fields)))
+    register(_name + "Gradient", **_SUM_GRADIENT_SCHEMA)(
         type(_name + "Gradient", (ReduceSumGradient,), dict(_fields))
     )
 
@@ -153,7 +293,8 @@ for _name in ("ReduceFrontSum", "ReduceBackSum", "ReduceFrontMean", "ReduceBackM
 
 
 class ReduceMax(ReduceSumBase):
-    """The maximum over the reduced dims (−inf where they hold no element)."""
+    """The maximum over the reduced dims (−inf where they hold no element);
+    E7: over the first ``lengths`` elements."""
 
     def axes(self, ndim, kept):
         return tuple(range(self.num_reduce_dim)) if self.front else tuple(range(len(kept), ndim))
@@ -161,11 +302,18 @@ class ReduceMax(ReduceSumBase):
     def run(self):
         x = self.float_input(0)
         kept = self.kept_dims(x.shape, 0)
-        np.max(x, axis=self.axes(x.ndim, kept), out=self.output(0, kept, x.dtype), initial=-np.inf)
+        lengths = self.lengths_input(1, x.shape) if x.size else None
+        y = self.output(0, kept, x.dtype)
+        if lengths is None:
+            np.max(x, axis=self.axes(x.ndim, kept), out=y, initial=-np.inf)
+            return
+        m = np.where(self.length_mask(lengths, x.shape), self.as_matrix(x, x.shape), -np.inf)
+        np.max(m, axis=0 if self.front else 1, out=y.reshape(-1))
 
 
 class ReduceMaxGradient(ReduceMax):
-    """Inputs dY, X, Y → dX: dY at every element equal to its maximum, else 0."""
+    """Inputs dY, X, Y (and, E7, the lengths) → dX: dY at every element equal
+    to its maximum (within its length), else 0."""
 
     def run(self):
         x = self.float_input(1)
@@ -174,22 +322,100 @@ class ReduceMaxGradient(ReduceMax):
             if self.float_input(i).shape != kept:
                 raise self.shape_error(i, "%s, the shape of the forward output" % (kept,))
             self.same_dtype(1, i)
+        lengths = self.lengths_input(3, x.shape) if x.size else None
         shape = (
             kept + (1,) * self.num_reduce_dim
             if not self.front
             else (1,) * self.num_reduce_dim + kept
         )
         y, dy = self.input(2).reshape(shape), self.input(0).reshape(shape)
-        np.multiply(x == y, dy, out=self.output(0, x.shape, x.dtype))
+        dx = self.output(0, x.shape, x.dtype)
+        np.multiply(x == y, dy, out=dx)
+        if lengths is not None:
+            self.as_matrix(dx, x.shape)[~self.length_mask(lengths, x.shape)] = 0
 
 
 for _name, _front in (("ReduceFrontMax", True), ("ReduceBackMax", False)):
     _fields = {"front": _front, "__module__": __name__}
-    register(_name, inputs=1, outputs=1)(type(_name, (ReduceMax,), dict(_fields)))
-    register(_name + "Gradient", inputs=3, outputs=1)(
+    register(_name, inputs=(1, 2), outputs=1)(type(_name, (ReduceMax,), dict(_fields)))
+    register(_name + "Gradient", inputs=(3, 4), outputs=1)(
         type(_name + "Gradient", (ReduceMaxGradient,), dict(_fields))
     )
-    single_op_gradient(_name, _name + "Gradient", ["GO0", "I0", "O0"])
+
+
+@register_gradient("ReduceFrontMax")
+@register_gradient("ReduceBackMax")
+class GetReduceMaxGradient(GradientMaker):
+    """``<Op>Gradient([GO0, I0, O0] → GI0)``; from E7 with the lengths ``I1``
+    appended when the forward op has them (reduction_front_back_ops.cc)."""
+
+    def get_gradient_defs(self):
+        inputs = [self.GO(0), self.I(0), self.O(0)]
+        if eras.current().reduce_front_back_lengths and len(self.def_.input) == 2:
+            inputs.append(self.I(1))
+        return [self.op_def(self.def_.type + "Gradient", inputs, [self.GI(0)])]
+
+
+class ReduceOverAxes(Operator):
+    """E7's ``ReduceSum`` / ``ReduceMean`` (reduce_ops.{h,cc} at 929c33cee; not at
+    042e8ede4): Y = the sum (mean) of X over ``axes`` (a list of ints, default:
+    every axis); ``keepdims`` (default 1) keeps the reduced axes with size 1,
+    0 drops them. Float32 only in Caffe2 (``ReduceSumOp<float>``); float64 is
+    kept as float64 here.
+
+    The axes are sorted first; Caffe2's CAFFE_ENFORCEs: "Axes ids must be
+    non-negative." and "Axes ids must be smaller than the dimensions of
+    input." An axis given twice, which Caffe2 did not check (it removed
+    that dim twice from the output's shape), is refused here. Caffe2
+    remembered the axes it filled in for an empty ``axes`` on the first run;
+    here each run reduces every axis of the X it is given. No gradient
+    (``GRADIENT_NOT_IMPLEMENTED_YET``).
+    """
+
+    mean = False
+
+    def setup(self):
+        self.axes = sorted(self.args.repeated("axes", (), int))
+        self.keepdims = self.args.single("keepdims", 1, int)
+        if self.axes and self.axes[0] < 0:
+            raise ArgumentError("Axes ids must be non-negative (axes=%s)" % (self.axes,))
+        if len(set(self.axes)) != len(self.axes):
+            raise ArgumentError(
+                "axes=%s names an axis twice; expected distinct axes" % (self.axes,)
+            )
+
+    def run(self):
+        x = self.float_input(0)
+        axes = tuple(self.axes) if self.axes else tuple(range(x.ndim))
+        if axes and axes[-1] >= x.ndim:
+            raise ArgumentError(
+                "Axes ids must be smaller than the dimensions of input (axes=%s, "
+                "input 0 '%s' has %d)" % (list(axes), self.input_name(0), x.ndim)
+            )
+        keep = bool(self.keepdims)
+        shape = tuple(
+            (1 if i in axes else d) for i, d in enumerate(x.shape) if keep or i not in axes
+        )
+        y = self.output(0, shape, x.dtype)
+        reduce = np.mean if self.mean else np.sum
+        with np.errstate(all="ignore"):  # the mean of no element is NaN, as Eigen's 0/0
+            np.copyto(y, reduce(x, axis=axes, keepdims=keep))
+
+
+@register("ReduceSum", inputs=1, outputs=1)
+class ReduceSumOverAxes(ReduceOverAxes):
+    """X summed over ``axes`` (:class:`ReduceOverAxes`)."""
+
+
+@register("ReduceMean", inputs=1, outputs=1)
+class ReduceMeanOverAxes(ReduceOverAxes):
+    """The mean of X over ``axes`` (:class:`ReduceOverAxes`)."""
+
+    mean = True
+
+
+register_gradient("ReduceSum")(GradientNotImplementedYet)
+register_gradient("ReduceMean")(GradientNotImplementedYet)
 
 
 class SumAll(Operator):

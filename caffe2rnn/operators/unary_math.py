@@ -9,10 +9,11 @@ Each maps a float tensor to one of its shape and type, and may run in place:
   ``Scale(dY → dY, scale=2)`` — *in place on the output gradient*, which
   Caffe2's maker did and which therefore changes that blob — then
   ``Mul([dY, X]) = 2 dY X``.
-* ``Pow``: ``Y = X^exponent`` (argument, default 0); gradient
-  ``Pow(X, exponent - 1) → dX``, ``Mul([dX, dY]) → dX``,
+* ``Pow``: ``Y = X^exponent`` (argument, default 0; from E7 required with
+  one input); gradient ``Pow(X, exponent - 1) → dX``, ``Mul([dX, dY]) → dX``,
   ``Scale(dX, scale=exponent) → dX``, with no other forward argument.
-  A negative X to a non-integer power gives NaN, as ``powf`` did.
+  A negative X to a non-integer power gives NaN, as ``powf`` did. E7's
+  ``Pow([X, E])`` takes a tensor of exponents instead (:class:`Pow`).
 * ``Clip``: ``Y = min(max(X, min), max)``; gradient
   ``ClipGradient([Y, dY])``: dY where Y lies strictly inside the bounds.
 * ``Logit`` (``ln(x / (1 - x))`` of X clamped to ``[eps, 1 - eps]``; no
@@ -39,6 +40,7 @@ from .. import eras
 from ..errors import ArgumentError, EnforceNotMet, GradientError
 from ..runtime.registry import register, register_gradient, register_gradient_variant
 from .base import Operator, WithoutBroadcast
+from .elementwise import BinaryElementwise, parse_broadcast_axis
 from .gradient_maker import (
     GradientMaker,
     GradientNotImplementedYet,
@@ -108,24 +110,102 @@ class GetSqrtGradient(GradientMaker):
         ]
 
 
-@register("Pow", inputs=1, outputs=1, inplace=[(0, 0)])
-class Pow(_UnaryFloat):
-    """Y = X ** exponent element-wise (``exponent``: a float argument, default 0)."""
+@register("Pow", inputs=(1, 2), outputs=1, inplace=[(0, 0), (1, 0)])
+class Pow(BinaryElementwise):
+    """Y = X ** exponent element-wise: an ``exponent`` argument, or (E7) a second input.
+
+    Until 042e8ede4 (math_ops.cc) Pow had one input and the float argument
+    ``exponent``, default 0. At 929c33cee (pow_op.{h,cc}; the era policy
+    :attr:`~caffe2rnn.eras.Era.pow_tensor_exponent`) it reads the argument
+    only with one input, and with two computes ``X ** E`` for a tensor E of
+    exponents, with the broadcast rules of ``Mul`` (:mod:`.elementwise`:
+    ``broadcast``, ``axis``, ``axis_str``, ``order``; E a scalar or a block
+    of X's dims). The CAFFE_ENFORCE refusals of E7's ``PowOp``, here:
+
+    * one input without ``exponent``: "Only a tensor with an argument or two
+      input tensors are supported as input to pow operator" (its
+      constructor's CAFFE_THROW);
+    * ``axis`` or ``axis_str`` without ``broadcast=1``; both of them; an
+      ``axis_str`` that is not one letter of ``order``;
+    * E written in place as Y while broadcasting ("In-place is allowed only
+      with the first tensor when broadcasting");
+    * without ``broadcast``, E not shaped like X ("Dimension mismatch - did
+      you forget to set broadcast=1?").
+
+    Caffe2 registered float32 only (``TensorTypes<float>``, E read as X's
+    type); float64 X and E are kept as float64 here. A negative base to a
+    non-integer power gives NaN, as ``powf`` did.
+    """
+
+    input_types = frozenset(np.dtype(t) for t in (np.float32, np.float64))
+    ufunc = np.power
 
     def setup(self):
-        self.exponent = self.args.single("exponent", 0.0, float)
+        self.exponent = None
+        if not (self.era is None or eras.get(self.era).pow_tensor_exponent):
+            if len(self.inputs) == 2:
+                # math_ops.cc, 042e8ede4: OPERATOR_SCHEMA(Pow).NumInputs(1)
+                raise EnforceNotMet(
+                    "Operator def did not pass schema checking: Pow takes 1 input, got 2 "
+                    "(a tensor of exponents, input 1 '%s', came with Caffe2's pow_op.cc, "
+                    "by 929c33cee)" % self.input_name(1)
+                )
+            self.exponent = self.args.single("exponent", 0.0, float)
+        elif len(self.inputs) == 1:
+            if not self.args.has("exponent"):
+                raise ArgumentError(
+                    "Only a tensor with an argument or two input tensors are supported "
+                    "as input to pow operator (input 0 '%s' came without an 'exponent' "
+                    "argument)" % self.input_name(0)
+                )
+            self.exponent = self.args.single("exponent", 0.0, float)
+        else:  # BinaryElementwise's arguments (its setup, read here behind the era gate)
+            self.broadcast = self.args.single("broadcast", 0, int) != 0
+            self.axis = parse_broadcast_axis(self, self.broadcast)
+            self.b_in_place = self.def_.input[1] == self.def_.output[0]
 
-    def compute(self, x, out):
-        np.power(x, x.dtype.type(self.exponent), out=out)
+    def run(self):
+        if self.exponent is None:
+            self.float_input(0)  # refuses float64 when the extension is off
+            with np.errstate(all="ignore"):  # inf and NaN results as in C
+                super().run()
+            return
+        x = self.float_input(0)
+        with np.errstate(all="ignore"):
+            np.power(x, x.dtype.type(self.exponent), out=self.output(0, x.shape, x.dtype))
 
 
 @register_gradient("Pow")
 class GetPowGradient(GradientMaker):
-    """dX = exponent · X^(exponent-1) · dY, in three ops (module doc)."""
+    """The gradient of Pow as its era's maker built it; no forward argument copied.
+
+    With an ``exponent`` (and, before E7, always): dX = exponent ·
+    X^(exponent-1) · dY in three ops, ``Pow(X → dX, exponent - 1)``,
+    ``Mul([dX, dY] → dX)``, ``Scale(dX → dX, scale=exponent)``; an in-place
+    Pow built in E7 raises Y to ``(exponent - 1) / exponent`` instead
+    (``CAFFE_ENFORCE(fabs(exponent) > 1e-12)``).
+
+    E7 without an ``exponent`` (X ** E, pow_op.cc at 929c33cee): refused in
+    place ("Gradient computation cannot be carried out if Pow uses in-place
+    computation"), else ``ConstantFill(E → dE, value=1)``, ``Sub([E, dE] →
+    dE)`` (E - 1), ``Pow([X, dE] → dX)``, ``Mul([dX, dY] → dX)``, ``Mul([dX,
+    E] → dX)``; then ``Log(X → t)``, ``Mul([t, Y] → t)`` and ``Mul([t, dY] →
+    dE)``, where t is ``<dE>_autogen_pre_red``. When the forward op has a
+    ``broadcast`` argument (even 0), the second Pow and the Mul by E get
+    ``broadcast``, ``axis`` (default -1), ``axis_str`` ("") and ``order``
+    ("NCHW"), and the last Mul writes t, which ``SumReduceLike([t, E] → dE)``
+    (``axis``, ``axis_str``, ``order``) sums back to E's shape.
+    """
 
     copy_arguments = False
 
     def get_gradient_defs(self):
+        if eras.current().pow_tensor_exponent:
+            tensor = not self.has_arg("exponent")
+        else:
+            tensor = len(self.def_.input) == 2
+        if tensor:
+            return self.tensor_exponent_gradient()
         exponent = float(self.arg("exponent", 0.0))
         power = exponent - 1
         if self.I(0) == self.O(0) and eras.current().pow_inplace_gradient:
@@ -139,6 +219,40 @@ class GetPowGradient(GradientMaker):
             self.op_def("Pow", [self.I(0)], [self.GI(0)], exponent=power),
             self.op_def("Mul", [self.GI(0), self.GO(0)], [self.GI(0)]),
             self.op_def("Scale", [self.GI(0)], [self.GI(0)], scale=exponent),
+        ]
+
+    def tensor_exponent_gradient(self):
+        x, e, y = self.I(0), self.I(1), self.O(0)
+        if y in (x, e):
+            raise GradientError(
+                "Gradient computation cannot be carried out if Pow uses in-place "
+                "computation: Pow([%s, %s] -> %s)" % (x, e, y)
+            )
+        broadcast = {}
+        if self.has_arg("broadcast"):
+            broadcast = {
+                "broadcast": self.arg("broadcast", 0),
+                "axis": self.arg("axis", -1),
+                "axis_str": self.arg("axis_str", ""),
+                "order": self.arg("order", "NCHW"),
+            }
+        dx, de, dy = self.GI(0), self.GI(1), self.GO(0)
+        pre_red = de + "_autogen_pre_red"
+        ops = [
+            self.op_def("ConstantFill", [e], [de], value=1.0),
+            self.op_def("Sub", [e, de], [de]),
+            self.op_def("Pow", [x, de], [dx], **broadcast),
+            self.op_def("Mul", [dx, dy], [dx]),
+            self.op_def("Mul", [dx, e], [dx], **broadcast),
+            self.op_def("Log", [x], [pre_red]),
+            self.op_def("Mul", [pre_red, y], [pre_red]),
+        ]
+        if not broadcast:
+            return ops + [self.op_def("Mul", [pre_red, dy], [de])]
+        reduce_args = {k: broadcast[k] for k in ("axis", "axis_str", "order")}
+        return ops + [
+            self.op_def("Mul", [pre_red, dy], [pre_red]),
+            self.op_def("SumReduceLike", [pre_red, e], [de], **reduce_args),
         ]
 
 

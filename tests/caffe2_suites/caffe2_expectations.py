@@ -112,13 +112,6 @@ TANH_ULP = (
     "net (caffe2rnn/operators/activation.py)"
 )
 
-#: E7's Pow with a second input, a tensor of exponents (pow_op.cc at 929c33cee).
-POW_TENSOR_EXPONENT = (
-    "needs Pow with a second input, a tensor of exponents (with broadcast/axis, and a gradient "
-    "for both inputs): Caffe2 added it by 929c33cee (pow_op.cc); caffe2rnn's Pow takes the "
-    "exponent argument only, so the schema check refuses the second input"
-)
-
 #: pooling_test.py's big-batch test is off unless CAFFE2_DEBUG=1 (a cuDNN
 #: reproducer, GPU only), a skip of Caffe2's own.
 POOLING_SKIPS = {
@@ -445,9 +438,7 @@ SUITES = [
     Suite("E7", "models/seq2seq/seq2seq_beam_search_test.py"),
     # E6's list at E7 (E7's own versions of the files; load_save_test.py is not in 929c33cee).
     # Left out for CI time: hypothesis_test (~10 min), pooling_test, gather_ops_test,
-    # workspace_test, adagrad_test (2-3 min each on a loaded machine); failing on what
-    # caffe2rnn lacks at E7: top_k_test (TopK's axis), reduce_ops_test (ReduceMean...,
-    # the lengths input of ReduceFront/Back*, their gradients' new inputs)
+    # workspace_test, adagrad_test (2-3 min each on a loaded machine)
     Suite("E7", "brew_test.py", outcomes={"BrewTest::test_tanh": ("failed", TANH_ULP)}),
     Suite(
         "E7",
@@ -467,6 +458,7 @@ SUITES = [
     Suite("E7", "operator_test/activation_ops_test.py", select="prelu"),
     Suite("E7", "operator_test/matmul_op_test.py"),
     Suite("E7", "operator_test/tile_op_test.py"),
+    Suite("E7", "operator_test/top_k_test.py"),  # TopK's axis (929c33cee)
     Suite(
         "E7",
         "operator_test/one_hot_ops_test.py",
@@ -488,21 +480,15 @@ SUITES = [
         "operator_test/segment_ops_test.py",
         outcomes=SEGMENT_OPS_MISSING,
     ),
-    Suite(
-        "E7",
-        "operator_test/elementwise_ops_test.py",  # Sqrt (929c33cee)
-        outcomes={"TestElementwiseOps::test_powt": ("failed", POW_TENSOR_EXPONENT)},
-    ),
+    Suite("E7", "operator_test/elementwise_ops_test.py"),  # Sqrt, Pow([X, E]) (929c33cee)
     Suite("E7", "operator_test/elementwise_logical_ops_test.py"),
-    Suite(
-        "E7",
-        "operator_test/elementwise_op_broadcast_test.py",
-        outcomes={"TestElementwiseBroadcast::test_broadcast_powt": ("failed", POW_TENSOR_EXPONENT)},
-    ),
+    Suite("E7", "operator_test/elementwise_op_broadcast_test.py"),
     Suite("E7", "operator_test/elementwise_linear_op_test.py"),
     Suite("E7", "operator_test/math_ops_test.py"),
     Suite("E7", "operator_test/utility_ops_test.py"),  # Min, MinGradient (929c33cee)
     Suite("E7", "operator_test/reduction_ops_test.py"),
+    # ReduceSum/ReduceMean, the lengths of ReduceFront/Back* (929c33cee)
+    Suite("E7", "operator_test/reduce_ops_test.py"),
     Suite("E7", "operator_test/pack_ops_test.py"),
     Suite("E7", "operator_test/lengths_tile_op_test.py"),
     Suite("E7", "operator_test/counter_ops_test.py"),

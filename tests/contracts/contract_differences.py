@@ -111,6 +111,15 @@ IMAGE = (
 )
 
 
+E7_SCHEMA_EARLIER = (
+    "the same refusal at another moment: the schema is E7's (929c33cee: Pow's tensor of "
+    "exponents, the lengths input of ReduceFront/Back*, and their gradients' lengths), and in an "
+    "era before E7 the op refuses the extra input when it is created (era policies "
+    "pow_tensor_exponent and reduce_front_back_lengths: caffe2rnn/operators/unary_math.py, "
+    "reduction.py), where that era's C++ schema refused it"
+)
+
+
 def _superset(later):
     return (
         "caffe2rnn's schema is the later era's, a superset of this era's: every def the "
@@ -924,33 +933,18 @@ KNOWN = (
         reason=TYPES_OTHER_INPUTS,
     ),
     Known(
-        ops=("Pow", "TopK", "TopKGradient"),
-        aspects=("arg axis",),
-        eras=("E7",),
-        detail="read by the C++, not by caffe2rnn",
-        reason=E7,
+        ops=("Pow",),
+        aspects=("schema",),
+        eras=("E4", "E5", "E6"),
+        detail="counts: C++ inputs 1, outputs 1; caffe2rnn inputs 1-2, outputs 1",
+        reason=E7_SCHEMA_EARLIER,
     ),
     Known(
         ops=("Pow",),
-        aspects=("arg axis_str", "arg broadcast", "arg order"),
-        eras=("E7",),
-        detail="read by the C++, not by caffe2rnn",
-        reason=E7,
-    ),
-    Known(
-        ops=(
-            "Pow",
-            "ReduceBackMax",
-            "ReduceBackMean",
-            "ReduceBackSum",
-            "ReduceFrontMax",
-            "ReduceFrontMean",
-            "ReduceFrontSum",
-        ),
         aspects=("schema",),
-        eras=("E7",),
-        detail="counts: C++ inputs 1-2, outputs 1; caffe2rnn inputs 1, outputs 1",
-        reason=E7,
+        eras=("E4", "E5", "E6"),
+        detail="in-place allowed: C++ 0->0; caffe2rnn 0->0, 1->0",
+        reason=E7_SCHEMA_EARLIER,
     ),
     Known(
         ops=("Python", "PythonGradient"),
@@ -1084,34 +1078,25 @@ KNOWN = (
         reason=TYPES_HELPER,
     ),
     Known(
+        ops=("ReduceBackMax", "ReduceFrontMax"),
+        aspects=("schema",),
+        eras=("E6",),
+        detail="counts: C++ inputs 1, outputs 1; caffe2rnn inputs 1-2, outputs 1",
+        reason=E7_SCHEMA_EARLIER,
+    ),
+    Known(
         ops=("ReduceBackMaxGradient", "ReduceFrontMaxGradient"),
         aspects=("schema",),
-        eras=("E7",),
-        detail="counts: C++ inputs 3-4, outputs 1; caffe2rnn inputs 3, outputs 1",
-        reason=E7,
+        eras=("E6",),
+        detail="counts: C++ inputs 3, outputs 1; caffe2rnn inputs 3-4, outputs 1",
+        reason=E7_SCHEMA_EARLIER,
     ),
     Known(
         ops=("ReduceBackMean", "ReduceBackSum", "ReduceFrontMean", "ReduceFrontSum"),
-        aspects=("gradient",),
-        eras=("E7",),
-        detail="caffe2rnn writes Shape(I(0) -> _{O(0)}_dims), which the C++ maker never writes",
-        reason=E7,
-    ),
-    Known(
-        ops=(
-            "ReduceBackMean",
-            "ReduceBackMeanGradient",
-            "ReduceBackSum",
-            "ReduceBackSumGradient",
-            "ReduceFrontMean",
-            "ReduceFrontMeanGradient",
-            "ReduceFrontSum",
-            "ReduceFrontSumGradient",
-        ),
-        aspects=("types",),
-        eras=("E7",),
-        detail="C++ double, float, int32, int64; caffe2rnn double, float",
-        reason=E7,
+        aspects=("schema",),
+        eras=("E4", "E5", "E6"),
+        detail="counts: C++ inputs 1, outputs 1; caffe2rnn inputs 1-2, outputs 1",
+        reason=E7_SCHEMA_EARLIER,
     ),
     Known(
         ops=(
@@ -1121,9 +1106,21 @@ KNOWN = (
             "ReduceFrontSumGradient",
         ),
         aspects=("schema",),
+        eras=("E4", "E5", "E6"),
+        detail="counts: C++ inputs 2, outputs 1; caffe2rnn inputs 2-3, outputs 1",
+        reason=E7_SCHEMA_EARLIER,
+    ),
+    Known(
+        ops=(
+            "ReduceBackMax",
+            "ReduceBackMaxGradient",
+            "ReduceFrontMax",
+            "ReduceFrontMaxGradient",
+        ),
+        aspects=("types",),
         eras=("E7",),
-        detail="counts: C++ inputs 2-3, outputs 1; caffe2rnn inputs 2, outputs 1",
-        reason=E7,
+        detail="C++ float; caffe2rnn float, int32",
+        reason=TYPES_OTHER_INPUTS,
     ),
     Known(
         ops=("Reshape",),

@@ -65,10 +65,11 @@ def random(shape, seed=0, dtype=np.float32, low=-1.0, high=1.0):
     return np.asarray(np.random.RandomState(seed).uniform(low, high, shape), dtype=dtype)
 
 
-def run_fails(op_type, inputs, error, match, outputs=("out",), **args):
+def run_fails(op_type, inputs, error, match, outputs=("out",), era=None, **args):
     """Run the op on ``inputs`` ({name: array}) and assert that it raises
     ``error`` with a message matching ``match`` — and leaves its first output,
-    which held a sentinel tensor, as it was."""
+    which held a sentinel tensor, as it was. ``era``: create the op as that
+    era's (None: today's)."""
     import pytest
 
     ws = Workspace()
@@ -78,7 +79,8 @@ def run_fails(op_type, inputs, error, match, outputs=("out",), **args):
     if outputs[0] not in inputs:
         ws.feed(outputs[0], sentinel)
     with pytest.raises(error, match=match):
-        ws.run_operator_once(core.CreateOperator(op_type, list(inputs), list(outputs), **args))
+        op = core.CreateOperator(op_type, list(inputs), list(outputs), **args)
+        ws.run_operator_once(op, era=era)
     if outputs[0] not in inputs:
         np.testing.assert_array_equal(ws.fetch(outputs[0]), sentinel)
     return ws
