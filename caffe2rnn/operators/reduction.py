@@ -40,7 +40,7 @@ import math
 import numpy as np
 
 from .. import eras
-from ..errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
+from ..errors import ArgumentError, DTypeError, EnforceNotMet, InvalidValueError, ShapeError
 from ..runtime.registry import register, register_gradient
 from .base import Operator
 from .gradient_maker import GradientMaker, GradientNotImplementedYet
@@ -96,11 +96,13 @@ class ReduceSumBase(Operator):
         (``data<int32_t>``), ``num_reduce_dim`` 1 ("Given lengths input, the
         number of reduce dimensions should be one."), one length per kept
         element ("The size of lengths vector doesn't match the batch
-        size."). Caffe2 did not check the values: a length above the reduced
-        dim read past the row, and a length 0 gave the row's first element
-        as its sum, mean numerator and max (the loops start from it) while
-        the gradient gave 0. caffe2rnn refuses lengths outside
-        ``[1, reduced dim]``.
+        size."). Caffe2 did not check the values. A length above the reduced
+        dim read past the row: caffe2rnn refuses it. A length of 0 or less
+        is run as Caffe2 ran it: the loops start from the row's first
+        element, so it is the sum and the max, and the mean's numerator
+        (divided by the length: ±inf or NaN in floats at 0; an integer mean
+        over 0 divided by zero, a crash, and is refused), while every
+        gradient element is 0.
         """
         late = self.era is None or eras.get(self.era).reduce_front_back_lengths
         if len(self.inputs) > i and late:  # (before E7 setup refused the input)
@@ -119,11 +121,11 @@ class ReduceSumBase(Operator):
                     "doesn't match the batch size.)" % batch,
                 )
             reduced = self.reduced_count(shape)
-            if lengths.size and (lengths.min() < 1 or lengths.max() > reduced):
+            if lengths.size and lengths.max() > reduced:
                 raise ShapeError(
-                    "input %d ('%s') holds lengths from %d to %d; expected them in [1, %d] "
-                    "(the reduced dimension of the data)"
-                    % (i, self.input_name(i), lengths.min(), lengths.max(), reduced)
+                    "input %d ('%s') holds a length of %d; expected at most %d, the reduced "
+                    "dimension of the data (Caffe2 read past the row)"
+                    % (i, self.input_name(i), lengths.max(), reduced)
                 )
             return lengths.reshape(-1)
         return None
@@ -143,11 +145,20 @@ class ReduceSumBase(Operator):
 
 
 def _divide(total, count, out):
-    """``total / count`` into ``out``: C++'s ``T / int`` (integers truncate toward 0)."""
+    """``total / count`` into ``out``: C++'s ``T / int`` (integers truncate toward 0;
+    floats divided by 0 give ±inf or NaN, as in C++)."""
     if out.dtype.kind == "f":
-        np.divide(total, count, out=out, casting="unsafe")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.divide(total, count, out=out, casting="unsafe")
     else:
-        np.copyto(out, np.sign(total) * (np.abs(total) // count), casting="unsafe")
+        quotient = np.abs(total) // np.abs(count)
+        np.copyto(out, np.sign(total) * np.sign(count) * quotient, casting="unsafe")
+
+
+def _from_first(lengths, reduced, first):
+    """``reduced`` where the length is at least 1, else the row's ``first`` element:
+    Caffe2's loops start from it and add (or compare) nothing more."""
+    return np.where(lengths < 1, first, reduced)
 
 
 class SumInput:
@@ -177,7 +188,13 @@ class ReduceSum(SumInput, ReduceSumBase):
             return
         m = self.as_matrix(x, x.shape)
         total = np.where(self.length_mask(lengths, x.shape), m, 0).sum(axis=0 if self.front else 1)
+        total = _from_first(lengths, total, m[0] if self.front else m[:, 0])
         if self.mean:
+            if y.dtype.kind != "f" and (lengths == 0).any():
+                raise InvalidValueError(
+                    "input 1 ('%s') holds a length of 0 for integer data: the mean divides "
+                    "by it (Caffe2's integer division by zero crashed)" % self.input_name(1)
+                )
             _divide(total, lengths, y.reshape(-1))
         else:
             np.copyto(y.reshape(-1), total, casting="unsafe")
@@ -307,8 +324,10 @@ class ReduceMax(ReduceSumBase):
         if lengths is None:
             np.max(x, axis=self.axes(x.ndim, kept), out=y, initial=-np.inf)
             return
-        m = np.where(self.length_mask(lengths, x.shape), self.as_matrix(x, x.shape), -np.inf)
-        np.max(m, axis=0 if self.front else 1, out=y.reshape(-1))
+        matrix = self.as_matrix(x, x.shape)
+        m = np.where(self.length_mask(lengths, x.shape), matrix, -np.inf)
+        first = matrix[0] if self.front else matrix[:, 0]
+        np.copyto(y.reshape(-1), _from_first(lengths, m.max(axis=0 if self.front else 1), first))
 
 
 class ReduceMaxGradient(ReduceMax):

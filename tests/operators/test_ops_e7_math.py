@@ -12,7 +12,14 @@ import pytest
 from ops_testing import gradient_of, random, run_fails, run_op
 
 from caffe2rnn import core, eras
-from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, GradientError, ShapeError
+from caffe2rnn.errors import (
+    ArgumentError,
+    DTypeError,
+    EnforceNotMet,
+    GradientError,
+    InvalidValueError,
+    ShapeError,
+)
 from caffe2rnn.gradient_checker import assert_gradient_close
 from caffe2rnn.runtime import Workspace
 
@@ -312,20 +319,44 @@ def test_e7_sums_and_means_of_integers_truncate_as_cpp():
             np.array([1, 3, 1], np.int32),
             {},
             ShapeError,
-            r"lengths from 1 to 3; expected them in \[1, 2\]",
+            r"'lengths'.*a length of 3; expected at most 2.*read past the row",
         ),
         (
             "ReduceFrontMean",
-            random((2, 3)),
+            np.ones((2, 3), np.int32),
             np.array([1, 0, 1], np.int32),
             {},
-            ShapeError,
-            r"lengths from 0 to 1",
+            InvalidValueError,
+            r"'lengths'.*length of 0 for integer data.*division by zero",
         ),
     ],
 )
 def test_reduce_front_back_lengths_refusals(op_type, x, lengths, args, error, match):
     run_fails(op_type, {"x": x, "lengths": lengths}, error, match, **args)
+
+
+@pytest.mark.parametrize("front", [True, False])
+def test_reduce_front_back_lengths_of_zero_or_less_run_as_caffe2_ran_them(front):
+    """reduction_front_back_ops.cc at 929c33cee starts each loop from the row's
+    first element: a length <= 0 makes it the sum and the max, the mean divides
+    it by the length (float: inf at 0), and every gradient element is 0."""
+    x = np.array([[2.0, -1.0, 3.0], [5.0, 7.0, -4.0]], np.float32)
+    if not front:
+        x = np.ascontiguousarray(x.T)  # each row of x.T holds one run
+    lengths = np.array([0, -2, 2], np.int32)
+    side = "ReduceFront" if front else "ReduceBack"
+    first = np.array([2.0, -1.0, 3.0], np.float32)
+    full = np.array([7.0, 6.0, -1.0], np.float32)
+    np.testing.assert_array_equal(run1_ws(side + "Sum", {"x": x, "l": lengths}), [2, -1, -1])
+    np.testing.assert_array_equal(run1_ws(side + "Max", {"x": x, "l": lengths}), [2, -1, 3])
+    with np.errstate(divide="ignore"):
+        mean = run1_ws(side + "Mean", {"x": x, "l": lengths})
+        np.testing.assert_array_equal(mean, [np.inf, first[1] / -2, full[2] / 2])
+    dy = np.ones(3, np.float32)
+    for kind in ("Sum", "Mean"):
+        dx = run1_ws(side + kind + "Gradient", {"dy": dy, "x": x, "l": lengths})
+        assert not (dx[:, :2] if front else dx[:2]).any(), dx
+        assert (dx[:, 2] if front else dx[2]).all(), dx  # length 2: both elements
 
 
 def test_reduce_front_back_lengths_before_e7():
