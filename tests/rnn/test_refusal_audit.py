@@ -355,6 +355,16 @@ def load_into_wrong_shapes():
         assert (workspace.FetchBlob("audit_lstm/i2h_w") == 1).all()
 
 
+def unread_state_recurrent_net():
+    """recurrent_net over a step net that never reads its recurrent state h_prev."""
+    from caffe2rnn.recurrent import recurrent_net
+
+    step = core.Net("unread")
+    x_t, _ = step.AddExternalInputs("input_t", "h_prev")
+    step.AddExternalOutputs(step.Tanh(x_t, "h"))
+    recurrent_net(core.Net("main"), step, [("input_t", "x")], [("h_prev", "h0")], {"h_prev": "h"})
+
+
 REFUSALS = [
     # operators/rnn/arguments.py: the recurrent op's arguments
     Refusal("operators/rnn/arguments.py", "not a recurrent op", INTERNAL, "reader precondition"),
@@ -1085,6 +1095,15 @@ REFUSALS = [
         errors.ArgumentError,
         "attention_type=7 is not an AttentionType",
         unknown_attention_type_name,
+    ),
+    Refusal(
+        "recurrent_stages.py",
+        "a recurrent state no op of the step net gives a gradient",
+        RAISED,
+        "backward_mapping[cell_input]: KeyError, caffe2/python/recurrent.py (0cdd09da6)",
+        errors.KeyNotFoundError,
+        "'h_prev' gets no gradient in the backward step net",
+        lambda: unread_state_recurrent_net(),
     ),
     Refusal(
         "recurrent.py",
