@@ -33,6 +33,7 @@ from . import (  # noqa: F401
     im2col,
     image_input,
     instance_norm,
+    lars,
     last_n_window,
     layer_norm,
     lengths,
