@@ -134,7 +134,7 @@ FIRST_ERA = {
         "PackRNNSequence",
         "UnpackRNNSequence",
     ),
-    "E7": ("HasScope", "Min", "MinGradient", "Sqrt"),
+    "E7": ("HasScope", "Lars", "Min", "MinGradient", "RowWiseSparseAdam", "Sqrt"),
 }
 
 
