@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     activation,
     atomic,
     cast,
+    clip_tensor,
     coalesce,
     comparison,
     conditional,

@@ -134,7 +134,15 @@ FIRST_ERA = {
         "PackRNNSequence",
         "UnpackRNNSequence",
     ),
-    "E7": ("HasScope", "Lars", "Min", "MinGradient", "RowWiseSparseAdam", "Sqrt"),
+    "E7": (
+        "ClipTensorByScaling",
+        "HasScope",
+        "Lars",
+        "Min",
+        "MinGradient",
+        "RowWiseSparseAdam",
+        "Sqrt",
+    ),
 }
 
 

@@ -1,6 +1,7 @@
-"""The update ops Caffe2 added after 042e8ede4, at 929c33cee (E7): ``Lars`` and
-``RowWiseSparseAdam``, against the C++ update rules (sgd/lars_op.cc,
-sgd/adam_op.h) written out here in NumPy, one row at a time, and each refusal."""
+"""The ops of caffe2/sgd/ Caffe2 added after 042e8ede4, at 929c33cee (E7):
+``Lars``, ``RowWiseSparseAdam`` and ``ClipTensorByScaling``, against the C++
+rules (sgd/lars_op.cc, sgd/adam_op.h, sgd/clip_tensor_op.h) written out here in
+NumPy, one row at a time, and each refusal."""
 
 import numpy as np
 import pytest
@@ -224,9 +225,60 @@ def test_row_wise_sparse_adam_must_be_in_place():
         run_op("RowWiseSparseAdam", feeds, ["w2", "m1", "m2"])
 
 
+# --- ClipTensorByScaling -----------------------------------------------------------------
+@pytest.mark.parametrize("value, threshold", [(4.0, 1.5), (1.0, 1.5), (1.5, 1.5)])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_clip_tensor_by_scaling(value, threshold, in_place):
+    x = random((3, 4), 8)
+    out = "x" if in_place else "y"
+    feeds = {"x": x, "v": np.array([value], np.float32)}
+    ws, kept = run_in_place("ClipTensorByScaling", feeds, ["x", "v"], [out], threshold=threshold)
+    assert kept
+    # clipped = x * (threshold / val) only when val > threshold (the float ratio)
+    want = x * np.float32(np.float32(threshold) / np.float32(value)) if value > threshold else x
+    np.testing.assert_array_equal(ws.fetch(out), want)
+
+
+@pytest.mark.parametrize(
+    "feeds, args, error, match",
+    [
+        # CAFFE_ENFORCE_GT(threshold_, 0, "Threshold must be greater than 0"), default 0.0
+        (
+            {"x": random((2,)), "v": np.ones(1, np.float32)},
+            {},
+            ArgumentError,
+            "threshold is 0: Threshold must be greater than 0",
+        ),
+        (
+            {"x": random((2,)), "v": np.ones(1, np.float32)},
+            {"threshold": -1.0},
+            ArgumentError,
+            "threshold is -1: Threshold must be greater than 0",
+        ),
+        # CAFFE_ENFORCE_GT(input_tensor.size(), 0)
+        (
+            {"x": random((0, 3)), "v": np.ones(1, np.float32)},
+            {"threshold": 1.0},
+            ShapeError,
+            r"input 0 \('x'\) has shape \(0, 3\); expected a tensor with at least one",
+        ),
+        # CAFFE_ENFORCE_EQ(val.size(), 1)
+        (
+            {"x": random((2,)), "v": np.ones(2, np.float32)},
+            {"threshold": 1.0},
+            ShapeError,
+            r"input 1 \('v'\) has 2 elements; expected 1",
+        ),
+    ],
+)
+def test_clip_tensor_by_scaling_refusals(feeds, args, error, match):
+    run_fails("ClipTensorByScaling", feeds, error, match, outputs=("y",), **args)
+
+
 @pytest.mark.parametrize(
     "op_type, inputs, outputs",
     [
+        ("ClipTensorByScaling", ["x", "v"], ["y"]),
         ("Lars", ["x", "dx"], ["f"]),
         ("RowWiseSparseAdam", ["w", "m1", "m2", "i", "g", "lr", "it"], ["w", "m1", "m2"]),
     ],
