@@ -246,6 +246,17 @@ class Era:
     #: layer's input inside ``NameScope(name)``; ``_LSTM`` names only a
     #: single-layer cell.
     multi_rnn_scoped_by_name: bool = False
+    #: after 042e8ede4, by 929c33cee (sgd/lars_op.cc, sgd/adam_op.cc,
+    #: optimizer.py, modeling/initializers.py): ``SgdOptimizer`` and
+    #: ``AdagradOptimizer`` take ``lars`` (a ``Lars`` op scales the rate),
+    #: ``AdamOptimizer`` takes ``rowWise`` (``RowWiseSparseAdam``, one second
+    #: moment per row), ``add_weight_decay`` refuses a sparse gradient
+    #: (ValueError; before: an always-true assert, the gradient left alone),
+    #: the rate multiplier is copied with ``CopyFromCPUInput`` only into a CUDA
+    #: scope (before: always), and the float16
+    #: initializers are named ``PseudoFP16Initializer`` and
+    #: ``ReversePseudoFP16Initializer`` (before: ``pFP16Initializer``...).
+    early_2018_optimizers: bool = False
     #: the ``caffe2rnn.history`` version whose ``recurrent_net`` text is of
     #: this era (``""``: none).
     version: str = ""
@@ -308,6 +319,7 @@ E7 = _define(
         reduce_front_back_lengths=True,
         top_k_axis=True,
         tracebacks_name_functions=True,
+        early_2018_optimizers=True,
         version="",
     )
 )

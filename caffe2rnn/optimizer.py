@@ -28,7 +28,8 @@ backward pass and one update.
 ``build_multi_precision_sgd``               float32 master copies of float16 parameters
 ``build_adagrad`` / ``AdagradOptimizer``    ``Adagrad``, ``SparseAdagrad``,
                                             ``RowWiseSparseAdagrad`` (E6 ``rowWise``)
-``build_adam`` / ``AdamOptimizer``          ``Adam``, ``SparseAdam``
+``build_adam`` / ``AdamOptimizer``          ``Adam``, ``SparseAdam``,
+                                            ``RowWiseSparseAdam`` (E7 ``rowWise``)
 ``build_rms_prop`` (E6)                     ``RmsProp`` + ``MomentumSGDUpdate``
 ``build_ftrl`` / ``FtrlOptimizer``          ``Ftrl``, ``SparseFtrl``
 ``build_yellowfin`` (E6)                    ``YellowFin``
@@ -37,10 +38,12 @@ backward pass and one update.
 
 E6's ``max_gradient_norm`` (clipping by the global norm) and
 ``allow_lr_injection`` (:func:`set_lr_injection`) are in
-:mod:`caffe2rnn.optimizers.building`. Caffe2's ``build_fp16_sgd`` is not
+:mod:`caffe2rnn.optimizers.building`. E7's ``lars=offset`` (``build_sgd``,
+``build_adagrad``) multiplies each dense parameter's rate by a ``Lars`` factor
+(:mod:`caffe2rnn.optimizers.base`). Caffe2's ``build_fp16_sgd`` is not
 here: its ``FP16MomentumSGDUpdate`` existed only on the GPU.
 
-Caffe2: caffe2/python/optimizer.py at 0cdd09da6 (E5) and 042e8ede4 (E6).
+Caffe2: caffe2/python/optimizer.py at 0cdd09da6 (E5), 042e8ede4 (E6) and 929c33cee (E7).
 """
 
 from .optimizers.adaptive import (  # noqa: F401

@@ -6,9 +6,13 @@ returns a :class:`~.parameter_info.ParameterInfo`. Helpers such as
 ``brew.fc`` accept both spellings Caffe2 had: ``weight_init=('XavierFill',
 {})`` and ``WeightInitializer=SomeInitializerClass``; :func:`update_initializer`
 merges them.
+
+``pFP16Initializer`` (E5, E6) is named ``PseudoFP16Initializer`` in E7
+(Caffe2 929c33cee), with the same behaviour; the new name answers only
+when the era in force has it (era policy ``early_2018_optimizers``).
 """
 
-from .. import core
+from .. import core, eras
 from ..errors import ArgumentError
 from .parameter_info import ParameterInfo
 
@@ -53,7 +57,8 @@ class ExternalInitializer:
 
 
 class pFP16Initializer(Initializer):
-    """A float32 master copy ``<name>_fp32`` and its half-precision cast ``<name>``."""
+    """A float32 master copy ``<name>_fp32`` and its half-precision cast ``<name>``
+    (``PseudoFP16Initializer`` in E7)."""
 
     def create_param(self, param_name, init_net, shape):
         master = init_net.__getattr__(self.operator_name)(
@@ -78,3 +83,17 @@ def update_initializer(
     """
     name_and_kwargs = operator_name_and_kwargs or default_operator_name_and_kwargs
     return (initializer_class or Initializer)(name_and_kwargs[0], **name_and_kwargs[1])
+
+
+def __getattr__(name):
+    """``PseudoFP16Initializer``: E7's name of :class:`pFP16Initializer`."""
+    if name == "PseudoFP16Initializer":
+        era = eras.current()
+        if era.early_2018_optimizers:
+            return pFP16Initializer
+        raise AttributeError(
+            "modeling.initializers.PseudoFP16Initializer is the name Caffe2 gave "
+            "pFP16Initializer after 042e8ede4 (era E7); the era in force is %s: use "
+            "pFP16Initializer, or eras.use('E7')" % era.name
+        )
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

@@ -30,16 +30,17 @@ The sparse forms (``SparseAdagrad``, ``SparseAdam``, and at 042e8ede4
 gradient row per index, and update only those rows, one index after the
 other (a repeated index is updated twice, the second time from the first
 update's result). ``RowWiseSparseAdagrad`` keeps one history value per *row*
-(``h`` has ``w.shape[0]`` elements) and adds the row's mean squared gradient.
+(``h`` has ``w.shape[0]`` elements) and adds the row's mean squared gradient;
+``RowWiseSparseAdam`` (929c33cee, E7) does the same with Adam's second moment.
 
 An index outside ``[0, rows)`` is refused: Caffe2 checked it only in debug
 builds (``#ifndef NDEBUG``) and otherwise read and wrote outside the tensor.
 
 Caffe2: caffe2/sgd/momentum_sgd_op.{h,cc}, adagrad_op.{h,cc}, adam_op.{h,cc}
 (0cdd09da6; the sparse momentum and row-wise Adagrad ops and Adagrad's
-``decay`` at 042e8ede4). RmsProp, Ftrl and YellowFin have modules of their
-own (:mod:`caffe2rnn.operators.rmsprop`, :mod:`caffe2rnn.operators.ftrl`,
-:mod:`caffe2rnn.operators.yellowfin`).
+``decay`` at 042e8ede4, ``RowWiseSparseAdam`` at 929c33cee). RmsProp, Ftrl
+and YellowFin have modules of their own (:mod:`caffe2rnn.operators.rmsprop`,
+:mod:`caffe2rnn.operators.ftrl`, :mod:`caffe2rnn.operators.yellowfin`).
 """
 
 import numpy as np
@@ -331,6 +332,59 @@ class SparseAdam(_AdamBase):
             w[idx] += rate * m1[idx] / (np.sqrt(m2[idx]) + eps)
 
 
+@register("RowWiseSparseAdam", inputs=7, outputs=3, enforce_inplace=[(0, 0), (1, 1), (2, 2)])
+class RowWiseSparseAdam(_AdamBase):
+    """``[param, m1, m2, indices, grad, lr, iter] → [param, m1, m2]`` (E7): SparseAdam
+    with one second moment per *row* of ``param`` (``m2`` has ``param.shape[0]``
+    elements). For each index ``r`` and its gradient row ``g``, in order::
+
+        m2[r]  = β₂·m2[r] + (1−β₂)·mean(g²)          (one number per row)
+        m1[r]  = β₁·m1[r] + (1−β₁)·g
+        w[r]  += lr · √(1−β₂ᵗ)/(1−β₁ᵗ) · m1[r] / (√m2[r] + ε)
+
+    (a parameter of one value per row is SparseAdam itself). Caffe2's
+    ``RowWiseSparseAdamOp`` (sgd/adam_op.h at 929c33cee, after 042e8ede4)
+    enforces (``CAFFE_ENFORCE_EQ``) ``param.size() == moment_1.size()``,
+    ``param.dims()[0] == moment_2.size()``,
+    ``param.size_from_dim(1) == grad.size_from_dim(indices.ndim())`` and a
+    1-element ``lr``; indices are int32 or int64. caffe2rnn refuses the same, and an
+    index outside the rows (Caffe2 checked it in debug builds only)."""
+
+    def run(self):
+        w = self.float_input(0)
+        if w.ndim == 0 or w.shape[0] == 0:
+            raise self.shape_error(0, "a parameter with at least one row")
+        m1 = self.floats_of_one_size((0, 1))[1]
+        m2 = self.float_input(2)
+        if m2.dtype != w.dtype or m2.size != w.shape[0]:
+            raise self.shape_error(
+                2,
+                "%s of %d elements, one per row of input 0 ('%s')"
+                % (w.dtype, w.shape[0], self.input_name(0)),
+            )
+        raw = self.input(3)
+        indices = index_input(self, 3, w.shape[0])
+        g = self.float_input(4)
+        row = w.size // w.shape[0]
+        if g.dtype != w.dtype or g.ndim < raw.ndim or int(np.prod(g.shape[raw.ndim :])) != row:
+            raise self.shape_error(
+                4,
+                "%s rows of %d values (the shape of '%s' after its first dimension) after "
+                "the %d index dimensions" % (w.dtype, row, self.input_name(0), raw.ndim),
+            )
+        if g.size != indices.size * row:  # Caffe2 read past the indices or left rows out
+            raise self.shape_error(4, "%d rows, one per index" % indices.size)
+        rate = self.learning_rate(5) * w.dtype.type(self.correction(self.iteration(6)))
+        b1, b2 = w.dtype.type(self.beta1), w.dtype.type(self.beta2)
+        eps = w.dtype.type(self.epsilon)
+        rows, m1_rows, m2_flat = w.reshape(-1, row), m1.reshape(-1, row), m2.reshape(-1)
+        for idx, gr in rows_in_order(indices, g.reshape(-1, row)):
+            m2_flat[idx] = m2_flat[idx] * b2 + np.mean(gr * gr, axis=-1, dtype=w.dtype) * (1 - b2)
+            m1_rows[idx] = m1_rows[idx] * b1 + gr * (1 - b1)
+            root = np.sqrt(m2_flat[idx]) + eps
+            rows[idx] += rate * m1_rows[idx] / (root[..., None] if np.ndim(root) else root)
+
+
 for _op_type in (
     "MomentumSGD",
     "MomentumSGDUpdate",
@@ -340,5 +394,6 @@ for _op_type in (
     "SparseAdam",
     "RowWiseSparseAdagrad",
     "SparseMomentumSGDUpdate",
+    "RowWiseSparseAdam",
 ):
     register_gradient(_op_type)(ShouldNotDoGradient)

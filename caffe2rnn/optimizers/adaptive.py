@@ -5,17 +5,22 @@
   ``rowWise`` (``RowWiseSparseAdagrad``, one history value per row in
   ``<p>_avg_squared_sum``, for sparse gradients only).
 * :class:`AdamOptimizer` (``build_adam``): ``Adam`` with ``<p>_first_moment``
-  and ``<p>_second_moment``, reading the shared iteration counter.
+  and ``<p>_second_moment``, reading the shared iteration counter; E7 adds
+  ``rowWise`` (``RowWiseSparseAdam``, one second moment per row in
+  ``<p>_avg_second_moment``, for sparse gradients only).
 * :class:`RmsPropOptimizer` (``build_rms_prop``, E6): ``RmsProp`` on the
   gradient with ``<p>_mean_squares`` and ``<p>_momentum``, then
   ``MomentumSGDUpdate`` applies the rate (dense gradients only).
 * :class:`FtrlOptimizer` (``build_ftrl``): ``Ftrl``/``SparseFtrl`` with the
   ``<p>_ftrl_nz`` accumulators; no learning-rate op (``alpha`` is an argument).
 
+E7's ``lars`` (Adagrad, as SGD: :meth:`.base.Optimizer.lars_multiplier`)
+scales each dense parameter's rate by a ``Lars`` factor.
+
 A ``GradientSlice`` gradient gets the sparse op, after
 ``DeduplicateGradientSlices`` when a ``sparse_dedup_aggregator`` is named.
 
-Caffe2: caffe2/python/optimizer.py at 0cdd09da6 and 042e8ede4.
+Caffe2: caffe2/python/optimizer.py at 0cdd09da6, 042e8ede4 and 929c33cee.
 """
 
 from .. import core, eras, workspace
@@ -37,15 +42,17 @@ class AdagradOptimizer(Optimizer):
         sparse_dedup_aggregator=None,
         rowWise=False,  # noqa: N803 - Caffe2's name
         engine="",
+        lars=None,
         **kwargs,
     ):
         super().__init__()
-        self.keep_settings(locals())
+        self.keep_settings(self.later_keywords(locals(), lars=None))
 
     def _run(self, net, param_init_net, param_info):
         param, grad = param_info.blob, param_info.grad
         if self.alpha <= 0:
             return
+        self.lars_multiplier(net, param, grad)  # E7's lars= (else nothing)
         lr, _ = self.param_lr(net, param_init_net, param, self.alpha)
         if self.rowWise:
             squared_sum = self._row_history(param_init_net, param)
@@ -105,32 +112,58 @@ class AdamOptimizer(Optimizer):
         epsilon=1e-8,
         policy="fixed",
         sparse_dedup_aggregator=None,
+        rowWise=False,  # noqa: N803 - Caffe2's name (E7)
         engine="",
         **kwargs,
     ):
         super().__init__()
-        self.keep_settings(locals())
+        self.keep_settings(self.later_keywords(locals(), rowWise=False))
 
     def _run(self, net, param_init_net, param_info):
         param, grad = param_info.blob, param_info.grad
         if self.alpha <= 0:
             return
+        row_wise = getattr(self, "rowWise", False)  # E7 only
         lr, iteration = self.param_lr(net, param_init_net, param, self.alpha)
         m1 = param_init_net.ConstantFill([param], param + "_first_moment", value=0.0)
-        m2 = param_init_net.ConstantFill([param], param + "_second_moment", value=0.0)
+        if row_wise:
+            m2 = self._row_moment(param_init_net, param)
+        else:
+            m2 = param_init_net.ConstantFill([param], param + "_second_moment", value=0.0)
         self._aux_params.shared.append(iteration)
         self._aux_params.local.append(m1)
         self._aux_params.local.append(m2)
         betas = {"beta1": self.beta1, "beta2": self.beta2, "epsilon": self.epsilon}
+        if row_wise and not isinstance(grad, core.GradientSlice):  # Caffe2 asserted it
+            raise ModelError(
+                "If SparseAdam with rowWise=True, gradient must be a gradientslice "
+                "(parameter %s has a dense gradient): rowWise is not supported for the "
+                "dense Adam optimizer" % param
+            )
         if isinstance(grad, core.GradientSlice):
             grad = self.dedup(net, self.sparse_dedup_aggregator, grad)
-            net.SparseAdam(
+            getattr(net, "RowWiseSparseAdam" if row_wise else "SparseAdam")(
                 [param, m1, m2, grad.indices, grad.values, lr, iteration],
                 [param, m1, m2],
                 **betas,
             )
         else:
             net.Adam([param, m1, m2, grad, lr, iteration], [param, m1, m2], **betas)
+
+    @staticmethod
+    def _row_moment(param_init_net, param):
+        """``<p>_avg_second_moment``, one zero per row of ``param``, sized by shape
+        inference of the init net. Caffe2 had no Shape/Slice fallback here (unlike
+        Adagrad's): a parameter inference cannot size failed with a KeyError."""
+        shapes, _ = workspace.InferShapesAndTypes([param_init_net])
+        if str(param) not in shapes:
+            raise ModelError(
+                "AdamOptimizer(rowWise=True): shape inference of the param_init_net "
+                "does not give the shape of %s, which sizes %s_avg_second_moment" % (param, param)
+            )
+        return param_init_net.ConstantFill(
+            [], str(param) + "_avg_second_moment", shape=[shapes[str(param)][0]], value=0.0
+        )
 
 
 class RmsPropOptimizer(Optimizer):

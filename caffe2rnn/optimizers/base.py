@@ -17,9 +17,12 @@ optimizer instance makes one rate per device and shares it between its
 parameters, named ``<Class>_<instance>_lr_cpu`` (``..._gpu<id>`` on a GPU) —
 the era policy ``late_2017_optimizers`` (:mod:`caffe2rnn.eras`) picks.
 With a learning-rate multiplier (E6: gradient clipping, ``lr_injection``,
-:mod:`caffe2rnn.optimizers.building`) the rate is multiplied by it (``CopyFromCPUInput`` + ``Mul``).
+:mod:`caffe2rnn.optimizers.building`; E7: ``lars``) the rate is multiplied by
+it: ``CopyFromCPUInput`` + ``Mul`` in E6; in E7 (929c33cee) ``Mul`` alone
+unless the rate is built in a CUDA scope from a multiplier on the CPU.
 
-Caffe2: caffe2/python/optimizer.py (``Optimizer``) at 0cdd09da6 and 042e8ede4.
+Caffe2: caffe2/python/optimizer.py (``Optimizer``) at 0cdd09da6, 042e8ede4 and
+929c33cee.
 """
 
 import collections
@@ -90,6 +93,7 @@ class Optimizer:
         self._instance_num = optimizer_instance_count[type(self).__name__]
         optimizer_instance_count[type(self).__name__] += 1
         self._lr_multiplier = None
+        self._lr_multiplier_on_gpu = False
 
     def __call__(self, net, param_init_net, param, grad=None):
         if grad is None:
@@ -113,6 +117,23 @@ class Optimizer:
         for name, value in settings.items():
             if name not in ("self", "__class__"):
                 setattr(self, name, value)
+
+    @staticmethod
+    def later_keywords(settings, **defaults):
+        """A constructor's ``locals()`` with E7's keywords (``defaults``: name →
+        default) moved into ``**kwargs`` when the era in force is older: Caffe2's
+        constructor then had no such parameter, so the value went into
+        ``init_kwargs`` and on to the ``LearningRate`` op as an argument it ignores."""
+        if eras.current().early_2018_optimizers:
+            return settings
+        settings = dict(settings)
+        kwargs = dict(settings.get("kwargs", {}))
+        for name, default in defaults.items():
+            value = settings.pop(name)
+            if value is not default and value != default:
+                kwargs[name] = value
+        settings["kwargs"] = kwargs
+        return settings
 
     def _run(self, net, param_init_net, param_info):
         raise NotImplementedError("%s does not implement _run" % type(self).__name__)
@@ -172,11 +193,48 @@ class Optimizer:
                 **kwargs,
             )
         if self._lr_multiplier is not None:
-            multiplier = net.CopyFromCPUInput(
-                self._lr_multiplier, self.make_unique_blob_name("lr_multiplier")
-            )
+            multiplier = self._lr_multiplier
+            if self._copy_lr_multiplier():
+                multiplier = net.CopyFromCPUInput(
+                    multiplier, self.make_unique_blob_name("lr_multiplier")
+                )
             lr = net.Mul([lr, multiplier], self.make_unique_blob_name("scaled_lr"), broadcast=1)
         return lr, iteration
+
+    def _copy_lr_multiplier(self):
+        """E6 copied the multiplier with ``CopyFromCPUInput`` on every device; E7
+        (929c33cee) only into a CUDA scope, and not a multiplier already on the GPU."""
+        if not eras.current().early_2018_optimizers:
+            return True
+        device = scope.CurrentDeviceScope()
+        return (
+            device is not None
+            and device.device_type == caffe2_pb2.CUDA
+            and not self._lr_multiplier_on_gpu
+        )
+
+    def lars_multiplier(self, net, param, grad):
+        """E7's ``lars``: a ``Lars([param, grad])`` op (:mod:`caffe2rnn.operators.lars`)
+        whose factor multiplies the rates built from now on (:meth:`add_lr_multiplier`,
+        replacing any multiplier set before, as in Caffe2). Dense gradients only (Caffe2:
+        "TODO(zqq): support LARS for sparse parameters"); no ``lars`` (None) or an era
+        before E7: nothing. A negative offset is refused (Caffe2 asserted
+        ``lars >= 0``, "Lars offset must be nonnegative")."""
+        lars = getattr(self, "lars", None)
+        if lars is None or isinstance(grad, core.GradientSlice):
+            return
+        if lars < 0:
+            raise ModelError(
+                "%s: Lars offset must be nonnegative, got %g (parameter %s)"
+                % (type(self).__name__, lars, param)
+            )
+        factor = net.Lars(
+            [param, grad], self.make_unique_blob_name(str(param) + "_lars"), offset=lars
+        )
+        device = scope.CurrentDeviceScope()
+        self.add_lr_multiplier(
+            factor, is_gpu_blob=device is not None and device.device_type == caffe2_pb2.CUDA
+        )
 
     def param_lr(self, net, param_init_net, param, base_learning_rate):
         """``(lr, iteration)`` for ``param``: :meth:`build_lr` with this
@@ -195,9 +253,11 @@ class Optimizer:
         in E5, this optimizer's shared name (None) from E6 on."""
         return None if eras.current().late_2017_optimizers else str(param) + "_lr"
 
-    def add_lr_multiplier(self, lr_multiplier):
-        """Multiply every rate built from now on by the blob ``lr_multiplier`` (E6)."""
+    def add_lr_multiplier(self, lr_multiplier, is_gpu_blob=False):
+        """Multiply every rate built from now on by the blob ``lr_multiplier`` (E6);
+        ``is_gpu_blob`` (E7): it lives on the GPU already, so no copy is made."""
         self._lr_multiplier = lr_multiplier
+        self._lr_multiplier_on_gpu = is_gpu_blob
 
     @staticmethod
     def dedup(net, sparse_dedup_aggregator, grad):

@@ -20,7 +20,12 @@ parameter (``param_info.blob_copy``) and writes it back with ``FloatToHalf``;
 a plain float32 parameter gets ordinary SGD. (Caffe2 had the float16 ops
 only on the GPU; caffe2rnn has none, so only the float32 path runs here.)
 
-Caffe2: caffe2/python/optimizer.py at 0cdd09da6 and 042e8ede4.
+E7 (929c33cee): ``lars=offset`` scales each dense parameter's rate by a
+``Lars([p, p_grad])`` factor (:meth:`.base.Optimizer.lars_multiplier`), and
+``add_weight_decay`` refuses a sparse gradient (``ValueError``; E5 and E6
+skipped it, with a warning here).
+
+Caffe2: caffe2/python/optimizer.py at 0cdd09da6, 042e8ede4 and 929c33cee.
 """
 
 import logging
@@ -44,10 +49,11 @@ class SgdOptimizer(Optimizer):
         momentum=0.0,
         nesterov=1,
         sparse_dedup_aggregator=None,
+        lars=None,
         **kwargs,
     ):
         super().__init__()
-        self.keep_settings(locals())
+        self.keep_settings(self.later_keywords(locals(), lars=None))
 
     def _run(self, net, param_init_net, param_info):
         param, grad = param_info.blob, param_info.grad
@@ -55,6 +61,7 @@ class SgdOptimizer(Optimizer):
         positive(self, "momentum", self.momentum)
         if self.base_learning_rate == 0:
             return
+        self.lars_multiplier(net, param, grad)  # E7's lars= (else nothing)
         # MomentumSGDUpdate subtracts its step, WeightedSum adds: opposite signs.
         lr_sign = -1 if self.momentum else 1
         lr, _ = self.param_lr(net, param_init_net, param, self.base_learning_rate * lr_sign)
@@ -92,7 +99,28 @@ class SgdOptimizer(Optimizer):
 
 
 class MultiPrecisionSgdOptimizer(SgdOptimizer):
-    """SGD on a float32 master copy of a float16 parameter (module docstring)."""
+    """SGD on a float32 master copy of a float16 parameter (module docstring).
+
+    Its own defaults and order: ``base_learning_rate=0.1``, then ``momentum``
+    before ``policy`` (Caffe2 0cdd09da6 to 929c33cee)."""
+
+    def __init__(
+        self,
+        base_learning_rate=0.1,
+        momentum=0.0,
+        policy="fixed",
+        nesterov=1,
+        sparse_dedup_aggregator=None,
+        **kwargs,
+    ):
+        super().__init__(
+            base_learning_rate=base_learning_rate,
+            policy=policy,
+            momentum=momentum,
+            nesterov=nesterov,
+            sparse_dedup_aggregator=sparse_dedup_aggregator,
+            **kwargs,
+        )
 
     def _run(self, net, param_init_net, param_info):
         param = param_info.blob
@@ -134,7 +162,12 @@ class WeightDecayBuilder(Optimizer):
         one = param_init_net.ConstantFill([], "ONE_" + suffix, shape=[1], value=1.0)
         wd = param_init_net.ConstantFill([], "wd_" + suffix, shape=[1], value=self.weight_decay)
         if isinstance(param_info.grad, core.GradientSlice):
-            # Caffe2's check here was an assert on a string: always true, no decay.
+            if eras.current().early_2018_optimizers:  # E7: raise ValueError(...)
+                raise ModelError(
+                    "Weight decay does not yet support sparse gradients (parameter %s)"
+                    % param_info.blob
+                )
+            # E5, E6: Caffe2's check here was an assert on a string: always true, no decay.
             logger.warning("Weight decay does not yet support sparse gradients: %s", param_info)
             return
         net.WeightedSum([param_info.grad, one, param_info.blob, wd], param_info.grad)

@@ -286,6 +286,13 @@ KNOWN = (
         reason=TYPES_UNTEMPLATED,
     ),
     Known(
+        ops=("ClipTensorByScaling",),
+        aspects=("types",),
+        eras=("E7",),
+        detail="C++ any (unchecked); caffe2rnn double, float",
+        reason=TYPES_UNTEMPLATED,
+    ),
+    Known(
         ops=("Cast",),
         aspects=("arg from_type", "arg to"),
         eras=("E4", "E5", "E6", "E7"),

@@ -134,7 +134,17 @@ FIRST_ERA = {
         "PackRNNSequence",
         "UnpackRNNSequence",
     ),
-    "E7": ("HasScope", "Min", "MinGradient", "ReduceMean", "ReduceSum", "Sqrt"),
+    "E7": (
+        "ClipTensorByScaling",
+        "HasScope",
+        "Lars",
+        "Min",
+        "MinGradient",
+        "ReduceMean",
+        "ReduceSum",
+        "RowWiseSparseAdam",
+        "Sqrt",
+    ),
 }
 
 
