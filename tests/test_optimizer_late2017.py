@@ -166,12 +166,12 @@ def test_adagrad_row_wise_needs_a_sparse_gradient():
             build_adagrad(model, 0.1, rowWise=True)
 
 
-CAFFE2_SOURCE = os.environ.get("CAFFE2_SOURCE", "")
+CAFFE2_SOURCE_E6 = os.environ.get("CAFFE2_SOURCE_E6", "")  # E6 (042e8ede4) has optimizer_context
 
 
 @pytest.mark.skipif(
-    not os.path.isfile(os.path.join(CAFFE2_SOURCE, "caffe2/python/optimizer_context.py")),
-    reason="set $CAFFE2_SOURCE to a checkout of facebookarchive/caffe2 (E6) for optimizer_context",
+    not os.path.isfile(os.path.join(CAFFE2_SOURCE_E6, "caffe2/python/optimizer_context.py")),
+    reason="set $CAFFE2_SOURCE_E6 to a Caffe2 checkout of E6 (042e8ede4) for optimizer_context",
 )
 def test_use_optimizer_gives_parameters_their_own_optimizer():
     """Caffe2 042e8ede4's optimizer_context (its own module, from the checkout)."""
@@ -179,7 +179,7 @@ def test_use_optimizer_gives_parameters_their_own_optimizer():
     from caffe2rnn.compat.checkout import Checkout
     from caffe2rnn.model_helper import ModelHelper
 
-    compat.install(Checkout(CAFFE2_SOURCE))
+    compat.install(Checkout(CAFFE2_SOURCE_E6))
     try:
         from caffe2.python.optimizer_context import UseOptimizer
 
