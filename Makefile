@@ -16,6 +16,9 @@ $(STAMP): requirements-dev.txt pyproject.toml setup.py caffe2rnn/proto/caffe2.pr
 	@test -x $(PY) || $(PYTHON) -m venv --system-site-packages $(VENV) || { \
 	  echo "caffe2rnn: could not create a virtual environment with '$(PYTHON) -m venv'."; \
 	  echo "  Install the venv module (Debian/Ubuntu: sudo apt-get install python3-venv) or run with VENV pointing at an existing one."; exit 1; }
+	@$(PY) -m pip --version >/dev/null 2>&1 || { \
+	  echo "caffe2rnn: $(VENV) has no pip: it is half-built (an interrupted 'make setup', or another one still running in this checkout)."; \
+	  echo "  Wait for the other one to finish, or remove it (rm -rf $(VENV)) and run 'make setup' again."; exit 1; }
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
 	$(PY) setup.py -q build_ext --inplace
 	$(PY) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
