@@ -37,7 +37,14 @@ def _plain(value):
 
 
 def feedback(
-    prediction, actual, observed, why, variable="your prediction", right=None, detail=None
+    prediction,
+    actual,
+    observed,
+    why,
+    variable="your prediction",
+    right=None,
+    detail=None,
+    wrong=None,
 ):
     """Print the verdict on ``prediction`` and return whether it was right.
 
@@ -48,6 +55,12 @@ def feedback(
     (:func:`same`) when the check judges the prediction itself. With no prediction yet
     (``None``) nothing of the answer is printed, only where to write one. ``detail`` (what
     NumPy or the op raised, say) comes last, after the why: the check's own words first.
+
+    ``wrong`` holds the wrong answers a check expects, as ``(answer, text)`` pairs: the
+    text says what that answer takes for granted and where it goes wrong, and is printed
+    ("Your answer ...:") between the answer and the why when the prediction matches
+    (:func:`same`). A wrong answer then gets words for its own mistake, not only the
+    general reason.
     """
     if prediction is None:
         print(
@@ -62,6 +75,10 @@ def feedback(
     print(textwrap.fill(head + observed, WIDTH))
     if not right:  # the first wrong try already ends with the answer
         print(textwrap.fill("The answer: %r." % (_plain(actual),), WIDTH))
+        for answer, text in wrong or ():
+            if same(prediction, answer):
+                _say("Your answer %r: %s" % (_plain(prediction), text))
+                break
     print(textwrap.fill("Why: " + why, WIDTH))
     if detail:
         _say(_detail(detail))
