@@ -21,9 +21,9 @@ Execution: each notebook runs in a fresh Jupyter kernel with nbclient, from the 
 directory, with the repository on PYTHONPATH. A cell that raises fails the test with the cell
 and the traceback; a cell that hangs fails on a generous timeout (no timing is asserted).
 Every check cell must print that no prediction was made yet, and every answer cell must print
-``Right``: an exercise whose own answer does not pass its check is a broken exercise. No cell writes to
-stderr (a stray warning or report shows as a red block on the site), and no printed line is
-wider than the output area (78 characters).
+``Right``: an exercise whose own answer does not pass its check is a broken exercise. No cell
+writes to stderr (a stray warning or report shows as a red block on the site), and no printed
+line is wider than the output area (78 characters).
 """
 
 import os
