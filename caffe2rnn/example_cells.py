@@ -69,12 +69,20 @@ class Cell:
     loss_output: int = 0  # which recurrent_net output the loss sums
     historical: bool = True  # every historical recurrent_net can build it
 
+    def main_net(self, recurrent_net=None, **kwargs):
+        """``(net, outputs)``: a main net holding this cell's ``RecurrentNetwork`` op as
+        ``recurrent_net`` (default: today's, :func:`caffe2rnn.recurrent.recurrent_net`)
+        builds it, with its backward arguments; ``outputs`` are the op's outputs but the
+        step workspaces. ``kwargs`` go to ``recurrent_net`` (``scope``,
+        ``outputs_with_grads``...)."""
+        if recurrent_net is None:
+            from .recurrent import recurrent_net
+        return self.build(recurrent_net, **kwargs)
+
     def op(self, recurrent_net=None, **kwargs):
         """The ``RecurrentNetwork`` OperatorDef ``recurrent_net`` (default: today's,
         :func:`caffe2rnn.recurrent.recurrent_net`) builds for this cell."""
-        if recurrent_net is None:
-            from .recurrent import recurrent_net
-        net, _ = self.build(recurrent_net, **kwargs)
+        net, _ = self.main_net(recurrent_net, **kwargs)
         return [op for op in net.Proto().op if op.type == "RecurrentNetwork"][-1]
 
     def run(self, recurrent_net, values, runs=1, **kwargs):
@@ -105,9 +113,11 @@ class Cell:
 
 
 def _mul_cell(name, ops, states, references=(), outputs_with_grads=(0,)):
-    """A Net cell: external inputs ``input_t``, states, references; ``ops(net)``."""
+    """A Net cell: external inputs ``input_t``, states, references; ``ops(net)``.
+    ``outputs_with_grads`` is the default; a build call may give its own."""
 
     def build(recurrent_net, **kwargs):
+        kwargs.setdefault("outputs_with_grads", outputs_with_grads)
         cell = core.Net(name)
         cell.AddExternalInputs(*(["input_t"] + [s + "_prev" for s, _ in states] + list(references)))
         ops(cell)
@@ -119,7 +129,6 @@ def _mul_cell(name, ops, states, references=(), outputs_with_grads=(0,)):
             [("input_t", "input")],
             [(s + "_prev", init) for s, init in states],
             {s + "_prev": s for s, _ in states},
-            outputs_with_grads=outputs_with_grads,
             **kwargs,
         )
         return net, outputs
