@@ -20,6 +20,7 @@ from caffe2rnn.viz.figures import (
     backward_step_net,
     bptt,
     forward_rows,
+    gradient_op,
     gru_cell,
     history_timeline,
     lstm_cell,
@@ -74,6 +75,7 @@ def test_the_figures_of_the_plan_exist():
         "fig_name_prefixes",
         "fig_bptt",
         "fig_backward_step_net",
+        "fig_gradient_op",
         "fig_lstm_cell",
         "fig_gru_cell",
         "fig_masking",
@@ -572,7 +574,8 @@ def test_figures_that_build_a_model_draw_a_fresh_processs_names_and_leave_no_tra
     from caffe2rnn import workspace
 
     blobs = sorted(workspace.Blobs())
-    for name in ("fig_models", "fig_recurrent_net_stages", "fig_name_prefixes", "fig_masking"):
+    for name in ("fig_models", "fig_recurrent_net_stages", "fig_name_prefixes", "fig_masking",
+                 "fig_gradient_op"):  # fmt: skip
         svg = figures.FIGURES[name]().svg
         assert "mlp_1" not in svg and "lstm_1" not in svg, name
         assert core.Net._net_names_used == used, name
@@ -741,6 +744,109 @@ def test_backward_step_net_is_what_the_gradient_op_runs(drawn):
         assert name in texts, name
     for op_type in ("rnn_internal_accumulate_gradient_input", "LSTMUnitGradient", "FCGradient"):
         assert op_type in texts
+
+
+def _gradient_op_of_a_build(outputs_with_grads):
+    """The forward op, the RecurrentNetworkGradient op and the gradient map of step 1's LSTM
+    with a loss summing the outputs ``outputs_with_grads`` lists (a build of the test's own)."""
+    from caffe2rnn import model_helper, rnn_cell
+
+    model = model_helper.ModelHelper(name="test_gradient_op")
+    outputs = rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"), dim_in=3, dim_out=4,
+                            scope="lstm", outputs_with_grads=list(outputs_with_grads))  # fmt: skip
+    sums = [model.net.SumElements(outputs[i], "s%d" % i) for i in outputs_with_grads]
+    grad_map = model.AddGradientOperators([model.net.Sum(sums, "loss")])
+    ops = list(model.net.Proto().op)
+    (forward,) = [op for op in ops if op.type == "RecurrentNetwork"]
+    (gradient,) = [op for op in ops if op.type == "RecurrentNetworkGradient"]
+    return forward, gradient, {str(k): str(v) for k, v in grad_map.items()}
+
+
+def _pins(figure, cls):
+    """(number, name, y centre of the pill) of each <g class="pin ..."> of ``cls``."""
+    found = []
+    for g in _root(figure).iter(SVG + "g"):
+        classes = (g.get("class") or "").split()
+        if classes[:1] == ["pin"] and cls in classes:
+            number, name = ["".join(t.itertext()) for t in g.iter(SVG + "text")]
+            rect = g.find(SVG + "g").find(SVG + "rect")
+            found.append((int(number), name, float(rect.get("y")) + float(rect.get("height")) / 2))
+    return found
+
+
+@pytest.mark.parametrize("outputs_with_grads", [(0,), (0, 1)])
+def test_gradient_op_draws_the_built_gradient_ops_inputs_and_outputs(drawn, outputs_with_grads):
+    """Every input and output of the gradient op AddGradientOperators makes is drawn, with its
+    number, in order; each output on the row of the forward input it is the gradient of."""
+    figure = (drawn["fig_gradient_op"] if outputs_with_grads == gradient_op.OUTPUTS_WITH_GRADS
+              else figures.fig_gradient_op(outputs_with_grads))  # fmt: skip
+    forward, gradient, grad_map = _gradient_op_of_a_build(outputs_with_grads)
+    inputs = _pins(figure, "go") + _pins(figure, "forward-input") + _pins(figure, "forward-output")
+    assert [(n, name) for n, name, _ in inputs] == list(enumerate(gradient.input))
+    outputs = sorted(_pins(figure, "output"))
+    assert [(n, name) for n, name, _ in outputs] == list(enumerate(gradient.output))
+    row = {name: y for _, name, y in _pins(figure, "forward-input")}
+    for _, name, y in outputs:
+        (of,) = [i for i in forward.input if grad_map.get(i) == name]
+        assert y == row[of], (name, of)
+    # the forward inputs without a gradient: a "no gradient" pill on their row
+    absent = [float(g.find(SVG + "rect").get("y")) + 10 for g in _root(figure).iter(SVG + "g")
+              if g.get("class") == "absent"]  # fmt: skip
+    assert sorted(absent) == sorted(row[i] for i in forward.input if i not in grad_map)
+    assert absent == [row["seq_lengths"]]
+    assert inputs[-1][1] == "lstm/step_workspaces" == list(forward.output)[-1]
+
+
+def test_gradient_op_order_is_the_order_of_caffe2s_gradient_maker():
+    """GetRecurrentNetworkGradient (Caffe2 0cdd09da6, recurrent_network_op.cc): inputs
+    GO(i) for i in outputs_with_grads, then I(0..), then O(0..); outputs GI(0), GI(p) for p
+    in param, GI(i) for i in initial_recurrent_state_ids. The figure reads these."""
+    forward, gradient, grad_map = _gradient_op_of_a_build((0, 1))
+    args = {a.name: list(a.ints) for a in forward.arg}
+    go = [grad_map[forward.output[i]] for i in args["outputs_with_grads"]]
+    assert list(gradient.input) == go + list(forward.input) + list(forward.output)
+    ids = [0] + args["param"] + args["initial_recurrent_state_ids"]
+    assert list(gradient.output) == [grad_map[forward.input[i]] for i in ids]
+    ports = gradient_op.read_ports(forward, gradient, grad_map)
+    assert [(i, n, k) for i, n, k, _ in ports.gos] == [(0, go[0], 0), (1, go[1], 1)]
+    roles = {name: role for _, name, role, _ in ports.inputs}
+    assert [n for n, r in roles.items() if r == "param"] == [forward.input[i] for i in
+                                                            args["param"]]  # fmt: skip
+    assert roles["lstm/i2h"] == "sequence" and roles["seq_lengths"] == "reference"
+    assert ports.param_grads == ("lstm/gates_t_w_grad", "lstm/gates_t_b_grad")
+    assert ports.tmpstep == ("lstm/gates_t_w_grad_tmpstep", "lstm/gates_t_b_grad_tmpstep")
+
+
+def test_gradient_op_refuses_a_gradient_op_out_of_order():
+    forward, gradient, grad_map = _gradient_op_of_a_build((0,))
+    swapped = list(gradient.input)
+    swapped[1], swapped[2] = swapped[2], swapped[1]
+    del gradient.input[:]
+    gradient.input.extend(swapped)
+    with pytest.raises(DrawingError, match="fig_gradient_op.*GOs, then the forward op's"):
+        gradient_op.read_ports(forward, gradient, grad_map)
+
+
+def test_gradient_op_marks_param_grads_and_the_step_workspaces(drawn):
+    figure = drawn["fig_gradient_op"]
+    texts = " | ".join(_texts(figure))
+    for label in [
+        "RecurrentNetworkGradient",
+        "outputs_with_grads",
+        "param_grads",
+        "lstm/gates_t_w_grad_tmpstep",
+        "backward_step_net",
+        "AddGradientOperators",
+        "no gradient",
+        "the step workspaces",
+        "runs in step workspace",
+    ]:
+        assert label in texts, label
+    (bracket,) = [g for g in _root(figure).iter(SVG + "g") if g.get("class") == "param-grads"
+                  and g.find(SVG + "path") is not None]  # fmt: skip
+    ys = [float(v) for v in re.findall(r"[\d.]+,([\d.]+)", bracket.find(SVG + "path").get("d"))]
+    params = [y for _, name, y in _pins(figure, "output") if name.startswith("lstm/gates_t_")]
+    assert len(params) == 2 and min(ys) < min(params) and max(params) < max(ys)
 
 
 def test_backward_step_net_colours_ops_by_origin_and_shapes_them_by_kind(drawn):

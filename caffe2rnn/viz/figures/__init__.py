@@ -14,6 +14,7 @@ the cell the figure is about) creates, checked by ``tests/viz``:
 * :func:`fig_name_prefixes` — why ``lstm/lstm/...``: three prefixes, added by three pieces of code;
 * :func:`fig_bptt` — backpropagation through time, row by row;
 * :func:`fig_backward_step_net` — what the gradient op runs at each step;
+* :func:`fig_gradient_op` — the RecurrentNetworkGradient op's inputs and outputs, in order;
 * :func:`fig_lstm_cell` — the LSTM cell in Caffe2's blobs beside torch.nn.LSTM's;
 * :func:`fig_gru_cell` — Caffe2's GRU cell (era E6) beside torch.nn.GRU;
 * :func:`fig_masking` — masking by sequence length: padded rows repeat the last state;
@@ -26,6 +27,7 @@ from .attention_step import fig_attention_step
 from .backward_step_net import fig_backward_step_net
 from .bptt import fig_bptt
 from .forward_rows import fig_forward_rows
+from .gradient_op import fig_gradient_op
 from .gru_cell import fig_gru_cell
 from .history_timeline import fig_history_2017, fig_history_2018, fig_history_timeline
 from .lstm_cell import fig_lstm_cell
@@ -44,6 +46,7 @@ FIGURES = {
     "fig_recurrent_op": fig_recurrent_op,
     "fig_bptt": fig_bptt,
     "fig_backward_step_net": fig_backward_step_net,
+    "fig_gradient_op": fig_gradient_op,
     "fig_recurrent_net_stages": fig_recurrent_net_stages,
     "fig_name_prefixes": fig_name_prefixes,
     "fig_lstm_cell": fig_lstm_cell,
