@@ -161,7 +161,7 @@ def fig_attention_step():
     h_w = text_width("`%s`" % b["hidden_t"], _MONO) + 14
     canvas.arrow(unit_c, chain_y + 11, unit_c, r2 - 11, style.INK, 1.1)
     _pill(canvas, unit_c - h_w / 2, r2, "`%s`" % b["hidden_t"], "#FFFFFF", style.INK)
-    canvas.text(unit_c + h_w / 2 + 4, r2, "h_{t+1}", style.NOTE, fill=style.MUTED)
+    canvas.text(unit_c - h_w / 2 - 4, r2, "h_{t+1}", style.NOTE, "end", fill=style.MUTED)
     canvas.text(left + 10, r2, "2  then h_{t+1}, the new state, scores every encoder "
                 "output s_{j}", style.NOTE, bold=True, fill=score_c)  # fmt: skip
     r2b = r2 + 40
