@@ -15,8 +15,8 @@ CELL_PARAMS = ("gru/z_w", "gru/z_b", "gru/c_w", "gru/c_b")
 
 
 def _gru_like_states(values):
-    """h_t = z ⊙ h_(t-1) + (1 − z) ⊙ c, z = σ(h_(t-1) W_z^T + b_z + x_t),
-    c = tanh(h_(t-1) W_c^T + b_c + x_t): the hidden states h_1 … h_T."""
+    """h_(t+1) = z ⊙ h_t + (1 − z) ⊙ c, z = σ(h_t W_z^T + b_z + x_t),
+    c = tanh(h_t W_c^T + b_c + x_t): the hidden states h_1 … h_T (rows 1 … T)."""
     h, rows = values["h0"][0], []
     for x_t in values["x"]:
         z = 1 / (1 + np.exp(-(h @ values["gru/z_w"].T + values["gru/z_b"] + x_t)))
@@ -123,7 +123,7 @@ def check_cell(build, T=4, N=2, D=3):
                 % (int(np.argmax(off > 1e-9)), off.max()),
                 why="z = sigmoid(FC_z(h_prev) + x_t) and c = tanh(FC_c(h_prev) + x_t); the "
                 "new state keeps z of the old one and takes 1 − z of the candidate: "
-                "h_t = c + z ⊙ (h_prev − c).",
+                "h_(t+1) = c + z ⊙ (h_prev − c).",
             )
         worst = 0.0
         for name in ("x", "h0") + CELL_PARAMS:

@@ -10,9 +10,10 @@ from .verdicts import NOT_RUN, _verdict, run_learners_code
 # --- Write-the-loop exercises: step 9 (forward) and step 13 (backward) ----------------------
 #
 # The learner writes the body of the step loop of the Elman cell's recurrent network (one
-# state, h_t = tanh(h_{t-1} W^T + b + x_t)) with the notebooks' names; the checks below run
-# that code on data of their own and compare it with a plain NumPy recurrence that uses no
-# links and no workspaces, so they know nothing of how the loop is written. They also look
+# state, h_{t+1} = tanh(h_t W^T + b + x_t), states numbered by their row as from step 8 on)
+# with the notebooks' names; the checks below run that code on data of their own and compare
+# it with a plain NumPy recurrence that uses no links and no workspaces, so they know nothing
+# of how the loop is written. They also look
 # at *how* it is written where that is what the notebook teaches: each step's blobs must be
 # views of rows, not copies.
 
@@ -189,7 +190,7 @@ def _elman_gradients(values, all_grad, last_grad):
     shares = []
     dh[T] = last_grad[0]
     for t in reversed(range(T)):
-        dh[t + 1] += all_grad[t]  # the output of step t is h_{t+1}
+        dh[t + 1] += all_grad[t]  # the output of timestep t is h_{t+1}
         dp = dh[t + 1] * (1 - h[t + 1] ** 2)
         x_grad[t] = dp
         shares.append(dp.T @ h[t])
@@ -433,7 +434,7 @@ def check_forward(forward):
     return _verdict(
         True,
         "every step's blobs are views of rows t + offset, and the %d rows of the state "
-        "tensor match h_t = tanh(h_(t-1) W^T + b + x_t) computed row by row (largest "
+        "tensor match h_(t+1) = tanh(h_t W^T + b + x_t) computed row by row (largest "
         "difference %.1g)." % (states.shape[0], difference.max()),
     )
 

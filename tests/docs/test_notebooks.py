@@ -648,7 +648,12 @@ def _run_check(setup, attempt, capsys, function):
 
 FORWARD_MISTAKES = {
     "the stub": (None, "No answer yet"),
-    "the solution": (None, "Right"),
+    # the recurrence in step 8's row numbering (issue 31): timestep t writes h_(t+1)
+    "the solution": (
+        None,
+        "Right: every step's blobs are views of rows t + offset, and the "
+        "6 rows of the state tensor match h_(t+1) = tanh(h_t W^T + b + x_t)",
+    ),
     "links that copy": (
         ("t + offset + 1]", "t + offset + 1].copy()"),
         "hidden_t_prev shares no memory with hidden_t_prev_states",
@@ -1294,7 +1299,9 @@ CELL_MISTAKES = {
     "the solution": (None, "Right: hidden_all matches the cell's equations row by row"),
     "the interpolation the wrong way round": (
         ('Sub([hidden_t_prev, c], "gru/d_t")', 'Sub([c, hidden_t_prev], "gru/d_t")'),
-        "row 0 of hidden_all differs from the cell's equations",
+        "row 0 of hidden_all differs from the cell's equations by 2.1. Why: z = sigmoid(FC_z("
+        "h_prev) + x_t) and c = tanh(FC_c(h_prev) + x_t); the new state keeps z of the old one "
+        "and takes 1 − z of the candidate: h_(t+1) = c + z ⊙ (h_prev − c).",
     ),
     "hidden_last returned": ("    return hidden_all", "    return hidden_last"),
     "weights under other names": (

@@ -1094,7 +1094,7 @@ def test_bptt_in_a_notebooks_own_names():
 def test_masking_draws_what_the_run_shows(drawn):
     """Row 1 (length 3): steps 3, 4 of hidden_t_all hold h₃ (shaded), torch's are 0, both
     last states h₃; the gradient note says 3 (h₃ counted three times). h_t is row t of the
-    state tensor, as on every page: h0 the initial state, step t writes h_(t+1)."""
+    state tensor, as on every page: h0 the initial state, timestep t writes h_(t+1)."""
     texts = _texts(drawn["fig_masking"])
     cells = _group_texts(drawn["fig_masking"], "cell")
     # t-major, Caffe2's grid then torch's: n = 0, n = 1 per row
@@ -1104,7 +1104,7 @@ def test_masking_draws_what_the_run_shows(drawn):
     assert theirs == ["h1", "h1", "h2", "h2", "h3", "h3", "h4", "0", "h5", "0"]
     lines = " ".join(texts)
     for label in ["lstm/hidden_t_all", "lstm/hidden_t_last", "pad_packed_sequence(output)",
-                  "h_n", "seq_lengths = [5, 3]", "step t writes ht+1 (row t + 1",
+                  "h_n", "seq_lengths = [5, 3]", "timestep t writes ht+1 (row t + 1",
                   "d loss / d h3 = 3 for n = 1 (row 3 of lstm/lstm/hidden_t_prev_states_grad)",
                   "padded rows' gradient goes to h3"]:  # fmt: skip
         assert label in lines, label

@@ -159,7 +159,7 @@ def fig_gru_cell():
     out_l = left + col - 4 - out_w
     canvas.arrow(left + 90, r8, out_l - 1, r8, style.INK, 1.0)
     _pill(canvas, out_l + out_w / 2, r8, "`%s`" % b["hidden_t"], "#FFFFFF", style.INK)
-    canvas.text(left + col / 2, s_y + s_h + 14, "h_{t} = u ⊙ h_{t−1} + (1 − u) ⊙ tanh(o),  "
+    canvas.text(left + col / 2, s_y + s_h + 14, "h_{t+1} = u ⊙ h_{t} + (1 − u) ⊙ tanh(o),  "
                 "u = σ(update)", style.NOTE, "middle", True)  # fmt: skip
 
     # -- torch.nn.GRU -----------------------------------------------------------------------

@@ -178,7 +178,7 @@ def fig_masking():
     canvas = Canvas(
         style.WIDTH,
         "Masking by sequence length: padded rows repeat the last state",
-        "rnn_cell.LSTM with seq_lengths = [5, 3], T = 5; step t writes h(t+1), row t + 1 of "
+        "rnn_cell.LSTM with seq_lengths = [5, 3], T = 5; timestep t writes h(t+1), row t + 1 of "
         "the state tensor (h0 is the initial state). Caffe2's lstm/hidden_t_all: batch row "
         "1's steps 3 and 4 repeat its step-2 state h3; torch's padded output holds zeros there. "
         "Both give h3 as the last state. A loss that reads the padded rows sends their gradient "
@@ -187,7 +187,7 @@ def fig_masking():
     top = parts.heading(
         canvas,
         "Masking by sequence length: padded rows repeat the last state",
-        "`seq_lengths = [5, 3]`, T = 5; step t writes h_{t+1} (row t + 1 of the state tensor)",
+        "`seq_lengths = [5, 3]`, T = 5; timestep t writes h_{t+1} (row t + 1 of the state tensor)",
     )
     y = top + 12
     ours, theirs = [], []
