@@ -1305,6 +1305,25 @@ REFUSALS = [
         lambda: initializers.ExternalInitializer().create_param(3, core.Net("n"), [1]),
     ),
     Refusal(
+        "modeling/initializers.py",
+        "PseudoFP16Initializer before E7 (E7's name of pFP16Initializer)",
+        RAISED,
+        "no attribute PseudoFP16Initializer: AttributeError, caffe2/python/modeling/"
+        "initializers.py (042e8ede4 has pFP16Initializer only)",
+        AttributeError,
+        "the name Caffe2 gave pFP16Initializer after 042e8ede4",
+        lambda: initializers.PseudoFP16Initializer,
+    ),
+    Refusal(
+        "modeling/initializers.py",
+        "another name the module does not have",
+        RAISED,
+        "no such attribute: AttributeError, caffe2/python/modeling/initializers.py",
+        AttributeError,
+        "has no attribute 'NoSuchInitializer'",
+        lambda: initializers.NoSuchInitializer,
+    ),
+    Refusal(
         "modeling/parameter_info.py",
         "ParameterInfo of a non-BlobReference",
         RAISED,
