@@ -1,8 +1,9 @@
 """``fig_parent_workspace()``: a child workspace reads and writes its parent's blobs.
 
 What the figure says (step 2, docs/concepts/netdef.md, "Parents"; Caffe2
-0cdd09da6, ``workspace.cc``: ``GetBlob`` and ``CreateBlob`` walk to the
-shared parent; caffe2rnn: :class:`caffe2rnn.runtime.Workspace`): looking a
+0cdd09da6, ``workspace.cc``: ``GetBlob`` falls back to the ``shared_``
+parent, and ``CreateBlob`` makes a local blob only when ``HasBlob``, which
+asks the parent too, is false; caffe2rnn: :class:`caffe2rnn.runtime.Workspace`): looking a
 name up tries the workspace's own blobs first, then its parent's. Every op
 *creates* each output, and creating returns the visible blob if there is
 one; only otherwise is a local blob made. So in the page's example, a child
