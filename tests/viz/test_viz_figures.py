@@ -84,6 +84,8 @@ def test_the_figures_of_the_plan_exist():
         "fig_history_timeline",
         "fig_history_2017",
         "fig_history_2018",
+        "fig_parent_workspace",
+        "fig_gradient_ops",
     }
     for name in NAMES:
         assert getattr(figures, name) is figures.FIGURES[name]

@@ -7,6 +7,8 @@ name in them is the name the path's ``rnn_cell.LSTM(..., scope="lstm")`` (or
 the cell the figure is about) creates, checked by ``tests/viz``:
 
 * :func:`fig_step_net_idea` — one operator with a step net vs unrolling;
+* :func:`fig_parent_workspace` — a child workspace reads and writes its parent's blobs (step 2);
+* :func:`fig_gradient_ops` — what ``AddGradientOperators([loss])`` appends (step 4);
 * :func:`fig_models` — a ModelHelper after one ``brew.fc``: two nets, one workspace (step 6);
 * :func:`fig_forward_rows` — the forward loop as rows of the states tensor;
 * :func:`fig_recurrent_op` — one RecurrentNetwork op: inputs, insides, outputs;
@@ -28,12 +30,14 @@ from .backward_step_net import fig_backward_step_net
 from .bptt import fig_bptt
 from .forward_rows import fig_forward_rows
 from .gradient_op import fig_gradient_op
+from .gradient_ops import fig_gradient_ops
 from .gru_cell import fig_gru_cell
 from .history_timeline import fig_history_2017, fig_history_2018, fig_history_timeline
 from .lstm_cell import fig_lstm_cell
 from .masking import fig_masking
 from .models import fig_models
 from .name_prefixes import fig_name_prefixes
+from .parent_workspace import fig_parent_workspace
 from .recurrent_net_stages import fig_recurrent_net_stages
 from .recurrent_op import fig_recurrent_op
 from .step_net_idea import fig_step_net_idea
@@ -41,6 +45,8 @@ from .step_net_idea import fig_step_net_idea
 #: name -> function, in the order the learner meets them.
 FIGURES = {
     "fig_step_net_idea": fig_step_net_idea,
+    "fig_parent_workspace": fig_parent_workspace,
+    "fig_gradient_ops": fig_gradient_ops,
     "fig_models": fig_models,
     "fig_forward_rows": fig_forward_rows,
     "fig_recurrent_op": fig_recurrent_op,
