@@ -20,13 +20,13 @@ from caffe2rnn.viz.figures import (
     backward_step_net,
     bptt,
     forward_rows,
-    gradient_op,
     gru_cell,
     history_timeline,
     lstm_cell,
     masking,
     models,
     name_prefixes,
+    recurrent_gradient_op,
     recurrent_net_stages,
     recurrent_op,
     step_net_idea,
@@ -75,7 +75,7 @@ def test_the_figures_of_the_plan_exist():
         "fig_name_prefixes",
         "fig_bptt",
         "fig_backward_step_net",
-        "fig_gradient_op",
+        "fig_recurrent_gradient_op",
         "fig_lstm_cell",
         "fig_gru_cell",
         "fig_masking",
@@ -577,7 +577,7 @@ def test_figures_that_build_a_model_draw_a_fresh_processs_names_and_leave_no_tra
 
     blobs = sorted(workspace.Blobs())
     for name in ("fig_models", "fig_recurrent_net_stages", "fig_name_prefixes", "fig_masking",
-                 "fig_gradient_op"):  # fmt: skip
+                 "fig_recurrent_gradient_op"):  # fmt: skip
         svg = figures.FIGURES[name]().svg
         assert "mlp_1" not in svg and "lstm_1" not in svg, name
         assert core.Net._net_names_used == used, name
@@ -780,8 +780,9 @@ def _pins(figure, cls):
 def test_gradient_op_draws_the_built_gradient_ops_inputs_and_outputs(drawn, outputs_with_grads):
     """Every input and output of the gradient op AddGradientOperators makes is drawn, with its
     number, in order; each output on the row of the forward input it is the gradient of."""
-    figure = (drawn["fig_gradient_op"] if outputs_with_grads == gradient_op.OUTPUTS_WITH_GRADS
-              else figures.fig_gradient_op(outputs_with_grads))  # fmt: skip
+    default = outputs_with_grads == recurrent_gradient_op.OUTPUTS_WITH_GRADS
+    figure = (drawn["fig_recurrent_gradient_op"] if default
+              else figures.fig_recurrent_gradient_op(outputs_with_grads))  # fmt: skip
     forward, gradient, grad_map = _gradient_op_of_a_build(outputs_with_grads)
     inputs = _pins(figure, "go") + _pins(figure, "forward-input") + _pins(figure, "forward-output")
     assert [(n, name) for n, name, _ in inputs] == list(enumerate(gradient.input))
@@ -809,7 +810,7 @@ def test_gradient_op_order_is_the_order_of_caffe2s_gradient_maker():
     assert list(gradient.input) == go + list(forward.input) + list(forward.output)
     ids = [0] + args["param"] + args["initial_recurrent_state_ids"]
     assert list(gradient.output) == [grad_map[forward.input[i]] for i in ids]
-    ports = gradient_op.read_ports(forward, gradient, grad_map)
+    ports = recurrent_gradient_op.read_ports(forward, gradient, grad_map)
     assert [(i, n, k) for i, n, k, _ in ports.gos] == [(0, go[0], 0), (1, go[1], 1)]
     roles = {name: role for _, name, role, _ in ports.inputs}
     assert [n for n, r in roles.items() if r == "param"] == [forward.input[i] for i in
@@ -825,12 +826,12 @@ def test_gradient_op_refuses_a_gradient_op_out_of_order():
     swapped[1], swapped[2] = swapped[2], swapped[1]
     del gradient.input[:]
     gradient.input.extend(swapped)
-    with pytest.raises(DrawingError, match="fig_gradient_op.*GOs, then the forward op's"):
-        gradient_op.read_ports(forward, gradient, grad_map)
+    with pytest.raises(DrawingError, match="fig_recurrent_gradient_op.*GOs, then the forward op's"):
+        recurrent_gradient_op.read_ports(forward, gradient, grad_map)
 
 
 def test_gradient_op_marks_param_grads_and_the_step_workspaces(drawn):
-    figure = drawn["fig_gradient_op"]
+    figure = drawn["fig_recurrent_gradient_op"]
     texts = " | ".join(_texts(figure))
     for label in [
         "RecurrentNetworkGradient",

@@ -16,7 +16,8 @@ the cell the figure is about) creates, checked by ``tests/viz``:
 * :func:`fig_name_prefixes` — why ``lstm/lstm/...``: three prefixes, added by three pieces of code;
 * :func:`fig_bptt` — backpropagation through time, row by row;
 * :func:`fig_backward_step_net` — what the gradient op runs at each step;
-* :func:`fig_gradient_op` — the RecurrentNetworkGradient op's inputs and outputs, in order;
+* :func:`fig_recurrent_gradient_op` — the RecurrentNetworkGradient op's inputs and outputs,
+  in order;
 * :func:`fig_lstm_cell` — the LSTM cell in Caffe2's blobs beside torch.nn.LSTM's;
 * :func:`fig_gru_cell` — Caffe2's GRU cell (era E6) beside torch.nn.GRU;
 * :func:`fig_masking` — masking by sequence length: padded rows repeat the last state;
@@ -29,7 +30,6 @@ from .attention_step import fig_attention_step
 from .backward_step_net import fig_backward_step_net
 from .bptt import fig_bptt
 from .forward_rows import fig_forward_rows
-from .gradient_op import fig_gradient_op
 from .gradient_ops import fig_gradient_ops
 from .gru_cell import fig_gru_cell
 from .history_timeline import fig_history_2017, fig_history_2018, fig_history_timeline
@@ -38,6 +38,7 @@ from .masking import fig_masking
 from .models import fig_models
 from .name_prefixes import fig_name_prefixes
 from .parent_workspace import fig_parent_workspace
+from .recurrent_gradient_op import fig_recurrent_gradient_op
 from .recurrent_net_stages import fig_recurrent_net_stages
 from .recurrent_op import fig_recurrent_op
 from .step_net_idea import fig_step_net_idea
@@ -52,7 +53,7 @@ FIGURES = {
     "fig_recurrent_op": fig_recurrent_op,
     "fig_bptt": fig_bptt,
     "fig_backward_step_net": fig_backward_step_net,
-    "fig_gradient_op": fig_gradient_op,
+    "fig_recurrent_gradient_op": fig_recurrent_gradient_op,
     "fig_recurrent_net_stages": fig_recurrent_net_stages,
     "fig_name_prefixes": fig_name_prefixes,
     "fig_lstm_cell": fig_lstm_cell,

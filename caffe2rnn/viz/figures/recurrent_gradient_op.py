@@ -1,4 +1,5 @@
-"""``fig_gradient_op()``: the ``RecurrentNetworkGradient`` op, its inputs and outputs in order.
+"""``fig_recurrent_gradient_op()``: the ``RecurrentNetworkGradient`` op, its inputs and
+outputs in order.
 
 The gradient op ``AddGradientOperators`` adds for the ``RecurrentNetwork`` op
 of the path's LSTM (``rnn_cell.LSTM(model, "x", "seq_lengths", ("h0", "c0"),
@@ -103,8 +104,8 @@ def read_ports(forward, gradient, grad_map):
     n_go = len(grad_in) - len(fwd_in) - len(fwd_out)
     if n_go < 1 or grad_in[n_go:] != fwd_in + fwd_out:
         raise DrawingError(
-            "fig_gradient_op: RecurrentNetworkGradient's inputs %s are not the GOs, then the "
-            "forward op's inputs %s and outputs %s" % (grad_in, fwd_in, fwd_out)
+            "fig_recurrent_gradient_op: RecurrentNetworkGradient's inputs %s are not the GOs, "
+            "then the forward op's inputs %s and outputs %s" % (grad_in, fwd_in, fwd_out)
         )
     of_output = {grad_map.get(name): k for k, name in enumerate(fwd_out)}
     gos = tuple((i, grad_in[i], of_output[grad_in[i]], fwd_out[of_output[grad_in[i]]])
@@ -120,7 +121,7 @@ def read_ports(forward, gradient, grad_map):
     drawn = sorted(out for *_, out in inputs if out is not None)
     if drawn != list(range(len(grads))):
         raise DrawingError(
-            "fig_gradient_op: the gradient op's outputs %s are not the gradients of its "
+            "fig_recurrent_gradient_op: the gradient op's outputs %s are not the gradients of its "
             "forward inputs %s" % (grads, fwd_in)
         )
     param_grads = _strings(forward, "param_grads")
@@ -163,7 +164,7 @@ def _description(ports):
     )  # fmt: skip
 
 
-def fig_gradient_op(outputs_with_grads=OUTPUTS_WITH_GRADS):
+def fig_recurrent_gradient_op(outputs_with_grads=OUTPUTS_WITH_GRADS):
     """The gradient op of the path's LSTM: its inputs and outputs, in order, read from a build."""
     ports = read_ports(*build(outputs_with_grads))
     canvas = Canvas(
@@ -288,4 +289,4 @@ def fig_gradient_op(outputs_with_grads=OUTPUTS_WITH_GRADS):
     items = [("box", _ROLE_FILL[role], _ROLE_TEXT[role]) for role in _ROLE_FILL]
     items.append(("box", (style.GRADIENT_FILL, style.GRADIENT_EDGE), "a gradient"))
     parts.key(canvas, y, items, size=_SIZE)
-    return Figure("fig_gradient_op", canvas.svg())
+    return Figure("fig_recurrent_gradient_op", canvas.svg())
