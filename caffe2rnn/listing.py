@@ -16,7 +16,9 @@ Only the notebooks use this module; nothing in the library depends on it.
 
 import textwrap
 
+from .errors import ArgumentError, op_context
 from .proto import caffe2_pb2
+from .runtime.arguments import ArgumentHelper
 
 #: Characters per line of a notebook's output area on the docs site (1280 px).
 WIDTH = 78
@@ -73,6 +75,31 @@ def names(label, items, width=WIDTH):
     first name."""
     text = "%s %s" % (label, ", ".join(str(item) for item in items) if items else "(none)")
     print(wrap(text, " " * (len(label) + 1), width))
+
+
+def step_net(op, name="step_net"):
+    """The step net of a ``RecurrentNetwork`` op, as a ``NetDef`` whose ``.op`` lists the
+    cell's operators. ``name="backward_step_net"`` gives its gradient's.
+
+    The op keeps it as an argument: a ``NetDef`` in the ``Argument``'s field ``n``, or
+    (Caffe2 until 2017-08, so ``rnn_cell`` here) its protobuf text in ``s``; both are
+    read as the op reads them (:meth:`~caffe2rnn.runtime.arguments.ArgumentHelper.net`).
+    An op without the argument is an :class:`~caffe2rnn.errors.ArgumentError`::
+
+        >>> from caffe2rnn import listing, model_helper, rnn_cell
+        >>> model = model_helper.ModelHelper(name="doc")
+        >>> _ = rnn_cell.LSTM(model, "x", "lengths", ("h0", "c0"), 3, 4, scope="lstm")
+        >>> rnn_op = model.net.Proto().op[1]
+        >>> [op.type for op in listing.step_net(rnn_op).op]
+        ['FC', 'Sum', 'LSTMUnit']
+    """
+    arguments = ArgumentHelper(op, op_context(op))
+    if not arguments.has_net(name):
+        raise ArgumentError(
+            "%s: no argument '%s' holding a net (expected a RecurrentNetwork op; its "
+            "arguments are %s)" % (op_context(op), name, [arg.name for arg in op.arg])
+        )
+    return arguments.net(name)
 
 
 def argument_value(arg):

@@ -70,3 +70,28 @@ def test_the_i2h_shape_the_answer_states_is_the_run_s(answer):
     assert workspace.FetchBlob(hidden_last).shape == (1, N, H)
     stated = re.search(r"\(b\)\s+\*\*(\d+) × (\d+) × (\d+)\*\*", answer)
     assert stated and tuple(int(g) for g in stated.groups()) == shape, (stated, shape)
+
+
+def test_listing_step_net_reads_the_step_net_the_op_runs():
+    """The page's cell counts the step net's FCs with ``listing.step_net``: it gives the net
+    the op's own reader gives, from the text in ``s`` (this era) or a NetDef in ``n``, and an
+    op without a step net is an ArgumentError naming it."""
+    from caffe2rnn import listing
+    from caffe2rnn.errors import ArgumentError
+    from caffe2rnn.proto import caffe2_pb2
+
+    model, _ = build()
+    fc_op, rnn_op = model.net.Proto().op
+    expected = RecurrentOp(rnn_op).step_net
+    assert [op.type for op in listing.step_net(rnn_op).op] == ["FC", "Sum", "LSTMUnit"]
+    assert listing.step_net(rnn_op) == expected
+    as_netdef = caffe2_pb2.OperatorDef()
+    as_netdef.CopyFrom(rnn_op)
+    (arg,) = [a for a in as_netdef.arg if a.name == "step_net"]
+    arg.ClearField("s")
+    arg.n.CopyFrom(expected)
+    assert listing.step_net(as_netdef) == expected
+    backward = listing.step_net(rnn_op, "backward_step_net")
+    assert backward == RecurrentOp(rnn_op).backward_step_net
+    with pytest.raises(ArgumentError, match="step_net"):
+        listing.step_net(fc_op)
