@@ -10,6 +10,8 @@
   its monospace characters; a longer line is cut behind a scroll bar).
 * **Asides are folded on the core path** (steps 1-21): a fold's one-line summary
   is all a reader sees until they open it.
+* **Every concept page of the core path asks a prediction**, each with its own
+  "Check your prediction" fold after it.
 * **A deliberate difference is a badge where the reader meets it**: one line
   (``{container} c2r-badge`` holding a ``{ref}`` of at most 15 words) that links
   to its section of ``concepts/differences.md``, the one page that tells every
@@ -288,3 +290,22 @@ def test_the_helpers_find_what_they_should():
     assert badges(page) == [("differs-a", "a b"), (None, "see {ref}`x <differs-b>`")]
     sections = "(differs-a)=\n## A\n\ntext\n\n(differs-b)=\ntext\n"
     assert differs_sections(sections) == ["differs-a"]
+
+
+@pytest.mark.parametrize(
+    "doc", [s.doc for s in markdown_steps() if s.number <= CORE_PATH_LAST_STEP]
+)
+def test_every_concept_page_of_the_core_path_asks_a_prediction(doc):
+    """The index promises a predict-then-check on every page of the path: a bold
+    "Predict, then check." followed by its "Check your prediction" fold (round 11: step 10
+    had lost its only one when its exercise moved to step 17, and no test said so)."""
+    step = next(s for s in markdown_steps() if s.doc == doc)
+    text = read(step)
+    asks = [m.end() for m in re.finditer(r"\*\*Predict, then check\.\*\*", text)]
+    assert asks, "%s: no **Predict, then check.** on a page of the core path" % doc
+    for at in asks:
+        fold = text.find('<details class="c2r-answer"><summary>Check your prediction</summary>', at)
+        nxt = text.find("**Predict, then check.**", at)
+        assert fold != -1 and (nxt == -1 or fold < nxt), (
+            "%s: a prediction without its own 'Check your prediction' fold after it" % doc
+        )
