@@ -82,7 +82,8 @@ def step_net(op, name="step_net"):
     cell's operators. ``name="backward_step_net"`` gives its gradient's.
 
     The op keeps it as an argument: a ``NetDef`` in the ``Argument``'s field ``n``, or
-    (Caffe2 until 2017-08, so ``rnn_cell`` here) its protobuf text in ``s``; both are
+    (what Caffe2's ``recurrent_net`` wrote until 201087e1e, 2017-10-10, so in era E5) its
+    protobuf text in ``s``; both are
     read as the op reads them (:meth:`~caffe2rnn.runtime.arguments.ArgumentHelper.net`).
     An op without the argument is an :class:`~caffe2rnn.errors.ArgumentError`::
 

@@ -347,8 +347,10 @@ class RowWiseSparseAdam(_AdamBase):
     enforces (``CAFFE_ENFORCE_EQ``) ``param.size() == moment_1.size()``,
     ``param.dims()[0] == moment_2.size()``,
     ``param.size_from_dim(1) == grad.size_from_dim(indices.ndim())`` and a
-    1-element ``lr``; indices are int32 or int64. caffe2rnn refuses the same, and an
-    index outside the rows (Caffe2 checked it in debug builds only)."""
+    1-element ``lr``; indices are int32 or int64. caffe2rnn refuses the same, an index
+    outside the rows (Caffe2 checked it in debug builds only) and more gradient rows than
+    indices (its loop over the gradient's rows read past the indices); with fewer, the
+    later indices go unused, as in Caffe2."""
 
     def run(self):
         w = self.float_input(0)
@@ -372,8 +374,10 @@ class RowWiseSparseAdam(_AdamBase):
                 "%s rows of %d values (the shape of '%s' after its first dimension) after "
                 "the %d index dimensions" % (w.dtype, row, self.input_name(0), raw.ndim),
             )
-        if g.size != indices.size * row:  # Caffe2 read past the indices or left rows out
-            raise self.shape_error(4, "%d rows, one per index" % indices.size)
+        n = g.size // row  # Caffe2 loops over the gradient's rows, n = grad.size() / block_size
+        if n > indices.size:  # Caffe2 read past the end of the indices
+            raise self.shape_error(4, "at most %d rows (one per index)" % indices.size)
+        indices = indices[:n]  # fewer rows: the later indices are not used, as in Caffe2
         rate = self.learning_rate(5) * w.dtype.type(self.correction(self.iteration(6)))
         b1, b2 = w.dtype.type(self.beta1), w.dtype.type(self.beta2)
         eps = w.dtype.type(self.epsilon)

@@ -128,6 +128,20 @@ def test_row_wise_sparse_adam_against_the_cpp_rule(shape, indices, index_type):
     np.testing.assert_array_equal(ws.fetch("m2")[untouched], feeds["m2"][untouched])
 
 
+def test_row_wise_sparse_adam_with_fewer_gradient_rows_than_indices_uses_the_first():
+    """adam_op.h at 929c33cee loops over the gradient's rows (n = grad.size() / block_size):
+    with fewer rows than indices the later indices are not used (no refusal)."""
+    feeds = row_wise_feeds((5, 3), [4, 0, 2])
+    feeds["g"] = feeds["g"][:2]  # two rows for three indices
+    ws, _ = run_in_place("RowWiseSparseAdam", feeds, list(feeds), ["w", "m1", "m2"])
+    want = row_wise_adam_reference(
+        feeds["w"], feeds["m1"], feeds["m2"], [4, 0], feeds["g"], -0.3, 6, 0.9, 0.999, 1e-5
+    )
+    for name, value in zip(["w", "m1", "m2"], want):
+        np.testing.assert_allclose(ws.fetch(name), value, rtol=2e-5, atol=1e-6, err_msg=name)
+    np.testing.assert_array_equal(ws.fetch("w")[2], feeds["w"][2])  # index 2 unused
+
+
 def test_row_wise_sparse_adam_defaults_are_the_schemas():
     """beta1 0.9, beta2 0.999, epsilon 1e-5 (RowWiseSparseAdamOp's constructor)."""
     feeds = row_wise_feeds((3, 2), [2], seed=5, dtype=np.float64)
@@ -196,7 +210,7 @@ def feeds_with(**changes):
         (
             feeds_with(g=random((3, 2))),
             ShapeError,
-            r"input 4 \('g'\) has shape \(3, 2\); expected 2 rows, one per index",
+            r"input 4 \('g'\) has shape \(3, 2\); expected at most 2 rows \(one per index\)",
         ),
         (
             feeds_with(it=np.array([6], np.int32)),
