@@ -22,11 +22,12 @@
   and the sidebar cannot disagree.
 """
 
+import json
 import os
 import re
 
 import pytest
-from test_progression import DOCS, FENCE, FRONT_MATTER, path_steps
+from test_progression import DOCS, FENCE, FRONT_MATTER, NOTEBOOKS, path_steps
 
 #: The eras' commits (caffe2rnn.eras and the glossary's table).
 ERA_COMMITS = {
@@ -138,6 +139,7 @@ def test_code_fits_the_column(doc):
 #: listings of rnn-executor.md are): they fit the column too.
 OTHER_PAGES = [
     "index.md",
+    "concepts/recurrent-gradient-plumbing.md",
     "glossary.md",
     "caffe2-tests.md",
     "concepts/eras-at-run-time.md",
@@ -309,3 +311,107 @@ def test_every_concept_page_of_the_core_path_asks_a_prediction(doc):
         assert fold != -1 and (nxt == -1 or fold < nxt), (
             "%s: a prediction without its own 'Check your prediction' fold after it" % doc
         )
+
+
+# --- step 12 and its reference page -------------------------------------------------------
+
+#: Step 12 is the backward loop; the names of Caffe2's plumbing around it (the backward
+#: arguments, ``param_grads``, ``_tmpstep``, the prepared backward step net,
+#: ``shared_blobs_ws``) are on a reference page off the path (round 12: four cold readers
+#: read a "you can stop here" that later steps contradicted).
+GRADIENT_PATH_PAGE = "concepts/recurrent-gradient.md"
+GRADIENT_PLUMBING = "concepts/recurrent-gradient-plumbing.md"
+#: The steps that use the plumbing's names, by document: each links to the page.
+PLUMBING_USERS = [
+    "notebooks/06_backward_by_hand",
+    "concepts/recurrent-net",
+    "notebooks/07_recurrent_net",
+    "concepts/history",
+]
+LINK_TARGET_OF = re.compile(r"\]\(([^)\s]+)\)")
+MYST_LABEL = re.compile(r"^\(([A-Za-z0-9_-]+)\)=[ \t]*$", re.M)
+HEADING = re.compile(r"^(#{1,3}) (.+?)[ \t]*$", re.M)
+
+
+def prose_of(path):
+    """A Markdown page's text, or a notebook's markdown cells joined."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    if not path.endswith(".ipynb"):
+        return text
+    cells = json.loads(text)["cells"]
+    return "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
+def anchors_of(text):
+    """The fragments a page answers to: its (label)= targets and, for headings of
+    levels 1-3 (docs/conf.py's myst_heading_anchors), both ids Sphinx writes
+    (MyST's GitHub-style slug and docutils' own id)."""
+    from docutils.nodes import make_id
+
+    text = FENCE.sub("", FRONT_MATTER.sub("", text))
+    found = set(MYST_LABEL.findall(text))
+    for _level, title in HEADING.findall(text):
+        shown = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", title).replace("`", "")
+        found.add(re.sub(r"[^\w\- ]", "", shown.lower().replace(" ", "-")))
+        found.add(make_id(shown))
+    return found
+
+
+def test_step_12_ends_where_its_loop_ends_and_sends_the_plumbing_to_its_page():
+    steps = {s.doc: s for s in path_steps()}
+    assert "concepts/recurrent-gradient" in steps, "step 12's page left the path"
+    assert os.path.splitext(GRADIENT_PLUMBING)[0] not in steps, (
+        "%s is reference, not a step of the path" % GRADIENT_PLUMBING
+    )
+    with open(os.path.join(DOCS, GRADIENT_PATH_PAGE), encoding="utf-8") as handle:
+        path_page = handle.read()
+    for left in ("c2r-stop", "You can stop here", "## Part 2", "## The backward arguments",
+                 "## Three workspaces"):  # fmt: skip
+        assert left not in path_page, "%s still holds %r" % (GRADIENT_PATH_PAGE, left)
+    assert "recurrent-gradient-plumbing.md" in path_page
+    with open(os.path.join(DOCS, GRADIENT_PLUMBING), encoding="utf-8") as handle:
+        plumbing = FRONT_MATTER.sub("", handle.read()).rstrip()
+    # it reads on its own: it says first what it assumes (step 12) and what it answers
+    opening = plumbing.split("\n## ", 1)[0]
+    assert "](recurrent-gradient.md)" in opening and "assumes" in opening
+    assert re.search(r"```\{container\} c2r-facts\n.*`[0-9a-f]{9}`.*\n```\Z", plumbing, re.S)
+    stray = sorted({h for h in HASH.findall(running_text(plumbing)) if h not in ERA_COMMITS})
+    assert not stray, "%s: commits in the running text: %s" % (GRADIENT_PLUMBING, stray)
+    for figure in ("fig_recurrent_gradient_op.svg", "fig_backward_step_net.svg"):
+        assert figure in plumbing, "%s lost %s" % (GRADIENT_PLUMBING, figure)
+    assert "fig_bptt.svg" in path_page and "fig_bptt.svg" not in plumbing
+
+
+def test_the_steps_that_use_the_plumbing_s_names_link_to_its_page():
+    steps = {s.doc: s for s in path_steps()}
+    unlinked = [
+        "step %d (%s)" % (steps[doc].number, doc)
+        for doc in PLUMBING_USERS
+        if os.path.basename(GRADIENT_PLUMBING) not in prose_of(steps[doc].path)
+    ]
+    assert not unlinked, "no link to %s from %s" % (GRADIENT_PLUMBING, ", ".join(unlinked))
+
+
+def test_links_into_step_12_and_its_reference_page_name_a_section_they_have():
+    """The split moved sections between the two pages: a link to one of them by a
+    fragment must find that heading or label on the page it names."""
+    pages = {}
+    for page in (GRADIENT_PATH_PAGE, GRADIENT_PLUMBING):
+        with open(os.path.join(DOCS, page), encoding="utf-8") as handle:
+            pages[os.path.basename(page)] = anchors_of(handle.read())
+    sources = site_pages() + sorted(
+        os.path.join(NOTEBOOKS, f) for f in os.listdir(NOTEBOOKS) if f.endswith(".ipynb")
+    )
+    broken, seen = [], 0
+    for source in sources:
+        for target in LINK_TARGET_OF.findall(prose_of(source)):
+            page, _, fragment = target.partition("#")
+            name = os.path.basename(page)
+            if name not in pages or not fragment:
+                continue
+            seen += 1
+            if fragment not in pages[name]:
+                broken.append("%s: %s" % (os.path.relpath(source, DOCS), target))
+    assert seen, "no link with a fragment into step 12 or its reference page was found"
+    assert not broken, "links to sections these pages do not have:\n" + "\n".join(broken)
