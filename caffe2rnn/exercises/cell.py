@@ -45,7 +45,7 @@ def _check_cell(build, T=4, N=2, D=3):
             "It also builds the backward step net from the gradient registry (step 16, "
             "stage 2): every op of the cell needs a gradient maker, Mul's refuses an "
             "output written in place over an input, and a blob a gradient op reads may "
-            "not be written again in the step (the versions of step 4): give z_t, c_t, "
+            "not be written again in the step (the versions of step 15): give z_t, c_t, "
             "h_prev - c_t and z_t * (h_prev - c_t) names of their own.",
         )
         if output is NOT_RUN:
