@@ -244,7 +244,7 @@ def _legend(canvas, y):
     pitch, columns = 22, (14, 236, 452)
     with canvas.group("key"):
         items = [
-            ("ops", "op; orange: an activation's"),
+            ("ops", "op; orange: an activation"),
             ("numbered", "appended op, in run order"),
             ("sum", "`Sum`: adds the parts"),
             ("blob", "blob"),
