@@ -132,10 +132,10 @@ def fig_recurrent_op():
     # -- where things stand across the page --------------------------------------------
     seq_x = 14  # the input sequence, drawn across (outside the op: an input)
     seq_cells = [("0", _CELL), ("…", _GAP), ("t", _WIDE), ("…", _GAP), ("T−1", 30)]
-    hid_x = 176  # clear of the pill of input_t, whose row t is left of it
+    hid_x = 186  # clear of the pill of input_t, whose row t is left of it
     # the cell state's tensor right of the hidden state's name (mono, the widest label;
     # a browser's monospaced font runs a little wider than the estimate)
-    cell_x = hid_x + text_width("`%s`" % STATES[0][0], _MONO) + 24
+    cell_x = hid_x + text_width("`%s`" % STATES[0][0], _MONO) + 18
 
     # -- inputs, in order ----------------------------------------------------------------
     y = top + 12
