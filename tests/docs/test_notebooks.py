@@ -12,7 +12,8 @@ Structure (read from the .ipynb files, nothing run):
   before the learner asks for it;
 * every notebook ends with a summary and exercises whose answers are in a collapsed
   ``<details class="c2r-answer">`` block;
-* every notebook names the Caffe2 commit its facts come from in its first cell; other
+* every notebook names the Caffe2 commit its facts come from in its first cell (on the core
+  path as "Facts in this notebook: Caffe2 at 0cdd09da6 (June 2017)", without era codes); other
   commits are listed in a closing "## Sources" cell, never in the running text;
 * every code line fits the docs' code column (76 characters), so nothing is cut off on the
   site, hidden cells included (they open in place).
@@ -26,10 +27,14 @@ writes to stderr (a stray warning or report shows as a red block on the site), a
 line is wider than the output area (78 characters).
 """
 
+import calendar
+import datetime
 import os
 import re
 
 import pytest
+
+from caffe2rnn import eras
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -209,6 +214,36 @@ def test_notebook_names_the_caffe2_commit_of_its_facts(notebook):
     assert set(COMMIT.findall(first)) & CAFFE2_COMMITS, (
         "%s: the first cell names the Caffe2 commit its facts are true at" % os.path.basename(path)
     )
+
+
+#: The notebooks of the core path, steps 1-21 (12 is the history, 13 is off the path).
+CORE_PATH_NOTEBOOKS = NAMES[:11]
+#: The first cell's facts line on the core path: a commit and its month in words.
+FACTS_LINE = re.compile(
+    r"^\*Facts in this notebook: Caffe2 at [0-9a-f]{9} \(\w+\s+\d{4}\)[^*]*\*", re.M
+)
+COMMIT_MONTH = re.compile(r"([0-9a-f]{9}) \((\w+)\s+(\d{4})\)")
+ERA_WORDS = re.compile(r"(?<![A-Za-z0-9])(E[0-7]|[Ee]ras?)(?![A-Za-z0-9])")
+
+
+@pytest.mark.parametrize("name", CORE_PATH_NOTEBOOKS)
+def test_a_core_path_notebook_names_its_commit_in_words_without_eras(name):
+    """The first cell says "*Facts in this notebook: Caffe2 at 0cdd09da6 (June 2017)...*",
+    as the pages' foot lines (tests/docs/test_pages.py): the month of the commit's date, no
+    era codes (round 12's cold readers counted them as load; the history, step 22 on, keeps
+    them)."""
+    first = read(os.path.join(NOTEBOOK_DIR, name + ".ipynb")).cells[0].source
+    line = FACTS_LINE.search(first)
+    assert line, "%s: no '*Facts in this notebook: Caffe2 at <commit> (<Month> <year>)' line" % (
+        name
+    )
+    assert not ERA_WORDS.search(line.group(0)), "%s: era vocabulary in %r" % (name, line.group(0))
+    for commit, month, year in COMMIT_MONTH.findall(line.group(0)):
+        (era,) = [e for e in eras.ERAS.values() if e.commit == commit]
+        date = datetime.date.fromisoformat(era.date)
+        assert (month, int(year)) == (calendar.month_name[date.month], date.year), (
+            "%s: %s is of %s, not %s %s" % (name, commit, era.date, month, year)
+        )
 
 
 def test_commits_stay_out_of_the_running_text(notebook):

@@ -4,7 +4,9 @@
   block naming the Caffe2 commit the page's facts are true at), and the commits
   behind single facts in footnotes (``[^name]``) or tables, not in the running
   text. The eight commits that *name* an era (E0 … E7) may appear anywhere: they
-  are what the facts line refers to.
+  are what the facts line refers to. On the core path (steps 1-21) the facts line
+  reads "Facts on this page: Caffe2 at `0cdd09da6` (June 2017)": a commit and its
+  month in words, no era codes (those start with the history, step 22).
 * **Code fits the column**: every line of a code block or code cell is at most
   76 characters (the article column of the site at 1280 px holds about 78 of
   its monospace characters; a longer line is cut behind a scroll bar).
@@ -22,12 +24,16 @@
   and the sidebar cannot disagree.
 """
 
+import calendar
+import datetime
 import json
 import os
 import re
 
 import pytest
 from test_progression import DOCS, FENCE, FRONT_MATTER, NOTEBOOKS, path_steps
+
+from caffe2rnn import eras
 
 #: The eras' commits (caffe2rnn.eras and the glossary's table).
 ERA_COMMITS = {
@@ -41,6 +47,8 @@ ERA_COMMITS = {
     "929c33cee",
 }
 CODE_COLUMN = 76
+#: The last step of the core path; the history steps after it may show their asides open.
+CORE_PATH_LAST_STEP = 21
 HASH = re.compile(r"`([0-9a-f]{7,10})`")
 
 
@@ -112,6 +120,44 @@ def test_a_page_names_its_commit_at_its_foot(doc):
     assert text.count("{container} c2r-facts") == 1, "%s: more than one facts line" % doc
 
 
+#: A month and year in words, as a newcomer reads a date: "(June 2017)".
+MONTH_YEAR = r"\((%s) (\d{4})\)" % "|".join(calendar.month_name[1:])
+#: Era vocabulary: the era codes and the word itself.
+ERA_WORDS = re.compile(r"(?<![A-Za-z0-9])(E[0-7]|[Ee]ras?)(?![A-Za-z0-9])")
+
+
+def month_year(commit):
+    """The month and year of an era's commit, in words: ("June", "2017")."""
+    (era,) = [e for e in eras.ERAS.values() if e.commit == commit]
+    date = datetime.date.fromisoformat(era.date)
+    return calendar.month_name[date.month], str(date.year)
+
+
+def facts_line(step):
+    text = FRONT_MATTER.sub("", read(step)).rstrip()
+    return re.search(r"```\{container\} c2r-facts\n(.*?)```\Z", text, re.S).group(1)
+
+
+@pytest.mark.parametrize(
+    "doc", [s.doc for s in markdown_steps() if s.number <= CORE_PATH_LAST_STEP]
+)
+def test_a_core_path_facts_line_names_commit_and_month_without_eras(doc):
+    """Steps 1-21 name a commit and its month in words ("Facts on this page: Caffe2 at
+    `0cdd09da6` (June 2017)"), and no era: round 12's cold readers counted the era
+    codes of every foot line as load. The history, steps 22-25, keeps its era codes."""
+    step = next(s for s in markdown_steps() if s.doc == doc)
+    line = facts_line(step)
+    assert re.match(r"Facts on this page: Caffe2 at `[0-9a-f]{9}` " + MONTH_YEAR, line), (
+        "%s: the facts line starts 'Facts on this page: Caffe2 at `<commit>` (<Month> <year>)',"
+        " not %r" % (doc, line)
+    )
+    assert not ERA_WORDS.search(line), "%s: era vocabulary in the facts line: %r" % (doc, line)
+    for commit, month, year in re.findall(r"`([0-9a-f]{9})` " + MONTH_YEAR, line):
+        assert (month, year) == month_year(commit), "%s: %s is of %s %s, not %s %s" % (
+            (doc, commit) + month_year(commit) + (month, year)
+        )
+
+
 @pytest.mark.parametrize("doc", page_ids())
 def test_commits_behind_single_facts_are_footnotes(doc):
     step = next(s for s in markdown_steps() if s.doc == doc)
@@ -158,8 +204,6 @@ def test_code_fits_the_column_off_the_path_too(page):
     assert not long, "%s: code wider than %d characters:\n%s" % (page, CODE_COLUMN, "\n".join(long))
 
 
-#: The last step of the core path; the history steps after it may show their asides open.
-CORE_PATH_LAST_STEP = 21
 #: A fold's summary fits one line of the article column at 1280 px (seen in Chromium).
 FOLD_SUMMARY_CHARS = 80
 FOLD_OPEN = re.compile(r'^<details class="c2r-fold[^"]*"><summary>(.*?)</summary>$', re.M)
