@@ -334,6 +334,13 @@ def _parser():
         help="build and run under this Caffe2 era (a name of caffe2rnn.eras; default "
         "$CAFFE2RNN_ERA, else E5)",
     )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        metavar="N",
+        help="seed the random ops that have no random_seed of their own (fillers, Dropout); "
+        "Caffe2 seeded them from the clock, so by default each run draws other numbers",
+    )
     parser.add_argument("program", metavar="PROGRAM.py")
     parser.add_argument("arguments", nargs=argparse.REMAINDER, metavar="ARGUMENTS")
     return parser
@@ -368,5 +375,9 @@ def main(argv=None):
             file=sys.stderr,
         )
         return 2
+    if options.seed is not None:
+        from ..operators import rng
+
+        rng.seed(options.seed)
     run_program(program, arguments, checkout=options.caffe2_source, era=options.era)
     return 0

@@ -314,7 +314,10 @@ def test_bptt_labels(drawn):
     with open(
         os.path.join(ROOT, "docs", "concepts", "recurrent-gradient.md"), encoding="utf-8"
     ) as f:
-        assert "$k > 1$, rows $T \\dots T + k - 2$ are read before" in f.read()
+        page = f.read()
+    fold = page[page.index("(backward-k-rows)=") :]
+    assert "Its state gradient then has $T + k$ rows" in fold
+    assert "rows $T \\dots T + k - 2$ of the state gradient are then read before" in fold
     assert "tail_rows" not in texts  # the gallery's id, undefined where this figure stands
     # one + per step into the state gradient (GO), one into the weight gradient
     assert len(_group_texts(figure, "accumulate_input")) == 3

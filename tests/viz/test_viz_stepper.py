@@ -132,3 +132,17 @@ def test_the_output_gradient_arrow_reaches_every_row_it_is_added_into(lstm_frame
     svg = lstm_frames["backward"][0]["svg"]
     arrows = re.findall(r'class="edge accumulate">\s*<title>io/lstm/hidden_t_all_grad', svg)
     assert len(arrows) == 3
+
+
+def test_the_page_stepper_shows_blob_names_not_dot_ids_as_tooltips():
+    """A browser shows an inline SVG's <title> as the tooltip; dot's ids there are noise."""
+    page = stepper_html(examples.rnn_cell_lstm(), 3, width="page")
+    titles = re.findall(r"<title>([^<]*)</title>", page)
+    assert titles, "the stepper's frames have no titles at all"
+    assert "<!--" not in page  # dot's comments go too
+    for title in titles:
+        # dot's ids: graph names, record ports (":w"), the "tensor/" and "io/" node prefixes
+        assert not re.search(r"timeline_|_tensor\d|:[nsew]\b|^(tensor|io|bstep)\W", title), title
+        assert "->" not in title, title  # edges read "a → b"
+    assert any("\u2192" in t for t in titles)  # at least one edge, as "from → to"
+    assert any(t.endswith("hidden_t_prev_states") for t in titles)  # a node titled by its blob
