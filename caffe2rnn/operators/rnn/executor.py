@@ -35,7 +35,12 @@ same order as the op's ``run``, so results are bit-identical to the op-by-op
 loop (``tests/rnn/test_executor.py`` checks outputs and every gradient).
 
 A plan is rebuilt when a guard fails (a new array fed into an input or a
-parameter, another sequence length or batch size, another kernel path); a
+parameter, another sequence length or batch size, another kernel path) --
+unless the plan before it fits: the executor keeps the last two plans of a
+kernel path, because ``RunNet``'s rollback journal hands an input written
+whole (``FC``'s output) two arrays in turn (:mod:`caffe2rnn.runtime.rollback`).
+Going back to the other plan, its link views are put back into the step
+workspaces (:mod:`.plan_pair`), which are then as its build left them. A
 fallback op whose output is a different array from one run to the next (so
 bound calls after it would read a stale one) is detected after it runs: the
 loop finishes op by op, and after two such runs the executor stays off for
@@ -58,7 +63,7 @@ from ...errors import op_context
 from ...runtime import observers
 from ...runtime.net import with_context
 from ..bound_call import ASSIGN, BoundCall
-from . import derive, fusion, schedule
+from . import derive, fusion, plan_pair, schedule
 from .steady import steady_calls
 from .step_net import CheckedOnce, get_or_create_net
 from .step_workspaces import update_timestep_blob
@@ -72,6 +77,10 @@ MAX_STALE_PLANS = 2
 #: checked against the third (:mod:`.derive`). Step 0 is not among them: the
 #: first step of a loop may differ (initial states).
 LEARN_STEPS = (1, 2, 3)
+
+#: Plans kept per kernel path: the one in use and the one before it
+#: (``RunNet`` alternates a swapped input between two arrays).
+PLANS_KEPT = 2
 
 
 class _PlanStale(Exception):
@@ -184,6 +193,8 @@ class StepPlan:
         self.steady_bound = None  # the same calls as BoundCalls (the scheduler reads them)
         self.schedule = None  # lanes over steady_calls, once run with threads (schedule.py)
         self.lane_calls = None  # per lane, the calls it runs
+        self.relink = None  # (other plan's serial, blobs, views): plan_pair.relink
+        self.serial = next(plan_pair.serials)
 
     def __len__(self):
         return len(self.calls)
@@ -251,6 +262,7 @@ class StepNetExecutor:
         self.num_threads = max(1, int(num_threads))
         self._pool = None  # this executor's worker threads (lanes 1 ..)
         self.plans = {}  # kernel path -> its plan (bound calls are path-specific)
+        self.other_plans = {}  # kernel path -> the plan before it, kept (see _switch_to)
         self.stale_plans = 0
         self.builds = 0  # plans built so far (tests and the benchmark read it)
         self.disabled_reason = None
@@ -272,17 +284,24 @@ class StepNetExecutor:
         path = kernels.active()
         key = (order, index_key)
         plan = self.plans.get(path)
-        if (
-            plan is None
-            or plan.key != key
-            or plan.workspaces != scratch.step_workspaces
-            or kernels.current().first_stale_guard(plan.guard_blobs, plan.guard_arrays) != -1
-        ):
-            self.plans.pop(path, None)
-            plan = self.plans[path] = self._build(scratch, order, index_of, key)
-            if not plan.fallbacks and self.builds == 1:
-                self._release_step_nets(plan)
-            return
+        if plan is None or not self._fits(plan, key, scratch):
+            other = self.other_plans.pop(path, None)
+            if other is not None and self._fits(other, key, scratch):
+                self._switch_to(path, other, plan)
+                plan = other
+            else:
+                # Only its guards failed (an input holds another array): kept.
+                self.plans.pop(path, None)
+                if (
+                    plan is not None
+                    and plan.key == key
+                    and plan.workspaces == scratch.step_workspaces
+                ):
+                    self.other_plans[path] = plan
+                plan = self.plans[path] = self._build(scratch, order, index_of, key)
+                if not plan.fallbacks and self.builds <= PLANS_KEPT:
+                    self._release_step_nets(plan)
+                return
         for call in plan.prologue:
             call()
         if plan.steady is None:
@@ -302,6 +321,24 @@ class StepNetExecutor:
             self._finish_stale(scratch, order, index_of, plan, plan.steady[failed[0]])
         except Exception as exc:
             raise _failure(plan, plan.steady[failed[0]], exc) from exc
+
+    @staticmethod
+    def _fits(plan, key, scratch):
+        """Whether ``plan`` was built for this loop and its guards hold."""
+        return (
+            plan.key == key
+            and plan.workspaces == scratch.step_workspaces
+            and kernels.current().first_stale_guard(plan.guard_blobs, plan.guard_arrays) == -1
+        )
+
+    def _switch_to(self, path, plan, current):
+        """Make the kept ``plan`` the one in use again, keeping ``current``
+        (if any) in its place, its link views back in the step workspaces
+        (:func:`.plan_pair.relink`)."""
+        self.plans[path] = plan
+        if current is not None:
+            self.other_plans[path] = current
+        plan_pair.relink(plan, current)
 
     def _run_threaded(self, plan):
         """Run the plan's lanes (:mod:`.schedule`) at once: lane 0 here, the
@@ -525,6 +562,7 @@ class StepNetExecutor:
         t, ws = plan.steps[s]
         net = get_or_create_net(ws, self.netdef, self.era, self.checked)
         self.plans.clear()
+        self.other_plans.clear()
         self.stale_plans += 1
         if self.stale_plans >= MAX_STALE_PLANS:
             self.disabled_reason = "%s (%s) writes a new array on every run" % (
