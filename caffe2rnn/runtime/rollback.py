@@ -82,6 +82,9 @@ SHARED_BYTES = 1 << 16
 STREAM_BYTES = 1 << 18
 #: The key of a swapped blob's spare array in ``spares``: (SWAP, id(blob)).
 SWAP = "swap"
+#: A swap looks at every blob of the workspace first (is the array shown
+#: elsewhere?); below this many bytes per blob looked at, copying is cheaper.
+SWAP_BYTES_PER_BLOB = 4096
 #: Whether the journal swaps what it may (:meth:`Rollback.swap`); False copies
 #: every blob, as before swaps (benchmarks/bench_journal.py times both).
 swapping = True
@@ -152,19 +155,25 @@ class Rollback:
         them whole before reading them) a spare array in place of its own,
         which is kept aside untouched -- instead of copying it. Only with
         ``spares`` (a created net's), for an array of at least
-        :data:`SHARED_BYTES` that no Python caller was given and no other
+        :data:`SHARED_BYTES` and :data:`SWAP_BYTES_PER_BLOB` per blob of the
+        workspace (and its parents) that no Python caller was given and no other
         blob shows, whose memory is its own (not a view into another
         tensor); any other blob is left to :meth:`note`. Call before
         :meth:`note`."""
         spares = self.spares
-        if spares is None or not swapping:
+        if spares is None or not swapping or not blobs:
             return
+        ws, looked_at = self.ws, 0
+        while ws is not None:
+            looked_at += len(ws._blobs)
+            ws = ws.parent
+        smallest = max(SHARED_BYTES, SWAP_BYTES_PER_BLOB * looked_at)
         for blob in blobs:
             value = blob.value
             if (
                 type(value) is not np.ndarray
                 or id(blob) in self.saved
-                or value.nbytes < SHARED_BYTES
+                or value.nbytes < smallest
                 or value.dtype.hasobject
                 or not (value.flags.writeable and value.flags.c_contiguous)
                 or exposed(value)

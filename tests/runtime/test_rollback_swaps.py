@@ -11,9 +11,10 @@ from caffe2rnn import core, errors, recurrent, workspace
 from caffe2rnn.cnn import CNNModelHelper
 from caffe2rnn.runtime import rollback
 
-# The input projection is T x N x 4H float32 = 96 KB: past the size below
-# which the journal copies without looking (rollback.SHARED_BYTES).
-T, N, D, H = 12, 8, 16, 64
+# The input projection is T x N x 4H float32 = 384 KB: past the size below
+# which the journal copies without looking (rollback.SHARED_BYTES, and
+# rollback.SWAP_BYTES_PER_BLOB for each of the workspace's few dozen blobs).
+T, N, D, H = 48, 8, 16, 64
 
 
 def fc_net(name, ops=()):
