@@ -165,6 +165,13 @@ class Era:
     #: ops (``SparseSortedSegmentSum``, ``SparseLengthsSum``...) dispatch on
     #: their INDICES, int32 or int64. Before: ``data<TIndex>()``, int64 only.
     sparse_int32_indices: bool = False
+    #: after 0cdd09da6, by 042e8ede4 (segment_reduction_op.{h,cc}:
+    #: ``LengthsOpGetGradient``'s ``GradientNeedIndices``): the gradients of
+    #: ``LengthsSum``, ``SparseLengthsSum`` and ``SparseLengthsWeightedSum``
+    #: are the ``…IndicesInGradient…`` ops, which take the indices (for
+    #: ``LengthsSum``: DATA) as one more input. Before: ``LengthsSumGradient``,
+    #: ``SparseLengthsSumGradient``, ``SparseLengthsWeightedSumGradient``.
+    lengths_gradient_indices: bool = False
     #: by 042e8ede4 (concat_split_op.h): ``Concat`` and ``Split`` read
     #: ``add_axis`` (stack the inputs along a new axis; Split: remove it),
     #: take a negative ``axis`` counted from the end, and with neither
@@ -289,6 +296,7 @@ E6 = _define(
         flatten_axis=True,
         pack_segments_exact_lengths=True,
         sparse_int32_indices=True,
+        lengths_gradient_indices=True,
         concat_add_axis=True,
         batch_matmul_broadcast=True,
         safe_dequeue_num_records=True,

@@ -213,29 +213,52 @@ def in_family(exc, message=None):
 #: era; Caffe2's C++ applied links itself until 2017-09): docs/concepts/links-and-aliases.md.
 LINK_OP = "rnn_internal_apply_link"
 
+#: The ops a recurrent op adds to the step net it was given, before or after
+#: the ops written there: the link ops (and the era-B2 variant applying a link
+#: once per step workspace), the backward step net's gradient-accumulation ops.
+#: Error messages do not number them (:func:`op_context`). The appended
+#: parameter-gradient ``Sum`` ops are ordinary ``Sum`` ops and continue the count.
+STEP_NET_INTERNAL_OPS = frozenset(
+    (
+        LINK_OP,
+        "rnn_history_apply_link_once",
+        "rnn_internal_accumulate_gradient_input",
+        "rnn_history_accumulate_param_gradient",
+    )
+)
+
 
 def op_context(op, index=None, net_name=None, ops=None):
     """Describe an operator for an error message: ``net 'n', op #3 FC 'fc1'``.
 
-    ``ops``, the net's operators, lets the message say where the op stands in the
-    step net as it was written when ``rnn_internal_apply_link`` ops run before it:
-    ``op #5 FC (#0 without the 5 link ops in front)``.
+    ``ops``, the net's operators, numbers ``op`` as the net was written: a
+    recurrent op's step net runs with ops put in front of the ones its
+    author wrote (one ``rnn_internal_apply_link`` per link, and in the
+    backward step net the gradient-accumulation ops; see
+    :data:`STEP_NET_INTERNAL_OPS`), and those are not counted, so the first
+    op written is ``op #0`` whatever runs before it. An error in one of
+    those added ops says where it runs instead: ``net 'lstm', before op #0``
+    (its own message names the link), or ``after op #7`` for one appended.
+    (Caffe2's messages did not number step-net ops this way:
+    docs/concepts/differences.md.)
     """
     parts = []
     if net_name:
         parts.append("net '%s'" % net_name)
+    if index is not None and ops is not None:
+        ops = list(ops)
+        written = sum(1 for other in ops[:index] if other.type not in STEP_NET_INTERNAL_OPS)
+        if op.type in STEP_NET_INTERNAL_OPS:
+            if written:
+                parts.append("after op #%d" % (written - 1))
+            else:
+                parts.append("before op #0")
+            return ", ".join(parts)
+        index = written
     where = "op" if index is None else "op #%d" % index
     label = "%s %s" % (where, op.type)
     if op.name:
         label += " '%s'" % op.name
-    if index is not None and ops is not None and op.type != LINK_OP:
-        links = sum(1 for other in list(ops)[:index] if other.type == LINK_OP)
-        if links:
-            label += " (#%d without the %d link op%s in front)" % (
-                index - links,
-                links,
-                "" if links == 1 else "s",
-            )
     parts.append(label)
     return ", ".join(parts)
 

@@ -82,6 +82,7 @@ PAGES = [
     ("concepts/recurrent-net.html", 1, 4200),
     ("concepts/recurrent-op.html", 1, 3400),
     ("concepts/recurrent-gradient.html", 1, 3000),
+    ("concepts/recurrent-gradient-plumbing.html", 2, 2400),
     ("concepts/links-and-aliases.html", 1, 3600),
     # the stepper is inline SVG; its two other drawings are links to full-size files
     ("concepts/time-stepper.html", 0, 4400),

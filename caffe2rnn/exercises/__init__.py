@@ -10,15 +10,26 @@ the operator did, and why — wrapped to the width of a notebook's output on the
     def check_rows(prediction):  # the check cell (its source is collapsed on the site)
         actual = ...  # what the operator did, read from the workspace
         feedback(prediction, actual, "timestep 2 reads row %d, writes row %d." % actual,
-                 why="a link views row t + offset ...", variable="predicted_rows")
+                 why="a link views row t + offset ...", variable="predicted_rows",
+                 hint="where does a link's view start?")
 
 Only the notebooks use this module; nothing in the library depends on it. The first code
 exercises, step 3's running sum (notebook 01) and step 5's finite differences (notebook 02),
-have their checks here (:func:`check_running_sum`, :func:`check_finite_differences`); a
-wrong prediction or a wrong answer is told the answer and why at once. The write-code
-exercises of step 9 (notebook 04, the forward loop) and step 13 (notebook 06, the backward
-loop) have their checks here too, :func:`check_forward` and :func:`check_backward`, so that
+have their checks here (:func:`check_running_sum`, :func:`check_finite_differences`). The
+write-code exercises of step 9 (notebook 04, the forward loop) and step 13 (notebook 06, the
+backward loop) have their checks here too, :func:`check_forward` and :func:`check_backward`, so that
 tests can try them with right and wrong loops.
+
+A wrong try is told what is wrong and given a hint, where to look, with the answer kept
+back, and the invitation to change the prediction (or the code) and run the cell again. The
+second wrong try of the same exercise gets the answer and the why; so does
+``reveal("predicted_rows")`` (an exercise is named by its ``predicted_<name>`` variable, a
+code exercise by its check: ``reveal("forward")`` for :func:`check_forward`), or a check
+called with ``reveal=True``. Tries are counted per exercise while the kernel runs;
+:func:`reset` forgets them::
+
+    from caffe2rnn.exercises import reveal
+    reveal("predicted_rows")  # the answer and the why of the last wrong try
 
 The checks live by exercise: :mod:`.verdicts` (what every check prints), :mod:`.warmups`
 (steps 3 and 5), :mod:`.loops` (steps 9 and 13), :mod:`.cell` (step 19); the notebooks
@@ -26,9 +37,11 @@ import them from here.
 """
 
 from ..listing import WIDTH
-from .cell import CELL_PARAMS, check_cell
+from .cell import CELL_HINT, CELL_PARAMS, check_cell
 from .loops import (
     ALIASES,
+    BACKWARD_HINT,
+    FORWARD_HINT,
     GRADIENT_LINKS,
     LINKS,
     STATES,
@@ -38,15 +51,25 @@ from .loops import (
     explain_lists_for_initial_rows,
     lists_for_initial_rows,
 )
-from .verdicts import NOT_RUN, feedback, run_learners_code, same
-from .warmups import check_finite_differences, check_running_sum
+from .verdicts import NOT_RUN, feedback, reset, reveal, run_learners_code, same
+from .warmups import (
+    FINITE_DIFFERENCES_HINT,
+    RUNNING_SUM_HINT,
+    check_finite_differences,
+    check_running_sum,
+)
 
 __all__ = [
     "ALIASES",
+    "BACKWARD_HINT",
+    "CELL_HINT",
     "CELL_PARAMS",
+    "FINITE_DIFFERENCES_HINT",
+    "FORWARD_HINT",
     "GRADIENT_LINKS",
     "LINKS",
     "NOT_RUN",
+    "RUNNING_SUM_HINT",
     "STATES",
     "WIDTH",
     "check_backward",
@@ -58,6 +81,8 @@ __all__ = [
     "explain_lists_for_initial_rows",
     "feedback",
     "lists_for_initial_rows",
+    "reset",
+    "reveal",
     "run_learners_code",
     "same",
 ]

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .verdicts import NOT_RUN, _verdict, run_learners_code
+from .verdicts import NOT_RUN, _code_exercise, _verdict, run_learners_code
 
 # --- The end-of-path exercise: a cell of your own (step 19, notebook 09) -------------------
 #
@@ -26,15 +26,8 @@ def _gru_like_states(values):
     return np.stack(rows)
 
 
-def check_cell(build, T=4, N=2, D=3):
-    """Self-check of step 19's closing exercise, ``build(model, x, h0, D)``.
-
-    ``build`` adds a gated cell's ``RecurrentNetwork`` op to ``model.net`` with
-    ``recurrent_net`` and returns its ``_all`` output. The check gives it a gradient
-    (``L = sum(hidden_all ⊙ R)``), runs it in float64 in a fresh workspace, compares the
-    forward pass with :func:`_gru_like_states` and the gradients of ``x``, ``h0`` and the four
-    weights with central differences. Returns whether it was right; resets the workspace.
-    """
+def _check_cell(build, T=4, N=2, D=3):
+    """What :func:`check_cell` checks, with no counting of tries."""
     from .. import workspace
     from ..gradient_checker import numeric_gradient
     from ..model_helper import ModelHelper
@@ -52,7 +45,7 @@ def check_cell(build, T=4, N=2, D=3):
             "It also builds the backward step net from the gradient registry (step 16, "
             "stage 2): every op of the cell needs a gradient maker, Mul's refuses an "
             "output written in place over an input, and a blob a gradient op reads may "
-            "not be written again in the step (the versions of step 4): give z_t, c_t, "
+            "not be written again in the step (the versions of step 15): give z_t, c_t, "
             "h_prev - c_t and z_t * (h_prev - c_t) names of their own.",
         )
         if output is NOT_RUN:
@@ -150,3 +143,28 @@ def check_cell(build, T=4, N=2, D=3):
         )
     finally:
         workspace.ResetWorkspace()
+
+
+#: The hint a first wrong try of check_cell gets: where to look, not the answer.
+CELL_HINT = (
+    "Look at step 16: the cell is a net of its own; every op in it needs a gradient "
+    "maker, and no output may be written over an input or over a blob a gradient op "
+    "reads. The weights are read by the names brew.fc gives them, and the op's first "
+    "output is the one with a gradient."
+)
+
+
+def check_cell(build, T=4, N=2, D=3, reveal=False):
+    """Self-check of step 19's closing exercise, ``build(model, x, h0, D)``.
+
+    ``build`` adds a gated cell's ``RecurrentNetwork`` op to ``model.net`` with
+    ``recurrent_net`` and returns its ``_all`` output. The check gives it a gradient
+    (``L = sum(hidden_all ⊙ R)``), runs it in float64 in a fresh workspace, compares the
+    forward pass with :func:`_gru_like_states` and the gradients of ``x``, ``h0`` and the four
+    weights with central differences. Returns whether it was right; resets the workspace.
+
+    A first wrong try is told what is wrong and given :data:`CELL_HINT`; the second wrong
+    try, ``reveal=True`` or ``caffe2rnn.exercises.reveal("cell")`` gives the answer and the
+    why as well."""
+    with _code_exercise("cell", CELL_HINT, "your cell", reveal):
+        return _check_cell(build, T, N, D)

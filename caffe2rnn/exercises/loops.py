@@ -5,7 +5,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .verdicts import NOT_RUN, _verdict, run_learners_code
+from .verdicts import NOT_RUN, _code_exercise, _verdict, run_learners_code
 
 # --- Write-the-loop exercises: step 9 (forward) and step 13 (backward) ----------------------
 #
@@ -353,13 +353,8 @@ def _recorded(function, step_name):
             names[step_name] = original
 
 
-def check_forward(forward):
-    """Self-check of step 9's exercise (notebook 04), ``forward(outer, links, aliases)``.
-
-    Runs the learner's loop on data of its own with the notebook's lists, then with two
-    initial rows and links moved up by one, and says whether every step's blobs are views of
-    the right rows and the state tensor holds the recurrence. Returns whether it was right.
-    """
+def _check_forward(forward):
+    """What :func:`check_forward` checks, with no counting of tries."""
     values = _elman_values()
     outer = dict(values)
     link_why = (
@@ -439,13 +434,8 @@ def check_forward(forward):
     )
 
 
-def check_backward(backward, forward):
-    """Self-check of step 13's exercise (notebook 06), ``backward(outer, step_workspaces)``.
-
-    Runs ``forward`` (the notebook's, from step 9) and the learner's backward loop on
-    data of its own, and compares every gradient with :func:`_elman_gradients`, which uses
-    no links and no workspaces. Returns whether it was right.
-    """
+def _check_backward(backward, forward):
+    """What :func:`check_backward` checks, with no counting of tries."""
     values = _elman_values()
     rng = np.random.default_rng(8)
     T, N, D = values["x"].shape
@@ -547,3 +537,48 @@ def check_backward(backward, forward):
         "of hidden_t_all_grad into hidden_t_grad, then backward_step(ws), then the "
         "_tmpstep shares into W_grad and b_grad.",
     )
+
+
+#: The hint a first wrong try of check_forward gets: where to look, not the answer.
+FORWARD_HINT = (
+    "Look at how step 9 turns one link (internal, external, offset) into timestep t's "
+    "blob: which row of the external tensor it views, as a slice that keeps the time axis and "
+    "shares the tensor's memory; then what runs on the step workspace, and what the loop "
+    "keeps and returns."
+)
+
+
+def check_forward(forward, reveal=False):
+    """Self-check of step 9's exercise (notebook 04), ``forward(outer, links, aliases)``.
+
+    Runs the learner's loop on data of its own with the notebook's lists, then with two
+    initial rows and links moved up by one, and says whether every step's blobs are views of
+    the right rows and the state tensor holds the recurrence. Returns whether it was right.
+
+    A first wrong try is told what is wrong and given :data:`FORWARD_HINT`; the second wrong
+    try, ``reveal=True`` or ``caffe2rnn.exercises.reveal("forward")`` gives the answer and
+    the why as well."""
+    with _code_exercise("forward", FORWARD_HINT, "your loop", reveal):
+        return _check_forward(forward)
+
+
+#: The hint a first wrong try of check_backward gets: where to look, not the answer.
+BACKWARD_HINT = (
+    "Look at the order the timesteps run in, at the rows the backward links view (made as "
+    "the forward links were), and at what each timestep adds before and after "
+    "backward_step: its output's gradient, and its shares of W's and b's gradients."
+)
+
+
+def check_backward(backward, forward, reveal=False):
+    """Self-check of step 13's exercise (notebook 06), ``backward(outer, step_workspaces)``.
+
+    Runs ``forward`` (the notebook's, from step 9) and the learner's backward loop on
+    data of its own, and compares every gradient with :func:`_elman_gradients`, which uses
+    no links and no workspaces. Returns whether it was right.
+
+    A first wrong try is told what is wrong and given :data:`BACKWARD_HINT`; the second
+    wrong try, ``reveal=True`` or ``caffe2rnn.exercises.reveal("backward")`` gives the
+    answer and the why as well."""
+    with _code_exercise("backward", BACKWARD_HINT, "your loop", reveal):
+        return _check_backward(backward, forward)

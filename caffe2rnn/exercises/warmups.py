@@ -3,14 +3,11 @@ differences (notebook 02)."""
 
 import numpy as np
 
-from .verdicts import _no_answer_yet, _verdict
+from .verdicts import _code_exercise, _no_answer_yet, _verdict
 
 
-def check_running_sum(hs, xs):
-    """Self-check of step 3's exercise (notebook 01): ``hs``, the ``h`` of the step net
-    ``Add([h_prev, x_t]) -> h`` run once per row of ``xs`` in a child workspace each, with
-    ``h_prev`` zeros at t = 0, then the ``h`` of the timestep before. Returns whether it was
-    right."""
+def _check_running_sum(hs, xs):
+    """What :func:`check_running_sum` checks, with no counting of tries."""
     if hs is None:
         _no_answer_yet("set hs to your %d x %d array" % xs.shape)
         return False
@@ -48,10 +45,8 @@ def check_running_sum(hs, xs):
     return _verdict(False, observed, why=how)
 
 
-def check_finite_differences(numeric, x0=(-1.0, 0.0, 0.5)):
-    """Self-check of step 5's exercise (notebook 02): ``numeric``, the central differences of
-    ``L = SumElements(Tanh(x))`` at ``x0``, against the derivative 1 − tanh(x)². Returns
-    whether it was right."""
+def _check_finite_differences(numeric, x0=(-1.0, 0.0, 0.5)):
+    """What :func:`check_finite_differences` checks, with no counting of tries."""
     if numeric is None:
         _no_answer_yet("set numeric to your %d finite differences" % len(x0))
         return False
@@ -87,3 +82,45 @@ def check_finite_differences(numeric, x0=(-1.0, 0.0, 0.5)):
             ", ".join("%.4f" % v for v in expected),
         )
     return _verdict(False, observed, why=how)
+
+
+#: The hint a first wrong try of check_running_sum gets: where to look, not the answer.
+RUNNING_SUM_HINT = (
+    "Look at what each child workspace is fed as h_prev: zeros only at t = 0, after that "
+    "the h fetched at the timestep before. And keep one h per timestep, in the order of "
+    "the rows of X4."
+)
+
+
+def check_running_sum(hs, xs, reveal=False):
+    """Self-check of step 3's exercise (notebook 01): ``hs``, the ``h`` of the step net
+    ``Add([h_prev, x_t]) -> h`` run once per row of ``xs`` in a child workspace each, with
+    ``h_prev`` zeros at t = 0, then the ``h`` of the timestep before. Returns whether it was
+    right.
+
+    A first wrong try is told what is wrong and given :data:`RUNNING_SUM_HINT`; the second
+    wrong try, ``reveal=True`` or ``caffe2rnn.exercises.reveal("running_sum")`` gives the
+    answer and the why as well."""
+    with _code_exercise("running_sum", RUNNING_SUM_HINT, "hs", reveal):
+        return _check_running_sum(hs, xs)
+
+
+#: The hint a first wrong try of check_finite_differences gets: where to look, not the answer.
+FINITE_DIFFERENCES_HINT = (
+    "Look at the two losses taken for each i: x0 moved by +eps and by -eps along axis i "
+    "alone, x0 in float64 (float32 keeps about 7 digits), and their difference divided by "
+    "the distance between the two points."
+)
+
+
+def check_finite_differences(numeric, x0=(-1.0, 0.0, 0.5), reveal=False):
+    """Self-check of step 5's exercise (notebook 02): ``numeric``, the central differences of
+    ``L = SumElements(Tanh(x))`` at ``x0``, against the derivative 1 − tanh(x)². Returns
+    whether it was right.
+
+    A first wrong try is told what is wrong and given :data:`FINITE_DIFFERENCES_HINT`; the
+    second wrong try, ``reveal=True`` or
+    ``caffe2rnn.exercises.reveal("finite_differences")`` gives the answer and the why as
+    well."""
+    with _code_exercise("finite_differences", FINITE_DIFFERENCES_HINT, "numeric", reveal):
+        return _check_finite_differences(numeric, x0)

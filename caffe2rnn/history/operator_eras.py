@@ -67,8 +67,8 @@ class AccumulateParamGradientOp(Operator):
     """
 
     def run(self):
-        t = read_timestep(self, 0)
         grad, acc = self.inputs[1], self.inputs[2]
+        t = read_timestep(self, 0, "accumulating '%s' into '%s'" % (grad.name, acc.name))
         g, a = self.input(1), self.input(2)
         if a.shape != g.shape:
             raise EnforceNotMet(

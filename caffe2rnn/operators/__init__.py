@@ -38,6 +38,7 @@ from . import (  # noqa: F401
     last_n_window,
     layer_norm,
     lengths,
+    lengths_reducers,
     load_save,
     lrn,
     lstm_unit,

@@ -20,7 +20,11 @@ is sparse: the slice ``(INDICES, gradient values)``.
 Gradients, ``…RGradient([dOUTPUT, SEGMENT_IDS or LENGTHS])``: each row gets
 its segment's gradient (``Mean``: divided by the segment's size). Sorted
 and sparse-sorted share ``SortedSegmentRGradient``, likewise unsorted;
-``SparseLengthsRGradient`` is its own name.
+``SparseLengthsRGradient`` is its own name. From 042e8ede4 (era E6) the
+makers of ``LengthsSum`` and ``SparseLengthsSum`` write the
+``…IndicesInGradientSumGradient`` ops instead (one more input:
+:mod:`caffe2rnn.operators.lengths_reducers`, with ``LengthsMax`` and
+``SparseLengthsWeightedSum``).
 
 Caffe2 sources at 0cdd09da6: caffe2/operators/segment_reduction_op.{h,cc}
 (``AbstractSortedSegmentOp``, ``AbstractUnsortedSegmentOp``,
@@ -164,15 +168,24 @@ def _gradient_maker(forward_type, gradient_type, sparse):
 
         def get_gradient_defs(self):
             inputs = [self.GO(0), self.I(len(self.def_.input) - 1)]
+            name = gradient_type
+            if forward_type in _INDICES_IN and eras.current().lengths_gradient_indices:
+                # 042e8ede4: GradientNeedIndices (the indices, or DATA, as a third input)
+                name = forward_type.replace("Lengths", "LengthsIndicesInGradient") + "Gradient"
+                inputs.append(self.I(1 if sparse else 0))
             if not sparse:
-                return [self.op_def(gradient_type, inputs, [self.GI(0)])]
+                return [self.op_def(name, inputs, [self.GI(0)])]
             values = self.GI_V(0)
             self.SetSparse(0, self.I(1), values)
-            return [self.op_def(gradient_type, inputs, [values])]
+            return [self.op_def(name, inputs, [values])]
 
     GetSegmentReductionGradient.__name__ = "Get%sGradient" % forward_type
     return GetSegmentReductionGradient
 
+
+#: the ops whose gradient from 042e8ede4 (era policy lengths_gradient_indices)
+#: is the IndicesInGradient op of :mod:`caffe2rnn.operators.lengths_reducers`
+_INDICES_IN = ("LengthsSum", "SparseLengthsSum")
 
 _PREFIX = {"sorted": "SortedSegment", "unsorted": "UnsortedSegment", "lengths": "Lengths"}
 

@@ -5,8 +5,12 @@ Both view the input as a matrix: ``N = X.size_to_dim(axis)`` rows of
 from the end), and normalise each row: ``softmax(x) = exp(x − max x) / Σ exp(x
 − max x)`` (subtracting the row max keeps ``exp`` from overflowing).
 
+``SpatialSoftmaxWithLoss`` applies the softmax at each pixel of an NCHW
+image over its D channels (classes), with a label per pixel.
+
 Caffe2: caffe2/operators/softmax_op.{h,cc}, softmax_shared.cc,
-softmax_with_loss_op.{h,cc} (at 0cdd09da6).
+softmax_with_loss_op.{h,cc} (at 0cdd09da6), spatial_softmax_with_loss_op.{h,cc}
+(at 0cdd09da6 and 929c33cee).
 """
 
 import math
@@ -214,4 +218,153 @@ class GetSoftmaxWithLossGradient(GradientMaker):
         inputs = [self.I(i) for i in range(len(self.def_.input))]
         return [
             self.op_def("SoftmaxWithLossGradient", inputs + [self.O(0), self.GO(1)], [self.GI(0)])
+        ]
+
+
+# --- SpatialSoftmaxWithLoss ---------------------------------------------------------
+#: SpatialSoftmaxWithLoss's ignored label (``DONT_CARE``): the pixel adds no loss.
+_DONT_CARE = -1
+
+
+class _SpatialLossBase(Operator):
+    """SpatialSoftmaxWithLoss and its gradient: one softmax per pixel.
+
+    ``X`` is ``N × D × H × W`` logits (NCHW: D classes per pixel), ``T`` an
+    ``N × H × W`` int32 label map (``-1``: ignore the pixel), optional weights
+    one per pixel. ``P = softmax(X)`` over D at each pixel and ``loss = Σ w ·
+    (−log max(P[label], 1e-20)) / Σ w`` over the labelled pixels (0 when the
+    weights add up to 0); ``scale`` (default 1, ``>= 0``) scales only the
+    gradient. Caffe2 929c33cee (and 042e8ede4):
+    caffe2/operators/spatial_softmax_with_loss_op.{h,cc}: float only, order
+    NCHW only; it refuses (``CAFFE_ENFORCE``) a 4-D X, a 3-D T and a first
+    dimension of T other than N (at 0cdd09da6, era E5, these were ``DCHECK``s,
+    gone in release builds, where a T of another rank but as many labels ran),
+    and a label outside ``[0, D)`` other than -1 (the gradient did not check:
+    it would have written elsewhere). The pixels are read at ``T``'s and the
+    weights' flat positions ``(i·H + y)·W + x``: fewer than ``N·H·W`` would
+    have been read past their end and are refused.
+    """
+
+    def setup(self):
+        self.scale = self.args.single("scale", 1.0, float)
+        order = self.args.single("order", "NCHW", str)
+        if not self.scale >= 0:  # CAFFE_ENFORCE(scale_ >= 0)
+            raise ArgumentError(
+                "%s: argument 'scale' is %g; it must be >= 0" % (self.def_.type, self.scale)
+            )
+        if order != "NCHW":  # CAFFE_ENFORCE_EQ(order_, StorageOrder::NCHW, ...)
+            raise EnforceNotMet(
+                "%s: Only NCHW order is supported right now (argument order=%r)"
+                % (self.def_.type, order)
+            )
+
+    def _pixels(self, weight_index):
+        """``(X, labels (N, H·W), weights (N, H·W) or None)``, checked."""
+        x = self.float_input(0)
+        t = self.input(1)
+        if x.ndim != 4:
+            raise self.shape_error(0, "4 dimensions (N × D × H × W)")
+        if t.dtype != np.int32:
+            raise DTypeError(
+                "input 1 ('%s') has type %s; expected int32 labels" % (self.input_name(1), t.dtype)
+            )
+        n, d, h, w = x.shape
+        if t.ndim != 3 or t.shape[0] != n:
+            raise self.shape_error(1, "3 dimensions, the first %d (N × H × W labels)" % n)
+        if t.size < n * h * w:
+            raise self.shape_error(1, "%d labels (N × H × W)" % (n * h * w))
+        labels = t.reshape(-1)[: n * h * w].reshape(n, h * w)
+        bad = (labels != _DONT_CARE) & ((labels < 0) | (labels >= d))
+        if bad.any():
+            raise ShapeError(
+                "input 1 ('%s'): Label seems incorrect: label value larger than number of "
+                "classes: %d vs %d" % (self.input_name(1), labels[bad][0], d)
+            )
+        weights = None
+        if weight_index is not None:
+            weights = self.typed_input(weight_index, (x.dtype,), "%s weights" % x.dtype)
+            if weights.size < n * h * w:
+                raise self.shape_error(weight_index, "%d weights (one per pixel)" % (n * h * w))
+            weights = weights.reshape(-1)[: n * h * w].reshape(n, h * w)
+        return x, labels, weights
+
+
+@register("SpatialSoftmaxWithLoss", inputs=(2, 3), outputs=2)
+class SpatialSoftmaxWithLoss(_SpatialLossBase):
+    """``[X, T, (weights)] → [P, loss]``: a softmax per pixel (class docstring above)."""
+
+    def run(self):
+        x, labels, weights = self._pixels(2 if len(self.inputs) == 3 else None)
+        n, d, h, w = x.shape
+        p = self.output(0, x.shape, x.dtype)
+        if d:
+            # max_val starts at -1e20f in the C++ loop
+            top = np.maximum(x.max(axis=1, keepdims=True), x.dtype.type(-1e20))
+            np.subtract(x, top, out=p)
+            np.exp(p, out=p)
+            p /= p.sum(axis=1, keepdims=True)
+        cells = p.reshape(n, d, h * w)
+        keep = labels != _DONT_CARE
+        rows, pixels = np.nonzero(keep)
+        picked = cells[rows, labels[keep], pixels]
+        weight = np.ones_like(picked) if weights is None else weights[keep]
+        total = weight.sum(dtype=x.dtype)
+        loss = self.output(1, (), x.dtype)
+        loss[...] = 0.0
+        if total != 0:
+            loss[...] = np.sum(-np.log(np.maximum(picked, _LOG_FLOOR)) * weight) / total
+
+
+@register("SpatialSoftmaxWithLossGradient", outputs=1)
+class SpatialSoftmaxWithLossGradient(_SpatialLossBase):
+    """``[X, T, (weights), P, dLoss] → dX``: ``(P − onehot(T)) · w · scale /
+    Σ w · dLoss`` at each labelled pixel, 0 at an ignored one (no scaling when
+    ``Σ w <= 0``). The weights are there with more than 4 inputs."""
+
+    def setup(self):
+        super().setup()
+        self.only_loss = self.args.single("only_loss", False, bool)  # read, unused on CPU
+
+    def run(self):
+        count = len(self.inputs)
+        if count < 4:  # Input(InputSize() - 2) and Input(1): the C++ read past its inputs
+            raise ShapeError(
+                "SpatialSoftmaxWithLossGradient takes X, T, (weights), P, dLoss; got %d inputs"
+                % count
+            )
+        x, labels, weights = self._pixels(2 if count > 4 else None)
+        p, dloss = self.float_input(count - 2), self.float_input(count - 1)
+        self.same_dtype(0, count - 2, count - 1)
+        if p.size != x.size:
+            raise self.shape_error(count - 2, "%d elements (the softmax of input 0)" % x.size)
+        if dloss.size < 1:
+            raise self.shape_error(count - 1, "one element (the loss gradient)")
+        n, d, h, w = x.shape
+        dx = self.output(0, x.shape, x.dtype)
+        np.copyto(dx, p.reshape(x.shape))
+        cells = dx.reshape(n, d, h * w)
+        keep = labels != _DONT_CARE
+        rows, pixels = np.nonzero(keep)
+        cells[rows, labels[keep], pixels] -= 1
+        if weights is None:
+            total = float(keep.sum())
+        else:
+            cells *= np.where(keep, weights, 1)[:, None, :]
+            total = float(weights[keep].sum(dtype=x.dtype))
+        cells *= keep[:, None, :]  # an ignored pixel: 0
+        if total > 0:
+            dx *= x.dtype.type(self.scale / total)
+        dx *= dloss.reshape(-1)[0]
+
+
+@register_gradient("SpatialSoftmaxWithLoss")
+class GetSpatialSoftmaxWithLossGradient(GradientMaker):
+    """``[X, T, (weights), P, dLoss] → dX`` (spatial_softmax_with_loss_op.cc)."""
+
+    def get_gradient_defs(self):
+        inputs = [self.I(i) for i in range(len(self.def_.input))]
+        return [
+            self.op_def(
+                "SpatialSoftmaxWithLossGradient", inputs + [self.O(0), self.GO(1)], [self.GI(0)]
+            )
         ]

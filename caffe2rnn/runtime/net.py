@@ -54,10 +54,12 @@ def sanity_check(netdef):
             )
 
 
-def create_operator(op_def, ws, index=None, net_name=None, era=None, checked=False):
+def create_operator(op_def, ws, index=None, net_name=None, era=None, checked=False, ops=None):
     """Instantiate one OperatorDef in ``ws`` (checks device, type and schema)
     as the class of ``era`` (None: today's operators), and hand it the era.
-    ``checked``: the def passed these checks before (see :class:`NetInstance`)."""
+    ``checked``: the def passed these checks before (see :class:`NetInstance`).
+    ``ops``: the net's ops, to number ``op_def`` in a message as written
+    (:func:`~caffe2rnn.errors.op_context`)."""
     try:
         if checked:
             return registry.operator_class(op_def.type, era)(op_def, ws, era)
@@ -72,7 +74,7 @@ def create_operator(op_def, ws, index=None, net_name=None, era=None, checked=Fal
             raise EnforceNotMet("Operator def did not pass schema checking: " + problem)
         return cls(op_def, ws, era)
     except Exception as exc:
-        raise with_context(exc, op_context(op_def, index, net_name)) from exc
+        raise with_context(exc, op_context(op_def, index, net_name, ops)) from exc
 
 
 class NetInstance:
@@ -94,7 +96,7 @@ class NetInstance:
         self.ops = []
         try:
             for i, op in enumerate(netdef.op):
-                self.ops.append(create_operator(op, ws, i, self.name, era, checked))
+                self.ops.append(create_operator(op, ws, i, self.name, era, checked, netdef.op))
         except Exception:
             # Nothing half-written: drop the blobs this attempt created.
             for name in set(ws.local_blob_names()) - before:

@@ -64,6 +64,9 @@ def _backward_touches(op, T):
 def frames(op, T=3, width=None):
     """``{"forward": [...], "backward": [...]}``: one frame per step, in run order.
 
+    A frame's ``svg`` is Graphviz's, its ``<title>`` elements dot's ids; the
+    two front ends show it through :func:`readable_titles`.
+
     Each frame is a dict: ``t``, ``svg`` (the highlighted drawing, as text),
     ``reads`` and ``writes`` (``"tensor[row]"`` strings) and ``caption``.
     Forward frames run t = 0..T-1, backward frames t = T-1..0; ``width="page"``
@@ -100,6 +103,51 @@ def frames(op, T=3, width=None):
                 }
             )
     return out
+
+
+#: A Graphviz ``<title>`` right after the group it names (a graph, cluster, node or edge).
+_TITLED = re.compile(r'(<g id="[^"]*" class="(\w+)[^"]*"[^>]*>\s*)<title>([^<]*)</title>\s*')
+#: Graphviz's comment naming each node and edge (dot's own ids, not the reader's).
+_COMMENT = re.compile(r"<!--.*?-->\s*", re.S)
+#: The node-id prefixes the views give blobs (``io/h0``, ``tensor/...``, ``grad/...``).
+_NODE_PREFIX = re.compile(r"^(?:io|tensor|grad)/")
+
+
+def _blob_title(node):
+    """``"tensor/lstm/i2h:w"`` -> ``"lstm/i2h"``: the blob a node id draws."""
+    node = html.unescape(node).split(":")[0]
+    if node.startswith("bstep"):
+        return "backward step t = %s" % node[len("bstep") :]
+    if node == "io/param_grads":
+        return "the parameter gradients"
+    if node.startswith("legend/"):
+        return "legend"
+    return _NODE_PREFIX.sub("", node)
+
+
+def readable_titles(svg):
+    """``svg`` (Graphviz output, inlined on a page) with titles a reader can read.
+
+    Graphviz puts a ``<title>`` in every graph, node and edge group, holding
+    dot's ids (``timeline_RecurrentNetwork_tensor0``, ``tensor/lstm/i2h:w``,
+    ``io/h0->tensor/...``); inline in a page, a browser shows it as the
+    tooltip of whatever the pointer is over. Here a node's title is the blob
+    it draws, an edge's ``from → to``, a graph's is dropped (the page and the
+    frame caption name it), and dot's comments go.
+    """
+
+    def retitle(match):
+        group, kind, title = match.groups()
+        if kind == "node":
+            return "%s<title>%s</title>\n" % (group, html.escape(_blob_title(title)))
+        if kind == "edge":
+            ends = html.unescape(title).split("->")
+            if len(ends) == 2:
+                shown = "%s \u2192 %s" % tuple(_blob_title(e) for e in ends)
+                return "%s<title>%s</title>\n" % (group, html.escape(shown))
+        return group
+
+    return _TITLED.sub(retitle, _COMMENT.sub("", svg))
 
 
 def _unscoped(row):
@@ -216,7 +264,13 @@ def stepper_html(op, T=3, title=None, width=None):
         for k, frame in enumerate(items):
             parts.append(
                 '<div class="c2r-frame" data-direction="%s" data-index="%d" data-t="%d"%s>%s</div>'
-                % (d, k, frame["t"], "" if (d, k) == ("forward", 0) else " hidden", frame["svg"])
+                % (
+                    d,
+                    k,
+                    frame["t"],
+                    "" if (d, k) == ("forward", 0) else " hidden",
+                    readable_titles(frame["svg"]),
+                )  # fmt: skip
             )
     captions = {d: [f["caption"] for f in items] for d, items in data.items()}
     titles = {d: [f["title"] for f in items] for d, items in data.items()}
@@ -256,7 +310,7 @@ def stepper(op, T=3, width=None):
     def show(_=None):
         frame = data[direction.value][slider.value]
         caption.value = "<b>t = %d</b>: %s" % (frame["t"], html.escape(frame["caption"]))
-        picture.value = frame["svg"]
+        picture.value = readable_titles(frame["svg"])
 
     slider.observe(show, names="value")
     direction.observe(show, names="value")

@@ -70,29 +70,10 @@ def missing(*operators):
     return "needs %s, which caffe2rnn does not implement" % ", ".join(operators)
 
 
-#: E6 and E7 segment_ops_test: the three tests of operators caffe2rnn lacks.
-SEGMENT_OPS_MISSING = {
-    "TestSegmentOps::test_lengths_ops": ("failed", missing("LengthsMax")),
-    "TestSegmentOps::test_sparse_lengths_weighted_sum_gpu": (
-        "failed",
-        missing("SparseLengthsWeightedSum"),
-    ),
-    "TestSegmentOps::test_sparse_lengths_indices_in_gradient_sum_gpu": (
-        "failed",
-        missing("SparseLengthsIndicesInGradientSumGradient"),
-    ),
-}
-
 #: E6 and E7 sequence_ops_test: Caffe2's own @unittest.skip("flaky test") (caffe2/caffe2
 #: issue 1547).
 SEQUENCE_OPS_FLAKY_SKIP = {"TestSequenceOps::test_remove_padding": ("skipped", "flaky test")}
 
-
-#: E5 and E6 softmax_ops_test: the two tests of an operator caffe2rnn lacks.
-SPATIAL_SOFTMAX_TESTS = {
-    "TestSoftmaxOps::" + name: ("failed", missing("SpatialSoftmaxWithLoss"))
-    for name in ("test_spatial_softmax_with_loss", "test_spatial_softmax_with_loss_allignore")
-}
 
 TT_FLOAT64_CORES = (
     "the test's own tt_core.init_tt_cores scales its float32 cores by a NumPy float64 scalar, "
@@ -184,11 +165,7 @@ SUITES = [
     Suite("E5", "operator_test/filler_ops_test.py"),
     Suite("E5", "operator_test/loss_ops_test.py"),
     Suite("E5", "operator_test/cross_entropy_ops_test.py"),
-    Suite(
-        "E5",
-        "operator_test/softmax_ops_test.py",
-        outcomes=SPATIAL_SOFTMAX_TESTS,
-    ),
+    Suite("E5", "operator_test/softmax_ops_test.py"),
     Suite("E5", "operator_test/relu_op_test.py"),
     Suite("E5", "operator_test/reshape_ops_test.py"),
     Suite("E5", "operator_test/duplicate_operands_test.py"),
@@ -225,10 +202,6 @@ SUITES = [
                 missing("SpatialBN (brew.spatial_bn)"),
             ),
             "TestShapeInference::testShapeInferenceRoiPool": ("failed", missing("RoIPool")),
-            "TestShapeInference::testShapeInferenceSoftmaxWithLoss": (
-                "failed",
-                missing("SpatialSoftmaxWithLoss"),
-            ),
         },
     ),
     Suite("E5", "load_save_test.py"),
@@ -312,27 +285,14 @@ SUITES = [
     Suite("E6", "operator_test/gather_ops_test.py"),
     Suite("E6", "operator_test/tile_op_test.py"),
     Suite("E6", "operator_test/top_k_test.py"),
-    Suite(
-        "E6",
-        "operator_test/one_hot_ops_test.py",
-        outcomes={
-            "TestOneHotOps::test_batch_bucketized_one_hot": (
-                "failed",
-                missing("BatchBucketOneHot"),
-            )
-        },
-    ),
+    Suite("E6", "operator_test/one_hot_ops_test.py"),
     Suite("E6", "operator_test/clip_op_test.py"),
     Suite(
         "E6",
         "operator_test/sequence_ops_test.py",
         outcomes=SEQUENCE_OPS_FLAKY_SKIP,
     ),
-    Suite(
-        "E6",
-        "operator_test/segment_ops_test.py",
-        outcomes=SEGMENT_OPS_MISSING,
-    ),
+    Suite("E6", "operator_test/segment_ops_test.py"),
     Suite("E6", "operator_test/elementwise_ops_test.py"),
     Suite("E6", "operator_test/elementwise_logical_ops_test.py"),
     Suite("E6", "operator_test/elementwise_op_broadcast_test.py"),
@@ -366,11 +326,7 @@ SUITES = [
     Suite("E6", "operator_test/filler_ops_test.py"),
     Suite("E6", "operator_test/loss_ops_test.py"),
     Suite("E6", "operator_test/cross_entropy_ops_test.py"),
-    Suite(
-        "E6",
-        "operator_test/softmax_ops_test.py",
-        outcomes=SPATIAL_SOFTMAX_TESTS,
-    ),
+    Suite("E6", "operator_test/softmax_ops_test.py"),
     Suite("E6", "operator_test/relu_op_test.py"),
     Suite("E6", "operator_test/reshape_ops_test.py"),
     Suite("E6", "operator_test/flatten_op_test.py"),
@@ -459,27 +415,14 @@ SUITES = [
     Suite("E7", "operator_test/matmul_op_test.py"),
     Suite("E7", "operator_test/tile_op_test.py"),
     Suite("E7", "operator_test/top_k_test.py"),  # TopK's axis (929c33cee)
-    Suite(
-        "E7",
-        "operator_test/one_hot_ops_test.py",
-        outcomes={
-            "TestOneHotOps::test_batch_bucketized_one_hot": (
-                "failed",
-                missing("BatchBucketOneHot"),
-            )
-        },
-    ),
+    Suite("E7", "operator_test/one_hot_ops_test.py"),
     Suite("E7", "operator_test/clip_op_test.py"),
     Suite(
         "E7",
         "operator_test/sequence_ops_test.py",
         outcomes=SEQUENCE_OPS_FLAKY_SKIP,
     ),
-    Suite(
-        "E7",
-        "operator_test/segment_ops_test.py",
-        outcomes=SEGMENT_OPS_MISSING,
-    ),
+    Suite("E7", "operator_test/segment_ops_test.py"),
     Suite("E7", "operator_test/elementwise_ops_test.py"),  # Sqrt, Pow([X, E]) (929c33cee)
     Suite("E7", "operator_test/elementwise_logical_ops_test.py"),
     Suite("E7", "operator_test/elementwise_op_broadcast_test.py"),
@@ -521,7 +464,7 @@ SUITES = [
     Suite("E7", "operator_test/filler_ops_test.py"),
     Suite("E7", "operator_test/loss_ops_test.py"),
     Suite("E7", "operator_test/cross_entropy_ops_test.py"),
-    Suite("E7", "operator_test/softmax_ops_test.py", outcomes=SPATIAL_SOFTMAX_TESTS),
+    Suite("E7", "operator_test/softmax_ops_test.py"),
     Suite("E7", "operator_test/relu_op_test.py"),
     Suite("E7", "operator_test/reshape_ops_test.py"),
     Suite("E7", "operator_test/flatten_op_test.py"),

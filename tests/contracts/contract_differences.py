@@ -856,15 +856,58 @@ KNOWN = (
             "LengthsSumGradient",
             "SparseLengthsMeanGradient",
             "SparseLengthsSumGradient",
+            "SparseLengthsWeightedSumGradient",
         ),
         aspects=("schema",),
         eras=("E6", "E7"),
         detail="counts: the C++ schema is not readable here",
         reason=(
             "the C++ count is ReducerGradient::originalInputs().size() + a constant of a reducer "
-            "alias the reader cannot resolve; tests/operators/test_ops_segments.py checks these "
-            "ops' inputs"
+            "alias the reader cannot resolve; tests/operators/test_ops_segments.py and "
+            "test_ops_lengths_reducers.py check these ops' inputs"
         ),
+    ),
+    Known(
+        ops=("SparseLengthsWeightedSumWithMainInputGradient",),
+        aspects=("schema",),
+        eras=("E4", "E5", "E6", "E7"),
+        detail="counts: the C++ schema is not readable here",
+        reason=(
+            "the C++ count is WithMainInputBackwardOp::kNumInputs, originalInputs().size() + 3 + "
+            "the SparseFused flag of a template alias the reader cannot resolve (5 inputs, 1 or "
+            "more outputs); tests/operators/test_ops_lengths_reducers.py checks the op's inputs"
+        ),
+    ),
+    Known(
+        ops=(
+            "LengthsMax",
+            "SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient",
+            "SparseLengthsWeightedSumWithMainInputGradient",
+        ),
+        aspects=("types",),
+        eras=("E6", "E7"),
+        detail="C++ float, int32, int64; caffe2rnn float, int32",
+        reason=(
+            "the same types: float data and int32 lengths in both; the int64 is the INDICES type "
+            "of the templates' DispatchHelper<TensorTypes<int32_t, int64_t>>, which the "
+            "WithMainInput gradients take in caffe2rnn too (lengths_reducers._indices, out of "
+            "the scan's sight; era policy sparse_int32_indices) and LengthsMax, not sparse, "
+            "never dispatches on"
+        ),
+    ),
+    Known(
+        ops=("SpatialSoftmaxWithLoss", "SpatialSoftmaxWithLossGradient"),
+        aspects=("types",),
+        eras=("E5", "E6", "E7"),
+        detail="C++ float; caffe2rnn float, int32",
+        reason=TYPES_OTHER_INPUTS,
+    ),
+    Known(
+        ops=("BatchBucketOneHot",),
+        aspects=("types",),
+        eras=("E6", "E7"),
+        detail="C++ any (unchecked); caffe2rnn float, int32",
+        reason=TYPES_UNTEMPLATED,
     ),
     Known(
         ops=("Load",),
@@ -1247,7 +1290,7 @@ KNOWN = (
         reason=_superset("E5's optional alpha input"),
     ),
     Known(
-        ops=("SparseLengthsMean", "SparseLengthsSum"),
+        ops=("SparseLengthsMean", "SparseLengthsSum", "SparseLengthsWeightedSum"),
         aspects=("types",),
         eras=("E6", "E7"),
         detail="C++ float, float16; caffe2rnn float, int32",

@@ -12,7 +12,8 @@ Structure (read from the .ipynb files, nothing run):
   before the learner asks for it;
 * every notebook ends with a summary and exercises whose answers are in a collapsed
   ``<details class="c2r-answer">`` block;
-* every notebook names the Caffe2 commit its facts come from in its first cell; other
+* every notebook names the Caffe2 commit its facts come from in its first cell (on the core
+  path as "Facts in this notebook: Caffe2 at 0cdd09da6 (June 2017)", without era codes); other
   commits are listed in a closing "## Sources" cell, never in the running text;
 * every code line fits the docs' code column (76 characters), so nothing is cut off on the
   site, hidden cells included (they open in place).
@@ -26,10 +27,14 @@ writes to stderr (a stray warning or report shows as a red block on the site), a
 line is wider than the output area (78 characters).
 """
 
+import calendar
+import datetime
 import os
 import re
 
 import pytest
+
+from caffe2rnn import eras
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -105,6 +110,17 @@ def exercise_blocks(notebook):
 @pytest.fixture(scope="module", params=NOTEBOOKS, ids=os.path.basename)
 def notebook(request):
     return request.param, read(request.param)
+
+
+@pytest.fixture(autouse=True)
+def fresh_tries():
+    """Every test starts with no wrong try of any exercise counted (caffe2rnn.exercises
+    counts them per exercise while the process runs), so none depends on another."""
+    from caffe2rnn import exercises
+
+    exercises.reset()
+    yield
+    exercises.reset()
 
 
 def test_the_thirteen_notebooks_exist_under_their_final_names():
@@ -198,6 +214,36 @@ def test_notebook_names_the_caffe2_commit_of_its_facts(notebook):
     assert set(COMMIT.findall(first)) & CAFFE2_COMMITS, (
         "%s: the first cell names the Caffe2 commit its facts are true at" % os.path.basename(path)
     )
+
+
+#: The notebooks of the core path, steps 1-21 (12 is the history, 13 is off the path).
+CORE_PATH_NOTEBOOKS = NAMES[:11]
+#: The first cell's facts line on the core path: a commit and its month in words.
+FACTS_LINE = re.compile(
+    r"^\*Facts in this notebook: Caffe2 at [0-9a-f]{9} \(\w+\s+\d{4}\)[^*]*\*", re.M
+)
+COMMIT_MONTH = re.compile(r"([0-9a-f]{9}) \((\w+)\s+(\d{4})\)")
+ERA_WORDS = re.compile(r"(?<![A-Za-z0-9])(E[0-7]|[Ee]ras?)(?![A-Za-z0-9])")
+
+
+@pytest.mark.parametrize("name", CORE_PATH_NOTEBOOKS)
+def test_a_core_path_notebook_names_its_commit_in_words_without_eras(name):
+    """The first cell says "*Facts in this notebook: Caffe2 at 0cdd09da6 (June 2017)...*",
+    as the pages' foot lines (tests/docs/test_pages.py): the month of the commit's date, no
+    era codes (round 12's cold readers counted them as load; the history, step 22 on, keeps
+    them)."""
+    first = read(os.path.join(NOTEBOOK_DIR, name + ".ipynb")).cells[0].source
+    line = FACTS_LINE.search(first)
+    assert line, "%s: no '*Facts in this notebook: Caffe2 at <commit> (<Month> <year>)' line" % (
+        name
+    )
+    assert not ERA_WORDS.search(line.group(0)), "%s: era vocabulary in %r" % (name, line.group(0))
+    for commit, month, year in COMMIT_MONTH.findall(line.group(0)):
+        (era,) = [e for e in eras.ERAS.values() if e.commit == commit]
+        date = datetime.date.fromisoformat(era.date)
+        assert (month, int(year)) == (calendar.month_name[date.month], date.year), (
+            "%s: %s is of %s, not %s %s" % (name, commit, era.date, month, year)
+        )
 
 
 def test_commits_stay_out_of_the_running_text(notebook):
@@ -304,9 +350,9 @@ def test_feedback_says_right_or_what_the_operator_did_wrapped_to_the_output_widt
     assert max(len(line) for line in lines) <= WIDTH
 
 
-def test_feedback_tells_a_wrong_prediction_the_answer_at_the_first_try(capsys):
-    """A learner who predicted wrong leaves with the answer and the why, not a hint to try
-    again (round 8's cold readers)."""
+def test_feedback_without_a_hint_tells_a_wrong_prediction_the_answer_at_once(capsys):
+    """A check with no hint gives the answer and the why at the first wrong try (the
+    notebooks' checks all have a hint: test_every_predict_has_a_hint_without_its_answer)."""
     from caffe2rnn.exercises import feedback
 
     assert feedback(("G", "G"), ("C", "P"), "the net wrote C's h.", why="the chain.") is False
@@ -358,7 +404,11 @@ def test_notebook_checks_name_the_mistake_of_expected_wrong_answers(capsys):
         if "def check_tmpstep(" in cell.source:
             break
     capsys.readouterr()
-    namespace["check_tmpstep"]((5, 0))
+    namespace["check_tmpstep"]((5, 0))  # the first try: the words and the hint
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Not quite (you said (5, 0)). Your answer (5, 0): five is what our NumPy" in out
+    assert "Hint: " in out and "The answer" not in out
+    namespace["check_tmpstep"]((5, 0))  # the second: the answer too
     out = " ".join(capsys.readouterr().out.split())
     assert "The answer: (1, 0). Your answer (5, 0): five is what our NumPy loop left" in out
 
@@ -424,6 +474,10 @@ def test_check_running_sum_gives_the_answer_with_its_verdict(attempt, capsys):
     assert said in out.replace("\n", " "), out
     assert max(len(line) for line in out.splitlines()) <= WIDTH
     if attempt not in ("no answer", "right"):
+        assert out.startswith("Not quite") and "Hint: " in out, out
+        assert "np.cumsum" not in out, out  # the first wrong try: no answer yet
+        check_running_sum(hs, xs)  # the second wrong try
+        out = capsys.readouterr().out
         assert out.startswith("Not quite") and "np.cumsum(X4, axis=0)" in out, out
 
 
@@ -454,6 +508,9 @@ def test_check_finite_differences_gives_the_answer_with_its_verdict(attempt, sai
     out = capsys.readouterr().out
     assert said in out.replace("\n", " "), out
     if attempt not in ("none", "right"):
+        assert "Hint: " in out and "Why: " not in out, out
+        check_finite_differences(numeric, reveal=True)
+        out = capsys.readouterr().out
         assert "Why: " in out and "0.419974, 1.000000, 0.786448" in out.replace("\n", " ")
 
 
@@ -471,12 +528,81 @@ def test_every_exercise_is_checked_by_caffe2rnn_exercises(notebook):
     for heading, cells in exercise_blocks(nb):
         if heading.startswith("### Predict, then check"):
             assert "feedback(" in cells[1].source and "feedback" in imported, (path, heading)
+            assert "hint=" in cells[1].source, (path, heading)
             assert "Not quite" not in cells[1].source, (path, heading)
         else:
             call = cells[0].source.rstrip().splitlines()[-1]
             name = re.match(r"(check_\w+)\(", call)
             assert name and name.group(1) in imported, (path, heading, call)
             assert "Not quite" not in cells[0].source, (path, heading)
+
+
+def _hint_and_answer(check, answer):
+    """The hint= of a check cell's feedback call, and the answer cell's answer when it is a
+    plain value (None when it uses a name of the notebook, as (1, N, H) does)."""
+    import ast
+
+    (hint,) = [
+        ast.literal_eval(keyword.value)
+        for node in ast.walk(ast.parse(check.source))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "feedback"
+        for keyword in node.keywords
+        if keyword.arg == "hint"
+    ]
+    call = ast.parse(answer.source.split("  # the answer")[0].strip()).body[0].value
+    try:
+        return hint, ast.literal_eval(call.args[0])
+    except ValueError:
+        return hint, None
+
+
+def _texts_of(answer):
+    """How an answer would show in a hint: its repr, and a string or a number alone, or
+    the strings of a list or tuple."""
+    if isinstance(answer, (str, int, float)) and not isinstance(answer, bool):
+        return [str(answer)]
+    texts = [repr(answer)]
+    if isinstance(answer, (list, tuple)):
+        texts += [a for a in answer if isinstance(a, str)]
+    return texts
+
+
+def test_every_predict_has_a_hint_without_its_answer(notebook):
+    """A wrong try gets the hint first, the answer at the second try: the hint of every
+    predict whose answer is a plain value (a number, a word, a tuple, a list of names) does
+    not hold that answer's text (a number as a word of its own)."""
+    path, nb = notebook
+    for heading, cells in exercise_blocks(nb):
+        if not heading.startswith("### Predict, then check"):
+            continue
+        hint, answer = _hint_and_answer(cells[1], cells[-1])
+        assert len(hint) > 40 and hint.endswith((".", "?")), (path, heading, hint)
+        if answer is None:
+            continue
+        for text in _texts_of(answer):
+            pattern = r"\b%s\b" % re.escape(text) if text[-1].isalnum() else re.escape(text)
+            assert not re.search(pattern, hint, re.I), (path, heading, text, hint)
+
+
+def test_check_forward_first_wrong_try_gets_the_hint_not_the_answer(capsys):
+    """The write-the-loop checks count tries as feedback does: links one row late get what
+    is wrong (the row) and the hint; the second try the answer (the slice) and the why."""
+    from caffe2rnn import exercises
+
+    setup, _, solution = _loop_cells("04_recurrent_network_in_numpy", "forward")
+    attempt = solution.replace("[t + offset : t + offset + 1]", "[t + offset + 1 : t + offset + 2]")
+    namespace = {}
+    exec(compile(setup + "\n" + attempt, "<attempt>", "exec"), namespace)
+    assert exercises.check_forward(namespace["forward"]) is False
+    first = " ".join(capsys.readouterr().out.split())
+    assert first.startswith("Not quite: timestep 0's hidden_t_prev views row 1"), first
+    assert "Hint: " + exercises.FORWARD_HINT in first, first
+    assert "The answer" not in first and "Why: " not in first, first
+    assert 'reveal("forward")' in first, first
+    exercises.check_forward(namespace["forward"])
+    second = " ".join(capsys.readouterr().out.split())
+    assert "The answer: timestep 0's hidden_t_prev = outer[" in second, second
+    assert "Why: " in second and "Hint" not in second, second
 
 
 @pytest.mark.parametrize(
@@ -637,10 +763,11 @@ def _run_check(setup, attempt, capsys, function):
 
     namespace = {}
     exec(compile(setup + "\n" + attempt, "<attempt>", "exec"), namespace)
+    # the whole verdict at once (reveal): what these tests read is the answer and the why
     if function == "forward":
-        right = exercises.check_forward(namespace["forward"])
+        right = exercises.check_forward(namespace["forward"], reveal=True)
     else:
-        right = exercises.check_backward(namespace["backward"], namespace["forward"])
+        right = exercises.check_backward(namespace["backward"], namespace["forward"], reveal=True)
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= OUTPUT_WIDTH
     return right, out
@@ -1110,7 +1237,10 @@ def test_nb01_a_feed_into_a_child_writes_the_parents_blob_in_the_open(capsys):
     right, wrong = _verdicts(namespace, answer, "child", capsys)
     assert answer == 'check_feed_holder("fresh")'
     assert right.startswith("Right: after child.feed('w', 2 * W), the child holds no blob")
-    assert wrong.startswith("Not quite (you said 'child')") and "The answer: 'fresh'." in wrong
+    assert wrong.startswith("Not quite (you said 'child').") and "Hint: " in wrong
+    assert "fresh" not in wrong  # the first wrong try gets the hint, not the answer
+    namespace["check_feed_holder"]("child")
+    assert "The answer: 'fresh'." in capsys.readouterr().out
     nb = read(os.path.join(NOTEBOOK_DIR, "01_netdef_and_workspace.ipynb"))
     headings = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
     assert headings.index("### Predict, then check: feeding a child") < headings.index(
@@ -1215,6 +1345,9 @@ def test_nb04_check_lists_names_the_rows_before_numpys_error(mistake, capsys):
         ],
         "check_lists",
     )
+    from caffe2rnn import exercises
+
+    exercises.reveal("predicted_lists")  # the whole verdict at the first try
     states = namespace["STATES"]
     offsets, all_offset, said = LIST_MISTAKES[mistake]
     external = {"hidden_t_prev": states, "hidden_t": states, "input_t": "x"}
@@ -1356,7 +1489,7 @@ def test_check_cell_says_right_or_what_is_wrong(mistake, capsys):
     namespace = {}
     body = "\n".join(attempt.rstrip().splitlines()[:-1])
     exec(compile(imports + "\n" + body, "<attempt>", "exec"), namespace)
-    right = exercises.check_cell(namespace["gru_like"])
+    right = exercises.check_cell(namespace["gru_like"], reveal=True)
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= OUTPUT_WIDTH
     assert right is (mistake == "the solution"), out

@@ -4,7 +4,9 @@
   block naming the Caffe2 commit the page's facts are true at), and the commits
   behind single facts in footnotes (``[^name]``) or tables, not in the running
   text. The eight commits that *name* an era (E0 … E7) may appear anywhere: they
-  are what the facts line refers to.
+  are what the facts line refers to. On the core path (steps 1-21) the facts line
+  reads "Facts on this page: Caffe2 at `0cdd09da6` (June 2017)": a commit and its
+  month in words, no era codes (those start with the history, step 22).
 * **Code fits the column**: every line of a code block or code cell is at most
   76 characters (the article column of the site at 1280 px holds about 78 of
   its monospace characters; a longer line is cut behind a scroll bar).
@@ -22,11 +24,16 @@
   and the sidebar cannot disagree.
 """
 
+import calendar
+import datetime
+import json
 import os
 import re
 
 import pytest
-from test_progression import DOCS, FENCE, FRONT_MATTER, path_steps
+from test_progression import DOCS, FENCE, FRONT_MATTER, NOTEBOOKS, path_steps
+
+from caffe2rnn import eras
 
 #: The eras' commits (caffe2rnn.eras and the glossary's table).
 ERA_COMMITS = {
@@ -40,6 +47,8 @@ ERA_COMMITS = {
     "929c33cee",
 }
 CODE_COLUMN = 76
+#: The last step of the core path; the history steps after it may show their asides open.
+CORE_PATH_LAST_STEP = 21
 HASH = re.compile(r"`([0-9a-f]{7,10})`")
 
 
@@ -111,6 +120,44 @@ def test_a_page_names_its_commit_at_its_foot(doc):
     assert text.count("{container} c2r-facts") == 1, "%s: more than one facts line" % doc
 
 
+#: A month and year in words, as a newcomer reads a date: "(June 2017)".
+MONTH_YEAR = r"\((%s) (\d{4})\)" % "|".join(calendar.month_name[1:])
+#: Era vocabulary: the era codes and the word itself.
+ERA_WORDS = re.compile(r"(?<![A-Za-z0-9])(E[0-7]|[Ee]ras?)(?![A-Za-z0-9])")
+
+
+def month_year(commit):
+    """The month and year of an era's commit, in words: ("June", "2017")."""
+    (era,) = [e for e in eras.ERAS.values() if e.commit == commit]
+    date = datetime.date.fromisoformat(era.date)
+    return calendar.month_name[date.month], str(date.year)
+
+
+def facts_line(step):
+    text = FRONT_MATTER.sub("", read(step)).rstrip()
+    return re.search(r"```\{container\} c2r-facts\n(.*?)```\Z", text, re.S).group(1)
+
+
+@pytest.mark.parametrize(
+    "doc", [s.doc for s in markdown_steps() if s.number <= CORE_PATH_LAST_STEP]
+)
+def test_a_core_path_facts_line_names_commit_and_month_without_eras(doc):
+    """Steps 1-21 name a commit and its month in words ("Facts on this page: Caffe2 at
+    `0cdd09da6` (June 2017)"), and no era: round 12's cold readers counted the era
+    codes of every foot line as load. The history, steps 22-25, keeps its era codes."""
+    step = next(s for s in markdown_steps() if s.doc == doc)
+    line = facts_line(step)
+    assert re.match(r"Facts on this page: Caffe2 at `[0-9a-f]{9}` " + MONTH_YEAR, line), (
+        "%s: the facts line starts 'Facts on this page: Caffe2 at `<commit>` (<Month> <year>)',"
+        " not %r" % (doc, line)
+    )
+    assert not ERA_WORDS.search(line), "%s: era vocabulary in the facts line: %r" % (doc, line)
+    for commit, month, year in re.findall(r"`([0-9a-f]{9})` " + MONTH_YEAR, line):
+        assert (month, year) == month_year(commit), "%s: %s is of %s %s, not %s %s" % (
+            (doc, commit) + month_year(commit) + (month, year)
+        )
+
+
 @pytest.mark.parametrize("doc", page_ids())
 def test_commits_behind_single_facts_are_footnotes(doc):
     step = next(s for s in markdown_steps() if s.doc == doc)
@@ -138,6 +185,7 @@ def test_code_fits_the_column(doc):
 #: listings of rnn-executor.md are): they fit the column too.
 OTHER_PAGES = [
     "index.md",
+    "concepts/recurrent-gradient-plumbing.md",
     "glossary.md",
     "caffe2-tests.md",
     "concepts/eras-at-run-time.md",
@@ -156,8 +204,6 @@ def test_code_fits_the_column_off_the_path_too(page):
     assert not long, "%s: code wider than %d characters:\n%s" % (page, CODE_COLUMN, "\n".join(long))
 
 
-#: The last step of the core path; the history steps after it may show their asides open.
-CORE_PATH_LAST_STEP = 21
 #: A fold's summary fits one line of the article column at 1280 px (seen in Chromium).
 FOLD_SUMMARY_CHARS = 80
 FOLD_OPEN = re.compile(r'^<details class="c2r-fold[^"]*"><summary>(.*?)</summary>$', re.M)
@@ -309,3 +355,107 @@ def test_every_concept_page_of_the_core_path_asks_a_prediction(doc):
         assert fold != -1 and (nxt == -1 or fold < nxt), (
             "%s: a prediction without its own 'Check your prediction' fold after it" % doc
         )
+
+
+# --- step 12 and its reference page -------------------------------------------------------
+
+#: Step 12 is the backward loop; the names of Caffe2's plumbing around it (the backward
+#: arguments, ``param_grads``, ``_tmpstep``, the prepared backward step net,
+#: ``shared_blobs_ws``) are on a reference page off the path (round 12: four cold readers
+#: read a "you can stop here" that later steps contradicted).
+GRADIENT_PATH_PAGE = "concepts/recurrent-gradient.md"
+GRADIENT_PLUMBING = "concepts/recurrent-gradient-plumbing.md"
+#: The steps that use the plumbing's names, by document: each links to the page.
+PLUMBING_USERS = [
+    "notebooks/06_backward_by_hand",
+    "concepts/recurrent-net",
+    "notebooks/07_recurrent_net",
+    "concepts/history",
+]
+LINK_TARGET_OF = re.compile(r"\]\(([^)\s]+)\)")
+MYST_LABEL = re.compile(r"^\(([A-Za-z0-9_-]+)\)=[ \t]*$", re.M)
+HEADING = re.compile(r"^(#{1,3}) (.+?)[ \t]*$", re.M)
+
+
+def prose_of(path):
+    """A Markdown page's text, or a notebook's markdown cells joined."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    if not path.endswith(".ipynb"):
+        return text
+    cells = json.loads(text)["cells"]
+    return "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
+def anchors_of(text):
+    """The fragments a page answers to: its (label)= targets and, for headings of
+    levels 1-3 (docs/conf.py's myst_heading_anchors), both ids Sphinx writes
+    (MyST's GitHub-style slug and docutils' own id)."""
+    from docutils.nodes import make_id
+
+    text = FENCE.sub("", FRONT_MATTER.sub("", text))
+    found = set(MYST_LABEL.findall(text))
+    for _level, title in HEADING.findall(text):
+        shown = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", title).replace("`", "")
+        found.add(re.sub(r"[^\w\- ]", "", shown.lower().replace(" ", "-")))
+        found.add(make_id(shown))
+    return found
+
+
+def test_step_12_ends_where_its_loop_ends_and_sends_the_plumbing_to_its_page():
+    steps = {s.doc: s for s in path_steps()}
+    assert "concepts/recurrent-gradient" in steps, "step 12's page left the path"
+    assert os.path.splitext(GRADIENT_PLUMBING)[0] not in steps, (
+        "%s is reference, not a step of the path" % GRADIENT_PLUMBING
+    )
+    with open(os.path.join(DOCS, GRADIENT_PATH_PAGE), encoding="utf-8") as handle:
+        path_page = handle.read()
+    for left in ("c2r-stop", "You can stop here", "## Part 2", "## The backward arguments",
+                 "## Three workspaces"):  # fmt: skip
+        assert left not in path_page, "%s still holds %r" % (GRADIENT_PATH_PAGE, left)
+    assert "recurrent-gradient-plumbing.md" in path_page
+    with open(os.path.join(DOCS, GRADIENT_PLUMBING), encoding="utf-8") as handle:
+        plumbing = FRONT_MATTER.sub("", handle.read()).rstrip()
+    # it reads on its own: it says first what it assumes (step 12) and what it answers
+    opening = plumbing.split("\n## ", 1)[0]
+    assert "](recurrent-gradient.md)" in opening and "assumes" in opening
+    assert re.search(r"```\{container\} c2r-facts\n.*`[0-9a-f]{9}`.*\n```\Z", plumbing, re.S)
+    stray = sorted({h for h in HASH.findall(running_text(plumbing)) if h not in ERA_COMMITS})
+    assert not stray, "%s: commits in the running text: %s" % (GRADIENT_PLUMBING, stray)
+    for figure in ("fig_recurrent_gradient_op.svg", "fig_backward_step_net.svg"):
+        assert figure in plumbing, "%s lost %s" % (GRADIENT_PLUMBING, figure)
+    assert "fig_bptt.svg" in path_page and "fig_bptt.svg" not in plumbing
+
+
+def test_the_steps_that_use_the_plumbing_s_names_link_to_its_page():
+    steps = {s.doc: s for s in path_steps()}
+    unlinked = [
+        "step %d (%s)" % (steps[doc].number, doc)
+        for doc in PLUMBING_USERS
+        if os.path.basename(GRADIENT_PLUMBING) not in prose_of(steps[doc].path)
+    ]
+    assert not unlinked, "no link to %s from %s" % (GRADIENT_PLUMBING, ", ".join(unlinked))
+
+
+def test_links_into_step_12_and_its_reference_page_name_a_section_they_have():
+    """The split moved sections between the two pages: a link to one of them by a
+    fragment must find that heading or label on the page it names."""
+    pages = {}
+    for page in (GRADIENT_PATH_PAGE, GRADIENT_PLUMBING):
+        with open(os.path.join(DOCS, page), encoding="utf-8") as handle:
+            pages[os.path.basename(page)] = anchors_of(handle.read())
+    sources = site_pages() + sorted(
+        os.path.join(NOTEBOOKS, f) for f in os.listdir(NOTEBOOKS) if f.endswith(".ipynb")
+    )
+    broken, seen = [], 0
+    for source in sources:
+        for target in LINK_TARGET_OF.findall(prose_of(source)):
+            page, _, fragment = target.partition("#")
+            name = os.path.basename(page)
+            if name not in pages or not fragment:
+                continue
+            seen += 1
+            if fragment not in pages[name]:
+                broken.append("%s: %s" % (os.path.relpath(source, DOCS), target))
+    assert seen, "no link with a fragment into step 12 or its reference page was found"
+    assert not broken, "links to sections these pages do not have:\n" + "\n".join(broken)

@@ -175,3 +175,78 @@ def test_multi_class_accuracy_as_the_cpp_scan():
     want_acc, want_n = _cpp_multi_class_accuracy(x, labels)
     np.testing.assert_array_equal(ws.fetch("acc"), want_acc)
     np.testing.assert_array_equal(ws.fetch("n"), want_n)
+
+
+# --- BatchBucketOneHot (one_hot_ops.cc at 042e8ede4 and 929c33cee) ------------------------
+def _bucket_loop(x, lengths, boundaries):
+    """Right-inclusive buckets: the count of a column's boundaries below the value."""
+    rows = []
+    for row in x:
+        out, b = [], 0
+        for j, n in enumerate(lengths):
+            hot = [0.0] * (n + 1)
+            hot[sum(1 for v in boundaries[b : b + n] if v < row[j])] = 1.0
+            out += hot
+            b += n
+        rows.append(out)
+    return np.array(rows, np.float32).reshape(len(x), int(sum(lengths)) + len(lengths))
+
+
+def test_batch_bucket_one_hot_docstring_example():
+    x = np.array([[2, 3], [4, 1], [2, 5]], np.float32)
+    lengths = np.array([2, 3], np.int32)
+    boundaries = np.array([0.1, 2.5, 1, 3.1, 4.5], np.float32)
+    out = run1("BatchBucketOneHot", {"x": x, "l": lengths, "b": boundaries})
+    expected = [[0, 1, 0, 0, 1, 0, 0], [0, 0, 1, 1, 0, 0, 0], [0, 1, 0, 0, 0, 0, 1]]
+    np.testing.assert_array_equal(out, np.array(expected, np.float32))
+    np.testing.assert_array_equal(out, _bucket_loop(x, lengths, boundaries))
+
+
+def test_batch_bucket_one_hot_random_and_on_a_boundary():
+    x = random((5, 3), 2, low=-3, high=3)
+    x[0, 0] = 0.5  # equal to a boundary: the bucket that ends there (right-inclusive)
+    lengths = np.array([1, 3, 2], np.int32)
+    boundaries = np.array([0.5, -1, 0, 1, -2, 2], np.float32)
+    out = run1("BatchBucketOneHot", {"x": x, "l": lengths, "b": boundaries})
+    np.testing.assert_array_equal(out, _bucket_loop(x, lengths, boundaries))
+    assert out[0, 0] == 1.0
+
+
+def test_batch_bucket_one_hot_unsorted_boundaries_follow_lower_bound():
+    """std::lower_bound on [3, 1, 2] for 1.5: middle 1 (1 < 1.5) → first 2; 2 >= 1.5 → 2."""
+    out = run1(
+        "BatchBucketOneHot",
+        {
+            "x": np.array([[1.5]], np.float32),
+            "l": np.array([3], np.int32),
+            "b": np.array([3, 1, 2], np.float32),
+        },
+    )
+    np.testing.assert_array_equal(out, [[0, 0, 1, 0]])
+
+
+@pytest.mark.parametrize(
+    "feed, error, match",
+    [
+        ({"x": np.array(1, np.float32)}, ShapeError, "'x'.*at least 1 dimension"),
+        ({"l": np.array([2], np.int32)}, ShapeError, "'l'.*2 lengths"),
+        ({"b": np.zeros(4, np.float32)}, ShapeError, "'b'.*sum of length"),
+        ({"l": np.array([0, 5], np.int32)}, ArgumentError, "'l'.*length of 0"),
+        ({"l": np.array([2, 3], np.int64)}, DTypeError, "'l'"),
+        ({"x": np.zeros((1, 2), np.int32)}, DTypeError, "'x'"),
+    ],
+)
+def test_batch_bucket_one_hot_refusals(feed, error, match):
+    inputs = {
+        "x": np.zeros((1, 2), np.float32),
+        "l": np.array([2, 3], np.int32),
+        "b": np.arange(5, dtype=np.float32),
+    }
+    inputs.update(feed)
+    run_fails("BatchBucketOneHot", inputs, error, match)
+
+
+def test_batch_bucket_one_hot_has_no_gradient_maker():
+    """NO_GRADIENT(BucketBatchOneHot) named another type: no maker for this one."""
+    with pytest.raises(GradientError, match="BatchBucketOneHot"):
+        gradient_of("BatchBucketOneHot", ["x", "l", "b"], ["y"])

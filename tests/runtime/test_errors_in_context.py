@@ -6,6 +6,7 @@ import pytest
 
 from caffe2rnn import core, errors, workspace
 from caffe2rnn.proto import caffe2_pb2
+from caffe2rnn.runtime.arguments import ArgumentHelper
 
 
 def netdef(name, *ops):
@@ -119,10 +120,10 @@ def test_errors_inside_a_step_net_carry_both_contexts():
 
 
 @pytest.mark.parametrize("executor", [0, 1])
-def test_a_step_net_error_says_where_the_op_stands_without_the_link_ops(executor):
+def test_a_step_net_error_numbers_the_op_as_the_step_net_was_written(executor):
     """caffe2rnn puts one rnn_internal_apply_link op per link in front of a step net's
-    own ops (docs/concepts/links-and-aliases.md), so the failing FC is op #5 of the
-    net that runs; the message also gives its place in the step net as written."""
+    own ops (docs/concepts/differences.md), so the failing FC is op #5 of the net
+    that runs; the message numbers it as the step net was written: op #0."""
     from caffe2rnn import model_helper, rnn_cell
 
     model = model_helper.ModelHelper(name="lm")
@@ -131,6 +132,7 @@ def test_a_step_net_error_says_where_the_op_stands_without_the_link_ops(executor
         if op.type == "RecurrentNetwork":
             arg = op.arg.add()
             arg.name, arg.i = "enable_rnn_executor", executor
+            assert ArgumentHelper(op, "test").net("step_net").op[0].type == "FC"
     workspace.RunNetOnce(model.param_init_net)
     for name, shape in (("h0", (1, 2, 4)), ("c0", (1, 2, 4)), ("x", (5, 2, 3))):
         workspace.FeedBlob(name, np.zeros(shape, np.float32))
@@ -138,4 +140,4 @@ def test_a_step_net_error_says_where_the_op_stands_without_the_link_ops(executor
     workspace.FeedBlob("lstm/gates_t_w", np.zeros((16, 5), np.float32))  # K = 5, not 4
     with pytest.raises(errors.ShapeError) as info:
         workspace.RunNetOnce(model.net)
-    assert "net 'lstm', op #5 FC (#0 without the 5 link ops in front): " in str(info.value)
+    assert "timestep 0: net 'lstm', op #0 FC: Dimension mismatch" in str(info.value)

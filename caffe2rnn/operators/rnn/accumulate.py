@@ -59,7 +59,7 @@ class AccumulateInputGradientOp(Operator):
         self.where = "accumulating '%s' into '%s'" % (self.def_.input[1], self.def_.output[0])
 
     def run(self):
-        t = read_timestep(self, 0)
+        t = read_timestep(self, 0, self.where)
         g = self.input(2)
         checked.accumulate_input_gradient(g, self.input(1), t, self.offset, self.where)
 

@@ -566,7 +566,7 @@ class StepNetExecutor:
         self.stale_plans += 1
         if self.stale_plans >= MAX_STALE_PLANS:
             self.disabled_reason = "%s (%s) writes a new array on every run" % (
-                op_context(net.proto.op[j], j, net.name),
+                op_context(net.proto.op[j], j, net.name, net.proto.op),
                 ", ".join(net.proto.op[j].output),
             )
         self._run_ops(net, t, ws, j + 1)

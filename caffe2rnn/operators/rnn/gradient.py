@@ -311,7 +311,8 @@ def prepared_backward_step_net(op_def, era=None):
     ``rnn_internal_accumulate_gradient_input`` ops of the ``_all`` output
     gradients, the ``<grad>_tmpstep`` renames and per-parameter ``Sum`` ops
     (or an older era's accumulate-and-swap ops). Nothing runs. For drawings
-    and teaching (``docs/concepts/recurrent-gradient.md``).
+    and teaching (``docs/concepts/recurrent-gradient-plumbing.md``, "The prepared
+    backward step net").
     """
     grad_def = op_def
     if op_def.type == "RecurrentNetwork":

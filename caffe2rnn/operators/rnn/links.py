@@ -96,11 +96,22 @@ class RNNApplyLinkOp(Operator):
         self.check(
             self.window >= 0, "window not set (argument 'window' must be >= 0)", ArgumentError
         )
-        self.where = "link '%s' -> '%s'" % (self.def_.output[0], self.def_.input[1])
+        # Its errors name the link: in a step net the op has no number of its
+        # own (errors.op_context says "before op #0").
+        self.where = "link '%s' -> '%s' (offset %d, window %d)" % (
+            self.def_.output[0],
+            self.def_.input[1],
+            self.offset,
+            self.window,
+        )
 
     def run(self):
         self.outputs[0].value = checked.link_view(
-            self.inputs[1].value, read_timestep(self, 0), self.offset, self.window, self.where
+            self.inputs[1].value,
+            read_timestep(self, 0, self.where),
+            self.offset,
+            self.window,
+            self.where,
         )
 
     def bind(self):
@@ -113,13 +124,15 @@ class RNNApplyLinkOp(Operator):
         return [self.outputs[0]]
 
 
-def read_timestep(op, i):
-    """The timestep held by input ``i`` of ``op`` (an int32 tensor, >= 1 element)."""
+def read_timestep(op, i, where=None):
+    """The timestep held by input ``i`` of ``op`` (an int32 tensor, >= 1 element).
+    ``where`` (``link 'h' -> 'states' ...``) starts the error message."""
     value = op.inputs[i].value
     if type(value) is not np.ndarray or value.dtype.kind not in "iu" or not value.size:
         raise DTypeError(
-            "input %d ('%s') must be the int32 timestep tensor; got %s"
+            "%sinput %d ('%s') must be the int32 timestep tensor; got %s"
             % (
+                "" if where is None else where + ": ",
                 i,
                 op.inputs[i].name,
                 value.dtype if type(value) is np.ndarray else type(value).__name__,

@@ -60,7 +60,7 @@ BLOBS = {
     "b_grad": "lstm/gates_t_b_grad",
 }
 
-_MONO = style.NOTE
+_MONO = style.READ_NOTE
 #: Colour by ORIGIN: who put the op into the net the gradient op runs.
 ORIGIN = {"op": style.RNN_OP, "cell": style.COMPUTE}
 ORIGIN_TEXT = {
@@ -83,12 +83,12 @@ def _op(canvas, x, y, w, number, text, origin, h=26, note="", kind="op"):
         else:
             canvas.rect(x, y - h / 2, w, h, colour, colour, 1.0, 6)
         if note:
-            canvas.text(x + w / 2, y - 6, text, style.NOTE, "middle", True, "#FFFFFF")
-            canvas.text(x + w / 2, y + 8, note, style.NOTE, "middle", fill="#FFFFFF")
+            canvas.text(x + w / 2, y - 7, text, style.READ_SMALL, "middle", True, "#FFFFFF")
+            canvas.text(x + w / 2, y + 8, note, style.READ_NOTE, "middle", fill="#FFFFFF")
         else:
-            canvas.text(x + w / 2, y, text, style.NOTE, "middle", True, "#FFFFFF")
+            canvas.text(x + w / 2, y, text, style.READ_SMALL, "middle", True, "#FFFFFF")
         canvas.circle(x - 13, y, 9, "#FFFFFF", colour, 1.4)
-        canvas.text(x - 13, y, "%d" % number, style.NOTE, "middle", True, colour)
+        canvas.text(x - 13, y, "%d" % number, style.READ_NOTE, "middle", True, colour)
 
 
 def _blob(canvas, cx, y, text, h=20):
@@ -101,7 +101,7 @@ def _blob(canvas, cx, y, text, h=20):
 
 
 def _note(canvas, x, y, text, anchor="start", fill=style.MUTED):
-    canvas.text(x, y, text, style.NOTE, anchor, fill=fill)
+    canvas.text(x, y, text, style.READ_NOTE, anchor, fill=fill)
 
 
 def fig_backward_step_net():
@@ -139,7 +139,7 @@ def fig_backward_step_net():
         "Run for t = T−1 … 0, timestep t in step workspace t; numbers give the order of the ops.",
     )
     a_x, a_w = 40, 262  # column A: the state gradients
-    b_x, b_w = 424, 206  # column B: the parameters' gradients
+    b_x, b_w = 424, 226  # column B: the parameters' gradients (its _tmpstep pills at 11.5 px)
     a_c, b_c = a_x + a_w / 2, b_x + b_w / 2
     part1_x = a_x + 60  # where part 1 of lstm/hidden_t_prev's gradient runs down
 
@@ -157,7 +157,7 @@ def fig_backward_step_net():
     r2 = r1 + 46
     canvas.arrow(part1_x, r1 + 14, part1_x, r2 - 11, style.LINK, 1.4, "4 3")
     _blob(canvas, part1_x, r2, b["hidden_grad"])
-    cell_c = a_x + a_w - 50
+    cell_c = a_x + a_w - 64  # its pill ends clear of the note on its right
     _blob(canvas, cell_c, r2, b["cell_grad"])
     _note(canvas, a_x + a_w + 10, r2, "= row t + 1 of each state gradient (links)",
           fill=style.LINK)  # fmt: skip
@@ -202,7 +202,7 @@ def fig_backward_step_net():
     canvas.arrow(part1_x, r7 + 14, part1_x, r8 - 11, style.INK, 1.2)
     _, h_r = _blob(canvas, part1_x + 40, r8, b["hidden_prev_grad"])
     _note(canvas, h_r + 5, r8, "= row t", fill=style.LINK)
-    canvas.text(a_x, r8 + 24, "two parts: step 4's autosplit", style.NOTE, fill=style.MUTED)
+    canvas.text(a_x, r8 + 24, "two parts: step 4's autosplit", style.READ_NOTE, fill=style.MUTED)
 
     # 4, 5: one Sum per parameter (the C++ op's), the step's _tmpstep into the total:
     # pill, then its Sum below it, stacked; FCGradient's edges go straight down
@@ -238,6 +238,7 @@ def fig_backward_step_net():
             ("hexagon", INK_MUTED, "a `Sum` (either origin)"),
             ("dashed", style.LINK, "a view of a row"),
         ],
+        size=style.READ_NOTE,
     )
     return Figure("fig_backward_step_net", canvas.svg())
 

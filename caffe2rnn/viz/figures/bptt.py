@@ -29,7 +29,10 @@ gradient arrives only when the caller lists it too.
 
 from ...errors import DrawingError
 from . import parts, style
-from .svg import Canvas, Figure
+from .svg import Canvas, Figure, text_width
+
+#: The row labels and notes of this figure's tensors (``style.READ_*``).
+_SIZES = {"label_size": style.READ_SMALL, "note_size": style.READ_NOTE}
 
 #: The backward links the figure draws: (blob, offset in <state>_grad).
 BACKWARD_LINKS = (("lstm/hidden_t_grad", 1), ("lstm/hidden_t_prev_grad", 0))
@@ -88,25 +91,26 @@ def fig_bptt(steps=3, names=None):
         "RecurrentNetworkGradient runs the backward step net for t = %s, in step workspace t."
         % ", ".join(str(t) for t in range(steps - 1, -1, -1)),
     )
-    pitch, y0 = 76, top + 50
-    lane_x, lane_w = 10, 98
-    step_x, step_w = 116, 246
-    grad_x, grad_w = 386, 136
-    go_x, go_w = 578, 84
+    # five columns, each as narrow as its labels at READ_NOTE px allow (round 12)
+    pitch, y0 = 80, top + 50
+    lane_x, lane_w = 10, 88
+    step_x, step_w = 106, 250
+    grad_x, grad_w = 384, 128
+    go_x, go_w = 584, 78
     bottom = y0 + (steps + 1) * pitch
 
     # headings (the output gradient's sits lower: its rows start half a row down)
-    canvas.text(lane_x + lane_w / 2, y0 - 30, "weight gradient", style.SMALL, "middle", True)
-    canvas.text(lane_x + 2, y0 - 15, "`%s`" % n["weight_grad"], style.NOTE)
-    canvas.text(step_x + step_w / 2 + 8, y0 - 30, "backward step net, t = T−1 … 0",
-                style.SMALL, "middle", True)  # fmt: skip
-    canvas.text(step_x + step_w / 2 + 8, y0 - 15, "(the cell's gradient ops + the op's own)",
-                style.NOTE, "middle")  # fmt: skip
-    canvas.text(grad_x + grad_w / 2, y0 - 30, "`%s`" % n["states_grad"], style.NOTE, "middle")
-    canvas.text(grad_x + grad_w / 2, y0 - 15, "state gradient: T + 1 rows", style.NOTE,
+    canvas.text(lane_x, y0 - 30, "weight gradient", style.READ_SMALL, bold=True)
+    canvas.text(lane_x, y0 - 15, "`%s`" % n["weight_grad"], style.READ_NOTE)
+    canvas.text(step_x + step_w / 2 + 20, y0 - 30, "backward step net, t = T−1 … 0",
+                style.READ_SMALL, "middle", True)  # fmt: skip
+    canvas.text(step_x + step_w / 2 + 20, y0 - 15, "the cell's gradient ops + the op's own",
+                style.READ_NOTE, "middle")  # fmt: skip
+    canvas.text(grad_x + grad_w / 2, y0 - 30, "state gradient: T + 1 rows", style.READ_NOTE,
                 "middle", True)  # fmt: skip
-    canvas.text(go_x + go_w, y0 + 6, "GO: T rows", style.NOTE, "end", True)
-    canvas.text(style.WIDTH - 4, y0 + 20, "`%s`" % n["all_grad"], style.NOTE, "end")
+    canvas.text(grad_x - 8, y0 - 15, "`%s`" % n["states_grad"], style.READ_NOTE)
+    canvas.text(go_x + go_w, y0 + 6, "GO: T rows", style.READ_NOTE, "end", True)
+    canvas.text(style.WIDTH - 4, y0 + 20, "`%s`" % n["all_grad"], style.READ_NOTE, "end")
 
     # the state gradient, row by row
     rows = [("row 0", ["written by timestep 0", "= gradient of `%s`" % n["initial"]], "#FFF8E1")]
@@ -117,14 +121,14 @@ def fig_bptt(steps=3, names=None):
                                     "read by timestep %d" % (steps - 1)], "#FCE8E6"))  # fmt: skip
     centres = parts.tensor_rows(
         canvas, grad_x, y0, grad_w, pitch, rows, style.GRADIENT_FILL, style.GRADIENT_EDGE,
-        cls="gradient",
+        cls="gradient", **_SIZES,
     )  # fmt: skip
 
     # the gradient of hidden_t_all: row t level with step t, added into row t + 1
     go_rows = [("row %d" % t, "", "#FFFFFF") for t in range(steps)]
     go_centres = parts.tensor_rows(
         canvas, go_x, y0 + pitch / 2, go_w, pitch, go_rows, "#FFFFFF", style.GRADIENT_EDGE,
-        cls="output_gradient",
+        cls="output_gradient", **_SIZES,
     )  # fmt: skip
     for t in range(steps):
         with canvas.group("accumulate_input"):
@@ -138,25 +142,26 @@ def fig_bptt(steps=3, names=None):
     # the _last output's gradient: into the last row, once, before the loop
     last_y = bottom + 20
     with canvas.group("last_gradient"):
-        pill_w = 150
+        pill_w = text_width("`%s`" % n["last_grad"], style.READ_NOTE) + 20
         pill_x = style.WIDTH - 10 - pill_w
         canvas.box(pill_x, last_y - 11, pill_w, 22, "`%s`" % n["last_grad"], "#FFFFFF",
-                   style.GRADIENT_EDGE, style.NOTE, rx=11, dash="4 2")  # fmt: skip
-        canvas.path([(pill_x + 14, last_y - 11), (pill_x + 14, centres[-1] + 22),
+                   style.GRADIENT_EDGE, style.READ_NOTE, rx=11, dash="4 2")  # fmt: skip
+        into_x = grad_x + grad_w + 14  # the arrow up from the pill, right of the tensor
+        canvas.path([(into_x, last_y - 11), (into_x, centres[-1] + 22),
                      (grad_x + grad_w + 1, centres[-1] + 22)], style.ACCUMULATE, 1.6)  # fmt: skip
-        canvas.text(pill_x + 20, centres[-1] + 32, "+ once, before the loop", style.NOTE,
+        canvas.text(into_x + 6, centres[-1] + 32, "+ once, before the loop", style.READ_NOTE,
                     fill=style.ACCUMULATE)  # fmt: skip
         canvas.text(style.WIDTH - 10, last_y + 20, "only if the loss uses `_last` too",
-                    style.NOTE, "end", fill=style.MUTED)  # fmt: skip
+                    style.READ_NOTE, "end", fill=style.MUTED)  # fmt: skip
 
     # the weight gradient: zeroed, then + each step's _tmpstep, bottom to top
     lane_c = lane_x + lane_w / 2
     middles = [y0 + (t + 1) * pitch for t in range(steps)]
     with canvas.group("param_gradient"):
-        canvas.box(lane_x + 8, bottom - 4, lane_w - 16, 36, "= 0\nbefore the loop", "#FFFFFF",
-                   style.GRADIENT_EDGE, style.NOTE, dash="4 2")  # fmt: skip
-        canvas.box(lane_x + 4, y0 - 4, lane_w - 8, 40, "total: the sum\nover t (op output)",
-                   style.GRADIENT_FILL, style.GRADIENT_EDGE, style.NOTE, width=1.6)  # fmt: skip
+        canvas.box(lane_x + 2, bottom - 4, lane_w - 4, 36, "= 0\nbefore the loop", "#FFFFFF",
+                   style.GRADIENT_EDGE, style.READ_NOTE, dash="4 2")  # fmt: skip
+        canvas.box(lane_x, y0 - 4, lane_w, 40, "op output:\nthe sum over t", style.GRADIENT_FILL,
+                   style.GRADIENT_EDGE, style.READ_NOTE, width=1.6)  # fmt: skip
         below = bottom - 4
         for t in range(steps - 1, -1, -1):
             canvas.arrow(lane_c, below, lane_c, middles[t] + 9, style.ACCUMULATE, 1.6)
@@ -175,16 +180,16 @@ def fig_bptt(steps=3, names=None):
         with canvas.group("step"):
             canvas.rect(step_x, box_y, step_w, box_h, style.BACKWARD_FILL, style.BACKWARD_EDGE,
                         1.3, 6)  # fmt: skip
-            canvas.text(step_x + 8, box_y + 11, "timestep t = %d" % t, style.SMALL, bold=True)
-            canvas.text(step_x + step_w - 8, box_y + 11, "runs %s" % _ORDINALS[steps - 1 - t],
-                        style.NOTE, "end", fill=style.MUTED)  # fmt: skip
+            canvas.text(step_x + 8, box_y + 12, "timestep t = %d" % t, style.READ_SMALL, bold=True)
+            canvas.text(step_x + step_w - 8, box_y + 12, "runs %s" % _ORDINALS[steps - 1 - t],
+                        style.READ_NOTE, "end", fill=style.MUTED)  # fmt: skip
             lines = (
                 "reads `%s` = row %d" % (read_blob, t + 1),
                 "writes `%s` = row %d" % (written_blob, t),
                 "writes `%s`" % n["tmpstep"],
             )
             for i, line in enumerate(lines):
-                canvas.text(step_x + 8, box_y + 27 + i * 12.5, line, style.NOTE)
+                canvas.text(step_x + 8, box_y + 28 + i * 13.5, line, style.READ_NOTE)
         canvas.arrow(grad_x - 1, centres[t + 1], step_x + step_w + 1, middle + 12,
                      style.LINK, 1.5, "5 3", cls="link")  # fmt: skip
         canvas.arrow(step_x + step_w + 1, middle - 12, grad_x - 1, centres[t],
@@ -199,5 +204,6 @@ def fig_bptt(steps=3, names=None):
             ("plus", style.ACCUMULATE, "added into (+=)"),
             ("box", (style.GRADIENT_FILL, style.GRADIENT_EDGE), "gradient"),
         ],
+        size=style.READ_NOTE,
     )
     return Figure("fig_bptt", canvas.svg())

@@ -22,6 +22,9 @@ from ...errors import DrawingError
 from . import parts, style
 from .svg import Canvas, Figure
 
+#: The row labels and notes of this figure's tensors (``style.READ_*``).
+_SIZES = {"label_size": style.READ_SMALL, "note_size": style.READ_NOTE}
+
 #: The links of the path LSTM's step net the figure draws: (blob, tensor, offset).
 LINKS = (
     ("input_t", "lstm/i2h", 0),
@@ -81,21 +84,23 @@ def fig_forward_rows(steps=3, names=None):
         "The forward loop: one step net, run T = %d times over the rows of one tensor" % steps,
         "Timestep t reads row t and writes row t + 1 through views (links): nothing is copied.",
     )
-    pitch, y0 = 74, top + 50
-    input_x, input_w = 10, 80
-    step_x, step_w = 106, 246
-    state_x, state_w = 392, 124
+    # four columns, each as narrow as its labels at READ_NOTE px allow (round 12:
+    # the figure is shown at 100 % in the column and its notes must read there)
+    pitch, y0 = 80, top + 50
+    input_x, input_w = 10, 64
+    step_x, step_w = 88, 240
+    state_x, state_w = 362, 118
     alias_x = state_x + state_w
 
     # column headings
-    canvas.text(input_x + input_w / 2, y0 - 30, "input sequence", style.SMALL, "middle", True)
-    canvas.text(input_x + input_w / 2, y0 - 15, "`%s`: T rows" % sequence, style.NOTE, "middle")
-    canvas.text(step_x + step_w / 2, y0 - 30, "the step net, run once per t", style.SMALL,
+    canvas.text(input_x, y0 - 30, "input sequence", style.READ_SMALL, bold=True)
+    canvas.text(input_x, y0 - 15, "`%s`: T rows" % sequence, style.READ_NOTE)
+    canvas.text(step_x + step_w / 2, y0 - 30, "the step net, run once per t", style.READ_SMALL,
                 "middle", True)  # fmt: skip
-    canvas.text(step_x + step_w / 2, y0 - 15, "(%s) in step workspace t" % n["ops"],
-                style.NOTE, "middle")  # fmt: skip
-    canvas.text(state_x + state_w / 2 + 30, y0 - 30, "`%s`" % states, style.NOTE, "middle")
-    canvas.text(state_x + state_w / 2, y0 - 15, "states tensor: T + 1 rows", style.NOTE,
+    canvas.text(step_x + step_w / 2, y0 - 15, "%s, in workspace t" % n["ops"],
+                style.READ_NOTE, "middle")  # fmt: skip
+    canvas.text(state_x + state_w / 2 + 30, y0 - 30, "`%s`" % states, style.READ_NOTE, "middle")
+    canvas.text(state_x + state_w / 2, y0 - 15, "states tensor: T + 1 rows", style.READ_NOTE,
                 "middle", True)  # fmt: skip
 
     # the states tensor: row 0 the initial state, row t + 1 written by step t
@@ -105,21 +110,21 @@ def fig_forward_rows(steps=3, names=None):
                                                             if t + 1 < steps else []), None)
         for t in range(steps)
     ]  # fmt: skip
-    centres = parts.tensor_rows(canvas, state_x, y0, state_w, pitch, rows)
+    centres = parts.tensor_rows(canvas, state_x, y0, state_w, pitch, rows, **_SIZES)
 
     # the input sequence: T rows, row t level with step t
     in_rows = [("row %d" % t, "", style.INPUT_FILL) for t in range(steps)]
     in_centres = parts.tensor_rows(
         canvas, input_x, y0 + pitch / 2, input_w, pitch, in_rows, style.INPUT_FILL,
-        style.INPUT_EDGE, cls="input",
+        style.INPUT_EDGE, cls="input", **_SIZES,
     )  # fmt: skip
 
     # h0 comes in from the right, into row 0
     h0_x = alias_x + 44
     canvas.box(h0_x, centres[0] - 11, 56, 22, "`%s`" % initial, style.INPUT_FILL,
-               style.INPUT_EDGE, style.SMALL, rx=11)  # fmt: skip
+               style.INPUT_EDGE, style.READ_SMALL, rx=11)  # fmt: skip
     canvas.arrow(h0_x, centres[0], alias_x + 2, centres[0], style.MUTED, 1.4)
-    canvas.text(alias_x + 24, centres[0] - 9, "copy", style.NOTE, "middle", fill=style.MUTED)
+    canvas.text(alias_x + 24, centres[0] - 9, "copy", style.READ_NOTE, "middle", fill=style.MUTED)
 
     # one box per step, between the row it reads and the row it writes
     box_h = pitch - 14
@@ -128,8 +133,8 @@ def fig_forward_rows(steps=3, names=None):
         box_y = middle - box_h / 2
         with canvas.group("step"):
             canvas.rect(step_x, box_y, step_w, box_h, style.STEP_FILL, style.STEP_EDGE, 1.3, 6)
-            canvas.text(step_x + 8, box_y + 11, "timestep t = %d" % t, style.SMALL, bold=True)
-            canvas.text(step_x + step_w - 8, box_y + 11, "workspace %d" % t, style.NOTE, "end",
+            canvas.text(step_x + 8, box_y + 12, "timestep t = %d" % t, style.READ_SMALL, bold=True)
+            canvas.text(step_x + step_w - 8, box_y + 12, "workspace %d" % t, style.READ_NOTE, "end",
                         fill=style.MUTED)  # fmt: skip
             lines = (
                 "`%s` = input row %d" % (input_blob, t),
@@ -137,7 +142,7 @@ def fig_forward_rows(steps=3, names=None):
                 "`%s` = row %d  (offset 1)" % (written, t + 1),
             )
             for i, line in enumerate(lines):
-                canvas.text(step_x + 8, box_y + 26 + i * 12.5, line, style.NOTE)
+                canvas.text(step_x + 8, box_y + 28 + i * 13.5, line, style.READ_NOTE)
         # links: the input row and row t into the step, the step into row t + 1
         canvas.arrow(input_x + input_w + 1, in_centres[t], step_x - 1, in_centres[t],
                      style.LINK, 1.5, "5 3", cls="link")  # fmt: skip
@@ -154,12 +159,12 @@ def fig_forward_rows(steps=3, names=None):
         canvas.bracket(alias_x + 20, y0 + pitch + 4, bottom - 4, stroke=style.ALIAS, width=1.8)
         label_x = alias_x + 28
         upper = (y0 + pitch + centres[-1] - pitch / 2) / 2
-        canvas.text(label_x, upper - 14, "`%s`" % all_rows, style.NOTE, fill=style.ALIAS)
-        canvas.text(label_x, upper + 1, "rows 1 … T", style.NOTE)
-        canvas.text(label_x, upper + 14, "alias, offset 1", style.NOTE, fill=style.MUTED)
+        canvas.text(label_x, upper - 14, "`%s`" % all_rows, style.READ_NOTE, fill=style.ALIAS)
+        canvas.text(label_x, upper + 1, "rows 1 … T", style.READ_NOTE)
+        canvas.text(label_x, upper + 14, "alias, offset 1", style.READ_NOTE, fill=style.MUTED)
         canvas.line(alias_x + 8, centres[-1], label_x - 2, centres[-1], style.ALIAS, 1.0)
-        canvas.text(label_x, centres[-1] - 7, "`%s`" % last_row, style.NOTE, fill=style.ALIAS)
-        canvas.text(label_x, centres[-1] + 8, "row T, offset −1", style.NOTE, fill=style.MUTED)
+        canvas.text(label_x, centres[-1] - 7, "`%s`" % last_row, style.READ_NOTE, fill=style.ALIAS)
+        canvas.text(label_x, centres[-1] + 8, "row T, offset −1", style.READ_NOTE, fill=style.MUTED)
 
     y = bottom + 22
     y = parts.key(
@@ -169,8 +174,9 @@ def fig_forward_rows(steps=3, names=None):
             ("dashed", style.LINK, "link: a step-net blob is a view of a row"),
             ("bracket", style.ALIAS, "alias: an op output viewing rows, after the loop"),
         ],
+        size=style.READ_NOTE,
     )
     if not names:
         canvas.text(10, y + 12, "The cell state: `%s`, linked the same way." % CELL_STATES[0],
-                    style.NOTE)  # fmt: skip
+                    style.READ_NOTE)  # fmt: skip
     return Figure("fig_forward_rows", canvas.svg())

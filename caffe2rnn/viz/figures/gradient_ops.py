@@ -235,4 +235,40 @@ def fig_gradient_ops():
         canvas.arrow(lx, levels[7] + 11, cx + (lx - cx) * 0.25, levels[8] - 12,
                      style.ACCUMULATE, 1.8)  # fmt: skip
     canvas.arrow(cx, levels[8] + 12, cx, levels[9] - 11, style.INK, 1.2)
+    _legend(canvas, levels[-1] + 24 + 20)
     return Figure("fig_gradient_ops", canvas.svg())
+
+
+def _legend(canvas, y):
+    """The figure's key, two lines of three: what each shape and colour means."""
+    pitch, columns = 22, (14, 236, 452)
+    with canvas.group("key"):
+        items = [
+            ("ops", "op; orange: an activation"),
+            ("numbered", "appended op, in run order"),
+            ("sum", "`Sum`: adds the parts"),
+            ("blob", "blob"),
+            ("gradient", "gradient blob"),
+            ("part", "one part (autosplit)"),
+        ]
+        for i, (kind, text) in enumerate(items):
+            x, yy = columns[i % 3], y + (i // 3) * pitch
+            if kind == "ops":
+                canvas.rect(x, yy - 7, 18, 14, style.COMPUTE, style.COMPUTE, 1.0, 3)
+                canvas.rect(x + 22, yy - 7, 18, 14, style.ACTIVATION, style.ACTIVATION, 1.0, 3)
+            elif kind == "numbered":
+                canvas.circle(x + 9, yy, 8, "#FFFFFF", style.COMPUTE, 1.4)
+                canvas.text(x + 9, yy, "1", _NOTE, "middle", True, style.COMPUTE)
+                canvas.rect(x + 20, yy - 7, 20, 14, style.COMPUTE, style.COMPUTE, 1.0, 3)
+            elif kind == "sum":
+                corners = [(0, 0), (7, -7), (33, -7), (40, 0), (33, 7), (7, 7)]
+                canvas.polygon([(x + dx, yy + dy) for dx, dy in corners], style.ACCUMULATE,
+                               style.ACCUMULATE)  # fmt: skip
+            else:
+                fill, edge, dash, width = {
+                    "blob": ("#FFFFFF", style.INK, None, 1.0),
+                    "gradient": (style.GRADIENT_FILL, style.GRADIENT_EDGE, "4 2", 1.0),
+                    "part": (style.GRADIENT_FILL, style.ACCUMULATE, "4 2", 2.0),
+                }[kind]
+                canvas.rect(x, yy - 7, 40, 14, fill, edge, width, 7, dash)
+            canvas.text(x + 48, yy, text, _NOTE)

@@ -47,12 +47,15 @@ def tensor_rows(
     fill=style.STATE_FILL,
     edge=style.STATE_EDGE,
     cls="tensor",
+    label_size=style.SMALL,
+    note_size=style.NOTE,
 ):
     """A tensor drawn as its rows, top to bottom: ``rows`` is a list of
     ``(label, notes, fill or None)`` (``notes`` a line or a list of lines);
     each row is a slab ``pitch`` px tall with a faint N x D grid on its right
     (a row of a (T + k) x N x D tensor is an N x D matrix) and its label and
-    notes on its left. Returns the y centre of each row."""
+    notes on its left (at ``label_size`` and ``note_size`` px). Returns the y
+    centre of each row."""
     centres = []
     with canvas.group(cls):
         for r, (label, notes, row_fill) in enumerate(rows):
@@ -65,11 +68,11 @@ def tensor_rows(
                     canvas.rect(grid_x + j * 5.5, top + 6 + i * 5.5, 4.5, 4.5, "#FFFFFF",
                                 edge, 0.5)  # fmt: skip
             notes = [notes] if isinstance(notes, str) and notes else list(notes or ())
-            line = 13.0
+            line = 13.0 * note_size / style.NOTE
             first = centre - line * len(notes) / 2
-            canvas.text(x + 6, first, label, style.SMALL, bold=True)
+            canvas.text(x + 6, first, label, label_size, bold=True)
             for i, note in enumerate(notes):
-                canvas.text(x + 6, first + (i + 1) * line, note, style.NOTE,
+                canvas.text(x + 6, first + (i + 1) * line, note, note_size,
                             fill=style.MUTED)  # fmt: skip
             centres.append(centre)
         canvas.rect(x, y, width, pitch * len(rows), "none", edge, 1.6)

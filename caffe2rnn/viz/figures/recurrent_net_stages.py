@@ -24,9 +24,7 @@ from ...errors import DrawingError
 from . import parts, style
 from .svg import Canvas, Figure, text_width
 
-_MONO = style.NOTE  # the size of a blob name
-_LEFT_W = 190  # px of a stage's box on the left
-_RIGHT_X = _LEFT_W + 26  # where what it made starts
+_MONO = style.READ_NOTE  # the size of a blob name
 SCRATCH_FILL, SCRATCH_EDGE = "#FCE8E6", "#C5221F"
 #: The era whose recurrent_net the figure runs (Caffe2 0cdd09da6, the path's default).
 ERA = "E5"
@@ -161,13 +159,13 @@ def _run_stages(op):
     )
 
 
-def _pills(canvas, x, y, names, fill, edge, right, h=19, gap=6, cls="blob"):
-    """Blob pills left to right from ``x``, wrapping at ``right``; returns the y of the
-    last row's centre and the x after the last pill."""
+def _pills(canvas, x, y, names, fill, edge, right, h=20, gap=6, cls="blob", wrap_x=None):
+    """Blob pills left to right from ``x``, wrapping at ``right`` back to ``wrap_x``;
+    returns the y of the last row's centre and the x after the last pill."""
     for name in names:
         w = text_width("`%s`" % name, _MONO) + 14
         if x + w > right:
-            x, y = _RIGHT_X, y + h + 5
+            x, y = wrap_x if wrap_x is not None else x, y + h + 6
         with canvas.group(cls):
             canvas.box(x, y - h / 2, w, h, "`%s`" % name, fill, edge, _MONO, rx=h / 2)
         x += w + gap
@@ -177,9 +175,10 @@ def _pills(canvas, x, y, names, fill, edge, right, h=19, gap=6, cls="blob"):
 def _chips(canvas, x, y, types, colour, arrows=True):
     """Op chips in a row (an arrow between two), centred on ``y``; returns the x after."""
     for k, op_type in enumerate(types):
-        w = text_width(op_type, style.NOTE, True) + 14
+        w = text_width(op_type, style.READ_NOTE, True) + 14
         with canvas.group("op"):
-            canvas.box(x, y - 10, w, 20, op_type, colour, colour, style.NOTE, True, "#FFFFFF", 3)
+            canvas.box(x, y - 10, w, 20, op_type, colour, colour, style.READ_NOTE, True, "#FFFFFF",
+                       3)  # fmt: skip
         x += w
         if arrows and k < len(types) - 1:
             canvas.arrow(x + 1, y, x + 11, y, style.INK, 1.1)
@@ -189,7 +188,7 @@ def _chips(canvas, x, y, types, colour, arrows=True):
 
 def _note(canvas, x, y, text, right, fill=style.MUTED):
     """A wrapped note from ``x`` to ``right``, first line centred on ``y``; returns the y below."""
-    return y + canvas.text_block(x, y, text, style.NOTE, width=right - x, fill=fill)
+    return y + canvas.text_block(x, y, text, style.READ_NOTE, width=right - x, fill=fill)
 
 
 def _argument_families(names):
@@ -242,22 +241,31 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
         '`caffe2rnn.recurrent_stages` on `rnn_cell.LSTM(..., scope="%s")`\'s cell: '
         "names as returned." % scope,
     )
-    rows = []  # (top, bottom, number, function, concept, fill, edge) of each stage's box
+    # A picture of the flow (round 12: the stages drawn as rows beside their results read
+    # as a table): the cell net goes in at the top, the six stages run left to right in
+    # two rows, and the op comes out at the bottom, each of its parts tagged with the
+    # number of the stage that made it.
+    colours = {
+        "1": (style.PARAM_FILL, style.PARAM_EDGE),
+        "2": (style.BACKWARD_FILL, style.BACKWARD_EDGE),
+        "3": (SCRATCH_FILL, SCRATCH_EDGE),
+        "4": (style.STATE_FILL, style.STATE_EDGE),
+        "5": ("#FFFFFF", style.ACCUMULATE),
+        "6": (style.RNN_FILL, style.RNN_OP),
+    }
 
-    def stage(y_top, number, function, concept, fill, edge):
-        rows.append([y_top, None, number, function, concept, fill, edge])
-
-    def end(y_bottom):
-        rows[-1][1] = max(y_bottom, rows[-1][0] + 44)
-        return rows[-1][1] + 16
-
-    # -- what recurrent_net is given -----------------------------------------------------------
-    y = top + 10
-    stage(y, "", "cell_net", "the cell: one timestep", style.STEP_FILL, style.STEP_EDGE)
-    line = y + 14
-    after = _chips(canvas, _RIGHT_X, line, [t for t, _, _ in stages.cell_ops], style.COMPUTE)
-    canvas.text(after + 2, line, "writes %s" % _code(dict.fromkeys(stages.links.values())),
-                style.NOTE)  # fmt: skip
+    # -- in: the cell net ------------------------------------------------------------------------
+    y = top + 8
+    inner = 22  # the left edge of what a box holds
+    line = y + 15
+    with canvas.group("stage"):
+        title = "in: the cell net, one timestep:"
+        canvas.text(inner, line, title, style.READ_SMALL, bold=True)
+        canvas.text(inner + text_width(title, style.READ_SMALL, True) + 6, line, "`cell_net`",
+                    _MONO)  # fmt: skip
+    after = _chips(canvas, inner, line + 24, [t for t, _, _ in stages.cell_ops], style.COMPUTE)
+    canvas.text(after + 2, line + 24, "writes %s" % _code(dict.fromkeys(stages.links.values())),
+                style.READ_NOTE)  # fmt: skip
     ((sequence_blob, sequence),) = stages.inputs
     # "a ← b" is one word to the wrapper (no-break spaces) and each link is a line of its
     # own: a pair is never split at the right edge
@@ -269,124 +277,155 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
                               for i, o in stages.links.items())),
         ("scope", '`"%s"`' % stages.scope),
     ]  # fmt: skip
-    line += 22
+    line += 48
     for argument, value in given:
-        canvas.text(_RIGHT_X, line, "`%s`" % argument, _MONO, bold=True)
-        line = _note(canvas, _RIGHT_X + 134, line, value, right, style.INK)
-    canvas.text(_RIGHT_X, line, "(a link: step t's output is step t+1's input)", style.NOTE,
+        canvas.text(inner, line, "`%s`" % argument, _MONO, bold=True)
+        line = _note(canvas, inner + 150, line, value, right - 12, style.INK)
+    canvas.text(inner, line, "(a link: step t's output is step t+1's input)", style.READ_NOTE,
                 fill=style.MUTED)  # fmt: skip
-    y = end(line + 8)
+    cell_bottom = line + 12
+    canvas.rect(10, y, style.WIDTH - 20, cell_bottom - y, "none", style.STEP_EDGE, 1.6, 6)
 
-    # -- 1 references ------------------------------------------------------------------------------
-    stage(y, "1", "find_references", "references", style.PARAM_FILL, style.PARAM_EDGE)
-    line = y + 12
-    x = _RIGHT_X
-    for name in stages.references:
-        fill, edge = (style.PARAM_FILL, style.PARAM_EDGE) if name in stages.params else (
-            "#FFFFFF", style.MUTED)  # fmt: skip
-        line, x = _pills(canvas, x, line, [name], fill, edge, right)
-    line = _note(canvas, _RIGHT_X, line + 20, "read as they are, every step; blue: gets a gradient "
-                 "(`param`)", right)  # fmt: skip
-    y = end(line)
+    # -- the six stages: two rows of three, in the order recurrent_net runs them ------------
+    names = [
+        ("1", "references", "find_references"),
+        ("2", "backward step net", "build_backward_cell"),
+        ("3", "scratches", "find_scratches"),
+        ("4", "links and aliases", "plan_links"),
+        ("5", "the `_accum` rewrite", "accumulate_linked_gradients"),
+        ("6", "one `RecurrentNetwork` op", "op_arguments"),
+    ]
+    box_w, box_h, gap, row_gap = 202, 46, 23, 30
+    first = cell_bottom + 30
+    canvas.arrow(10 + box_w / 2, cell_bottom, 10 + box_w / 2, first - 1, style.INK, 1.6)
+    places = []
+    for k, (number, concept, function) in enumerate(names):
+        bx = 10 + (k % 3) * (box_w + gap)
+        by = first + (k // 3) * (box_h + row_gap)
+        places.append((bx, by))
+        fill, edge = colours[number]
+        with canvas.group("stage"):
+            canvas.rect(bx, by, box_w, box_h, fill, edge, 1.5, 6)
+            canvas.circle(bx + 16, by + 14, 8.5, "#FFFFFF", edge, 1.5)
+            canvas.text(bx + 16, by + 14, number, style.READ_NOTE, "middle", True)
+            canvas.text(bx + 30, by + 14, concept, style.READ_SMALL, bold=True)
+            canvas.text(bx + 8, by + 33, "`%s`" % function, _MONO)
+        if k % 3:
+            canvas.arrow(bx - gap, by + box_h / 2, bx - 1, by + box_h / 2, style.INK, 1.6)
+    # from stage 3 (end of the first row) back to stage 4 (start of the second)
+    (x3, y3), (x4, y4) = places[2], places[3]
+    turn = y3 + box_h + row_gap / 2
+    canvas.path([(x3 + box_w / 2, y3 + box_h), (x3 + box_w / 2, turn), (x4 + box_w / 2, turn),
+                 (x4 + box_w / 2, y4 - 1)], style.INK, 1.6)  # fmt: skip
 
-    # -- 2 the backward step net --------------------------------------------------------------
-    stage(y, "2", "build_backward_cell", "backward step net", style.BACKWARD_FILL,
-          style.BACKWARD_EDGE)  # fmt: skip
-    line = y + 12
-    after = _chips(canvas, _RIGHT_X, line, [t for t, _, _ in stages.backward_ops],
-                   style.BACKWARD_EDGE)  # fmt: skip
-    canvas.text(after + 2, line, "in this order", style.NOTE, fill=style.MUTED)
-    line = _note(canvas, _RIGHT_X, line + 22, "the gradient registry (step 4) on the cell's ops; "
-                 "given %s" % _code(stages.given.values()), right)  # fmt: skip
-    y = end(line)
+    # -- out: the op, each part tagged with the stage that made it --------------------------
+    x6, y6 = places[5]
+    op_top = y6 + box_h + 30
+    canvas.arrow(x6 + box_w / 2, y6 + box_h, x6 + box_w / 2, op_top - 1, style.RNN_OP, 1.6)
+    left = 44  # where a part starts, right of its stage tag
+    line = op_top + 16
+    canvas.text(inner, line, "out: one `RecurrentNetwork` op, added to `net`",
+                style.READ_SMALL, bold=True, fill=style.RNN_OP)  # fmt: skip
 
-    # -- 3 scratches ----------------------------------------------------------------------------
-    stage(y, "3", "find_scratches", "scratches", SCRATCH_FILL, SCRATCH_EDGE)
-    line = y + 12
+    def tag(yy, number):
+        fill, edge = colours[number]
+        canvas.circle(inner + 6, yy, 8.5, fill, edge, 1.5)
+        canvas.text(inner + 6, yy, number, style.READ_NOTE, "middle", True)
+
+    # inputs in order (6), the references among them (1)
+    line += 26
+    tag(line, "6")
+    canvas.text(left, line, "inputs:", style.READ_NOTE, bold=True)
+    x = left + 48
+    for name in stages.op_inputs:
+        if name in stages.references:
+            fill, edge = (style.PARAM_FILL, style.PARAM_EDGE) if name in stages.params else (
+                "#FFFFFF", style.MUTED)  # fmt: skip
+        else:
+            fill, edge = "#FFFFFF", style.RNN_OP
+        if name == stages.references[0]:
+            line, x = line + 26, left + 48
+            tag(line, "1")
+            canvas.text(left, line, "refs:", style.READ_NOTE, bold=True)
+        line, x = _pills(canvas, x, line, [name], fill, edge, right - 12, cls="input",
+                         wrap_x=left + 48)  # fmt: skip
+    canvas.text(x + 2, line, "read every step; blue: a `param`", style.READ_NOTE,
+                fill=style.MUTED)  # fmt: skip
+    line += 26
+    tag(line, "6")
+    canvas.text(left, line, "outputs:", style.READ_NOTE, bold=True)
+    line, _ = _pills(canvas, left + 58, line, stages.op_outputs, "#FFFFFF", style.RNN_OP,
+                     right - 12, cls="output", wrap_x=left + 58)  # fmt: skip
+
+    # the backward step net (2) and its scratches (3)
+    line += 28
+    tag(line, "2")
+    canvas.text(left, line, "`backward_step_net`:", _MONO, bold=True)
+    chips_x = left + text_width("`backward_step_net`:", _MONO) + 10
+    _chips(canvas, chips_x, line, [t for t, _, _ in stages.backward_ops], style.BACKWARD_EDGE)
+    line = _note(canvas, left, line + 20, "the gradient registry (step 4) on the cell's ops, "
+                 "given %s" % _code(stages.given.values()), right - 12)  # fmt: skip
+    line += 8
+    tag(line, "3")
     if stages.scratches:
-        line, x = _pills(canvas, _RIGHT_X, line, stages.scratches, SCRATCH_FILL, SCRATCH_EDGE,
-                         right, cls="scratch")  # fmt: skip
+        line, x = _pills(canvas, left, line, stages.scratches, SCRATCH_FILL, SCRATCH_EDGE,
+                         right - 12, cls="scratch", wrap_x=left)  # fmt: skip
         readers = [t for t, ins, _ in stages.backward_ops if stages.scratches[0] in ins]
         canvas.text(x + 2, line, "read by `%s`: kept in every step workspace" % readers[0],
-                    style.NOTE)  # fmt: skip
+                    style.READ_NOTE)  # fmt: skip
     else:
-        canvas.text(_RIGHT_X, line, "none", style.NOTE)
-    line = _note(canvas, _RIGHT_X, line + 20, "autograd's saved tensors", right)  # fmt: skip
-    y = end(line)
+        canvas.text(left, line, "no scratches", style.READ_NOTE)
 
-    # -- 4 links and aliases ----------------------------------------------------------------
-    stage(y, "4", "plan_links", "links and aliases", style.STATE_FILL, style.STATE_EDGE)
-    line = y + 12
+    # the state tensors, their links and aliases (4)
+    line += 28
+    tag(line, "4")
     for state in plan.recurrent_states:
         read = [l.internal for l in plan.forward_links if l.external == state and l.offset == 0]
         written = [l.internal for l in plan.forward_links if l.external == state and l.offset == 1]
-        line, x = _pills(canvas, _RIGHT_X, line, [state], style.STATE_FILL, style.STATE_EDGE,
-                         right, cls="state")  # fmt: skip
-        canvas.text(x + 2, line, "T + 1 rows", style.NOTE, fill=style.MUTED)
+        line, x = _pills(canvas, left, line, [state], style.STATE_FILL, style.STATE_EDGE,
+                         right - 12, cls="state", wrap_x=left)  # fmt: skip
+        canvas.text(x + 2, line, "T + 1 rows", style.READ_NOTE, fill=style.MUTED)
         with canvas.group("link"):
-            canvas.text(_RIGHT_X + 12, line + 17, "%s = row t, %s = row t+1" % (
-                _code(read), _code(written)), style.NOTE, fill=style.LINK)  # fmt: skip
+            canvas.text(left + 12, line + 19, "%s = row t, %s = row t+1" % (
+                _code(read), _code(written)), style.READ_NOTE, fill=style.LINK)  # fmt: skip
         aliases = [(a.dst, a.offset) for a in plan.aliases if a.src == state]
         with canvas.group("alias"):
-            canvas.text(_RIGHT_X + 12, line + 32, "; ".join(
+            canvas.text(left + 12, line + 35, "; ".join(
                 "%s = %s" % (_code([d]), "rows 1…T" if o == 1 else "row T") for d, o in aliases),
-                style.NOTE, fill=style.ALIAS)  # fmt: skip
-        line += 52
+                style.READ_NOTE, fill=style.ALIAS)  # fmt: skip
+        line += 58
     sequence, source = stages.inputs[0]
     back = [l for l in plan.backward_links if l.external == source + "_grad"]
     with canvas.group("link"):
-        canvas.text(_RIGHT_X, line - 4, "%s = row t of %s; backward: %s = row t of %s" % (
-            _code([sequence]), _code([source]), _code([back[0].internal]),
-            _code([back[0].external])), style.NOTE, fill=style.LINK)  # fmt: skip
-    line = _note(canvas, _RIGHT_X, line + 12, "%d links, %d backward links (into `<state>_grad` "
-                 "and `%s_grad`), %d aliases" % (len(plan.forward_links),
-                 len(plan.backward_links), source, len(plan.aliases)), right)  # fmt: skip
-    y = end(line)
+        canvas.text(left, line - 6, "%s = row t of %s" % (_code([sequence]), _code([source])),
+                    style.READ_NOTE, fill=style.LINK)  # fmt: skip
+        canvas.text(left, line + 10, "backward: %s = row t of %s" % (
+            _code([back[0].internal]), _code([back[0].external])), style.READ_NOTE,
+            fill=style.LINK)  # fmt: skip
+    line = _note(canvas, left, line + 26, "%d links, %d backward links, %d aliases" % (
+        len(plan.forward_links), len(plan.backward_links), len(plan.aliases)),
+        right - 12)  # fmt: skip
 
-    # -- 5 the _accum rewrite ---------------------------------------------------------------
-    stage(y, "5", "accumulate_linked_gradients", "the `_accum` rewrite", "#FFFFFF",
-          style.ACCUMULATE)  # fmt: skip
-    line = y + 12
+    # the _accum rewrite (5)
+    line += 10
+    tag(line, "5")
     if stages.accum:
         text = "renames %s" % "; ".join("%s → %s" % (t, _code([r])) for t, _, r in stages.accum)
     else:
         text = "one layer: nothing to rename"
-    canvas.text(_RIGHT_X, line, text, style.NOTE, bold=True)
+    canvas.text(left, line, text, style.READ_NOTE, bold=True)
     example = two_layers.accum[0] if two_layers.accum else None
     if example is not None:
         op_type, blob, renamed = example
-        line = _note(canvas, _RIGHT_X, line + 17, "two layers (`dim_out=[%d, %d]`): `%s` writes "
+        line = _note(canvas, left, line + 18, "two layers (`dim_out=[%d, %d]`): `%s` writes "
                      "%s, then a `Sum`" % (dim_out, dim_out, op_type, _code([renamed])),
-                     right)  # fmt: skip
-    y = end(line)
+                     right - 12) - 6  # fmt: skip
 
-    # -- 6 the op --------------------------------------------------------------------------------
-    stage(y, "6", "op_arguments", "one `RecurrentNetwork` op", style.RNN_FILL, style.RNN_OP)
-    line = y + 12
-    canvas.text(_RIGHT_X, line, "`RecurrentNetwork` in `net`, inputs in this order:",
-                style.NOTE, bold=True)  # fmt: skip
-    line, _ = _pills(canvas, _RIGHT_X, line + 20, stages.op_inputs, "#FFFFFF", style.RNN_OP,
-                     right, cls="input")  # fmt: skip
-    canvas.text(_RIGHT_X, line + 20, "outputs:", style.NOTE, bold=True)
-    line, _ = _pills(canvas, _RIGHT_X + 50, line + 20, stages.op_outputs, "#FFFFFF",
-                     style.RNN_OP, right, cls="output")  # fmt: skip
+    # every argument (6)
+    line += 14
+    tag(line, "6")
     families = _argument_families(stages.op_arguments)
-    line = _note(canvas, _RIGHT_X, line + 20, "%d arguments: %s"
-                 % (len(stages.op_arguments), families), right)  # fmt: skip
-    end(line)
-
-    # -- the stages' boxes on the left, joined top to bottom -----------------------------------
-    for k, (y_top, y_bottom, number, function, concept, fill, edge) in enumerate(rows):
-        with canvas.group("stage"):
-            canvas.rect(10, y_top, _LEFT_W, y_bottom - y_top, fill, edge, 1.4, 5)
-            x = 18
-            if number:
-                canvas.circle(26, y_top + 14, 8, "#FFFFFF", edge, 1.4)
-                canvas.text(26, y_top + 14, number, style.NOTE, "middle", True)
-                x = 40
-            canvas.text(x, y_top + 14, concept, style.SMALL, bold=True)
-            canvas.text(18, y_top + 31, "`%s`" % function, _MONO)
-        if k < len(rows) - 1:
-            canvas.arrow(10 + _LEFT_W / 2, y_bottom, 10 + _LEFT_W / 2, rows[k + 1][0], style.INK,
-                         1.3)  # fmt: skip
+    line = _note(canvas, left, line, "%d arguments: %s" % (len(stages.op_arguments), families),
+                 right - 12)  # fmt: skip
+    canvas.rect(10, op_top, style.WIDTH - 20, line - 4 - op_top, "none", style.RNN_OP, 1.8, 6)
     return Figure("fig_recurrent_net_stages", canvas.svg())

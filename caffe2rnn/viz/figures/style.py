@@ -25,6 +25,12 @@ SMALL = 11
 NOTE = 10.5
 #: The smallest text a drawn figure may have at page width, in px.
 MIN_PX = NOTE
+#: The sizes of the dense figures of steps 8, 10 and 12 (the forward rows, the
+#: RecurrentNetwork op, BPTT, the backward step net): a reader met them at the
+#: column's width and could not read 10.5 px notes there (round 12), so their
+#: smallest label is READ_NOTE.
+READ_SMALL = 12
+READ_NOTE = 11.5
 
 _state = BLOB_KINDS["state"][0]
 _gradient = BLOB_KINDS["gradient"][0]
