@@ -286,3 +286,17 @@ class Rollback:
         blobs = self.ws._blobs
         for name in set(blobs) - self.names_before:
             del blobs[name]
+
+
+def swapped_from(ws, blob):
+    """The array an open journal of ``ws`` (or of a parent) put aside when it
+    handed ``blob`` the spare it holds now (:meth:`Rollback.swap`), or None.
+    The RNN executor derives a plan for the spare from the plan bound to
+    that array (:mod:`caffe2rnn.operators.rnn.plan_pair`)."""
+    while ws is not None:
+        for journal in ws._journals:
+            for swapped, value, spare in journal.swapped:
+                if swapped is blob and blob.value is spare:
+                    return value
+        ws = ws.parent
+    return None

@@ -154,7 +154,15 @@ def test_an_lstm_run_net_with_its_input_projection_swapped_is_bit_identical(kern
         assert all(np.shares_memory(s.get_blob("input_t").value, i2h.value) for s in steps)
     assert len(arrays) == 2  # swapped: two arrays in turn
     ops = [op for op in workspace.C_Workspace().get_net(on).ops if hasattr(op, "executor")]
-    assert [op.executor.builds for op in ops] == [2, 2]  # a plan per array, kept
+    # a plan per array, kept: the second derived from the first (its views
+    # into the old array moved to the spare), not built op by op again
+    assert [op.executor.builds for op in ops] == [1, 1]
+    assert [op.executor.derivations for op in ops] == [1, 1]
+    plans = [(op.executor.plan, op.executor.other_plans[kernel_path]) for op in ops]
+    for plan, other in plans:
+        assert len(plan.calls) == len(other.calls) and plan.steady is other.steady
+        moved = [a is not b for a, b in zip(plan.guard_arrays, other.guard_arrays)]
+        assert sum(moved) == 1  # only the swapped input's guard
 
     # A failure after the swap (the recurrent op refuses the initial state,
     # after FC wrote the spare): the workspace as it was; then the same again.

@@ -265,6 +265,7 @@ class StepNetExecutor:
         self.other_plans = {}  # kernel path -> the plan before it, kept (see _switch_to)
         self.stale_plans = 0
         self.builds = 0  # plans built so far (tests and the benchmark read it)
+        self.derivations = 0  # plans derived from another (plan_pair.derive)
         self.disabled_reason = None
         self.checked = CheckedOnce()  # the step net's instances after the first skip its checks
 
@@ -286,9 +287,18 @@ class StepNetExecutor:
         plan = self.plans.get(path)
         if plan is None or not self._fits(plan, key, scratch):
             other = self.other_plans.pop(path, None)
+            derived = None
             if other is not None and self._fits(other, key, scratch):
                 self._switch_to(path, other, plan)
                 plan = other
+            elif (
+                plan is not None
+                and plan.key == key
+                and plan.workspaces == scratch.step_workspaces
+                and (derived := self._derive(plan)) is not None
+            ):
+                self._switch_to(path, derived, plan)
+                plan = derived
             else:
                 # Only its guards failed (an input holds another array): kept.
                 self.plans.pop(path, None)
@@ -304,11 +314,7 @@ class StepNetExecutor:
                 return
         for call in plan.prologue:
             call()
-        if plan.steady is None:
-            with _no_collections():
-                steady, calls = steady_calls(plan)
-                plan.steady, plan.steady_bound = steady, calls
-                plan.steady_calls = _compile(plan, calls)
+        self._choose_steady(plan)
         if self.num_threads > 1 and not plan.fallbacks:
             if plan.schedule is None:
                 plan.schedule = schedule.build(plan.steady_bound, self.num_threads)
@@ -321,6 +327,27 @@ class StepNetExecutor:
             self._finish_stale(scratch, order, index_of, plan, plan.steady[failed[0]])
         except Exception as exc:
             raise _failure(plan, plan.steady[failed[0]], exc) from exc
+
+    @staticmethod
+    def _choose_steady(plan):
+        """Choose (once) the calls later runs of ``plan`` make, compiled."""
+        if plan.steady is None:
+            with _no_collections():
+                steady, calls = steady_calls(plan)
+                plan.steady, plan.steady_bound = steady, calls
+                plan.steady_calls = _compile(plan, calls)
+
+    def _derive(self, plan):
+        """A plan for the arrays ``RunNet``'s journal swapped into blobs
+        ``plan`` guards, derived from it (:func:`.plan_pair.derive`), or None."""
+        if plan.fallbacks or not plan.steps:
+            return None
+        self._choose_steady(plan)
+        with _no_collections():
+            derived = plan_pair.derive(plan, plan.steps[0][1])
+        if derived is not None:
+            self.derivations += 1
+        return derived
 
     @staticmethod
     def _fits(plan, key, scratch):
