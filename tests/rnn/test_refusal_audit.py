@@ -558,7 +558,7 @@ REFUSALS = [
             INTERNAL,
             "control flow",
         )
-        for _ in range(2)
+        for _ in range(4)
     ],
     Refusal(
         "operators/rnn/gradient.py",

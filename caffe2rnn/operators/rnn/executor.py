@@ -194,6 +194,8 @@ class StepPlan:
         self.schedule = None  # lanes over steady_calls, once run with threads (schedule.py)
         self.lane_calls = None  # per lane, the calls it runs
         self.relink = None  # (other plan's serial, blobs, views): plan_pair.relink
+        # (first call, end, calls per step) of the steps derived from a template
+        self.derived = None
         self.serial = next(plan_pair.serials)
 
     def __len__(self):
@@ -420,6 +422,7 @@ class StepNetExecutor:
         template = None
         with _no_collections():
             for s, (t, ws) in enumerate(plan_steps):
+                start = len(plan.calls)
                 if self.timestep is not None:
                     update_timestep_blob(ws, self.timestep, t)
                     blob = ws.create_blob(self.timestep)
@@ -430,6 +433,11 @@ class StepNetExecutor:
                     plan.where_op.append(-1)
                 if template is not None:
                     if self._run_derived(plan, s, t, ws, template, expected):
+                        period = len(plan.calls) - start
+                        if plan.derived is None:
+                            plan.derived = [start, start, period]
+                        if plan.derived[1] == start and plan.derived[2] == period:
+                            plan.derived[1] = len(plan.calls)
                         continue
                     template = None  # this step does not fit: op by op from here
                 guards = len(plan.guard_blobs)

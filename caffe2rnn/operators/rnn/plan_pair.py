@@ -81,6 +81,9 @@ def _relinks(plan, other):
 
 #: The arguments a derived call shares with its model as they are.
 _SHARED = (int, float, bool, str, type(None), Blob, np.generic)
+_SCALARS = frozenset(_SHARED)
+_SLOTS = BoundCall.__slots__
+_new = object.__new__
 
 
 class _CannotSubstitute(Exception):
@@ -96,7 +99,7 @@ def _substitutes(plan, ws):
     because the rollback journal of ``ws`` (or a parent) swapped their blob,
     and ``{id(old root): new root}`` -- or None when a failed guard is not
     such a swap, or when memory of a swapped array is guarded unchanged."""
-    arrays, roots = {}, {}
+    arrays, roots, addresses = {}, {}, {}
     for blob, old in zip(plan.guard_blobs, plan.guard_arrays):
         new = blob.value
         if new is old:
@@ -113,59 +116,90 @@ def _substitutes(plan, ws):
             return None
         arrays[id(old)] = new
         roots[id(old_root)] = new_root
+        addresses[id(old_root)] = old_root.__array_interface__["data"][0]
     bound = {id(_root(a)) for a in plan.guard_arrays if type(a) is np.ndarray}
     for blob, a in zip(plan.guard_blobs, plan.guard_arrays):
         if type(a) is np.ndarray and blob.value is a and id(_root(a)) in roots:
             return None  # the old memory guarded under another name
     if not roots or any(id(r) in bound for r in roots.values()):
         return None
-    return arrays, roots
+    return arrays, roots, addresses
 
 
 class _Substitution:
     """Arguments and calls of a plan with the swapped arrays' views moved to
-    the new arrays; each object substituted once (a view several calls
-    share stays one view)."""
+    the new arrays. Each object is substituted once (a view several calls
+    share stays one view), and what holds nothing swapped is the very same
+    object: a call touching no swapped memory is shared by both plans."""
 
-    def __init__(self, arrays, roots):
-        self.arrays, self.roots, self.calls = arrays, roots, {}
+    def __init__(self, arrays, roots, addresses):
+        self.memo, self.roots = dict(arrays), roots  # id(old) -> new
+        self.addresses = addresses  # id(old root) -> its address
+
+    def _array(self, x):
+        root = x
+        while type(root.base) is np.ndarray:
+            root = root.base
+        new_root = self.roots.get(id(root))
+        if new_root is None:
+            y = x
+        else:
+            offset = x.__array_interface__["data"][0] - self.addresses[id(root)]
+            y = np.ndarray(x.shape, x.dtype, new_root, offset, x.strides)
+            if not x.flags.writeable:
+                y.flags.writeable = False
+        self.memo[id(x)] = y
+        return y
 
     def value(self, x):
+        """``x`` (an argument, or a tuple or list of them) substituted."""
+        memo = self.memo
+        y = memo.get(id(x))
+        if y is not None:
+            return y
         t = type(x)
         if t is np.ndarray:
-            y = self.arrays.get(id(x))
-            if y is None:
-                root = _root(x)
-                new_root = self.roots.get(id(root))
-                if new_root is None:
-                    y = x
-                else:
-                    y = np.ndarray(x.shape, x.dtype, new_root, _offset(x, root), x.strides)
-                    if not x.flags.writeable:
-                        y.flags.writeable = False
-                self.arrays[id(x)] = y
-            return y
-        if t is tuple:
-            return tuple(map(self.value, x))
-        if t is list:
-            return list(map(self.value, x))
-        if isinstance(x, _SHARED):
-            return x
-        raise _CannotSubstitute(t.__name__)
+            return self._array(x)
+        if t is not tuple and t is not list:
+            if t in _SCALARS or isinstance(x, _SHARED):
+                return x
+            raise _CannotSubstitute(t.__name__)
+        items, changed = [], False
+        for i in x:
+            ti = type(i)
+            if ti is np.ndarray:
+                j = memo.get(id(i))
+                if j is None:
+                    j = self._array(i)
+            elif ti in _SCALARS:
+                j = i
+            else:
+                j = self.value(i)
+            changed = changed or j is not i
+            items.append(j)
+        y = t(items) if changed else x
+        memo[id(x)] = y
+        return y
 
     def call(self, c):
-        done = self.calls.get(id(c))
+        """``c`` with its arguments and declarations substituted (``c``
+        itself when nothing in them is swapped)."""
+        done = self.memo.get(id(c))
         if done is not None:
             return done
         if type(c) is not BoundCall or c._sets not in (None, _ARGS):
             raise _CannotSubstitute("a call of its own kind")
-        new = copy.copy(c)
-        new.args = self.value(c.args)
-        for attr in ("_reads", "_writes"):
-            declared = getattr(c, attr)
-            if type(declared) is tuple:
-                setattr(new, attr, self.value(declared))
-        self.calls[id(c)] = new
+        args = self.value(c.args)
+        reads = self.value(c._reads) if type(c._reads) is tuple else c._reads
+        writes = self.value(c._writes) if type(c._writes) is tuple else c._writes
+        if args is c.args and reads is c._reads and writes is c._writes:
+            new = c
+        else:
+            new = _new(BoundCall)
+            for attr in _SLOTS:
+                setattr(new, attr, getattr(c, attr))
+            new.args, new._reads, new._writes = args, reads, writes
+        self.memo[id(c)] = new
         return new
 
 
@@ -189,10 +223,15 @@ def derive(plan, ws):
             reads = c._reads if type(c._reads) is tuple else ()
             if any(sub.value(a) is not a for a in reads):
                 return None
-        calls = [sub.call(c) for c in plan.calls]
-        steady_bound = [sub.call(c) for c in plan.steady_bound]
+        calls = _calls(plan, sub)
     except _CannotSubstitute:
         return None
+    # the steady calls are plan.calls' by position, or (a link assignment cut
+    # down by steady.py) a call of their own
+    steady_bound = [
+        calls[i] if c is plan.calls[i] else sub.call(c)
+        for i, c in zip(plan.steady, plan.steady_bound)
+    ]
     new = copy.copy(plan)
     new.serial = next(serials)
     new.calls = calls
@@ -202,4 +241,95 @@ def derive(plan, ws):
     new.steady_calls = kernels.current().compile_calls(steady_bound)
     new.compiled = {}
     new.schedule = new.lane_calls = new.relink = None
+    _pair_relinks(plan, new, sub)
     return new
+
+
+def _calls(plan, sub):
+    """``plan.calls`` substituted. The steps whose calls the build derived
+    from a template (:mod:`.derive`; ``plan.derived``: the first call index
+    of the first such step, the index after the last, and the calls per
+    step) repeat the same argument kinds at the same positions: a position
+    holding a view into a swapped array at the first of them does at every
+    one (a view moving through the same buffer), and no other position
+    does. So those steps are walked once, and at the others only the
+    positions that moved are replaced -- linear in T with a small factor,
+    instead of a walk over every argument of every call."""
+    calls = plan.calls
+    if plan.derived is None:
+        return [sub.call(c) for c in calls]
+    first, end, period = plan.derived
+    out = [sub.call(c) for c in calls[: first + period]]
+    moves = []  # (position in the step, [paths into (args, _reads, _writes)])
+    for k in range(period):
+        old, new = calls[first + k], out[first + k]
+        if new is not old:
+            parts = (old.args, old._reads, old._writes), (new.args, new._reads, new._writes)
+            moves.append((k, list(_paths(*parts))))
+    for start in range(first + period, end, period):
+        step = calls[start : start + period]
+        for k, paths in moves:
+            step[k] = _moved(sub, step[k], paths)
+        out.extend(step)
+    out.extend(sub.call(c) for c in calls[end:])
+    return out
+
+
+def _paths(old, new, path=()):
+    """The index paths at which ``new`` holds another object than ``old``."""
+    if new is old:
+        return
+    if type(old) in (tuple, list):
+        for i, (x, y) in enumerate(zip(old, new)):
+            yield from _paths(x, y, path + (i,))
+    else:
+        yield path
+
+
+def _replaced(sub, value, path, i):
+    """``value`` with the array at ``path[i:]`` substituted (a view into a
+    swapped array, or this is not the template's step: raise)."""
+    if i == len(path):
+        if type(value) is not np.ndarray:
+            raise _CannotSubstitute("a derived step unlike the first")
+        moved = sub.memo.get(id(value))
+        if moved is None:
+            moved = sub._array(value)
+        if moved is value:
+            raise _CannotSubstitute("a derived step unlike the first")
+        return moved
+    items = list(value)
+    items[path[i]] = _replaced(sub, items[path[i]], path, i + 1)
+    return type(value)(items)
+
+
+def _moved(sub, c, paths):
+    """Call ``c`` of a derived step with the arrays at ``paths`` (into
+    ``(args, _reads, _writes)``) substituted."""
+    parts = [c.args, c._reads, c._writes]
+    for path in paths:
+        parts[path[0]] = _replaced(sub, parts[path[0]], path, 1)
+    new = _new(BoundCall)
+    new.func, new.name, new.releases_gil, new.cost = c.func, c.name, c.releases_gil, c.cost
+    new._sets, new._label, new.part_ops = c._sets, c._label, c.part_ops
+    new.args, new._reads, new._writes = parts
+    sub.memo[id(c)] = new
+    return new
+
+
+def _pair_relinks(plan, new, sub):
+    """Both plans' :func:`relink` lists against each other, read off the
+    substitution instead of a search through every view's memory: each
+    blob's last link assignment in ``plan``, where its view moved (the
+    derived plan's calls are ``plan``'s, position by position)."""
+    last = {}
+    for call in plan.calls:
+        if call.name == ASSIGN:
+            for blob, value in zip(*call.args):
+                last[id(blob)] = (blob, value)
+    memo = sub.memo
+    pairs = [(b, v, memo.get(id(v), v)) for b, v in last.values()]
+    pairs = [(b, v, w) for b, v, w in pairs if w is not v]
+    blobs = [b for b, _, _ in pairs]
+    plan.relink = (new.serial, blobs, [v for _, v, _ in pairs])
+    new.relink = (plan.serial, blobs, [w for _, _, w in pairs])
