@@ -40,7 +40,9 @@ unless the plan before it fits: the executor keeps the last two plans of a
 kernel path, because ``RunNet``'s rollback journal hands an input written
 whole (``FC``'s output) two arrays in turn (:mod:`caffe2rnn.runtime.rollback`).
 Going back to the other plan, its link views are put back into the step
-workspaces (:mod:`.plan_pair`), which are then as its build left them. A
+workspaces (:mod:`.plan_pair`), which are then as its build left them; and
+the second plan is derived from the first (the views into the old array
+moved to the new one), not built op by op. A
 fallback op whose output is a different array from one run to the next (so
 bound calls after it would read a stale one) is detected after it runs: the
 loop finishes op by op, and after two such runs the executor stays off for
@@ -264,7 +266,7 @@ class StepNetExecutor:
         self.num_threads = max(1, int(num_threads))
         self._pool = None  # this executor's worker threads (lanes 1 ..)
         self.plans = {}  # kernel path -> its plan (bound calls are path-specific)
-        self.other_plans = {}  # kernel path -> the plan before it, kept (see _switch_to)
+        self.other_plans = {}  # kernel path -> the plan before it, kept (plan_pair.choose)
         self.stale_plans = 0
         self.builds = 0  # plans built so far (tests and the benchmark read it)
         self.derivations = 0  # plans derived from another (plan_pair.derive)
@@ -286,34 +288,12 @@ class StepNetExecutor:
             return self._run_op_by_op(scratch, order, index_of, 0)
         path = kernels.active()
         key = (order, index_key)
-        plan = self.plans.get(path)
-        if plan is None or not self._fits(plan, key, scratch):
-            other = self.other_plans.pop(path, None)
-            derived = None
-            if other is not None and self._fits(other, key, scratch):
-                self._switch_to(path, other, plan)
-                plan = other
-            elif (
-                plan is not None
-                and plan.key == key
-                and plan.workspaces == scratch.step_workspaces
-                and (derived := self._derive(plan)) is not None
-            ):
-                self._switch_to(path, derived, plan)
-                plan = derived
-            else:
-                # Only its guards failed (an input holds another array): kept.
-                self.plans.pop(path, None)
-                if (
-                    plan is not None
-                    and plan.key == key
-                    and plan.workspaces == scratch.step_workspaces
-                ):
-                    self.other_plans[path] = plan
-                plan = self.plans[path] = self._build(scratch, order, index_of, key)
-                if not plan.fallbacks and self.builds <= PLANS_KEPT:
-                    self._release_step_nets(plan)
-                return
+        plan = plan_pair.choose(self, path, key, scratch)
+        if plan is None:
+            plan = self.plans[path] = self._build(scratch, order, index_of, key)
+            if not plan.fallbacks and self.builds <= PLANS_KEPT:
+                self._release_step_nets(plan)
+            return
         for call in plan.prologue:
             call()
         self._choose_steady(plan)
@@ -339,7 +319,7 @@ class StepNetExecutor:
                 plan.steady, plan.steady_bound = steady, calls
                 plan.steady_calls = _compile(plan, calls)
 
-    def _derive(self, plan):
+    def derive_plan(self, plan):
         """A plan for the arrays ``RunNet``'s journal swapped into blobs
         ``plan`` guards, derived from it (:func:`.plan_pair.derive`), or None."""
         if plan.fallbacks or not plan.steps:
@@ -347,27 +327,8 @@ class StepNetExecutor:
         self._choose_steady(plan)
         with _no_collections():
             derived = plan_pair.derive(plan, plan.steps[0][1])
-        if derived is not None:
-            self.derivations += 1
+        self.derivations += derived is not None
         return derived
-
-    @staticmethod
-    def _fits(plan, key, scratch):
-        """Whether ``plan`` was built for this loop and its guards hold."""
-        return (
-            plan.key == key
-            and plan.workspaces == scratch.step_workspaces
-            and kernels.current().first_stale_guard(plan.guard_blobs, plan.guard_arrays) == -1
-        )
-
-    def _switch_to(self, path, plan, current):
-        """Make the kept ``plan`` the one in use again, keeping ``current``
-        (if any) in its place, its link views back in the step workspaces
-        (:func:`.plan_pair.relink`)."""
-        self.plans[path] = plan
-        if current is not None:
-            self.other_plans[path] = current
-        plan_pair.relink(plan, current)
 
     def _run_threaded(self, plan):
         """Run the plan's lanes (:mod:`.schedule`) at once: lane 0 here, the

@@ -44,6 +44,41 @@ from ..bound_call import _ARGS, ASSIGN, BoundCall
 serials = itertools.count()
 
 
+def fits(plan, key, scratch):
+    """Whether ``plan`` was built for this loop and its guards hold."""
+    return (
+        plan.key == key
+        and plan.workspaces == scratch.step_workspaces
+        and kernels.current().first_stale_guard(plan.guard_blobs, plan.guard_arrays) == -1
+    )
+
+
+def choose(executor, path, key, scratch):
+    """The plan ``executor`` runs this loop with on kernel path ``path``:
+    the one in use if it fits; else the one kept before it if that fits;
+    else one derived from the one in use (:func:`derive`); else None (build
+    one). The plan in use, when only its guards failed, is kept as the one
+    before; a plan taken up again gets its link views back (:func:`relink`)."""
+    plans, others = executor.plans, executor.other_plans
+    plan = plans.get(path)
+    if plan is not None and fits(plan, key, scratch):
+        return plan
+    other = others.pop(path, None)
+    same_loop = plan is not None and plan.key == key and plan.workspaces == scratch.step_workspaces
+    if other is None or not fits(other, key, scratch):
+        other = executor.derive_plan(plan) if same_loop else None
+        if other is None:
+            plans.pop(path, None)
+            if same_loop:  # only its guards failed (an input holds another array)
+                others[path] = plan
+            return None
+    plans[path] = other
+    if plan is not None:
+        others[path] = plan
+    relink(other, plan)
+    return other
+
+
 def relink(plan, other):
     """Assign again the link views of ``plan`` that ``other`` (the plan in
     use until now, or None) assigned differently. The list is made once per
