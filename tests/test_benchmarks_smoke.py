@@ -1,6 +1,8 @@
 """The smaller benchmarks in their quick form, so they cannot rot:
-bench_fc_layouts.py (every layout timed, the rule's pick, the reproduce line)
-and bench_executor_memory.py (the executor keeps less per step than the loop)."""
+bench_fc_layouts.py (every layout timed, the rule's pick, the reproduce line),
+bench_executor_memory.py (the executor keeps less per step than the loop),
+bench_executor_build.py, bench_fusion.py and bench_journal.py (what RunNet's
+rollback journal copies)."""
 
 import importlib.util
 import os
@@ -62,3 +64,12 @@ def test_the_fusion_benchmark_compares_equal_plans(capsys):
     bench.main(["--quick"])
     out = capsys.readouterr().out
     assert "fwd unfused" in out and "reproduce:" in out
+
+
+def test_the_journal_benchmark_names_what_the_journal_copies(capsys):
+    bench = load("bench_journal")
+    bench.main(["--quick", "--rounds", "1"])
+    out = capsys.readouterr().out
+    # FC's output is copied for both nets; the gradient of the input only for fwd+bwd
+    assert "bench_inference/i2h " in out and "bench_lstm/i2h_grad" in out
+    assert "journal/run" in out and "reproduce:" in out

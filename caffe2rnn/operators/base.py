@@ -54,6 +54,12 @@ class Operator:
     #: such as ``RecurrentNetwork`` creates (:mod:`caffe2rnn.runtime.registry`).
     era = None
 
+    #: Whether :meth:`run` writes every element of each output and reads no
+    #: blob but its inputs (an output that is also an input does not count).
+    #: Then ``RunNet``'s rollback journal may hand such an output a spare
+    #: array instead of copying its old contents (:mod:`caffe2rnn.runtime.rollback`).
+    writes_outputs_whole = False
+
     def __init__(self, op_def, ws, era=None):
         self.def_ = op_def
         self.ws = ws

@@ -126,6 +126,9 @@ class FC(FullyConnectedBase):
     rewritten in place), so a run is one ``np.matmul`` and one bias add.
     """
 
+    #: Y is written whole (the product, then the bias added in place).
+    writes_outputs_whole = True
+
     def setup(self):
         super().setup()
         self._checked = ()  # the input shapes/types last validated

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import DTypeError, EnforceNotMet, WrongTypeError
 from ..proto import caffe2_pb2, parse, tensors
+from .blob import expose
 from .workspace import fetch_value
 
 
@@ -161,7 +162,10 @@ class TensorCPU:
     def data(self):
         """The blob's array (a copy for strings, as in Caffe2)."""
         value = self._array()
-        return value.copy() if value.dtype == object else value
+        if value.dtype == object:
+            return value.copy()
+        expose(value)  # the caller may keep it: RunNet must not swap it out (rollback.py)
+        return value
 
     @property
     def shape(self):

@@ -49,6 +49,39 @@ def _remember(arr, storage):
     _storage_of[key] = (weakref.ref(arr, lambda _, key=key: _storage_of.pop(key, None)), storage)
 
 
+def same_capacity(arr):
+    """A new, uninitialised array of ``arr``'s shape and dtype whose capacity
+    (the buffer :meth:`Blob.resize` may reuse) is as big as ``arr``'s: in
+    place of ``arr`` in a blob, every later resize keeps or reallocates
+    memory exactly as it would have with ``arr``."""
+    storage = capacity_storage(arr)
+    size = arr.size if storage is None else storage.size
+    fresh = np.empty(size, dtype=arr.dtype)
+    new = fresh[: arr.size].reshape(arr.shape)
+    _remember(new, fresh)
+    return new
+
+
+# Arrays handed to Python code as a blob's own array (``TensorCPU.data``, a
+# Python op's inputs and outputs): whoever holds one expects it to show the
+# blob's later values, so the rollback journal never hands the blob another
+# array in its place (:mod:`caffe2rnn.runtime.rollback`).
+_exposed = {}
+
+
+def expose(arr):
+    """Note that Python code now holds ``arr``, a blob's own array."""
+    key = id(arr)
+    if key not in _exposed:
+        _exposed[key] = weakref.ref(arr, lambda _, key=key: _exposed.pop(key, None))
+
+
+def exposed(arr):
+    """Whether :func:`expose` was called on ``arr`` (this very object)."""
+    ref = _exposed.get(id(arr))
+    return ref is not None and ref() is arr
+
+
 def capacity_storage(arr):
     """The buffer behind ``arr`` if :meth:`Blob.resize` allocated it, else None."""
     entry = _storage_of.get(id(arr))

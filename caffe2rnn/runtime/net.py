@@ -109,6 +109,9 @@ class NetInstance:
     #: the rollback journal's copies of the last run, reused by the next
     #: (:mod:`.rollback`); None before the first run
     journal_spares = None
+    #: the blobs the journal may swap instead of copying
+    #: (:func:`.rollback.swappable`); None before the first ``RunNet``
+    journal_swaps = None
 
     def run(self):
         index = 0

@@ -42,6 +42,20 @@ of an LSTM's activations would push out of the cache the data the run is
 about to use. Step nets inside a RecurrentNetwork are not
 journaled on their own: the RecurrentNetwork op's outputs are.
 
+Swaps instead of copies. Some outputs are written whole before anything
+reads them: ``FC``'s ``Y`` (an LSTM's input projection, two thirds of what an
+inference net's journal copied). For those the journal copies nothing: it
+hands the blob a spare array of the same shape and capacity, keeps the old
+array aside untouched, and puts it back if the run fails; after a successful
+run the old array is the next run's spare, so two arrays take turns. Which
+outputs qualify is read off the net once (:func:`swappable`: the outputs of
+its leading ops that declare :attr:`~caffe2rnn.operators.base.Operator.writes_outputs_whole`,
+read by none of them), and each run checks that nobody else sees the array:
+not a Python caller who took it as ``TensorCPU.data`` (:func:`~caffe2rnn.runtime.blob.expose`),
+not another blob of the workspace (an ``Alias``). A recurrent op reading the
+swapped blob keeps an executor plan per array (:mod:`caffe2rnn.operators.rnn.executor`).
+``FetchBlob`` returns a copy, which no run changes either way.
+
 What is not undone: changes *inside* non-tensor objects a blob holds (a blobs
 queue that was pushed to, a RecurrentNetwork's step workspaces), files an op
 wrote, and the random stream fills drew from. A :class:`~caffe2rnn.runtime.plan`
@@ -51,6 +65,7 @@ run removes the empty blobs it created and nothing more.
 import numpy as np
 
 from .. import kernels
+from .blob import capacity_storage, exposed, same_capacity
 
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import byte_bounds
@@ -65,21 +80,126 @@ SHARED_BYTES = 1 << 16
 #: From this size a copy into a spare is streamed past the cache
 #: (:mod:`caffe2rnn.kernels.stream_copy`): it is read back only if a run fails.
 STREAM_BYTES = 1 << 18
+#: The key of a swapped blob's spare array in ``spares``: (SWAP, id(blob)).
+SWAP = "swap"
+#: A swap looks at every blob of the workspace first (is the array shown
+#: elsewhere?); below this many bytes per blob looked at, copying is cheaper.
+SWAP_BYTES_PER_BLOB = 4096
+#: Whether the journal swaps what it may (:meth:`Rollback.swap`); False copies
+#: every blob, as before swaps (benchmarks/bench_journal.py times both).
+swapping = True
+
+
+def swappable(ops):
+    """The output blobs of ``ops`` (a net's, in order) that every run writes
+    whole before anything reads them: the outputs of the net's *leading* ops
+    that declare ``writes_outputs_whole``, first written there and read by
+    none of those ops. The search stops at the first op that does not
+    declare it: from there on anything may read anything (a recurrent op's
+    step net reads blobs by name)."""
+    touched, found = set(), []
+    for op in ops:
+        if not op.writes_outputs_whole:
+            break
+        touched.update(map(id, op.inputs))
+        for blob in op.outputs:
+            if id(blob) not in touched:
+                found.append(blob)
+            touched.add(id(blob))
+    return found
+
+
+def _root(array):
+    """The array that owns ``array``'s memory (NumPy keeps views' ``base``
+    pointing at it)."""
+    while type(array.base) is np.ndarray:
+        array = array.base
+    return array
+
+
+def _seen_elsewhere(ws, blob, root):
+    """Whether a blob of ``ws`` or its parents other than ``blob`` holds
+    memory of ``root`` (an ``Alias``, or a view)."""
+    while ws is not None:
+        for other in ws._blobs.values():
+            value = other.value
+            if other is not blob and type(value) is np.ndarray and _root(value) is root:
+                return True
+        ws = ws.parent
+    return False
+
+
+def _capacity(array):
+    storage = capacity_storage(array)
+    return array.size if storage is None else storage.size
 
 
 class Rollback:
     """The journal of one guarded call on ``ws``; :meth:`undo` restores it."""
 
-    __slots__ = ("ws", "names_before", "saved", "spares", "copied")
+    __slots__ = ("ws", "names_before", "saved", "spares", "copied", "swapped")
 
     def __init__(self, ws, spares=None):
         self.ws = ws
         self.names_before = set(ws._blobs)
         # id(blob) -> (blob, value, array to restore into or None, its copy)
         self.saved = {}
-        # id(blob) -> (array copied, its copy): copies of an earlier call, to copy into
+        # id(blob) -> (array copied, its copy): copies of an earlier call, to copy into;
+        # (SWAP, id(blob)) -> the spare array a swapped blob gets next
         self.spares = spares
         self.copied = {}  # id(buffer) -> the array of it copied (a list: several)
+        self.swapped = []  # (blob, its array kept aside, the spare it holds now)
+
+    def swap(self, blobs):
+        """Hand each of ``blobs`` (see :func:`swappable`; the run must write
+        them whole before reading them) a spare array in place of its own,
+        which is kept aside untouched -- instead of copying it. Only with
+        ``spares`` (a created net's), for an array of at least
+        :data:`SHARED_BYTES` and :data:`SWAP_BYTES_PER_BLOB` per blob of the
+        workspace (and its parents) that no Python caller was given and no other
+        blob shows, whose memory is its own (not a view into another
+        tensor); any other blob is left to :meth:`note`. Call before
+        :meth:`note`."""
+        spares = self.spares
+        if spares is None or not swapping or not blobs:
+            return
+        ws, looked_at = self.ws, 0
+        while ws is not None:
+            looked_at += len(ws._blobs)
+            ws = ws.parent
+        smallest = max(SHARED_BYTES, SWAP_BYTES_PER_BLOB * looked_at)
+        for blob in blobs:
+            value = blob.value
+            if (
+                type(value) is not np.ndarray
+                or id(blob) in self.saved
+                or value.nbytes < smallest
+                or value.dtype.hasobject
+                or not (value.flags.writeable and value.flags.c_contiguous)
+                or exposed(value)
+            ):
+                continue
+            root = _root(value)
+            if root is not value and root is not capacity_storage(value):
+                continue  # a view into another tensor's memory
+            if _seen_elsewhere(self.ws, blob, root):
+                continue
+            spare = spares.get((SWAP, id(blob)))
+            if (
+                spare is None
+                or spare.shape != value.shape
+                or spare.dtype != value.dtype
+                or _capacity(spare) != _capacity(value)
+            ):
+                spare = same_capacity(value)
+            blob.value = spare
+            self.saved[id(blob)] = (blob, value, None, None)
+            self.swapped.append((blob, value, spare))
+
+    def commit(self):
+        """The call succeeded: each swapped blob's old array is its next spare."""
+        for blob, value, _ in self.swapped:
+            self.spares[(SWAP, id(blob))] = value
 
     def note(self, blobs):
         """Remember ``blobs`` (runtime Blobs about to be written), once each.
@@ -155,7 +275,10 @@ class Rollback:
             self.note(op.outputs)
 
     def undo(self):
-        """Put every noted blob back and drop the names created since."""
+        """Put every noted blob back and drop the names created since (a
+        swapped blob gets its own array back; the spare stays a spare)."""
+        for blob, _, spare in self.swapped:
+            self.spares[(SWAP, id(blob))] = spare
         for blob, value, target, contents in reversed(list(self.saved.values())):
             if contents is not None:
                 np.copyto(target, contents)
@@ -163,3 +286,17 @@ class Rollback:
         blobs = self.ws._blobs
         for name in set(blobs) - self.names_before:
             del blobs[name]
+
+
+def swapped_from(ws, blob):
+    """The array an open journal of ``ws`` (or of a parent) put aside when it
+    handed ``blob`` the spare it holds now (:meth:`Rollback.swap`), or None.
+    The RNN executor derives a plan for the spare from the plan bound to
+    that array (:mod:`caffe2rnn.operators.rnn.plan_pair`)."""
+    while ws is not None:
+        for journal in ws._journals:
+            for swapped, value, spare in journal.swapped:
+                if swapped is blob and blob.value is spare:
+                    return value
+        ws = ws.parent
+    return None

@@ -28,7 +28,7 @@ from ..errors import BlobNotFoundError, WorkspaceError, op_context
 from .blob import Blob
 from .net import NetInstance, create_operator, with_context
 from .plan import run_plan
-from .rollback import Rollback
+from .rollback import Rollback, swappable
 
 
 class Workspace:
@@ -156,11 +156,16 @@ class Workspace:
         # The journal copies into the net's spare arrays of its last run; a run
         # of the same net on another thread meanwhile finds none and allocates.
         spares, net.journal_spares = net.journal_spares or {}, None
+        if net.journal_swaps is None:  # the outputs a run writes whole first
+            net.journal_swaps = swappable(net.ops)
         try:
             with self.rolling_back(spares) as journal:
+                if num_iter > 0:  # (no run, nothing written: a swap would lose the values)
+                    journal.swap(net.journal_swaps)
                 journal.note_outputs(net.ops)
                 for _ in range(num_iter):
                     net.run()
+            journal.commit()
         finally:
             net.journal_spares = spares
         return True

@@ -551,6 +551,15 @@ REFUSALS = [
         )
         for _ in range(13)
     ],
+    *[
+        Refusal(
+            "operators/rnn/plan_pair.py",
+            "a plan its arrays cannot be substituted in (built op by op instead)",
+            INTERNAL,
+            "control flow",
+        )
+        for _ in range(4)
+    ],
     Refusal(
         "operators/rnn/gradient.py",
         "backward_step_net named like step_net",

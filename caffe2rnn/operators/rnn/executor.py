@@ -35,7 +35,14 @@ same order as the op's ``run``, so results are bit-identical to the op-by-op
 loop (``tests/rnn/test_executor.py`` checks outputs and every gradient).
 
 A plan is rebuilt when a guard fails (a new array fed into an input or a
-parameter, another sequence length or batch size, another kernel path); a
+parameter, another sequence length or batch size, another kernel path) --
+unless the plan before it fits: the executor keeps the last two plans of a
+kernel path, because ``RunNet``'s rollback journal hands an input written
+whole (``FC``'s output) two arrays in turn (:mod:`caffe2rnn.runtime.rollback`).
+Going back to the other plan, its link views are put back into the step
+workspaces (:mod:`.plan_pair`), which are then as its build left them; and
+the second plan is derived from the first (the views into the old array
+moved to the new one), not built op by op. A
 fallback op whose output is a different array from one run to the next (so
 bound calls after it would read a stale one) is detected after it runs: the
 loop finishes op by op, and after two such runs the executor stays off for
@@ -58,7 +65,7 @@ from ...errors import op_context
 from ...runtime import observers
 from ...runtime.net import with_context
 from ..bound_call import ASSIGN, BoundCall
-from . import derive, fusion, schedule
+from . import derive, fusion, plan_pair, schedule
 from .steady import steady_calls
 from .step_net import CheckedOnce, get_or_create_net
 from .step_workspaces import update_timestep_blob
@@ -72,6 +79,10 @@ MAX_STALE_PLANS = 2
 #: checked against the third (:mod:`.derive`). Step 0 is not among them: the
 #: first step of a loop may differ (initial states).
 LEARN_STEPS = (1, 2, 3)
+
+#: Plans kept per kernel path: the one in use and the one before it
+#: (``RunNet`` alternates a swapped input between two arrays).
+PLANS_KEPT = 2
 
 
 class _PlanStale(Exception):
@@ -184,6 +195,10 @@ class StepPlan:
         self.steady_bound = None  # the same calls as BoundCalls (the scheduler reads them)
         self.schedule = None  # lanes over steady_calls, once run with threads (schedule.py)
         self.lane_calls = None  # per lane, the calls it runs
+        self.relink = None  # (other plan's serial, blobs, views): plan_pair.relink
+        # (first call, end, calls per step) of the steps derived from a template
+        self.derived = None
+        self.serial = next(plan_pair.serials)
 
     def __len__(self):
         return len(self.calls)
@@ -251,8 +266,10 @@ class StepNetExecutor:
         self.num_threads = max(1, int(num_threads))
         self._pool = None  # this executor's worker threads (lanes 1 ..)
         self.plans = {}  # kernel path -> its plan (bound calls are path-specific)
+        self.other_plans = {}  # kernel path -> the plan before it, kept (plan_pair.choose)
         self.stale_plans = 0
         self.builds = 0  # plans built so far (tests and the benchmark read it)
+        self.derivations = 0  # plans derived from another (plan_pair.derive)
         self.disabled_reason = None
         self.checked = CheckedOnce()  # the step net's instances after the first skip its checks
 
@@ -271,25 +288,15 @@ class StepNetExecutor:
             return self._run_op_by_op(scratch, order, index_of, 0)
         path = kernels.active()
         key = (order, index_key)
-        plan = self.plans.get(path)
-        if (
-            plan is None
-            or plan.key != key
-            or plan.workspaces != scratch.step_workspaces
-            or kernels.current().first_stale_guard(plan.guard_blobs, plan.guard_arrays) != -1
-        ):
-            self.plans.pop(path, None)
+        plan = plan_pair.choose(self, path, key, scratch)
+        if plan is None:
             plan = self.plans[path] = self._build(scratch, order, index_of, key)
-            if not plan.fallbacks and self.builds == 1:
+            if not plan.fallbacks and self.builds <= PLANS_KEPT:
                 self._release_step_nets(plan)
             return
         for call in plan.prologue:
             call()
-        if plan.steady is None:
-            with _no_collections():
-                steady, calls = steady_calls(plan)
-                plan.steady, plan.steady_bound = steady, calls
-                plan.steady_calls = _compile(plan, calls)
+        self._choose_steady(plan)
         if self.num_threads > 1 and not plan.fallbacks:
             if plan.schedule is None:
                 plan.schedule = schedule.build(plan.steady_bound, self.num_threads)
@@ -302,6 +309,26 @@ class StepNetExecutor:
             self._finish_stale(scratch, order, index_of, plan, plan.steady[failed[0]])
         except Exception as exc:
             raise _failure(plan, plan.steady[failed[0]], exc) from exc
+
+    @staticmethod
+    def _choose_steady(plan):
+        """Choose (once) the calls later runs of ``plan`` make, compiled."""
+        if plan.steady is None:
+            with _no_collections():
+                steady, calls = steady_calls(plan)
+                plan.steady, plan.steady_bound = steady, calls
+                plan.steady_calls = _compile(plan, calls)
+
+    def derive_plan(self, plan):
+        """A plan for the arrays ``RunNet``'s journal swapped into blobs
+        ``plan`` guards, derived from it (:func:`.plan_pair.derive`), or None."""
+        if plan.fallbacks or not plan.steps:
+            return None
+        self._choose_steady(plan)
+        with _no_collections():
+            derived = plan_pair.derive(plan, plan.steps[0][1])
+        self.derivations += derived is not None
+        return derived
 
     def _run_threaded(self, plan):
         """Run the plan's lanes (:mod:`.schedule`) at once: lane 0 here, the
@@ -356,6 +383,7 @@ class StepNetExecutor:
         template = None
         with _no_collections():
             for s, (t, ws) in enumerate(plan_steps):
+                start = len(plan.calls)
                 if self.timestep is not None:
                     update_timestep_blob(ws, self.timestep, t)
                     blob = ws.create_blob(self.timestep)
@@ -366,6 +394,11 @@ class StepNetExecutor:
                     plan.where_op.append(-1)
                 if template is not None:
                     if self._run_derived(plan, s, t, ws, template, expected):
+                        period = len(plan.calls) - start
+                        if plan.derived is None:
+                            plan.derived = [start, start, period]
+                        if plan.derived[1] == start and plan.derived[2] == period:
+                            plan.derived[1] = len(plan.calls)
                         continue
                     template = None  # this step does not fit: op by op from here
                 guards = len(plan.guard_blobs)
@@ -525,6 +558,7 @@ class StepNetExecutor:
         t, ws = plan.steps[s]
         net = get_or_create_net(ws, self.netdef, self.era, self.checked)
         self.plans.clear()
+        self.other_plans.clear()
         self.stale_plans += 1
         if self.stale_plans >= MAX_STALE_PLANS:
             self.disabled_reason = "%s (%s) writes a new array on every run" % (
