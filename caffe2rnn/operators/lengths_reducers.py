@@ -139,17 +139,20 @@ class _WeightedSumGradient(Operator):
         np.copyto(self.output(0, (rows,) + dy.shape[1:], dy.dtype), grad)
 
 
-SparseLengthsWeightedSumGradient = register(
-    "SparseLengthsWeightedSumGradient", inputs=3, outputs=1
-)(type("SparseLengthsWeightedSumGradient", (_WeightedSumGradient,), {"__module__": __name__}))
-SparseLengthsIndicesInGradientWeightedSumGradient = register(
-    "SparseLengthsIndicesInGradientWeightedSumGradient", inputs=4, outputs=1
-)(
-    type(
-        "SparseLengthsIndicesInGradientWeightedSumGradient",
-        (_WeightedSumGradient,),
-        {"__module__": __name__},
+def _named(name, base, inputs, outputs):
+    """``base``'s computation registered under one of Caffe2's names for it: the
+    gradient makers write E5's names or, from E6, the ``IndicesInGradient`` ones
+    (the era policy ``lengths_gradient_indices``)."""
+    return register(name, inputs=inputs, outputs=outputs)(
+        type(name, (base,), {"__module__": __name__})
     )
+
+
+SparseLengthsWeightedSumGradient = _named(
+    "SparseLengthsWeightedSumGradient", _WeightedSumGradient, 3, 1
+)
+SparseLengthsIndicesInGradientWeightedSumGradient = _named(
+    "SparseLengthsIndicesInGradientWeightedSumGradient", _WeightedSumGradient, 4, 1
 )
 
 
@@ -193,23 +196,14 @@ class _WeightedSumWithMainInputGradient(Operator):
         d_weights.reshape(-1)[:rows] = d_w
 
 
-SparseLengthsWeightedSumWithMainInputGradient = register(
-    "SparseLengthsWeightedSumWithMainInputGradient", inputs=5, outputs=(1, None)
-)(
-    type(
-        "SparseLengthsWeightedSumWithMainInputGradient",
-        (_WeightedSumWithMainInputGradient,),
-        {"__module__": __name__},
-    )
+SparseLengthsWeightedSumWithMainInputGradient = _named(
+    "SparseLengthsWeightedSumWithMainInputGradient", _WeightedSumWithMainInputGradient, 5, (1, None)
 )
-SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient = register(
-    "SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient", inputs=5, outputs=2
-)(
-    type(
-        "SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient",
-        (_WeightedSumWithMainInputGradient,),
-        {"__module__": __name__},
-    )
+SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient = _named(
+    "SparseLengthsIndicesInGradientWeightedSumWithMainInputGradient",
+    _WeightedSumWithMainInputGradient,
+    5,
+    2,
 )
 
 
