@@ -172,6 +172,10 @@ class Era:
     #: ``LengthsSum``: DATA) as one more input. Before: ``LengthsSumGradient``,
     #: ``SparseLengthsSumGradient``, ``SparseLengthsWeightedSumGradient``.
     lengths_gradient_indices: bool = False
+    #: by 042e8ede4 (spatial_softmax_with_loss_op.cc): ``CAFFE_ENFORCE_EQ`` that
+    #: the labels are 3-D with N rows. Before: ``DCHECK_EQ``, off in a release
+    #: build, so labels of any shape with N·H·W elements ran, read flat.
+    spatial_loss_label_shape: bool = False
     #: by 042e8ede4 (concat_split_op.h): ``Concat`` and ``Split`` read
     #: ``add_axis`` (stack the inputs along a new axis; Split: remove it),
     #: take a negative ``axis`` counted from the end, and with neither
@@ -297,6 +301,7 @@ E6 = _define(
         pack_segments_exact_lengths=True,
         sparse_int32_indices=True,
         lengths_gradient_indices=True,
+        spatial_loss_label_shape=True,
         concat_add_axis=True,
         batch_matmul_broadcast=True,
         safe_dequeue_num_records=True,

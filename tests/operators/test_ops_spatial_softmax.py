@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from ops_testing import gradient_of, random, run_fails, run_op
 
-from caffe2rnn import core
+from caffe2rnn import core, eras
 from caffe2rnn.errors import ArgumentError, DTypeError, EnforceNotMet, ShapeError
 from caffe2rnn.gradient_checker import assert_gradient_close
 
@@ -100,8 +100,6 @@ def test_spatial_softmax_gradient_scale_and_ignored_pixels():
     "feed, error, match",
     [
         ({"x": random((2, 3, 4), 0)}, ShapeError, "'x'.*4 dimensions"),
-        ({"t": np.zeros((2, 4), np.int32)}, ShapeError, "'t'.*3 dimensions"),
-        ({"t": np.zeros((1, 2, 2), np.int32)}, ShapeError, "'t'.*first 2"),
         ({"t": np.zeros((2, 1, 2), np.int32)}, ShapeError, "'t'.*8 labels"),
         ({"t": np.full((2, 2, 2), 3, np.int32)}, ShapeError, "'t'.*Label seems incorrect"),
         ({"t": np.full((2, 2, 2), -2, np.int32)}, ShapeError, "'t'.*Label seems incorrect"),
@@ -114,6 +112,29 @@ def test_spatial_softmax_with_loss_refusals(feed, error, match):
     inputs = {"x": x, "t": labels}
     inputs.update(feed)
     run_fails("SpatialSoftmaxWithLoss", inputs, error, match, outputs=("p", "loss"))
+
+
+@pytest.mark.parametrize(
+    "labels, match", [((2, 4), "'t'.*3 dimensions"), ((1, 2, 2), "'t'.*first 2")]
+)
+def test_labels_of_another_shape_are_refused_from_e6(labels, match):
+    """CAFFE_ENFORCE_EQ(T.ndim(), 3) and T.dim32(0) == N at 042e8ede4."""
+    x, _ = _case()
+    with eras.use("E6"):
+        feed = {"x": x, "t": np.zeros(labels, np.int32)}
+        run_fails("SpatialSoftmaxWithLoss", feed, ShapeError, match, outputs=("p", "loss"))
+
+
+@pytest.mark.parametrize("shape", [(2, 4), (8,), (4, 2, 1)])
+def test_labels_of_another_shape_run_flat_at_e5(shape):
+    """At 0cdd09da6 the shape checks were DCHECKs (off in a release build): the
+    loop reads the labels flat, so any N·H·W of them give the 3-D labels' loss."""
+    x, labels = _case(1)
+    with eras.use("E5"):
+        flat = run_op("SpatialSoftmaxWithLoss", {"x": x, "t": labels.reshape(shape)}, ["p", "loss"])
+        want = run_op("SpatialSoftmaxWithLoss", {"x": x, "t": labels}, ["p", "loss"])
+    assert flat.fetch("loss") == want.fetch("loss")
+    np.testing.assert_array_equal(flat.fetch("p"), want.fetch("p"))
 
 
 def test_spatial_softmax_with_loss_argument_refusals():
