@@ -14,6 +14,8 @@ call, so the switch is real.
 
 import os
 import shutil
+import sys
+import tempfile
 
 import pytest
 
@@ -73,6 +75,27 @@ def _fresh_caffe2_state():
     if reset is not None:
         reset()
     yield
+
+
+def pytest_configure(config):
+    """One bytecode cache for the session and every Python it starts.
+
+    Many tests start Pythons of their own (each Caffe2 test file, each
+    notebook's kernel, the docs build, the fuzzers' isolated runs), and each
+    imports caffe2rnn, Caffe2's modules, NumPy and Hypothesis. Where
+    ``PYTHONDONTWRITEBYTECODE`` is set (these machines set it) every one of
+    them compiled every module from source again. The session keeps compiled
+    modules in a folder of its own (``PYTHONPYCACHEPREFIX``), so no file is
+    written beside any source, Caffe2's checkouts included, and removes the
+    folder at the end. A prefix the caller chose is kept."""
+    if os.environ.get("PYTHONPYCACHEPREFIX"):
+        return
+    prefix = tempfile.mkdtemp(prefix="caffe2rnn-pycache-")
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.pycache_prefix = prefix
+    sys.dont_write_bytecode = False
+    config.add_cleanup(lambda: shutil.rmtree(prefix, ignore_errors=True))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -21,10 +21,23 @@ op's argument check and the step-net extraction all read through an
 :class:`ArgumentHelper`.
 """
 
+import functools
+
 from ..errors import ArgumentError, ArgumentTypeError, ProtoParseError
 from ..proto import caffe2_pb2, parse_text
 
 _SINGLE_FIELDS = ("f", "i", "s", "n")
+
+
+@functools.lru_cache(maxsize=128)
+def _net_from_text(text):
+    """The NetDef that ``text`` spells, parsed once (callers copy it).
+
+    Era-2017 ``recurrent_net`` passed step nets as text, and every creation of
+    the op (a gradient checker re-creates it for each probe) reads them again;
+    parsing the text is most of creating the op. A text that does not parse
+    raises, and is not remembered."""
+    return parse_text(caffe2_pb2.NetDef, text)
 
 
 class ArgumentHelper:
@@ -102,7 +115,8 @@ class ArgumentHelper:
             return net
         if arg.HasField("s"):
             try:
-                return parse_text(caffe2_pb2.NetDef, arg.s)
+                net.CopyFrom(_net_from_text(arg.s))
+                return net
             except ProtoParseError as exc:
                 raise type(exc)(
                     "%s: argument '%s' is not a valid NetDef (text format): %s"

@@ -9,8 +9,9 @@ a user would run it (docs/caffe2-tests.md)::
 with fixed seeds (``--caffe2-seed``, ``--hypothesis-seed``) so a run can be
 repeated. The files selected for a session run ``$CAFFE2RNN_SUITE_JOBS`` at a time
 (default: the machine's cores, at most 4), each in its own process and folder,
-started in the table's order; each test waits for its own file, so results,
-failures and recorded counts come in that order as if they ran one by one.
+the longest first, in a supervisor process while the session's other tests
+run (:class:`SuiteRunner`); each test waits for its own file, so results,
+failures and recorded counts come in the table's order as if they ran one by one.
 The per-test results are read from pytest's ``--junitxml`` report
 and compared with the table: every test must pass, or skip itself for want
 of a GPU or MKL-DNN, unless the table says otherwise (a known failure, with
@@ -24,17 +25,28 @@ reason.
 """
 
 import collections
+import contextlib
 import json
 import os
+import pathlib
+import shutil
+import signal
 import subprocess
 import sys
-import threading
+import tempfile
+import time
 import xml.etree.ElementTree as ET
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from caffe2_expectations import ERA_COMMITS, ERA_SOURCES, HARDWARE_SKIP_WORDS, SUITES
+from caffe2_expectations import (
+    ERA_COMMITS,
+    ERA_SOURCES,
+    HARDWARE_SKIP_WORDS,
+    LONG_RUNNING,
+    SUITES,
+)
 
+SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "suite_supervisor.py")
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEED = 0
 #: A whole file may take this long on a loaded 2-core machine (E5 rnn_cell_test:
@@ -99,82 +111,111 @@ def suite_jobs():
 class SuiteRunner:
     """Runs the session's selected test files ahead, ``jobs`` at a time.
 
-    The first test of a file starts every selected file whose checkout is
-    given, in order; each test then waits for its own. When the last one has
-    been collected the worker threads end: tests that come later count the
-    threads alive (a blocked queue op fails at once when no other thread could
-    wake it, ``caffe2rnn.runtime.blocking``). A session that ends early
-    (``-x``, Ctrl-C) kills the processes still running."""
+    When collection ends (tests/caffe2_suites/conftest.py) the runner starts
+    every selected file whose checkout is given, the longest first
+    (:data:`caffe2_expectations.LONG_RUNNING`), in a supervisor process
+    (``suite_supervisor.py``). The conftest also moves these tests to the end
+    of the session, so the session's other tests run while the files do and
+    both cores stay busy. Each test then waits for its own file's result, so
+    results, failures and recorded counts come in the table's order as if the
+    files ran one by one. A session that ends early (``-x``, Ctrl-C) kills the
+    supervisor and the files still running."""
 
     def __init__(self):
-        self.pool = None
+        self.folders = {}  # suite id -> its folder (result.json appears there)
+        self.seconds = {}  # suite id -> wall-clock seconds of its file's run
+        self.supervisors = {}  # suite id -> the supervisor process running its file
+        self.base = None
         self.started = False
-        self.runs = {}
-        self.processes = set()
-        self.lock = threading.Lock()
 
-    def _run(self, suite, source, folder):
-        report = folder / "report.xml"
-        process = subprocess.Popen(
-            suite_command(suite, source, report),
-            cwd=folder,  # not the repository: Caffe2's tests write files where they run
-            env=dict(os.environ, PYTHONPATH=REPOSITORY),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        with self.lock:
-            self.processes.add(process)
-        try:
-            stdout, stderr = process.communicate(timeout=TIMEOUT_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            stdout, stderr = process.communicate()
-            stderr += "\n(killed after %d s)" % TIMEOUT_SECONDS
-        finally:
-            with self.lock:
-                self.processes.discard(process)
-        return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), report
-
-    def _submit(self, suite, source, folder):
-        if self.pool is None:
-            self.pool = ThreadPoolExecutor(
-                max_workers=suite_jobs(), thread_name_prefix="caffe2-suite"
-            )
-        self.runs[suite.id] = self.pool.submit(self._run, suite, source, folder)
-
-    def _start(self, session, factory):
+    def start(self, suites, config=None):
+        """Start ``suites`` (those whose checkout is given) in a supervisor."""
+        if config is not None:
+            config.add_cleanup(self.stop)
         self.started = True
-        session.config.add_cleanup(self.stop)
-        for item in session.items:
-            callspec = getattr(item, "callspec", None)
-            suite = callspec.params.get("suite") if callspec else None
-            if getattr(item, "originalname", None) != "test_caffe2_test_file" or suite is None:
-                continue
+        runs = []
+        for suite in sorted(suites, key=lambda s: s.id not in LONG_RUNNING):
             source = os.environ.get(ERA_SOURCES[suite.era])
             if source and os.path.isfile(os.path.join(source, "caffe2", "python", suite.path)):
-                self._submit(suite, source, factory.mktemp(suite.id))
+                runs.append(self._plan(suite, source))
+        if runs:
+            self._launch(runs)
 
-    def result(self, suite, source, session, factory):
+    def _plan(self, suite, source):
+        if self.base is None:
+            self.base = tempfile.mkdtemp(prefix="caffe2rnn-suites-")
+        folder = os.path.join(self.base, suite.id)
+        os.makedirs(folder, exist_ok=True)
+        self.folders[suite.id] = folder
+        # Not the repository: Caffe2's tests write files where they run.
+        report = os.path.join(folder, "report.xml")
+        env = dict(os.environ, PYTHONPATH=REPOSITORY)
+        return {
+            "id": suite.id,
+            "command": suite_command(suite, source, report),
+            "cwd": folder,
+            "env": env,
+        }
+
+    def _launch(self, runs):
+        plan = os.path.join(self.base, "plan-%d.json" % len(os.listdir(self.base)))
+        with open(plan, "w") as handle:
+            json.dump({"jobs": suite_jobs(), "timeout": TIMEOUT_SECONDS, "runs": runs}, handle)
+        with open(plan + ".log", "w") as log:
+            supervisor = subprocess.Popen(
+                [sys.executable, SUPERVISOR, plan],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: stop() ends the files too
+            )
+        for run in runs:
+            self.supervisors[run["id"]] = supervisor
+
+    def result(self, suite, source):
         """``(CompletedProcess, report path)`` of ``suite``'s file."""
-        if not self.started:
-            self._start(session, factory)
-        if suite.id not in self.runs:  # not collected as a session item (a direct call)
-            self._submit(suite, source, factory.mktemp(suite.id))
-        try:
-            return self.runs.pop(suite.id).result()
-        finally:
-            if not self.runs and self.pool is not None:
-                self.pool.shutdown(wait=True)  # nothing queued: the threads end now
-                self.pool = None
+        if suite.id not in self.folders:  # not collected as a session item (a direct call)
+            self._launch([self._plan(suite, source)])
+        folder = self.folders.pop(suite.id)
+        done = os.path.join(folder, "result.json")
+        supervisor = self.supervisors[suite.id]
+        while not os.path.exists(done):
+            if supervisor.poll() is not None and not os.path.exists(done):
+                with open(supervisor.args[-1] + ".log") as handle:
+                    said = handle.read()[-3000:]
+                pytest.fail(
+                    "the suite supervisor ended (exit %s) before %s ran:\n%s"
+                    % (supervisor.returncode, suite.path, said)
+                )
+            time.sleep(0.2)
+        with open(done) as handle:
+            outcome = json.load(handle)
+        self.seconds[suite.id] = outcome["seconds"]
+        stdout = _read(os.path.join(folder, "stdout.txt"))
+        stderr = _read(os.path.join(folder, "stderr.txt"))
+        if outcome.get("error"):
+            stderr += "\n(could not start: %s)" % outcome["error"]
+        if outcome.get("killed_after"):
+            stderr += "\n(killed after %d s)" % outcome["killed_after"]
+        run = subprocess.CompletedProcess(None, outcome["returncode"], stdout, stderr)
+        return run, pathlib.Path(folder) / "report.xml"
 
     def stop(self):
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-        with self.lock:
-            for process in list(self.processes):
-                process.kill()
-        self.pool, self.runs, self.started = None, {}, False
+        for supervisor in set(self.supervisors.values()):
+            if supervisor.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(supervisor.pid, signal.SIGKILL)
+                supervisor.wait()
+        if self.base is not None:
+            shutil.rmtree(self.base, ignore_errors=True)
+        self.__init__()
+
+
+def _read(path):
+    try:
+        with open(path, errors="replace") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return ""
 
 
 RUNNER = SuiteRunner()
@@ -216,23 +257,26 @@ def mismatches(suite, outcomes):
     return problems
 
 
-def record_counts(suite, counts):
-    """Append the suite's counts to ``$CAFFE2RNN_SUITE_COUNTS`` when it names a file:
-    ``scripts/caffe2_tests_table.py`` writes docs/caffe2-tests.md's table from them."""
+def record_counts(suite, counts, seconds=None):
+    """Append the suite's counts (and how long its file ran) to
+    ``$CAFFE2RNN_SUITE_COUNTS`` when it names a file: ``scripts/caffe2_tests_table.py``
+    writes docs/caffe2-tests.md's table from them."""
     path = os.environ.get("CAFFE2RNN_SUITE_COUNTS")
     if path:
         record = {"id": suite.id, "era": suite.era, "path": suite.path, "counts": dict(counts)}
+        if seconds is not None:
+            record["seconds"] = round(seconds, 1)
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
 
 
 @pytest.mark.parametrize("suite", SUITES, ids=[s.id for s in SUITES])
-def test_caffe2_test_file(suite, request, tmp_path_factory):
+def test_caffe2_test_file(suite):
     source = checkout_for(suite)
-    run, report = RUNNER.result(suite, source, request.session, tmp_path_factory)
+    run, report = RUNNER.result(suite, source)
     if not report.exists():
         pytest.fail(
-            "caffe2/python/%s did not run (exit %d):\n%s"
+            "caffe2/python/%s did not run (exit %s):\n%s"
             % (suite.path, run.returncode, (run.stdout + run.stderr)[-3000:])
         )
     outcomes = read_outcomes(report)
@@ -242,7 +286,7 @@ def test_caffe2_test_file(suite, request, tmp_path_factory):
         "%s %s: %s"
         % (suite.era, suite.path, ", ".join("%d %s" % (n, o) for o, n in sorted(counts.items())))
     )  # shown with pytest -s (or -rP)
-    record_counts(suite, counts)
+    record_counts(suite, counts, RUNNER.seconds.get(suite.id))
     problems = mismatches(suite, outcomes)
     assert not problems, "caffe2/python/%s (era %s):\n%s\n\n%s" % (
         suite.path,
@@ -250,13 +294,6 @@ def test_caffe2_test_file(suite, request, tmp_path_factory):
         "\n".join(problems),
         run.stdout[-4000:],
     )
-
-
-def test_no_runner_thread_outlives_the_files():
-    """Runs after every file above: the runner's threads have ended, so later
-    tests that count live threads (a queue op no thread could wake fails at
-    once) see only their own. A thread left idle here hung such a test."""
-    assert not [t.name for t in threading.enumerate() if t.name.startswith("caffe2-suite")]
 
 
 # -- the runner's own logic, on made-up reports (no checkout needed) -------------------
@@ -313,6 +350,30 @@ def test_runner_reads_outcomes_and_compares_them(tmp_path):
     # A skip for any other reason, not listed, is a mismatch.
     suite = Suite("E5", "x_test.py")
     assert any(p.startswith("C::test_other: skipped") for p in mismatches(suite, outcomes))
+
+
+def test_the_supervisor_runs_its_plan_and_writes_each_result(tmp_path):
+    """suite_supervisor.py: output in the run's folder, then result.json (exit
+    code, seconds; a run past the timeout killed and said so)."""
+    runs = []
+    for name, code in [("ok", "print('hello'); raise SystemExit(3)"), ("slow", "while 1: pass")]:
+        (tmp_path / name).mkdir()
+        command = [sys.executable, "-c", code]
+        runs.append({"id": name, "command": command, "cwd": str(tmp_path / name), "env": None})
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"jobs": 2, "timeout": 2, "runs": runs}))
+    subprocess.run([sys.executable, SUPERVISOR, str(plan)], check=True, timeout=60)
+    ok = json.loads((tmp_path / "ok" / "result.json").read_text())
+    assert ok["returncode"] == 3 and ok["killed_after"] is None
+    assert (tmp_path / "ok" / "stdout.txt").read_text() == "hello\n"
+    slow = json.loads((tmp_path / "slow" / "result.json").read_text())
+    assert slow["killed_after"] == 2 and slow["returncode"] != 0 and slow["seconds"] >= 2
+
+
+def test_the_long_running_files_are_in_the_table():
+    from caffe2_expectations import LONG_RUNNING
+
+    assert not LONG_RUNNING - {suite.id for suite in SUITES}
 
 
 def test_without_a_checkout_every_suite_skips_with_the_variable_to_set(monkeypatch):

@@ -65,6 +65,10 @@ def built_site(tmp_path_factory):
             "sphinx",
             "-W",
             "--keep-going",
+            # A hang guard, not a time limit: Caffe2's test files run beside
+            # this build (tests/caffe2_suites/conftest.py), sharing its cores.
+            "-D",
+            "nb_execution_timeout=600",
             "-b",
             "html",
             "docs",
@@ -74,7 +78,7 @@ def built_site(tmp_path_factory):
         env=environment,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=2400,
     )
     return copy, build
 
