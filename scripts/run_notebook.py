@@ -71,7 +71,10 @@ def path_steps(index: str = INDEX) -> list[str]:
     (``"notebooks/04_recurrent_network_in_numpy"``, ``"concepts/recurrent-op"``).
 
     Read from the first ``{toctree}`` of ``docs/index.md`` with a ``:numbered:``
-    option, the one whose entries the site's sidebar numbers 1, 2, 3 …"""
+    option, the one whose entries the site's sidebar numbers 1, 2, 3 … (none
+    without the page: a notebook file still runs by its name)."""
+    if not os.path.exists(index):
+        return []
     with open(index, encoding="utf-8") as handle:
         text = handle.read()
     for block in re.findall(r"```\{toctree\}\n(.*?)```", text, re.S):
@@ -178,12 +181,14 @@ def predict_cells(notebook) -> dict[str, int]:
     return found
 
 
-def put_predictions(notebook, pairs: list[tuple[str, str]]) -> dict[str, str]:
+def put_predictions(
+    notebook, pairs: list[tuple[str, str]], label: str = "this notebook"
+) -> dict[str, str]:
     """Put each ``(name, expression)`` of ``pairs`` in place of the assignment of
     ``name`` in the cell that holds it (:func:`predict_cells`), in ``notebook``
     (the copy that runs). ``name`` may leave out ``predicted_``. Returns the
     predictions put, by variable; a name no cell assigns is refused with the
-    notebook's prediction names."""
+    notebook's prediction names (``label`` names the notebook in that message)."""
     cells = predict_cells(notebook)
     given = {}
     for name, expression in pairs:
@@ -192,7 +197,7 @@ def put_predictions(notebook, pairs: list[tuple[str, str]]) -> dict[str, str]:
             names = ", ".join(sorted(cells, key=cells.get)) or "none"
             raise SystemExit(
                 "run_notebook: no cell of %s assigns %s; its predictions are: %s"
-                % (notebook.metadata.get("run_notebook_name", "this notebook"), name, names)
+                % (label, name, names)
             )
         given[variable] = expression
     for variable, expression in given.items():
@@ -403,7 +408,6 @@ def main(argv=None) -> int:
         parser.error("say which notebook: a step (--step 9, make run STEP=9) or a file (04)")
     path = notebook_of_step(args.step) if args.step else find_notebook(args.notebook)
     notebook = nbformat.read(path, as_version=4)
-    notebook.metadata["run_notebook_name"] = os.path.relpath(path)
     pairs = []
     if args.answers_file:
         try:
@@ -414,8 +418,7 @@ def main(argv=None) -> int:
         pairs += parse_predictions(text, args.answers_file)
     for text in args.pred:
         pairs += parse_predictions(text, "PRED")
-    given = put_predictions(notebook, pairs)
-    del notebook.metadata["run_notebook_name"]
+    given = put_predictions(notebook, pairs, os.path.relpath(path))
     names = list(predict_cells(notebook))
     first = None
     if args.reveal:
