@@ -111,11 +111,16 @@ lab: setup
 	$(PY) -m caffe2rnn.compat.kernel install --sys-prefix >/dev/null
 	$(PY) -m jupyter lab --notebook-dir=$(NOTEBOOK_DIR)
 
-# One notebook without a notebook server: `make run NB=04` runs notebooks/04_*.ipynb as it
-# is on disk (with the answers you wrote into it) and prints what each cell printed; the
-# worked answers' output is left out unless ANSWERS=1.
+# One notebook without a notebook server: `make run STEP=9` runs the notebook of step 9 of
+# the site's path (notebooks/04_*.ipynb; `make run NB=04` names it by its file) as it is on
+# disk (with the answers you wrote into it) and prints what each cell printed; the worked
+# answers' output is left out unless ANSWERS=1. Predictions without editing the notebook:
+# PRED='predicted_lists=...' (several: separated by ;) or ANSWERS_FILE=my_answers.py;
+# REVEAL=1 shows a wrong one's answer and why. PRED reaches the script through the
+# environment (make exports command-line variables), so its quotes stay as typed.
 NB ?=
+STEP ?=
 .PHONY: run
 run: setup
-	@test -n "$(NB)" || { echo "make run: say which notebook, e.g. make run NB=04"; exit 2; }
-	@$(PY) scripts/run_notebook.py $(NB) $(if $(ANSWERS),--answers)
+	@test -n "$(NB)$(STEP)" || { echo "make run: say which step, e.g. make run STEP=9 (or which notebook file: NB=04)"; exit 2; }
+	@$(PY) scripts/run_notebook.py $(if $(STEP),--step "$(STEP)",$(NB)) $(if $(ANSWERS),--answers) $(if $(REVEAL),--reveal) $(if $(PRED),--pred "$$PRED") $(if $(ANSWERS_FILE),--answers-file "$(ANSWERS_FILE)")

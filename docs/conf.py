@@ -258,7 +258,35 @@ def write_source_archive():
 html_extra_path = [SOURCE_ARCHIVE_DIR]
 
 
+#: The start of a path notebook's title: "# Step 9 · The forward loop in NumPy".
+STEP_TITLE = re.compile(r"Step \d+ · ")
+
+
+def drop_step_from_titles(app, doctree):
+    """Show a path notebook's title without its "Step 9 · ".
+
+    A notebook's heading names its step for a reader who opens the ``.ipynb`` itself
+    (JupyterLab, an editor); on the site the numbered toctree of ``index.md`` already
+    numbers the page, in the sidebar and before the heading ("9. The forward loop in
+    NumPy"), so the prefix would say it twice. Connected before Sphinx collects the
+    page's title (priority 400 < 500), so the sidebar, links and ``<title>`` all drop
+    it. tests/docs/test_run_notebook.py checks that each heading's step is the one the
+    toctree gives."""
+    from docutils import nodes
+
+    if not app.env.docname.startswith("notebooks/"):
+        return
+    for section in doctree.findall(nodes.section):
+        title = section.next_node(nodes.title)
+        text = title.astext() if title is not None else ""
+        match = STEP_TITLE.match(text)
+        if match and isinstance(title[0], nodes.Text):
+            title[0] = nodes.Text(title[0].astext()[match.end() :])
+        return  # the page's title: its first section
+
+
 def setup(app):
+    app.connect("doctree-read", drop_step_from_titles, priority=400)
     app.connect("doctree-read", link_figures_to_full_size)
 
 

@@ -190,3 +190,30 @@ def test_the_hints_of_the_code_exercises_do_not_hold_their_code():
             "t + offset :",
         ):
             assert code not in hint, (code, hint)
+
+
+def test_verdicts_list_every_verdict_in_order_for_make_run(capsys):
+    """``make run`` reads the first verdict of each exercise (the learner's try) to end a
+    run with which predictions were wrong; a prediction not given yet has no verdict, a
+    check without a hint counts too, and reset forgets them."""
+    from caffe2rnn.exercises.verdicts import verdicts
+
+    feedback(None, [0, 1, 2], **CASE)
+    assert verdicts() == []
+    feedback([1, 2], [0, 1, 2], **CASE)
+    feedback([0, 1, 2], [0, 1, 2], **CASE)
+    no_hint = dict(CASE, hint=None, variable="predicted_late")
+    feedback("zeros", "right", **no_hint)
+    xs = np.arange(12, dtype=np.float32).reshape(4, 3)
+    exercises.check_running_sum(xs.copy(), xs)
+    capsys.readouterr()
+    assert verdicts() == [
+        ("predicted_rows", False),
+        ("predicted_rows", True),
+        ("predicted_late", False),
+        ("running_sum", False),
+    ]
+    exercises.reset("predicted_rows")
+    assert [name for name, _ in verdicts()] == ["predicted_late", "running_sum"]
+    exercises.reset()
+    assert verdicts() == []

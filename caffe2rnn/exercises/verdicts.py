@@ -49,6 +49,19 @@ _WRONG_TRIES = {}
 _REVEALED = set()
 #: The full verdict (its printed lines) an exercise's last wrong try kept back.
 _KEPT_BACK = {}
+#: Every verdict in this kernel session, in order: (the exercise's name, right or not).
+_VERDICTS = []
+
+
+def verdicts():
+    """Every verdict given in this kernel session (since :func:`reset`), in order, as
+    ``(name, right)`` pairs: ``("predicted_rows", False)``, ``("forward", True)``.
+
+    ``make run`` (scripts/run_notebook.py) starts a fresh kernel for each run, so the
+    second try that would show a wrong prediction's answer never comes: it reads the
+    first verdict of each exercise, the learner's own try (a worked answer's check
+    comes after it), and ends the run with which predictions were wrong."""
+    return list(_VERDICTS)
 
 
 def reveal(name):
@@ -68,7 +81,7 @@ def reveal(name):
 
 
 def reset(name=None):
-    """Forget the tries and reveals of exercise ``name``, or of every exercise."""
+    """Forget the tries, reveals and verdicts of exercise ``name``, or of every exercise."""
     for store in (_WRONG_TRIES, _KEPT_BACK):
         if name is None:
             store.clear()
@@ -76,8 +89,10 @@ def reset(name=None):
             store.pop(name, None)
     if name is None:
         _REVEALED.clear()
+        _VERDICTS.clear()
     else:
         _REVEALED.discard(name)
+        _VERDICTS[:] = [v for v in _VERDICTS if v[0] != name]
 
 
 def _answer_now(name, reveal_now):
@@ -143,6 +158,7 @@ def feedback(
     judged = right is not None  # observed then speaks of the prediction
     if not judged:
         right = same(prediction, actual)
+    _VERDICTS.append((variable, bool(right)))
     if right:
         _say("Right: " + observed)
         _say("Why: " + why)
@@ -214,6 +230,8 @@ def _verdict(right, observed, why=None, answer=None, detail=None):
         full += _lines("Why: " + why)
     if detail:
         full += _lines(_detail(detail))
+    if _CODE_EXERCISE is not None:
+        _VERDICTS.append((_CODE_EXERCISE[0], bool(right)))
     if right or _CODE_EXERCISE is None:
         print("\n".join(full))
         return right

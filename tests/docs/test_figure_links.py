@@ -22,7 +22,7 @@ from caffe2rnn.viz.figures.svg import FULL_SCALE
 pytest.importorskip("sphinx")
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs")
-HOOK = ("FIGURE_URI", "link_figures_to_full_size", "setup")
+HOOK = ("FIGURE_URI", "link_figures_to_full_size", "STEP_TITLE", "drop_step_from_titles", "setup")
 
 
 def hook_source():
