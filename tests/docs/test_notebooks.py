@@ -1432,9 +1432,7 @@ def test_nb07_the_gates_left_by_recomputation_are_measured(capsys):
     rule and the order of the steps): with memory_optimization=True one lstm/gates_t lives in
     shared_blobs_ws; the forward leaves step 3's gates, the backward (3 down to 0, recomputing
     first) step 0's. 'The forward's last step wrote it' after backward is refused."""
-    namespace, answer = _exercise(
-        "07_recurrent_net", ["from google.protobuf import text_format"], "check_gates"
-    )
+    namespace, answer = _exercise("07_recurrent_net", ["from caffe2rnn import brew"], "check_gates")
     capsys.readouterr()
     right, wrong = _verdicts(namespace, answer, (3, 3), capsys)
     assert answer == "check_gates((3, 0))"

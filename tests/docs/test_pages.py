@@ -186,6 +186,7 @@ def test_code_fits_the_column(doc):
 OTHER_PAGES = [
     "index.md",
     "concepts/recurrent-gradient-plumbing.md",
+    "concepts/recurrent-net-gradient-rules.md",
     "glossary.md",
     "caffe2-tests.md",
     "concepts/eras-at-run-time.md",
@@ -437,11 +438,21 @@ def test_the_steps_that_use_the_plumbing_s_names_link_to_its_page():
     assert not unlinked, "no link to %s from %s" % (GRADIENT_PLUMBING, ", ".join(unlinked))
 
 
-def test_links_into_step_12_and_its_reference_page_name_a_section_they_have():
+#: Path pages split in two: the step, and the reference page that took part of it. Links
+#: into either by a fragment are checked (round 13 moved step 15's SSA versions, the
+#: backward links of a state and the ``_accum`` rewrite to a reference page).
+SPLIT_PAGES = {
+    "step 12": (GRADIENT_PATH_PAGE, GRADIENT_PLUMBING),
+    "step 15": ("concepts/recurrent-net.md", "concepts/recurrent-net-gradient-rules.md"),
+}
+
+
+@pytest.mark.parametrize("split", sorted(SPLIT_PAGES))
+def test_links_into_a_split_step_and_its_reference_page_name_a_section_they_have(split):
     """The split moved sections between the two pages: a link to one of them by a
     fragment must find that heading or label on the page it names."""
     pages = {}
-    for page in (GRADIENT_PATH_PAGE, GRADIENT_PLUMBING):
+    for page in SPLIT_PAGES[split]:
         with open(os.path.join(DOCS, page), encoding="utf-8") as handle:
             pages[os.path.basename(page)] = anchors_of(handle.read())
     sources = site_pages() + sorted(
@@ -457,5 +468,36 @@ def test_links_into_step_12_and_its_reference_page_name_a_section_they_have():
             seen += 1
             if fragment not in pages[name]:
                 broken.append("%s: %s" % (os.path.relpath(source, DOCS), target))
-    assert seen, "no link with a fragment into step 12 or its reference page was found"
+    assert seen, "no link with a fragment into %s or its reference page was found" % split
     assert not broken, "links to sections these pages do not have:\n" + "\n".join(broken)
+
+
+def test_step_15_keeps_what_a_user_needs_and_sends_the_two_rules_to_their_page():
+    """Round 13 (both cold readers: step 15 was the costliest page): SSA versions, the
+    backward link of a state and the ``_accum`` rewrite live on a reference page off the
+    path, which step 15 links to; step 15 shows its op with plain prints."""
+    step, rules = SPLIT_PAGES["step 15"]
+    steps = {s.doc: s for s in path_steps()}
+    assert os.path.splitext(rules)[0] not in steps, "%s is reference, not a step" % rules
+    with open(os.path.join(DOCS, "index.md"), encoding="utf-8") as handle:
+        index = handle.read()
+    reference = re.search(r":caption: Reference\n.*?```", index, re.S).group(0)
+    assert (
+        reference.index("recurrent-gradient-plumbing")
+        < reference.index(os.path.splitext(rules)[0])
+        < reference.index("glossary")
+    )
+    with open(os.path.join(DOCS, step), encoding="utf-8") as handle:
+        path_page = handle.read()
+    for left in ("## SSA versions", "## The backward links of a state",
+                 "## The `_accum` rewrite", "mock.patch", "text_format"):  # fmt: skip
+        assert left not in path_page, "%s still holds %r" % (step, left)
+    assert os.path.basename(rules) in path_page
+    with open(os.path.join(DOCS, rules), encoding="utf-8") as handle:
+        moved = FRONT_MATTER.sub("", handle.read()).rstrip()
+    opening = moved.split("\n## ", 1)[0]
+    assert "](recurrent-net.md)" in opening and "assumes" in opening
+    for section in ("## SSA versions", "## The backward links of a state",
+                    "## The `_accum` rewrite"):  # fmt: skip
+        assert section in moved, "%s lost %r" % (rules, section)
+    assert re.search(r"```\{container\} c2r-facts\n.*`[0-9a-f]{9}`.*\n```\Z", moved, re.S)

@@ -417,9 +417,11 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
     example = two_layers.accum[0] if two_layers.accum else None
     if example is not None:
         op_type, blob, renamed = example
-        line = _note(canvas, left, line + 18, "two layers (`dim_out=[%d, %d]`): `%s` writes "
-                     "%s, then a `Sum`" % (dim_out, dim_out, op_type, _code([renamed])),
-                     right - 12) - 6  # fmt: skip
+        # said of a two-layer cell in general: stacked LSTMs come later (step 17), and the
+        # worked example, two Elman layers, is on docs/concepts/recurrent-net-gradient-rules.md
+        line = _note(canvas, left, line + 18, "a state the step also reads (two layers): `%s` "
+                     "writes its gradient as `…%s`, then a `Sum` adds it"
+                     % (op_type, renamed[len(blob):]), right - 12) - 6  # fmt: skip
 
     # every argument (6)
     line += 14
