@@ -1211,23 +1211,72 @@ def test_nb10_context_shape_is_measured_in_a_step_workspace(capsys):
     workspace.ResetWorkspace()
 
 
-def test_nb01_grandchild_writes_are_measured(capsys):
-    """Step 3's predict (not step 2's two-children case, REVIEW_ROUND4 item 4): a net run in
-    a grandchild writes the h of its parent and the y of its grandparent, and creates
-    nothing."""
-    from caffe2rnn import workspace
+def test_nb01_grandchild_answer_is_what_a_run_in_a_grandchild_writes():
+    """Step 3's closing exercise 4 (a predict until round 13, when both cold readers of
+    round 12 found step 2's and step 3's predicts all testing one rule): a net run in a
+    grandchild writes the h of its parent and the y of its grandparent, and creates
+    nothing; the answer says so."""
+    import numpy as np
+
+    from caffe2rnn import core
+    from caffe2rnn.runtime import Workspace
+
+    net = core.Net("tiny_mlp")
+    x, w, b = net.AddExternalInputs("x", "w", "b")
+    net.Sum([net.Relu(net.FC([x, w, b], "h"), "h"), x], "y")
+    minus_one = np.full((2, 3), -1, np.float32)
+    P = Workspace(name="P")
+    for name, value in [("x", np.ones((2, 3))), ("w", np.eye(3)), ("b", np.zeros(3))]:
+        P.feed(name, value.astype(np.float32))
+    P.feed("y", minus_one)
+    C = Workspace(parent=P, name="C")
+    C.feed("h", minus_one)
+    G = Workspace(parent=C, name="G")
+    G.run_net_once(net.Proto())
+    assert G.local_blobs() == [] and C.local_blobs() == ["h"]
+    assert not (C.fetch("h") == -1).any() and not (P.fetch("y") == -1).any()
+    nb = read(os.path.join(NOTEBOOK_DIR, "01_netdef_and_workspace.ipynb"))
+    questions = next(c.source for c in nb.cells if c.source.startswith("That loop"))
+    answers = questions[questions.index('<details class="c2r-answer">') :]
+    assert "4. `C`'s `h` and `P`'s `y`, and `G` creates nothing." in answers
+    assert "4. The lookup walks the chain" in questions
+
+
+def test_nb01_a_created_net_runs_what_it_was_made_from(capsys):
+    """Step 3's torch-instinct predict (round 13): after CreateNet, an op appended to the
+    Python net does not run under RunNet(name) (Caffe2 0cdd09da6: CreateNet passes
+    StringifyProto(net), Workspace::RunNet runs the NetBase made then); RunNetOnce runs
+    it, and a second CreateNet without overwrite is refused. The check leaves the
+    notebook's workspace as it found it."""
+    import numpy as np
+
+    from caffe2rnn import core, workspace
+    from caffe2rnn.errors import WorkspaceError
 
     namespace, answer = _exercise(
         "01_netdef_and_workspace",
         ["import contextlib", 'net = core.Net("tiny_mlp")', "X = rng.standard_normal"],
-        "check_writers",
+        "check_created_net",
     )
-    exec("from caffe2rnn.runtime import Workspace", namespace)
+    before = sorted(workspace.Blobs())
     capsys.readouterr()
-    right, wrong = _verdicts(namespace, answer, ("G", "G"), capsys)
-    assert answer == 'check_writers(("C", "P"))'
-    assert right.startswith("Right: the net wrote C's h and P's y; G holds []")
-    assert wrong.startswith("Not quite")
+    right, wrong = _verdicts(namespace, answer, True, capsys)
+    assert answer == "check_created_net(False)"
+    assert right.startswith("Right: after CreateNet, one op more and RunNet, the workspace")
+    assert "y2: False. RunNetOnce(net) then writes it: True." in " ".join(right.split())
+    wrong = " ".join(wrong.split())
+    assert wrong.startswith("Not quite (you said True). Your answer True: that takes net")
+    assert "Hint: " in wrong and "The answer" not in wrong and "Why: " not in wrong
+    namespace["check_created_net"](True)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "The answer: False. Your answer True: that takes net for the model" in out
+    assert sorted(workspace.Blobs()) == before
+    trial = core.Net("created_once_test")
+    trial.Scale("a", "b", scale=2.0)
+    workspace.FeedBlob("a", np.ones(2, np.float32))
+    workspace.CreateNet(trial)
+    with pytest.raises(WorkspaceError, match="overwrite"):
+        workspace.CreateNet(trial)
     workspace.ResetWorkspace()
 
 
@@ -1258,8 +1307,8 @@ def test_nb01_a_feed_into_a_child_writes_the_parents_blob_in_the_open(capsys):
     assert "The answer: 'fresh'." in capsys.readouterr().out
     nb = read(os.path.join(NOTEBOOK_DIR, "01_netdef_and_workspace.ipynb"))
     headings = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
-    assert headings.index("### Predict, then check: feeding a child") < headings.index(
-        "### Predict, then check: a grandchild"
+    assert headings.index("### Predict, then check: a net created once") < headings.index(
+        "### Predict, then check: feeding a child"
     )
     exercises = next(c.source for c in nb.cells if c.source.startswith("That loop"))
     assert 'child.feed("w", 2 * W)' in exercises and "np.maximum(X @ (2 * W).T" in exercises

@@ -14,11 +14,16 @@
   is all a reader sees until they open it.
 * **Every concept page of the core path asks a prediction**, each with its own
   "Check your prediction" fold after it.
-* **A deliberate difference is a badge where the reader meets it**: one line
-  (``{container} c2r-badge`` holding a ``{ref}`` of at most 15 words) that links
-  to its section of ``concepts/differences.md``, the one page that tells every
-  difference in full; every section there is linked by a badge, and no
-  "caffe2rnn differs" box is left on a page.
+* **A deliberate difference is a badge**: one line (``{container} c2r-badge``
+  holding a ``{ref}`` of at most 15 words) that links to its section of
+  ``concepts/differences.md``, the one page that tells every difference in full;
+  every section there is linked by a badge, and no "caffe2rnn differs" box is left
+  on a page. A page that gathers its badges does so in ONE box at its foot, just
+  above the facts line ("Where caffe2rnn differs from Caffe2 on this page",
+  CONTRIBUTING.md), and the reading line keeps only a linked "≠" to it; steps 1-7
+  do (round 13: both cold readers of round 12 read the badges as load).
+* **Eras stay out of the reading line of steps 1-7**: the word and its codes live
+  in footnotes, folds and the glossary (step 1 defines the word in a footnote).
 * **The title a reader sees is one title**: the sidebar takes each page's own
   H1 (the path's toctree gives no titles of its own), so "Next" / "Previous"
   and the sidebar cannot disagree.
@@ -304,6 +309,50 @@ def test_no_caffe2rnn_differs_box_is_left_on_a_page():
         if re.search(r"c2r-differs|c2r-fold-differs|^\(differs-", text, re.M):
             left.append(os.path.relpath(page, DOCS))
     assert not left, "caffe2rnn differs boxes or labels outside %s: %s" % (DIFFERENCES, left)
+
+
+#: The foot box of a page: a label, then an admonition of class c2r-foot-differs
+#: holding the page's badges (CONTRIBUTING.md, "Differences on a page").
+FOOT_BOX = re.compile(
+    r"^\(([a-z0-9-]+)\)=\n(`{4,})\{admonition\} Where caffe2rnn differs from Caffe2 on this "
+    r"page\n:class: c2r-foot-differs\n(.*?)^\2[ \t]*$",
+    re.M | re.S,
+)
+#: A "≠" in the reading line: a {ref} to the page's foot box.
+MARKER = re.compile(r"\{ref\}`≠ <([a-z0-9-]+)>`")
+#: The pages whose badges all live in their foot box (round 13: steps 1-7).
+FOOT_BOX_PAGES = ["start-here", "concepts/netdef", "concepts/gradients", "concepts/models"]
+
+
+@pytest.mark.parametrize("doc", page_ids())
+def test_a_page_gathers_its_badges_in_one_box_at_its_foot(doc):
+    """At most one foot box, right above the facts line, holding at least one badge;
+    every "≠" of the page links to it; on FOOT_BOX_PAGES no badge is outside it."""
+    step = next(s for s in markdown_steps() if s.doc == doc)
+    text = FRONT_MATTER.sub("", read(step)).rstrip()
+    boxes = list(FOOT_BOX.finditer(text))
+    assert len(boxes) <= 1, "%s: more than one 'Where caffe2rnn differs' box" % doc
+    outside = badges(FOOT_BOX.sub("", text))
+    markers = MARKER.findall(text)
+    if doc in FOOT_BOX_PAGES:
+        assert not outside, "%s: badges outside the foot box: %s" % (doc, outside)
+    if not boxes:
+        assert not markers, "%s: a '≠' with no foot box to link to" % doc
+        return
+    (box,) = boxes
+    assert badges(box.group(3)), "%s: an empty foot box" % doc
+    after = text[box.end() :].lstrip()
+    assert after.startswith("```{container} c2r-facts"), (
+        "%s: the foot box stands right above the facts line" % doc
+    )
+    assert set(markers) <= {box.group(1)}, "%s: '≠' links elsewhere: %s" % (doc, markers)
+
+
+@pytest.mark.parametrize("doc", [s.doc for s in markdown_steps() if s.number <= 7])
+def test_steps_1_to_7_keep_eras_out_of_their_reading_line(doc):
+    step = next(s for s in markdown_steps() if s.doc == doc)
+    found = ERA_WORDS.findall(running_text(read(step)))
+    assert not found, "%s: era vocabulary in the running text: %s" % (doc, found)
 
 
 def test_the_sidebar_shows_each_page_s_own_title():
