@@ -15,7 +15,7 @@ the cell the figure is about) creates, checked by ``tests/viz``:
 * :func:`fig_recurrent_net_stages` — ``recurrent_net``'s stages: a cell in, one op out;
 * :func:`fig_name_prefixes` — why ``lstm/lstm/...``: three prefixes, added by three pieces of code;
 * :func:`fig_bptt` — backpropagation through time, row by row;
-* :func:`fig_tmpstep` — one ``_tmpstep`` buffer, in ``shared_blobs_ws``, for every timestep (step 13);
+* :func:`fig_tmpstep` — one ``_tmpstep`` buffer, in ``shared_blobs_ws``, for all timesteps;
 * :func:`fig_backward_step_net` — what the gradient op runs at each step;
 * :func:`fig_recurrent_gradient_op` — the RecurrentNetworkGradient op's inputs and outputs,
   in order;
