@@ -1448,11 +1448,10 @@ def test_nb04_check_lists_keeps_its_answer_out_of_the_notebook():
     assert lists_for_initial_rows(1) == (LINKS, ALIASES)
 
 
-def test_nb06_the_row_no_backward_step_writes_is_read_from_the_op(capsys):
-    """Step 13's predict for a 2-row h0 (REVIEW_ROUND5 item 6: compose the zeroed last row, the
-    backward links' rows and h0_grad = the first k rows): row 0 is written by nothing, and
-    caffe2rnn's gradient op refuses, naming it. The answer a reader of step 12 alone might
-    give (row 5, 'the row below the zeroed one') is refused."""
+def test_nb06_a_second_run_gives_the_same_w_grad_read_from_the_op(capsys):
+    """Step 13's predict where torch's instinct is wrong (round 13): torch's .grad adds up
+    across backward() calls, but the gradient op zeroes W_grad at the start of each run, so
+    running the net twice gives the same W_grad; "doubled" is refused with its own words."""
     namespace, answer = _exercise(
         "06_backward_by_hand",
         [
@@ -1464,16 +1463,15 @@ def test_nb06_the_row_no_backward_step_writes_is_read_from_the_op(capsys):
             "gradients = {",
             'step_net = core.Net("elman_step")',
         ],
-        "check_unwritten",
+        "check_second",
     )
     capsys.readouterr()
-    right, wrong = _verdicts(namespace, answer, 5, capsys)
-    assert answer == "check_unwritten(0)"
-    assert right.startswith("Right: no backward timestep writes row 0, and caffe2rnn"), right
-    assert "row 0 of the 7 rows of 'hidden_t_prev_states_grad' is never written" in right.replace(
-        "\n", " "
-    )
-    assert wrong.startswith("Not quite (you said 5)"), wrong
+    right, wrong = _verdicts(namespace, answer, "doubled", capsys)
+    assert answer == 'check_second("same")'
+    assert right.startswith("Right: after the second run W_grad is the same, bit for bit"), right
+    assert "(sum |W_grad| second / first = 1.000)" in right.replace("\n", " ")
+    assert wrong.startswith("Not quite (you said 'doubled')"), wrong
+    assert "torch's .grad" in " ".join(wrong.split())
 
 
 def test_nb07_the_gates_left_by_recomputation_are_measured(capsys):

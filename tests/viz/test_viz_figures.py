@@ -74,6 +74,7 @@ def test_the_figures_of_the_plan_exist():
         "fig_recurrent_net_stages",
         "fig_name_prefixes",
         "fig_bptt",
+        "fig_tmpstep",
         "fig_backward_step_net",
         "fig_recurrent_gradient_op",
         "fig_lstm_cell",
