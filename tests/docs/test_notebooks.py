@@ -1556,3 +1556,91 @@ def test_check_cell_says_right_or_what_is_wrong(mistake, capsys):
     assert said in out.replace("\n", " "), out
     if mistake not in ("the stub", "the solution"):
         assert out.startswith("Not quite") and "Why: " in out, out
+
+
+# --- Round 13: predicts where a PyTorch user's instinct is wrong ----------------------------
+
+
+def test_nb05_a_link_past_the_end_is_found_at_its_timestep(capsys):
+    """Step 11's second predict: with input_t linked at offset 1 over a 4-row x, nothing is
+    checked before the loop; timesteps 0-2 run, and timestep 3's link is the first past
+    the end. torch's "before any timestep" (-1) is wrong; our workspace is unchanged."""
+    from caffe2rnn import workspace
+
+    namespace, answer = _exercise(
+        "05_recurrent_network_op",
+        ["import contextlib", 'core.Net("mul_cell")', "T, N, D = 4, 2, 3"],
+        "check_fail",
+    )
+    before = sorted(workspace.Blobs())
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, -1, capsys)
+    assert answer == "check_fail(3)"
+    assert right.startswith("Right: timestep 3 is the first to read past the end: its input_t")
+    assert wrong.startswith("Not quite (you said -1)"), wrong
+    assert sorted(workspace.Blobs()) == before
+    workspace.ResetWorkspace()
+
+
+def test_nb08_drop_states_zeroes_a_short_rows_last_state(capsys):
+    """Step 18's drop_states predict: with drop_states=True, hidden_t_last of a row shorter
+    than T is zeros, not its last real state (torch's h_n)."""
+    from caffe2rnn import workspace
+
+    namespace, answer = _exercise(
+        "08_rnn_cell", ["T, N, D, H = ", "one = ModelHelper"], "check_last"
+    )
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, "its last real state", capsys)
+    assert answer == 'check_last("zeros")'
+    assert right.startswith("Right: with drop_states=True, lstm/hidden_t_last of row 1 is zeros")
+    assert "(largest |value| 0; lstm/cell_t_last: 0)" in right.replace("\n", " ")
+    assert wrong.startswith("Not quite")
+    workspace.ResetWorkspace()
+
+
+def test_nb09_the_output_gate_is_the_third_block_of_gates_t_b(capsys):
+    """Step 19's predict: closing block 2 of lstm/gates_t_b (Caffe2's order i, f, o, g) is
+    what zeroes every hidden state; torch's last block (3) is the candidate. Untrained
+    weights do: a closed output gate gives h = 0 whatever the weights."""
+    import numpy as np
+
+    from caffe2rnn import workspace
+
+    nb = read(os.path.join(NOTEBOOK_DIR, "09_lstm_and_milstm.ipynb"))
+    namespace = {}
+    for marker in ("import time", "T, N, H = 8, 16, 8", "def max_hidden_with_closed("):
+        exec(compile(_code(nb, marker), "09", "exec"), namespace)
+    workspace.ResetWorkspace()
+    model = namespace["lstm"]
+    workspace.RunNetOnce(model.param_init_net)
+    x, y, lengths = namespace["datasets"].running_mean(np.random.default_rng(0), 8, 16)
+    zeros = np.zeros((1, 16, 8), np.float32)
+    for name, value in [("input", x), ("target", y), ("seq_lengths", lengths),
+                        ("h0", zeros), ("c0", zeros)]:  # fmt: skip
+        workspace.FeedBlob(name, value)
+    workspace.CreateNet(model.net, overwrite=True)
+    cell = _code(nb, "def check_block(").rstrip().splitlines()
+    exec(compile("\n".join(cell[:-1]), "09", "exec"), namespace)
+    answer = _code(nb, "check_block(", hidden=True).split("  # the answer")[0]
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, 3, capsys)
+    assert answer == "check_block(2)"
+    assert right.startswith("Right: block 2, rows 16:24."), right
+    assert wrong.startswith("Not quite (you said 3)"), wrong
+    workspace.ResetWorkspace()
+
+
+def test_nb10_attention_scores_with_the_state_the_step_wrote(capsys):
+    """Step 20's first predict: step t's attention weights are recomputed exactly from
+    h_(t+1), the state its LSTMUnit wrote (Luong's timing), not from h_t, the state it read
+    (Bahdanau's, and PyTorch's translation tutorial's)."""
+    from caffe2rnn import workspace
+
+    namespace, answer = _exercise("10_attention", ["op_rng.seed(0)", "def build("], "check_state")
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, "h_t", capsys)
+    assert answer == 'check_state("h_t+1")'
+    assert right.startswith("Right: h_t+1. Recomputed from each state"), right
+    assert wrong.startswith("Not quite"), wrong
+    workspace.ResetWorkspace()
