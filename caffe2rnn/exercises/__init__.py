@@ -47,9 +47,6 @@ from .loops import (
     STATES,
     check_backward,
     check_forward,
-    describe_lists,
-    explain_lists_for_initial_rows,
-    lists_for_initial_rows,
 )
 from .verdicts import NOT_RUN, feedback, reset, reveal, run_learners_code, same
 from .warmups import (
@@ -77,10 +74,7 @@ __all__ = [
     "check_finite_differences",
     "check_forward",
     "check_running_sum",
-    "describe_lists",
-    "explain_lists_for_initial_rows",
     "feedback",
-    "lists_for_initial_rows",
     "reset",
     "reveal",
     "run_learners_code",

@@ -1331,121 +1331,56 @@ def test_nb01_a_feed_into_a_child_writes_the_parents_blob_in_the_open(capsys):
     np.testing.assert_allclose(other.fetch("h"), np.maximum(X @ (2 * W).T, 0), rtol=1e-5)
 
 
-def test_nb04_lists_for_two_initial_rows_are_run_in_the_loop_and_the_op(capsys):
-    """Step 9's predict (REVIEW_ROUND5 item 6: compose the link rule and the alias rule):
-    the learner writes the links and aliases for a 2-row h0; the check runs them in the
-    notebook's loop and in caffe2rnn's op. The answer passes both; the k = 1 lists, and the
-    right links with hidden_t_all still at offset 1, are refused with what is off."""
-    namespace, answer = _exercise(
-        "04_recurrent_network_in_numpy",
-        [
-            "from collections import ChainMap",
-            "def step(ws):",
-            "STATES = ",
-            "# row views, no copy",
-            "T, N, D = 5, 2, 3",
-        ],
-        "check_lists",
-    )
+NB04_SETUP = [
+    "from collections import ChainMap",
+    "def step(ws):",
+    "STATES = ",
+    "# row views, no copy",
+    "T, N, D = 5, 2, 3",
+]
+
+
+def test_nb04_a_step_that_returns_a_new_array_leaves_row_1_nan(capsys):
+    """Step 9's predict (round 13, both cold readers: the k = 2 lists it asked before tested
+    an edge case, now on docs/concepts/initial-state-rows.md): a step that binds np.tanh's
+    new array to hidden_t (torch's ``h = torch.tanh(pre)``) writes beside the state tensor,
+    so timestep 1 reads row 1 as forward left it, NaN. The check runs the loop and says so;
+    torch's answer (a) gets words for its own mistake and the hint, not the answer; the
+    notebook's own step is back in place after the check."""
+    namespace, answer = _exercise("04_recurrent_network_in_numpy", NB04_SETUP, "check_read")
+    own_step = namespace["step"]
     capsys.readouterr()
-    states = namespace["STATES"]
-    links = [("hidden_t_prev", states, 1), ("hidden_t", states, 2), ("input_t", "x", 0)]
-    right, wrong = _verdicts(namespace, answer, (namespace["LINKS"], namespace["ALIASES"]), capsys)
-    assert right.startswith("Right: your forward loop and caffe2rnn's op both give"), right
-    assert wrong.startswith("Not quite"), wrong
-    assert "your forward loop's hidden_t_all" in wrong.replace("\n", " "), wrong
-    namespace["check_lists"]((links, [(states, "hidden_t_all", 1)] + namespace["ALIASES"][1:]))
-    out = capsys.readouterr().out.replace("\n", " ")
-    assert out.startswith("Not quite") and "hidden_t_all is (6, 2, 3) where the 5" in out, out
-
-
-#: Issue 31: wrong offsets in step 9's predict for k = 2 (notebook 04's check_lists). The
-#: feedback names the rows the lists make a step read and write, then the answer, the why,
-#: and what NumPy raised (if it did) last.
-LIST_MISTAKES = {
-    "input_t one row late": (
-        [("hidden_t_prev", 1), ("hidden_t", 2), ("input_t", 1)],
-        2,
-        "At timestep 4, input_t's row 5 is not in x, which has rows 0 to 4",
-    ),
-    "input_t one row early": (
-        [("hidden_t_prev", 1), ("hidden_t", 2), ("input_t", -1)],
-        2,
-        "At timestep 0, input_t's row -1 is not in x",
-    ),
-    "hidden_t_prev reading row t + 2": (
-        [("hidden_t_prev", 2), ("hidden_t", 2), ("input_t", 0)],
-        2,
-        "Each timestep reads the row it writes",
-    ),
-    "hidden_t writing row t + 1": (
-        [("hidden_t_prev", 1), ("hidden_t", 1), ("input_t", 0)],
-        2,
-        "Timestep 0 writes into row 1, one of the 2 rows that hold h0",
-    ),
-    "hidden_t writing row t + 3": (
-        [("hidden_t_prev", 1), ("hidden_t", 3), ("input_t", 0)],
-        2,
-        "At timestep 4, hidden_t's row 7 is not in hidden_t_prev_states, which has rows 0 to 6",
-    ),
-    "hidden_t_all from row 1": (
-        [("hidden_t_prev", 1), ("hidden_t", 2), ("input_t", 0)],
-        1,
-        "hidden_t_all views rows 1 to 6 of hidden_t_prev_states: 6 rows, where there are 5",
-    ),
-}
-
-
-@pytest.mark.parametrize("mistake", LIST_MISTAKES)
-def test_nb04_check_lists_names_the_rows_before_numpys_error(mistake, capsys):
-    namespace, _ = _exercise(
-        "04_recurrent_network_in_numpy",
-        [
-            "from collections import ChainMap",
-            "def step(ws):",
-            "STATES = ",
-            "# row views, no copy",
-            "T, N, D = 5, 2, 3",
-        ],
-        "check_lists",
+    right, wrong = _verdicts(namespace, answer, "a", capsys)
+    assert answer == 'check_read("c")'
+    flat = " ".join(right.split())
+    assert flat.startswith("Right: timestep 1's hidden_t_prev"), right
+    assert (
+        "held NaN in all 6 values" in flat
+        and "its own hidden_t, no view of the state tensor" in flat
     )
-    from caffe2rnn import exercises
-
-    exercises.reveal("predicted_lists")  # the whole verdict at the first try
-    states = namespace["STATES"]
-    offsets, all_offset, said = LIST_MISTAKES[mistake]
-    external = {"hidden_t_prev": states, "hidden_t": states, "input_t": "x"}
-    links = [(name, external[name], offset) for name, offset in offsets]
-    aliases = [(states, "hidden_t_all", all_offset), (states, "hidden_t_last", -1)]
-    capsys.readouterr()
-    namespace["check_lists"]((links, aliases))
-    out = capsys.readouterr().out
-    parts = [" ".join(p.split()) for p in _lines(out)]
-    first = parts[0].split(")): ", 1)[1]  # after "Not quite (you said ...): "
-    assert parts[0].startswith("Not quite") and first.startswith("with your lists, timestep 0 "), (
-        out
-    )
-    assert said in first and "Error" not in first, out
-    assert parts[1].startswith("The answer: ") and parts[2].startswith("Why: "), out
-    assert all("Error" not in p for p in parts[1:3]), out
-    if len(parts) > 3:
-        assert len(parts) == 4 and parts[3].startswith("Detail: your forward loop raised "), out
+    assert "5 of hidden_t_all's 5 rows are NaN" in flat, right
+    flat = " ".join(wrong.split())
+    assert flat.startswith("Not quite (you said 'a').") and "how PyTorch hands h on" in flat
+    assert "Hint: " in flat and "The answer" not in flat and "NaN" not in flat, wrong
+    assert namespace["step"] is own_step
+    namespace["check_read"]("b")  # the second wrong try gives the answer
+    flat = " ".join(capsys.readouterr().out.split())
+    assert "The answer: 'c'." in flat and "views row 1" in flat, flat
 
 
-def test_nb04_check_lists_keeps_its_answer_out_of_the_notebook():
-    """REVIEW_ROUND6 G13: check_lists's source (shown by "Show code cell source") holds no
-    offsets; caffe2rnn.exercises derives them from the one-row lists, and they are the
-    hidden answer cell's lists (k = 1 gives LINKS and ALIASES back)."""
-    from caffe2rnn.exercises import ALIASES, LINKS, STATES, lists_for_initial_rows
-
+def test_nb04_the_new_array_step_of_the_predict_is_the_one_the_check_runs():
+    """The step the question prints is the step the check runs (the check's source holds
+    its lines, the question the same lines without the check's recording)."""
     nb = read(os.path.join(NOTEBOOK_DIR, "04_recurrent_network_in_numpy.ipynb"))
-    check = _code(nb, "def check_lists(")
-    assert 'hidden_t_all", 2)' not in check and '"hidden_t", STATES' not in check
-    assert "offset 2" not in check and "at 1" not in check
-    call = _code(nb, "check_lists(", hidden=True).split("  # the answer")[0]
-    answer = eval(call, {"STATES": STATES, "check_lists": lambda lists: lists})
-    assert lists_for_initial_rows(2) == (list(answer[0]), list(answer[1]))
-    assert lists_for_initial_rows(1) == (LINKS, ALIASES)
+    question = next(
+        c.source
+        for c in nb.cells
+        if c.cell_type == "markdown" and "a step that returns a new array" in c.source
+    )
+    check = _code(nb, "def check_read(")
+    assert 'ws["hidden_t"] = np.tanh(ws["pre_t"])' in question
+    assert 'ws["hidden_t"] = np.tanh(ws["pre_t"])' in check
+    assert "out=" not in check.split("def step_new_array")[1].split("global step")[0]
 
 
 def test_nb06_a_second_run_gives_the_same_w_grad_read_from_the_op(capsys):

@@ -550,3 +550,65 @@ def test_step_15_keeps_what_a_user_needs_and_sends_the_two_rules_to_their_page()
                     "## The `_accum` rewrite"):  # fmt: skip
         assert section in moved, "%s lost %r" % (rules, section)
     assert re.search(r"```\{container\} c2r-facts\n.*`[0-9a-f]{9}`.*\n```\Z", moved, re.S)
+
+
+# --- the optional page on k initial rows ---------------------------------------------------
+
+#: Round 13 (both cold readers): an initial state of k > 1 rows (``link_window``, the shifted
+#: links and aliases, the gradient's rows) is an edge case that steps 8, 10 and 12 taught three
+#: times; it lives on one optional page in the Reference part, which they link to.
+K_ROWS_PAGE = "concepts/initial-state-rows.md"
+
+
+def test_k_initial_rows_are_on_one_optional_page_the_path_links_to():
+    steps = {s.doc: s for s in path_steps()}
+    assert os.path.splitext(K_ROWS_PAGE)[0] not in steps, "%s is off the path" % K_ROWS_PAGE
+    with open(os.path.join(DOCS, "index.md"), encoding="utf-8") as handle:
+        index = handle.read()
+    reference = [
+        b for b in re.findall(r"```\{toctree\}\n(.*?)```", index, re.S) if "Reference" in b
+    ]
+    entries = [line for line in reference[0].splitlines() if line and not line.startswith(":")]
+    at = entries.index("concepts/recurrent-gradient-plumbing")
+    assert entries[at + 1] == os.path.splitext(K_ROWS_PAGE)[0], entries
+    for doc in (
+        "concepts/links-and-aliases",
+        "concepts/recurrent-op",
+        "concepts/recurrent-gradient",
+    ):
+        text = read(steps[doc])
+        assert "initial-state-rows.md" in text, "%s does not link to %s" % (doc, K_ROWS_PAGE)
+        for gone in (
+            "$T + k$",
+            "Going further: an initial state of k rows</summary>",
+            "k-row-initial-state",
+        ):
+            assert gone not in text, "%s still teaches k rows (%r)" % (doc, gone)
+    with open(os.path.join(DOCS, K_ROWS_PAGE), encoding="utf-8") as handle:
+        page = handle.read()
+    for fact in ("link_window", "(backward-k-rows)=", "$T + k$", "initializeRecurrentInput"):
+        assert fact in page, "%s lost %r" % (K_ROWS_PAGE, fact)
+
+
+def test_the_k_rows_page_s_lists_are_the_one_row_lists_moved_and_run_in_the_op(capsys):
+    """The page's answer for k = 2 (the predict step 9 asked until round 13): its cell runs
+    caffe2rnn's op with the lists it states and asserts the recurrence from h0's row 1; its
+    lists are the one-row lists with every link into the state tensor and the positive alias
+    moved k - 1 = 1 row on (derived here from caffe2rnn.exercises' one-row lists)."""
+    from caffe2rnn.exercises import ALIASES, LINKS, STATES
+
+    with open(os.path.join(DOCS, K_ROWS_PAGE), encoding="utf-8") as handle:
+        page = handle.read()
+    cells = [
+        m.group(3) for m in FENCE.finditer(page) if m.group(2).strip() == "{code-cell} ipython3"
+    ]
+    assert len(cells) == 1
+    code = re.sub(r"\A(:\w+:.*\n)+", "", cells[0].lstrip("\n"))
+    namespace = {}
+    exec(compile(code, K_ROWS_PAGE, "exec"), namespace)
+    moved_links = [(i, e, o + 1 if e == STATES else o) for i, e, o in LINKS]
+    moved_aliases = [(s, d, o + 1 if o > 0 else o) for s, d, o in ALIASES]
+    assert namespace["S"] == STATES
+    assert namespace["links"] == moved_links and namespace["aliases"] == moved_aliases
+    out = capsys.readouterr().out
+    assert "hidden_t_all  (4, 2, 3)" in out and "= (T + 2, N, D)" in out, out
