@@ -602,7 +602,7 @@ def test_the_k_rows_page_s_lists_are_the_one_row_lists_moved_and_run_in_the_op(c
     cells = [
         m.group(3) for m in FENCE.finditer(page) if m.group(2).strip() == "{code-cell} ipython3"
     ]
-    assert len(cells) == 1
+    assert cells  # the first cell states and runs the lists
     code = re.sub(r"\A(:\w+:.*\n)+", "", cells[0].lstrip("\n"))
     namespace = {}
     exec(compile(code, K_ROWS_PAGE, "exec"), namespace)
