@@ -1100,6 +1100,15 @@ def test_nb05_step_workspaces_of_a_forward_only_op(era, executor, kept):
         workspace.ResetWorkspace()
 
 
+def _nb05_exercise(check):
+    """Step 11's notebook up to the exercise whose check is ``check``."""
+    return _exercise(
+        "05_recurrent_network_op",
+        ["import contextlib", 'core.Net("mul_cell")', "T, N, D = 4, 2, 3"],
+        check,
+    )
+
+
 def test_nb05_rnn_hidden_t0_of_a_forward_only_op_is_step_2s(capsys):
     """Step 11's predict (REVIEW_ROUND6 G8: ask what the notebook newly shows): after a
     forward-only run of T = 4, the copy rnn_hidden_t0 is step 2's output (the 0 indexes the
@@ -1107,11 +1116,7 @@ def test_nb05_rnn_hidden_t0_of_a_forward_only_op_is_step_2s(capsys):
     check copies into a child workspace, so the listing after it sees ours unchanged."""
     from caffe2rnn import workspace
 
-    namespace, answer = _exercise(
-        "05_recurrent_network_op",
-        ["import contextlib", 'core.Net("mul_cell")', "T, N, D = 4, 2, 3"],
-        "check_step",
-    )
+    namespace, answer = _nb05_exercise("check_step")
     before = sorted(workspace.Blobs())
     capsys.readouterr()
     right, wrong = _verdicts(namespace, answer, 0, capsys)
@@ -1502,11 +1507,7 @@ def test_nb05_a_link_past_the_end_is_found_at_its_timestep(capsys):
     the end. torch's "before any timestep" (-1) is wrong; our workspace is unchanged."""
     from caffe2rnn import workspace
 
-    namespace, answer = _exercise(
-        "05_recurrent_network_op",
-        ["import contextlib", 'core.Net("mul_cell")', "T, N, D = 4, 2, 3"],
-        "check_fail",
-    )
+    namespace, answer = _nb05_exercise("check_fail")
     before = sorted(workspace.Blobs())
     capsys.readouterr()
     right, wrong = _verdicts(namespace, answer, -1, capsys)
