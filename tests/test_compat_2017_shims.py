@@ -3,6 +3,7 @@ tuples (compat.numpy_indexing) and np.delete casting a non-integer index
 array, scipy.misc.logsumexp (compat.environment2017)."""
 
 import importlib
+import subprocess
 import sys
 
 import numpy as np
@@ -92,3 +93,20 @@ def test_scipy_misc_logsumexp_is_special_logsumexp():
     scipy_special = pytest.importorskip("scipy.special")
     environment2017.install_scipy_misc_logsumexp()
     assert scipy_misc.logsumexp is scipy_special.logsumexp
+
+
+def test_scipy_misc_gets_logsumexp_when_imported_later_and_special_waits_for_it():
+    """In a fresh interpreter: installing the 2017 environment imports no SciPy
+    special function; importing scipy.misc afterwards finds logsumexp there."""
+    pytest.importorskip("scipy.special")
+    code = (
+        "import sys, warnings\n"
+        "from caffe2rnn.compat import environment2017\n"
+        "environment2017.install()\n"
+        "assert 'scipy.special' not in sys.modules\n"
+        "warnings.simplefilter('ignore')\n"
+        "from scipy.misc import logsumexp\n"
+        "import scipy.special\n"
+        "assert logsumexp is scipy.special.logsumexp\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
