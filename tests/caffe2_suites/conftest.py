@@ -25,6 +25,8 @@ def pytest_collection_modifyitems(items):
 
 
 def pytest_collection_finish(session):
+    if session.config.option.collectonly:
+        return
     suites = [item.callspec.params["suite"] for item in session.items if _is_suite_test(item)]
     if suites:
         RUNNER.start(suites, session.config)
