@@ -14,9 +14,11 @@ Operators that call compiled kernels run in a subprocess (a crash there is
 counted, not fatal); the others run in-process under Hypothesis.
 """
 
+import atexit
 import contextlib
 import os
 import re
+import shutil
 import tempfile
 
 import numpy as np
@@ -85,6 +87,7 @@ for _pool in ("MaxPool", "AveragePool", "LpPool"):  # and the pooling gradients
     HINTS[_pool] = HINTS[_pool + "Gradient"] = {"kernel": 1, "order": "NCHW"}
 DTYPES = [np.float32] * 4 + [np.float64, np.int32, np.int64, np.bool_, object]
 ROOT = tempfile.mkdtemp(prefix="caffe2rnn-fuzz-")  # where Print(to_file=1) may write
+atexit.register(shutil.rmtree, ROOT, ignore_errors=True)  # each process that imports us
 
 
 def _tensor(rng, shape, plausible=False):
