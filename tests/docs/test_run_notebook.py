@@ -10,10 +10,10 @@ import glob
 import json
 import os
 import re
-import subprocess
 import sys
 
 import pytest
+from small_site import build_html  # tests/docs/small_site.py (on sys.path)
 
 pytest.importorskip("nbclient")
 import nbformat  # noqa: E402 (after the skip)
@@ -322,13 +322,7 @@ def test_the_site_shows_a_notebook_title_without_its_step(tmp_path):
     )
     (tmp_path / "other.rst").write_text("Step 3 · Not a notebook\n=======================\n")
     out = tmp_path / "_build"
-    done = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(tmp_path), str(out)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    build_html(tmp_path, out)
     index = (out / "index.html").read_text(encoding="utf-8")
     page = (out / "notebooks" / "nb.html").read_text(encoding="utf-8")
     assert "2. A notebook</a>" in index and "Step 2" not in index
