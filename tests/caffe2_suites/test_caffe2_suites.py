@@ -126,13 +126,11 @@ class SuiteRunner:
         self.seconds = {}  # suite id -> wall-clock seconds of its file's run
         self.supervisors = {}  # suite id -> the supervisor process running its file
         self.base = None
-        self.started = False
 
     def start(self, suites, config=None):
         """Start ``suites`` (those whose checkout is given) in a supervisor."""
         if config is not None:
             config.add_cleanup(self.stop)
-        self.started = True
         runs = []
         rank = {suite_id: i for i, suite_id in enumerate(LONG_RUNNING)}
         for suite in sorted(suites, key=lambda s: rank.get(s.id, len(rank))):
