@@ -320,8 +320,9 @@ FOOT_BOX = re.compile(
 )
 #: A "≠" in the reading line: a {ref} to the page's foot box.
 MARKER = re.compile(r"\{ref\}`≠ <([a-z0-9-]+)>`")
-#: The pages whose badges all live in their foot box (round 13: steps 1-7).
+#: The pages whose badges all live in their foot box (round 13: steps 1-7; round 14: 8, 10).
 FOOT_BOX_PAGES = ["start-here", "concepts/netdef", "concepts/gradients", "concepts/models"]
+FOOT_BOX_PAGES += ["concepts/links-and-aliases", "concepts/recurrent-op"]
 
 
 @pytest.mark.parametrize("doc", page_ids())
