@@ -320,9 +320,10 @@ FOOT_BOX = re.compile(
 )
 #: A "≠" in the reading line: a {ref} to the page's foot box.
 MARKER = re.compile(r"\{ref\}`≠ <([a-z0-9-]+)>`")
-#: The pages whose badges all live in their foot box (round 13: steps 1-7; round 14: 8, 10).
+#: The pages whose badges all live in their foot box (round 13: steps 1-7; round 14: the
+#: concept pages of steps 8-17).
 FOOT_BOX_PAGES = ["start-here", "concepts/netdef", "concepts/gradients", "concepts/models"]
-FOOT_BOX_PAGES += ["concepts/links-and-aliases", "concepts/recurrent-op"]
+FOOT_BOX_PAGES += ["concepts/links-and-aliases", "concepts/recurrent-op", "concepts/cells"]
 
 
 @pytest.mark.parametrize("doc", page_ids())
@@ -354,6 +355,14 @@ def test_steps_1_to_7_keep_eras_out_of_their_reading_line(doc):
     step = next(s for s in markdown_steps() if s.doc == doc)
     found = ERA_WORDS.findall(running_text(read(step)))
     assert not found, "%s: era vocabulary in the running text: %s" % (doc, found)
+
+
+def test_step_17_keeps_eras_out_of_its_reading_line():
+    """Round 14: step 17 (cells) moves its era notes to footnotes and "Going further";
+    only the foot box's badge may name one."""
+    (step,) = [s for s in markdown_steps() if s.doc == "concepts/cells"]
+    found = ERA_WORDS.findall(running_text(FOOT_BOX.sub("", read(step))))
+    assert not found, "concepts/cells: era vocabulary in the running text: %s" % found
 
 
 def test_the_sidebar_shows_each_page_s_own_title():
