@@ -38,9 +38,14 @@ CELL_OPS = (("FC", style.COMPUTE), ("Sum", style.COMPUTE), ("LSTMUnit", style.AC
 #: The unrolled build's ops around the copies of the cell (``UnrolledCell.apply_over_sequence``,
 #: Caffe2's ``rnn_cell.py`` 2017-06): (type, how many, what it is for), drawn grey.
 BOOKKEEPING_OPS = (
-    ("Split", 1, "cuts `lstm/i2h` into T rows"),
-    ("Concat", 2, "stack the T hidden and the T cell states"),
-    ("ZeroGradient", 3, "give the outputs no loss reads a zero gradient"),
+    ("Split", 1, "cuts `lstm/i2h` into T rows, one per timestep"),
+    ("Concat", 2, "stack the T hidden states, and the T cell states"),
+    (
+        "ZeroGradient",
+        3,
+        "in the backward pass, a gradient of zeros for the 3 outputs "
+        "other than `lstm/hidden_t_all`",
+    ),
 )
 
 
@@ -147,7 +152,7 @@ def fig_step_net_idea():
     # left: two different nets, T = 3 and T = 5
     body = y + 38
     (split, _, _), (concat, n_concat, _), (zero, n_zero, _) = BOOKKEEPING_OPS
-    for cx, steps in ((left + 88, 3), (left + 244, 5)):
+    for cx, steps in ((left + 86, 3), (left + 236, 5)):  # the chips stay in the panel
         canvas.text(cx, body, "T = %d" % steps, style.SMALL, "middle", True)
         below = _input_fc(canvas, cx, body + 12)
         canvas.arrow(cx, below + 1, cx, below + 9, style.INK, 1.2)
@@ -201,8 +206,10 @@ def fig_step_net_idea():
 
     # the grey ops, named (the page lists them: docs/start-here.md)
     y += panel_h + 18
-    y = parts.key(canvas, y, [
-        ("box", (style.SHAPE, style.SHAPE), "the unrolled net's 6 bookkeeping ops "
-         "(`Split`, `Concat`, `ZeroGradient`)"),
-    ])  # fmt: skip
+    # a swatch, then what each of the three kinds is for
+    canvas.rect(12, y - 6, 20, 12, style.SHAPE, style.SHAPE, 1.0, 2)
+    canvas.text(40, y, "the unrolled net's 6 bookkeeping ops:", style.NOTE, bold=True)
+    for name, n, what in BOOKKEEPING_OPS:
+        y += style.NOTE * 1.6
+        canvas.text(40, y, "%d `%s`: %s" % (n, name, what), style.NOTE)
     return Figure("fig_step_net_idea", canvas.svg())
