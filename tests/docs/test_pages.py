@@ -322,6 +322,8 @@ FOOT_BOX = re.compile(
 MARKER = re.compile(r"\{ref\}`≠ <([a-z0-9-]+)>`")
 #: The pages whose badges all live in their foot box (round 13: steps 1-7).
 FOOT_BOX_PAGES = ["start-here", "concepts/netdef", "concepts/gradients", "concepts/models"]
+#: Round 14: steps 12 and 14 as well.
+FOOT_BOX_PAGES += ["concepts/recurrent-gradient", "concepts/time-stepper"]
 
 
 @pytest.mark.parametrize("doc", page_ids())
