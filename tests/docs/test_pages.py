@@ -324,6 +324,7 @@ MARKER = re.compile(r"\{ref\}`≠ <([a-z0-9-]+)>`")
 #: concept pages of steps 8-17).
 FOOT_BOX_PAGES = ["start-here", "concepts/netdef", "concepts/gradients", "concepts/models"]
 FOOT_BOX_PAGES += ["concepts/links-and-aliases", "concepts/recurrent-op", "concepts/cells"]
+FOOT_BOX_PAGES += ["concepts/recurrent-gradient", "concepts/time-stepper"]
 
 
 @pytest.mark.parametrize("doc", page_ids())

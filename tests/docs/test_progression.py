@@ -216,6 +216,41 @@ def test_every_glossary_term_points_at_the_step_that_teaches_it():
     assert not problems, "\n".join(problems)
 
 
+#: Sections that name later steps' terms on purpose, as a preview each row of which
+#: links the step that teaches it: {doc: (label, {term: step})}. Round 14: step 12 holds
+#: the one table of the three renames that add gradients up (both cold readers of round
+#: 13 mixed them up); its `_accum` row points at step 15, which links back to it.
+PREVIEW_SECTIONS = {
+    "concepts/recurrent-gradient": (
+        "three-renames",
+        {"_accum rewrite": 15, "recurrent_net": 15},
+    ),
+}
+
+
+def preview_section(step):
+    """(the text of a step's preview section, the terms it may name early) or ("", {})."""
+    if step.doc not in PREVIEW_SECTIONS:
+        return "", {}
+    label, allowed = PREVIEW_SECTIONS[step.doc]
+    with open(step.path, encoding="utf-8") as handle:
+        text = handle.read()
+    found = re.search(r"^\(%s\)=\n## .*?(?=^## |\Z)" % re.escape(label), text, re.M | re.S)
+    assert found, "%s: no section labelled (%s)=" % (step.doc, label)
+    return found.group(0), allowed
+
+
+def test_a_preview_section_links_the_step_of_each_term_it_names_early():
+    steps = {s.number: s for s in path_steps()}
+    for step in path_steps():
+        section, allowed = preview_section(step)
+        for name, number in allowed.items():
+            target = os.path.basename(steps[number].doc)
+            assert "(%s" % target in section or "(../%s" % steps[number].doc in section, (
+                "%s: the preview names %r but does not link step %d" % (step.doc, name, number)
+            )
+
+
 def test_no_step_uses_a_term_before_the_step_that_teaches_it():
     terms = glossary_terms()
     early = []
@@ -223,9 +258,19 @@ def test_no_step_uses_a_term_before_the_step_that_teaches_it():
         if not step.exists:
             continue
         prose, code = read_step(step)
+        section, allowed = preview_section(step)
+        if section:
+            with open(step.path, encoding="utf-8") as handle:
+                prose, code = split_markdown(handle.read().replace(section, ""))
+            section_prose, section_code = split_markdown(section)
         for term in terms:
             if term.step <= step.number:
                 continue
+            if section and term.name not in allowed and uses(term, section_prose, section_code):
+                early.append(
+                    "step %d (%s) names %r in its preview section; only %s may be"
+                    % (step.number, step.doc, term.name, sorted(allowed))
+                )
             for use in uses(term, prose, code):
                 early.append(
                     "step %d (%s) uses %r, taught in step %d: %s"

@@ -305,6 +305,11 @@ def test_bptt_labels(drawn):
         "= 0",
     ]:
         assert label in texts, label
+    # row 0 drawn at the top, as step 8's figure, but the loop starts at the bottom: the
+    # figure says where it starts and joins each timestep to the one that runs next
+    # (round 13: a reader took the steps top-down)
+    order = _group_texts(figure, "loop_order")
+    assert sorted(order) == [["start: t = T−1 = 2"], ["then t = 0"], ["then t = 1"]]
     # only the last row is said to be zeroed; the others are written by a step;
     # every row t + 1 says it gets GO row t, where the arrow shows it (the last too)
     rows = _group_texts(figure, "gradient")[0]

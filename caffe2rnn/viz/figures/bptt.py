@@ -87,12 +87,14 @@ def fig_bptt(steps=3, names=None):
     )
     top = parts.heading(
         canvas,
-        "Backpropagation through time: the gradient op walks the rows back up",
-        "RecurrentNetworkGradient runs the backward step net for t = %s, in step workspace t."
-        % ", ".join(str(t) for t in range(steps - 1, -1, -1)),
+        "Backpropagation through time: read it from the bottom up",
+        "RecurrentNetworkGradient runs the backward step net for t = %s, bottom to top, "
+        "in step workspace t." % ", ".join(str(t) for t in range(steps - 1, -1, -1)),
     )
     # five columns, each as narrow as its labels at READ_NOTE px allow (round 12)
-    pitch, y0 = 80, top + 50
+    # rows as step 8's figure draws them (row 0 at the top); the loop runs upward, so
+    # the steps stand apart, joined by "then" arrows (round 13: T read it top-down)
+    pitch, y0 = 92, top + 50
     lane_x, lane_w = 10, 88
     step_x, step_w = 106, 250
     grad_x, grad_w = 384, 128
@@ -102,7 +104,7 @@ def fig_bptt(steps=3, names=None):
     # headings (the output gradient's sits lower: its rows start half a row down)
     canvas.text(lane_x, y0 - 30, "weight gradient", style.READ_SMALL, bold=True)
     canvas.text(lane_x, y0 - 15, "`%s`" % n["weight_grad"], style.READ_NOTE)
-    canvas.text(step_x + step_w / 2 + 20, y0 - 30, "backward step net, t = T−1 … 0",
+    canvas.text(step_x + step_w / 2 + 20, y0 - 30, "backward step net, runs upward ↑",
                 style.READ_SMALL, "middle", True)  # fmt: skip
     canvas.text(step_x + step_w / 2 + 20, y0 - 15, "the cell's gradient ops + the op's own",
                 style.READ_NOTE, "middle")  # fmt: skip
@@ -173,7 +175,7 @@ def fig_bptt(steps=3, names=None):
         canvas.arrow(lane_c, below, lane_c, y0 + 37, style.ACCUMULATE, 1.6)
 
     # one box per step: it reads row t + 1 and writes row t
-    box_h = pitch - 12
+    box_h = 68  # three lines and the heading; the gap above holds the "then" arrow
     for t in range(steps):
         middle = middles[t]
         box_y = middle - box_h / 2
@@ -182,7 +184,7 @@ def fig_bptt(steps=3, names=None):
                         1.3, 6)  # fmt: skip
             canvas.text(step_x + 8, box_y + 12, "timestep t = %d" % t, style.READ_SMALL, bold=True)
             canvas.text(step_x + step_w - 8, box_y + 12, "runs %s" % _ORDINALS[steps - 1 - t],
-                        style.READ_NOTE, "end", fill=style.MUTED)  # fmt: skip
+                        style.READ_SMALL, "end", True, style.BACKWARD_EDGE)  # fmt: skip
             lines = (
                 "reads `%s` = row %d" % (read_blob, t + 1),
                 "writes `%s` = row %d" % (written_blob, t),
@@ -190,6 +192,20 @@ def fig_bptt(steps=3, names=None):
             )
             for i, line in enumerate(lines):
                 canvas.text(step_x + 8, box_y + 28 + i * 13.5, line, style.READ_NOTE)
+        order_x = step_x + step_w / 2
+        if t > 0:  # the loop's order: timestep t runs, then t - 1, drawn above it
+            with canvas.group("loop_order"):
+                canvas.arrow(order_x, box_y - 1, order_x, box_y - (pitch - box_h) + 3,
+                             style.BACKWARD_EDGE, 2.4)  # fmt: skip
+                canvas.text(order_x + 8, box_y - (pitch - box_h) / 2 + 1,
+                            "then t = %d" % (t - 1), style.READ_NOTE,
+                            fill=style.BACKWARD_EDGE)  # fmt: skip
+        else:
+            first = box_y + (steps - 1) * pitch + box_h  # the bottom box: where it starts
+            with canvas.group("loop_order"):
+                canvas.arrow(order_x, first + 24, order_x, first + 2, style.BACKWARD_EDGE, 2.4)
+                canvas.text(order_x, first + 38, "start: t = T−1 = %d" % (steps - 1),
+                            style.READ_SMALL, "middle", True, style.BACKWARD_EDGE)  # fmt: skip
         canvas.arrow(grad_x - 1, centres[t + 1], step_x + step_w + 1, middle + 12,
                      style.LINK, 1.5, "5 3", cls="link")  # fmt: skip
         canvas.arrow(step_x + step_w + 1, middle - 12, grad_x - 1, centres[t],
