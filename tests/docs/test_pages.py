@@ -552,7 +552,7 @@ def test_step_15_keeps_what_a_user_needs_and_sends_the_two_rules_to_their_page()
     # reference page is optional; the three renames' table is step 12's, linked by its label
     for rule in ("**A state's backward link (stage 4).**", "**The `_accum` rewrite (stage 5).**"):
         assert rule in path_page, "%s no longer teaches %r" % (step, rule)
-    assert "{ref}`three-renames`" in path_page and "| `<param>_grad_tmpstep` |" not in path_page
+    assert "<three-renames>`" in path_page and "| `<param>_grad_tmpstep` |" not in path_page
     with open(os.path.join(DOCS, rules), encoding="utf-8") as handle:
         moved = FRONT_MATTER.sub("", handle.read()).rstrip()
     opening = moved.split("\n## ", 1)[0]
