@@ -2,8 +2,9 @@
 
 Structure (read from the .ipynb files, nothing run):
 
-* the thirteen notebooks of docs/index.md's path and its "How caffe2rnn is built" part exist
-  under their final names, and are committed without outputs;
+* the fourteen notebooks of docs/index.md's path, its "How caffe2rnn is built" part and its
+  Reference part (14, recurrent_net stage by stage) exist under their final names, and are
+  committed without outputs;
 * every notebook has at least one *predict, then check* exercise: a markdown cell headed
   ``### Predict, then check``, then a code cell where the learner writes a prediction into a
   ``predicted_...`` variable (left ``None``), then the check (input hidden on the site), then
@@ -59,6 +60,7 @@ NAMES = [
     "11_seq2seq_attention",
     "12_history",
     "13_kernels",
+    "14_recurrent_net_stages",
 ]
 NOTEBOOKS = [os.path.join(NOTEBOOK_DIR, name + ".ipynb") for name in NAMES]
 #: A hang guard per cell, not a time budget: a test asserts no timing (times are
@@ -124,7 +126,7 @@ def fresh_tries():
     exercises.reset()
 
 
-def test_the_thirteen_notebooks_exist_under_their_final_names():
+def test_the_fourteen_notebooks_exist_under_their_final_names():
     present = sorted(f[: -len(".ipynb")] for f in os.listdir(NOTEBOOK_DIR) if f.endswith(".ipynb"))
     assert present == NAMES
 
@@ -1161,12 +1163,23 @@ def _verdicts(namespace, answer, wrong, capsys):
 def test_nb07_scratches_of_the_gated_cell_are_measured(capsys):
     """Step 16's predict: the gated Elman cell keeps its candidate and its gate (Mul's
     gradient reads both inputs); the LSTM's answer of step 15, or the pre-activations,
-    are wrong."""
+    are wrong. The check reads them off the op recurrent_net builds (round 14: step 16
+    uses Caffe2's API only)."""
     namespace, answer = _exercise(
         "07_recurrent_net",
-        ["from caffe2rnn import brew", "D = 3", "gated = ModelHelper"],
+        [
+            "from caffe2rnn import brew",
+            "D = 3",
+            "initial_cell_inputs = [",
+            "h_all, h_last = recurrent_net(",
+            "lstm_model = ModelHelper",
+            "def scratches(op):",
+            "gated = ModelHelper",
+        ],
         "check_scratches",
     )
+    nb = read(os.path.join(NOTEBOOK_DIR, "07_recurrent_net.ipynb"))
+    assert "recurrent_stages" not in "\n".join(c.source for c in nb.cells)
     capsys.readouterr()
     right, wrong = _verdicts(namespace, answer, ["gated/pre_t", "gated/gate_pre_t"], capsys)
     assert answer == 'check_scratches(["gated/cand_t", "gated/gate_t"])'
@@ -1415,16 +1428,55 @@ def test_nb06_a_second_run_gives_the_same_w_grad_read_from_the_op(capsys):
 
 
 def test_nb07_the_gates_left_by_recomputation_are_measured(capsys):
-    """Step 16's predict (REVIEW_ROUND5 item 6: compose recompute_blobs_on_backward, the parent
-    rule and the order of the steps): with memory_optimization=True one lstm/gates_t lives in
-    shared_blobs_ws; the forward leaves step 3's gates, the backward (3 down to 0, recomputing
-    first) step 0's. 'The forward's last step wrote it' after backward is refused."""
-    namespace, answer = _exercise("07_recurrent_net", ["from caffe2rnn import brew"], "check_gates")
+    """Step 16's two predicts (REVIEW_ROUND5 item 6: compose recompute_blobs_on_backward, the
+    parent rule and the order of the steps; round 14: split in two, forward then backward):
+    with memory_optimization=True one lstm/gates_t lives in shared_blobs_ws; the forward
+    leaves step 3's gates, the backward (3 down to 0, recomputing first) step 0's. 'Step
+    workspace 0's own' after the forward, 'the forward's last step wrote it' after the
+    backward get their own words."""
+    namespace, answer = _exercise(
+        "07_recurrent_net", ["from caffe2rnn import brew"], "check_gates_forward"
+    )
     capsys.readouterr()
-    right, wrong = _verdicts(namespace, answer, (3, 3), capsys)
-    assert answer == "check_gates((3, 0))"
+    right, wrong = _verdicts(namespace, answer, 0, capsys)
+    assert answer == "check_gates_forward(3)"
     assert right.startswith("Right: one lstm/gates_t, in shared_blobs_ws; after the forward"), right
-    assert wrong.startswith("Not quite (you said (3, 3))"), wrong
+    assert wrong.startswith("Not quite (you said 0)"), wrong
+    assert "holds no gates_t of its own" in " ".join(wrong.split()), wrong
+    nb = read(os.path.join(NOTEBOOK_DIR, "07_recurrent_net.ipynb"))
+    cell = _code(nb, "def check_gates_backward(").rstrip().splitlines()
+    exec(compile("\n".join(cell[:-1]), "07_recurrent_net", "exec"), namespace)
+    answer = _code(nb, "check_gates_backward(", hidden=True).strip()
+    right, wrong = _verdicts(namespace, answer.split("  # the answer")[0], 3, capsys)
+    assert answer == "check_gates_backward(0)  # the answer"
+    assert right.startswith("Right: one lstm/gates_t, in shared_blobs_ws; after the backward"), (
+        right
+    )
+    assert wrong.startswith("Not quite (you said 3)"), wrong
+    assert "what the forward pass left" in " ".join(wrong.split()), wrong
+
+
+def test_nb14_the_weights_wrong_without_the_accum_rewrite_are_measured(capsys):
+    """The stage-by-stage notebook's predict (moved from step 16 in round 14): without the
+    _accum rewrite only layer 0's weight gets a wrong gradient, measured against central
+    differences; 'every weight' is refused."""
+    namespace, answer = _exercise(
+        "14_recurrent_net_stages",
+        [
+            "import numpy as np",
+            "D = 3",
+            "two = ModelHelper",
+            "two_outputs = recurrent_net(",
+            "def undo_accum(",
+        ],
+        "check_wrong",
+    )
+    capsys.readouterr()
+    all_three = ["layer0/pre_t_w", "layer1/input_t_w", "layer1/pre_t_w"]
+    right, wrong = _verdicts(namespace, answer, all_three, capsys)
+    assert answer == 'check_wrong(["layer0/pre_t_w"])'
+    assert right.startswith("Right: max |gradient - central difference|"), right
+    assert wrong.startswith("Not quite"), wrong
 
 
 CELL_MISTAKES = {

@@ -325,6 +325,7 @@ MARKER = re.compile(r"\{ref\}`≠ <([a-z0-9-]+)>`")
 FOOT_BOX_PAGES = ["start-here", "concepts/netdef", "concepts/gradients", "concepts/models"]
 FOOT_BOX_PAGES += ["concepts/links-and-aliases", "concepts/recurrent-op", "concepts/cells"]
 FOOT_BOX_PAGES += ["concepts/recurrent-gradient", "concepts/time-stepper"]
+FOOT_BOX_PAGES += ["concepts/recurrent-net"]
 
 
 @pytest.mark.parametrize("doc", page_ids())
@@ -553,6 +554,11 @@ def test_step_15_keeps_what_a_user_needs_and_sends_the_two_rules_to_their_page()
                  "## The `_accum` rewrite", "mock.patch", "text_format"):  # fmt: skip
         assert left not in path_page, "%s still holds %r" % (step, left)
     assert os.path.basename(rules) in path_page
+    # round 14 (cold reader T): each rule is taught on the step in a few sentences, so the
+    # reference page is optional; the three renames' table is step 12's, linked by its label
+    for rule in ("**A state's backward link (stage 4).**", "**The `_accum` rewrite (stage 5).**"):
+        assert rule in path_page, "%s no longer teaches %r" % (step, rule)
+    assert "<three-renames>`" in path_page and "| `<param>_grad_tmpstep` |" not in path_page
     with open(os.path.join(DOCS, rules), encoding="utf-8") as handle:
         moved = FRONT_MATTER.sub("", handle.read()).rstrip()
     opening = moved.split("\n## ", 1)[0]
