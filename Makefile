@@ -12,19 +12,10 @@ STAMP  := $(VENV)/.caffe2rnn-setup
 
 setup: $(STAMP)
 
+# scripts/setup.sh does it (one setup at a time in a checkout: a target started while
+# another `make setup` runs waits for it; the kernels are compiled once).
 $(STAMP): requirements-dev.txt pyproject.toml setup.py caffe2rnn/proto/caffe2.proto $(wildcard _ext/*.pyx _ext/*.pxd _ext/*.pxi)
-	@test -x $(PY) || $(PYTHON) -m venv --system-site-packages $(VENV) || { \
-	  echo "caffe2rnn: could not create a virtual environment with '$(PYTHON) -m venv'."; \
-	  echo "  Install the venv module (Debian/Ubuntu: sudo apt-get install python3-venv) or run with VENV pointing at an existing one."; exit 1; }
-	@$(PY) -m pip --version >/dev/null 2>&1 || { \
-	  echo "caffe2rnn: $(VENV) has no pip: it is half-built (an interrupted 'make setup', or another one still running in this checkout)."; \
-	  echo "  Wait for the other one to finish, or remove it (rm -rf $(VENV)) and run 'make setup' again."; exit 1; }
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
-	$(PY) setup.py -q build_ext --inplace
-	$(PY) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
-	$(PY) -m caffe2rnn.compat.kernel install --sys-prefix >/dev/null
-	@bash scripts/ensure-dot.sh
-	@touch $@
+	@bash scripts/setup.sh "$(PYTHON)" "$(VENV)" "$@" $^
 
 ext: setup
 	$(PY) setup.py -q build_ext --inplace --force

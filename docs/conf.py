@@ -12,6 +12,9 @@ The build
   committed); each drawn figure ``fig_<name>.svg`` on a page is linked to its
   ``fig_<name>_full.svg`` (:func:`link_figures_to_full_size`), as the views'
   ``:target:`` links theirs;
+* shows each notebook predict as the pages do: the check's feedback, then the
+  answer in a fold "Check your prediction", then the checker's source in a
+  collapsed fold "How this check works" (:func:`predict_folds_on_the_site`);
 * documents the API from the docstrings (autodoc + napoleon);
 * has the notebooks' plots drawn as SVG with their text kept as text
   (:func:`plots_as_svg`), so ``scripts/check_site.py`` can measure every label;
@@ -285,9 +288,96 @@ def drop_step_from_titles(app, doctree):
         return  # the page's title: its first section
 
 
+#: The function a code line calls first: ``check_read`` of ``check_read("c")  # the answer``.
+CALLED = re.compile(r"\s*([A-Za-z_]\w*)\(")
+
+#: The labels of a notebook predict's two folds on the site.
+ANSWER_FOLD = ("Check your prediction", "Hide the answer")
+CHECK_FOLD = ("How this check works", "Hide how this check works")
+
+
+def called(cell, line):
+    """The name of the function that a code cell's first or last line (``line`` 0 or -1)
+    calls, or None (``cell``: MyST-NB's ``cell_code`` container, its source folded or not)."""
+    from docutils import nodes
+
+    source = cell.next_node(
+        lambda node: (
+            isinstance(node, nodes.Element) and node.get("nb_element") == "cell_code_source"
+        )
+    )
+    lines = [text for text in (source.astext() if source else "").splitlines() if text.strip()]
+    found = CALLED.match(lines[line]) if lines else None
+    return found.group(1) if found else None
+
+
+def predict_pairs(doctree):
+    """Each notebook predict's check cell and answer cell, as MyST-NB parsed them.
+
+    A notebook's predict (CONTRIBUTING.md) is a check cell tagged ``hide-input`` whose last
+    line calls its checker with the reader's prediction (``check_read(predicted_read)``),
+    followed at once by a ``hide-cell`` cell calling the same checker with the answer
+    (``check_read("c")  # the answer``)."""
+    from docutils import nodes
+
+    def is_cell(node, mode):
+        return (
+            isinstance(node, nodes.container)
+            and node.get("nb_element") == "cell_code"
+            and node.get("hide_mode") == mode
+        )
+
+    for check in list(doctree.findall(nodes.container)):
+        if not is_cell(check, "input"):
+            continue
+        answer = check.next_node(descend=False, siblings=True)
+        if is_cell(answer, "all") and called(check, -1) and called(check, -1) == called(answer, 0):
+            yield check, answer
+
+
+def predict_folds_on_the_site():
+    """The Sphinx post-transform that orders a notebook predict's folds for a reader.
+
+    MyST-NB shows a ``hide-input`` cell's source in a fold above its output and a
+    ``hide-cell`` cell in a fold of its own, both labelled "Show code cell …". For a
+    predict that puts the checker's source (caffe2rnn's machinery) first, and the answer
+    only in the next fold. Here, on every notebook page and with no notebook edited, a
+    predict reads: the check's output (the feedback), then the answer's fold labelled
+    "Check your prediction" (as a page's ``<details class="c2r-answer">``), then the
+    checker's source in a collapsed fold of its own, "How this check works".
+    tests/docs/test_predict_folds.py builds a small site and checks the order."""
+    from myst_nb.sphinx_ import HideCodeCellNode
+    from sphinx.transforms.post_transforms import SphinxPostTransform
+
+    class PredictFolds(SphinxPostTransform):
+        default_priority = 200  # after MyST-NB's HideInputCells (199) made the folds
+        formats = ("html",)
+
+        def run(self, **kwargs):
+            from docutils import nodes
+
+            for check, answer in list(predict_pairs(self.document)):
+                source, fold = check[0], answer[0]
+                folds = (source, fold)
+                if not all(isinstance(node, HideCodeCellNode) for node in folds):
+                    continue
+                fold["prompt_show"], fold["prompt_hide"] = ANSWER_FOLD
+                fold["classes"].append("c2r-nb-answer")
+                check.remove(source)
+                source["prompt_show"], source["prompt_hide"] = CHECK_FOLD
+                source["classes"].append("c2r-check-source")
+                # inside a "cell" div, as MyST-NB's fold styles expect
+                holder = nodes.container(classes=["cell", "c2r-check-cell"])
+                holder += source
+                answer.parent.insert(answer.parent.index(answer) + 1, holder)
+
+    return PredictFolds
+
+
 def setup(app):
     app.connect("doctree-read", drop_step_from_titles, priority=400)
     app.connect("doctree-read", link_figures_to_full_size)
+    app.add_post_transform(predict_folds_on_the_site())
 
 
 copy_notebooks()

@@ -29,7 +29,9 @@ A cell that holds an exercise's worked answer (collapsed on the site: tag
 ``hide-cell``) runs too — later cells may use what it defines — but its output is
 left out, so the answer does not sit under your own attempt; ``--answers`` shows it.
 A terminal cannot show a picture: each one a cell draws (a loss curve, a net drawn by
-``viz``) is written to ``run-out/<notebook>/`` and the transcript names the file.
+``viz``) is written to ``run-out/<notebook>/`` and the transcript names the file; the
+run ends with a line naming ``run-out/<notebook>/index.html``, a page that shows them
+all in the notebook's order, each under its cell, to open in a browser.
 This is the way to check an exercise without a notebook server (``make lab`` opens
 JupyterLab for the same notebooks).
 """
@@ -331,12 +333,12 @@ def save_picture(data: dict, stem: str) -> str | None:
     return None
 
 
-def transcript(cell, pictures: str | None = None) -> str:
+def transcript(cell, pictures: str | None = None, saved: list | None = None) -> str:
     """What a reader would see under one executed code cell, as plain text.
 
     With ``pictures`` (a path prefix such as ``run-out/04_x/cell3``), a displayed
     picture is saved there and named in place of its text stand-in
-    (``<Figure size 600x260 with 1 Axes>``)."""
+    (``<Figure size 600x260 with 1 Axes>``); ``saved``, a list, gets each path."""
     lines = []
     for index, output in enumerate(cell.get("outputs", [])):
         kind = output.get("output_type")
@@ -344,9 +346,11 @@ def transcript(cell, pictures: str | None = None) -> str:
             lines.append(output.get("text", "").rstrip("\n"))
         elif kind in ("execute_result", "display_data"):
             data = output.get("data", {})
-            saved = pictures and save_picture(data, "%s_%d" % (pictures, index + 1))
-            if saved:
-                lines.append("[picture: %s]" % os.path.relpath(saved))
+            path = pictures and save_picture(data, "%s_%d" % (pictures, index + 1))
+            if path:
+                lines.append("[picture: %s]" % os.path.relpath(path))
+                if saved is not None:
+                    saved.append(path)
             elif "text/plain" in data:
                 lines.append(data["text/plain"].rstrip("\n"))
             elif data:
@@ -354,6 +358,38 @@ def transcript(cell, pictures: str | None = None) -> str:
         elif kind == "error":
             lines.append("%s: %s" % (output.get("ename"), output.get("evalue")))
     return "\n".join(line for line in lines if line)
+
+
+#: The page of a run's pictures, in ``run-out/<notebook>/``.
+PICTURE_INDEX = "index.html"
+
+
+def write_picture_index(folder: str, title: str, shown: list) -> str:
+    """Write ``folder/index.html``: the run's pictures in the notebook's order, each
+    under its cell's number and first line (``shown``: ``(number, first line,
+    [picture paths])`` per cell that drew one). Returns its path."""
+    import html
+
+    parts = [
+        "<!DOCTYPE html>",
+        '<html><head><meta charset="utf-8"><title>%s</title>' % html.escape(title),
+        "<style>body{font-family:sans-serif;max-width:70rem;margin:1em auto;padding:0 1em}"
+        "img{max-width:100%;border:1px solid #ddd;margin:.3em 0 1.5em}"
+        "code{background:#f3f3f3;padding:0 .2em}</style></head><body>",
+        "<h1>%s</h1>" % html.escape(title),
+        "<p>The pictures this run drew, in the notebook's order; [n] is the cell's "
+        "number in the run's transcript.</p>",
+    ]
+    for number, first_line, paths in shown:
+        parts.append("<h2>[%d] <code>%s</code></h2>" % (number, html.escape(first_line)))
+        for path in paths:
+            name = html.escape(os.path.basename(path))
+            parts.append('<a href="%s"><img src="%s" alt="%s"></a>' % (name, name, name))
+    parts.append("</body></html>")
+    target = os.path.join(folder, PICTURE_INDEX)
+    with open(target, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(parts) + "\n")
+    return target
 
 
 def execute(client, notebook, first=None, last=None):
@@ -439,6 +475,9 @@ def main(argv=None) -> int:
     folder = os.path.join(args.pictures, stem)
     for old in glob.glob(os.path.join(folder, "cell*_*.*")):  # a previous run's pictures
         os.remove(old)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(folder, PICTURE_INDEX))
+    shown = []
     failed = execute(client, notebook, first, last)
     number = 0
     for cell in notebook.cells:
@@ -452,7 +491,10 @@ def main(argv=None) -> int:
             print("\n[%d] (a worked answer, collapsed on the site: ANSWERS=1 shows it)" % number)
             continue
         print("\n[%d] %s" % (number, first_line))
-        text = transcript(cell, os.path.join(folder, "cell%d" % number))
+        saved: list[str] = []
+        text = transcript(cell, os.path.join(folder, "cell%d" % number), saved)
+        if saved:
+            shown.append((number, first_line, saved))
         if text:
             print("    " + text.replace("\n", "\n    "))
         if failed is not None and raised:
@@ -469,6 +511,10 @@ def main(argv=None) -> int:
         if args.answers_file:
             command += " ANSWERS_FILE=%s" % shlex.quote(args.answers_file)
         print("\n".join(summarise(summary, command, args.reveal)))
+    if shown:
+        page = write_picture_index(folder, "%s%s: pictures" % (label, stem), shown)
+        count = sum(len(paths) for _, _, paths in shown)
+        print("\nPictures (%d, in order): open %s in a browser." % (count, os.path.relpath(page)))
     return 1 if failed is not None else 0
 
 

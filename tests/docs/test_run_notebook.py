@@ -329,3 +329,36 @@ def test_the_site_shows_a_notebook_title_without_its_step(tmp_path):
     assert re.search(r'<h1><span class="section-number">2\. </span>A notebook', page)
     assert "<title>2. A notebook" in page and "Step 2" not in page
     assert "3. Step 3 · Not a notebook</a>" in index
+
+
+def test_a_run_ends_with_the_page_that_shows_its_pictures_in_order(capsys, tmp_path):
+    """A terminal shows a picture as a file name: the run writes run-out/<notebook>/index.html
+    (each picture under its cell, in the notebook's order) and its last line says to open it."""
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><!-- %s --></svg>'
+    show = "from IPython.display import SVG, display\ndisplay(SVG(%r))"
+    notebook = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(show % (svg % "first")),
+            nbformat.v4.new_code_cell('print("no picture here")'),
+            nbformat.v4.new_code_cell(show % (svg % "second")),
+        ]
+    )
+    path = tmp_path / "99_pictures.ipynb"
+    nbformat.write(notebook, str(path))
+    pictures = tmp_path / "run-out"
+    assert run_notebook.main([str(path), "--pictures", str(pictures)]) == 0
+    out = capsys.readouterr().out
+    page = pictures / "99_pictures" / "index.html"
+    last = out.rstrip().splitlines()[-1]
+    assert last == "Pictures (2, in order): open %s in a browser." % os.path.relpath(page)
+    text = page.read_text(encoding="utf-8")
+    shown = re.findall(r'<img src="([^"]+)"', text)
+    assert shown == ["cell1_1.svg", "cell3_1.svg"]
+    assert "second" in (page.parent / shown[1]).read_text()
+    assert text.index("[1]") < text.index("[3]") and "[2]" not in text
+    # a run that draws nothing leaves no page of an earlier run behind
+    notebook.cells = notebook.cells[1:2]
+    nbformat.write(notebook, str(path))
+    assert run_notebook.main([str(path), "--pictures", str(pictures)]) == 0
+    assert "in a browser" not in capsys.readouterr().out
+    assert not page.exists() and not list(page.parent.glob("cell*"))
