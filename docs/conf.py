@@ -57,7 +57,7 @@ extensions = [
 ]
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 exclude_patterns = ["_build", "jupyter_execute", "**.ipynb_checkpoints"]
-myst_enable_extensions = ["colon_fence", "dollarmath"]
+myst_enable_extensions = ["colon_fence", "dollarmath", "substitution"]
 myst_heading_anchors = 3
 
 nb_execution_mode = "cache"
@@ -259,6 +259,24 @@ def write_source_archive():
 
 
 html_extra_path = [SOURCE_ARCHIVE_DIR]
+
+
+def load_docs_module(name):
+    """A module of this folder (docs/), loaded by path: conf.py's helpers that the
+    tests import too, without running conf.py's build steps."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, os.path.join(DOCS, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_WORDS, _CODE_CELLS = load_docs_module("path_length").path_length(DOCS)
+myst_substitutions = {
+    "path_words": f"{round(_WORDS, -3):,}",
+    "path_code_cells": str(_CODE_CELLS),
+}
 
 
 #: The start of a path notebook's title: "# Step 9 · The forward loop in NumPy".

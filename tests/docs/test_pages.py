@@ -637,3 +637,55 @@ def test_the_k_rows_page_s_lists_are_the_one_row_lists_moved_and_run_in_the_op(c
     assert namespace["links"] == moved_links and namespace["aliases"] == moved_aliases
     out = capsys.readouterr().out
     assert "hidden_t_all  (4, 2, 3)" in out and "= (T + 2, N, D)" in out, out
+
+
+def path_length_module():
+    import importlib.util
+
+    path = os.path.join(DOCS, "path_length.py")
+    spec = importlib.util.spec_from_file_location("path_length", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_index_states_the_path_length_the_build_counts():
+    """docs/index.md's "about N words … M code cells" comes from docs/path_length.py at
+    build time (a number typed in went stale twice)."""
+    with open(os.path.join(DOCS, "index.md"), encoding="utf-8") as handle:
+        index = handle.read()
+    assert "about {{ path_words }} words of prose" in index
+    assert "{{ path_code_cells }} code cells" in index
+    assert not re.search(r"about [\d,]+ words", index)
+    words, cells = path_length_module().path_length(DOCS)
+    notebook_cells = 0
+    for step in path_steps()[: path_length_module().CORE_PATH_STEPS]:
+        if step.path.endswith(".ipynb"):
+            with open(step.path, encoding="utf-8") as handle:
+                notebook_cells += sum(c["cell_type"] == "code" for c in json.load(handle)["cells"])
+    assert cells >= notebook_cells > 0
+    assert words > 10 * cells
+
+
+def test_the_path_length_counts_prose_not_code():
+    prose_lines = path_length_module().prose_lines
+    text = "\n".join(
+        [
+            "One two.",
+            "```{code-cell} ipython3",
+            "x = never_counted()",
+            "```",
+            ":::{tip}",
+            ":class: dropdown",
+            "Tip words count.",
+            "```python",
+            "nor_this()",
+            "```",
+            ":::",
+            "````{toctree}",
+            "not/prose",
+            "````",
+            "Last line.",
+        ]
+    )
+    assert list(prose_lines(text)) == ["One two.", "Tip words count.", "Last line."]
