@@ -409,7 +409,7 @@ def _check_backward(backward, forward):
 
 #: The hint a first wrong try of check_forward gets: where to look, not the answer.
 FORWARD_HINT = (
-    "Look at how step 9 turns one link (internal, external, offset) into timestep t's "
+    "Look at how step 8 turns one link (internal, external, offset) into timestep t's "
     "blob: which row of the external tensor it views, as a slice that keeps the time axis and "
     "shares the tensor's memory; then what runs on the step workspace, and what the loop "
     "keeps and returns."
