@@ -80,12 +80,10 @@ MAX_STALE_PLANS = 2
 #: first step of a loop may differ (initial states).
 LEARN_STEPS = (1, 2, 3)
 
-#: A loop of fewer steps than this runs op by op on its executor's first run,
-#: and builds its plan on the second: with no step to derive
-#: (:data:`LEARN_STEPS`), building costs about twice the op-by-op loop, which
-#: an operator run once (a gradient check's probe, ``RunOperatorOnce``) would
-#: pay for nothing. Longer loops build at once: derived steps make the first
-#: run cheaper than the op-by-op loop's.
+#: A loop of fewer steps than this runs op by op on its executor's first run
+#: and builds its plan on the second: with no step to derive (LEARN_STEPS),
+#: building costs 2-3x the op-by-op loop, for nothing if the op runs once (a
+#: gradient check's probe). Longer loops build at once (derived steps).
 BUILD_ON_FIRST_RUN_FROM = LEARN_STEPS[-1] + 2
 
 #: Plans kept per kernel path: the one in use and the one before it
