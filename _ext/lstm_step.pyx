@@ -237,6 +237,14 @@ cdef struct Backward:
     int n_products, n_sums
 
 
+# The parts' names in the errors, made once (not on every check: the executor
+# checks a backward step's call once per timestep when it compiles the plan).
+cdef tuple _PRODUCT_NAMES = tuple(
+    ("product %d's a" % i, "product %d's b" % i, "product %d" % i) for i in range(MAX_PARTS))
+cdef tuple _SUM_NAMES = tuple(
+    ("sum %d's destination" % i, "sum %d's addend" % i) for i in range(MAX_PARTS))
+
+
 cdef int _check_step_backward(tuple args, Backward* w) except -1:
     unit, products, sums = args
     unit, products, sums = tuple(unit), tuple(products), tuple(sums)
@@ -251,13 +259,13 @@ cdef int _check_step_backward(tuple args, Backward* w) except -1:
     cdef tuple names
     for i in range(len(products)):
         a, b, out = products[i]
-        names = ("product %d's a" % i, "product %d's b" % i, "product %d" % i)
+        names = _PRODUCT_NAMES[i]
         _product(k, names, a, b, out, &w.mm[i])
         same_dtype(k, "c_prev", cp, names[2], <cnp.ndarray>out)
     cdef cnp.ndarray d, s
     for i in range(len(sums)):
         dst, src = sums[i]
-        names = ("sum %d's destination" % i, "sum %d's addend" % i)
+        names = _SUM_NAMES[i]
         d = array_arg(dst, k, names[0], "float", True)
         s = array_arg(src, k, names[1], "float", False)
         same_dtype(k, "c_prev", cp, names[0], d)
@@ -268,14 +276,14 @@ cdef int _check_step_backward(tuple args, Backward* w) except -1:
             no_overlap(k, [(names[0], d)], [(names[1], s)])
         w.dst[i], w.src[i] = cnp.PyArray_DATA(d), cnp.PyArray_DATA(s)
         w.size[i] = cnp.PyArray_SIZE(d)
-    cdef list written = [("product %d" % i, products[i][2]) for i in range(len(products))]
+    cdef list written = [(_PRODUCT_NAMES[i][2], products[i][2]) for i in range(len(products))]
     cdef list read = [("dgates_out", dgates_out), ("c_prev", cp), ("gates", gates)]
-    read += [("product %d's a" % i, products[i][0]) for i in range(len(products))]
-    read += [("product %d's b" % i, products[i][1]) for i in range(len(products))]
+    read += [(_PRODUCT_NAMES[i][0], products[i][0]) for i in range(len(products))]
+    read += [(_PRODUCT_NAMES[i][1], products[i][1]) for i in range(len(products))]
     no_overlap(k, written, read)
     for i in range(len(products)):
         a, b, out = products[i]
-        _loop(k, ("product %d's a" % i,), a, b, out, &w.mm[i])
+        _loop(k, _PRODUCT_NAMES[i][:1], a, b, out, &w.mm[i])
     w.n_products, w.n_sums = len(products), len(sums)
     return 0
 

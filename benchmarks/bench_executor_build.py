@@ -4,6 +4,14 @@ Run from the repository root, after `python setup.py build_ext --inplace`:
 
     python benchmarks/bench_executor_build.py            # T = 1,000 and 10,000
     python benchmarks/bench_executor_build.py --quick    # a fast smoke run
+    python benchmarks/bench_executor_build.py --once     # ops created per run
+
+``--once`` times what a gradient check does: the net run once by
+``workspace.RunNetOnce``, which creates its operators (and so a new
+executor) every time, at T = 2, 4 and 5 (N, D, H = 3, 3, 3), executor off
+and on, interleaved rounds, median CPU ms per run. A loop of fewer than
+five steps runs op by op on its executor's first run (building would cost
+more than the loop; operators/rnn/executor.py, BUILD_ON_FIRST_RUN_FROM).
 
 One LSTM layer (N, D, H = 8, 64, 64, forward+backward, as benchmarks/bench_lstm.py
 builds it), in a fresh workspace per mode, seconds per run:
@@ -44,7 +52,7 @@ import time  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_lstm import Caffe2RNNLSTM, make_problem  # noqa: E402
 
-from caffe2rnn import kernels  # noqa: E402
+from caffe2rnn import kernels, workspace  # noqa: E402
 
 
 def runs(T, on, later=3):
@@ -64,10 +72,35 @@ def runs(T, on, later=3):
     return times[0], times[1], sorted(times[2:])[later // 2]
 
 
+def once(T, rounds=15, per_round=10):
+    """Median CPU ms of ``RunNetOnce`` of the training net (fresh operators
+    each time), executor off and on, in interleaved rounds."""
+    model = Caffe2RNNLSTM(make_problem(T, 3, 3, 3))
+    nets = {on: model.nets[on].proto for on in (False, True)}
+    times = {False: [], True: []}
+    for _ in range(rounds):
+        for on in (False, True):
+            start = time.process_time()
+            for _ in range(per_round):
+                workspace.RunNetOnce(nets[on])
+            times[on].append((time.process_time() - start) / per_round)
+    return [1e3 * sorted(times[on])[rounds // 2] for on in (False, True)]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small T")
+    parser.add_argument("--once", action="store_true", help="RunNetOnce at T = 2, 4, 5")
     args = parser.parse_args(argv)
+    if args.once:
+        print("RunNetOnce of an LSTM, N,D,H = 3,3,3, fwd+bwd, %s kernels" % kernels.active())
+        print(cpu_blas.header())
+        print("%7s %14s %14s" % ("T", "executor off", "executor on"))
+        for T in (2, 4, 5):
+            print("%7d %12.2fms %12.2fms" % ((T,) + tuple(once(T))))
+        print("load average: %.1f %.1f %.1f" % os.getloadavg())
+        print("\nreproduce: python benchmarks/bench_executor_build.py --once")
+        return
     lengths = (100, 500) if args.quick else (1000, 10000)
     print(
         "RNN executor plan building, LSTM N,D,H = 8,64,64, fwd+bwd, %s kernels" % kernels.active()

@@ -382,7 +382,8 @@ def blas_products(model):
     computed, on the same arrays); each recurrent op gives the products of its
     executor's plan (per timestep: the hidden FC forward, dW, db and dX
     backward), inside the fused LSTM steps too. Run after the net has run
-    twice with the executor on, so that the plans are built and steady.
+    twice with the executor on (thrice for a loop of fewer than five steps:
+    it builds on its second run), so that the plans are built and steady.
     """
     both, n_forward = [], 0
     for i, op in enumerate(model.net.ops):  # the forward ops come first

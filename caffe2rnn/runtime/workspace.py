@@ -93,6 +93,10 @@ class Workspace:
     def has_local_blob(self, name):
         return name in self._blobs
 
+    def local_blob(self, name):
+        """The blob ``name`` of this workspace itself (not a parent's), or None."""
+        return self._blobs.get(name)
+
     def local_blob_names(self):
         return list(self._blobs)
 

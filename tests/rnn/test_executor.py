@@ -322,6 +322,9 @@ def test_fallback_writing_new_arrays_turns_the_executor_off_for_that_op():
         if on:
             # Make the step net's FC of every step a fallback that allocates
             # its output anew each run (what an op using set_output does).
+            # (A loop this short runs op by op first, and builds on its
+            # second run: executor.BUILD_ON_FIRST_RUN_FROM.)
+            workspace.RunNet(net.name)
             workspace.RunNet(net.name)
             for _, ws in op.executor.plan.steps:
                 step_net = get_or_create_net(ws, op.executor.netdef, op.executor.era)
@@ -505,6 +508,30 @@ def test_a_plan_with_a_fallback_runs_in_order_even_when_threaded():
     assert all(plan.fallbacks and plan.schedule is None for plan in plans)
 
 
+@pytest.mark.parametrize(
+    "steps", [executor.BUILD_ON_FIRST_RUN_FROM - 1, executor.BUILD_ON_FIRST_RUN_FROM]
+)
+def test_a_short_loop_builds_its_plan_on_its_second_run(steps):
+    """A loop too short to derive steps from others runs op by op on the
+    executor's first run (building would cost twice the loop, for an op that
+    may run once: a gradient check's probe) and builds on the second; a
+    longer loop builds on the first. The numbers are the loop's either way."""
+    rng = np.random.default_rng(18)
+    model, _ = lstm_model(steps, 2, 3, 3)
+    feeds = lstm_feeds(model, rng, steps, 2, 3, 3)
+    expected, _ = run_model(model, feeds, False, kernels.active(), runs=2)
+    short = steps < executor.BUILD_ON_FIRST_RUN_FROM
+    net = create_model_net(model, feeds, True)
+    ops = recurrent_ops(net.name)
+    for run in range(2):
+        workspace.RunNet(net.name)
+        built = [op.executor.builds for op in ops]
+        assert built == [0 if short and run == 0 else 1] * len(ops)
+        got = tensors()
+        for name in expected[run]:
+            np.testing.assert_array_equal(got[name], expected[run][name], err_msg=name)
+
+
 def test_a_built_plan_lets_the_step_workspaces_forget_their_step_nets():
     """The plan holds arrays, not operators: after the first builds (two
     plans are kept: RunNet's journal alternates a swapped input between two
@@ -513,7 +540,8 @@ def test_a_built_plan_lets_the_step_workspaces_forget_their_step_nets():
     rng = np.random.default_rng(13)
     model, _ = lstm_model(4, 2, 3, 3)
     feeds = lstm_feeds(model, rng, 4, 2, 3, 3)
-    _, ops = run_model(model, feeds, True, kernels.active(), runs=1)
+    # (the first run of a loop this short is op by op; the second builds)
+    _, ops = run_model(model, feeds, True, kernels.active(), runs=2)
     for op in ops:
         assert op.executor.builds == 1
         assert all(ws.get_net(op.executor.netdef.name) is None for _, ws in op.executor.plan.steps)
@@ -638,7 +666,8 @@ def test_an_output_made_read_only_after_the_build_fails_that_run_only(path):
     for compiled_before in (False, True):
         with kernels.use(path):
             net = create_model_net(model, feeds, True)
-            workspace.RunNet(net.name)
+            workspace.RunNet(net.name)  # op by op (a short loop's first run)
+            workspace.RunNet(net.name)  # the build
             if compiled_before:
                 workspace.RunNet(net.name)
             (forward,) = [op for op in recurrent_ops(net.name) if op.op_type == "RecurrentNetwork"]

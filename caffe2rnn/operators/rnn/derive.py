@@ -30,7 +30,6 @@ lacking an input — leaves the build op by op.
 """
 
 import array
-from operator import itemgetter
 
 import numpy as np
 
@@ -180,8 +179,8 @@ class _Held:
         self.name, self.shape, self.held_shape, self.dtype = name, a.shape, held.shape, a.dtype
 
     def make(self, t, ws):
-        blob = ws.get_blob(self.name)
-        value = blob.value if blob is not None and ws.has_local_blob(self.name) else None
+        blob = ws.local_blob(self.name)
+        value = None if blob is None else blob.value
         if (
             type(value) is not np.ndarray
             or value.shape != self.held_shape
@@ -201,9 +200,10 @@ class _Blob:
         self.name = name
 
     def make(self, t, ws):
-        if not ws.has_local_blob(self.name):
+        blob = ws.local_blob(self.name)
+        if blob is None:
             raise CannotDerive("step workspace has no blob '%s'" % self.name)
-        return ws.get_blob(self.name)
+        return blob
 
 
 class _Learner:
@@ -262,6 +262,11 @@ class _Learner:
         ):
             moved = _address(y) - _address(x)
             dt = self.t2 - self.t1
+            if dt and not moved:
+                # the same memory at every step (a parameter's reshape, a
+                # gradient summed over time): one view serves every step, as
+                # one array does in the op-by-op loop's reads and writes
+                return _Same(x)
             if dt and moved % dt == 0:
                 return _Moving(x, buffer, self.t1, moved // dt)
         name = _local_name(self.ws1, x)
@@ -294,12 +299,14 @@ def _kinds(template):
 class _Recipe:
     """How to write out one step's calls quickly: the values of the argument
     kinds that vary (made once per step), the constant ones, and the tuples
-    and lists to assemble from them, each by one C-level ``itemgetter``.
+    and lists to assemble from them.
 
-    All values of a step sit in one list, the *pool*: the constants, then the
-    varying kinds' values, then each assembled tuple or list as it is made.
-    :meth:`index` compiles a template to the pool index of its value, once
-    every kind has been counted (:meth:`count`).
+    The values of a step's kinds sit in one list, the *pool*: the constants,
+    then the varying kinds' values. :meth:`index` compiles a template to the
+    index of its value -- a kind's place in the pool, or past it, the place
+    of an assembled tuple or list (:attr:`builds`) -- once every kind has
+    been counted (:meth:`count`); :meth:`maker` writes the function that
+    assembles a step's calls from its pool.
     """
 
     def __init__(self):
@@ -333,6 +340,17 @@ class _Recipe:
         first = max((k.t_first for k in moving), default=0)
         last = min((k.t_first + len(k.rows) - 1 for k in moving), default=-1)
         self._span = (first, last) if moving else None
+        self._at = None  # per timestep of the span, its moving views (:meth:`_views`)
+
+    def _views(self):
+        """Per timestep of ``_span``, the tuple of the moving kinds' views:
+        made once for every timestep, by NumPy's own iteration over each
+        ``rows`` (a view per row, made in C) rather than an index per view and
+        step (the plan keeps every one of them anyway)."""
+        first, last = self._span
+        columns = [rows[first - t0 : last - t0 + 1] for rows, t0 in self._moving]
+        self._at = list(zip(*map(list, columns)))
+        return self._at
 
     def index(self, template):
         """The pool index of ``template``'s value (after :meth:`count`)."""
@@ -341,14 +359,7 @@ class _Recipe:
         if type(template) is tuple:
             kind, items = template
             indices = [self.index(item) for item in items]
-            if len(indices) == 1:
-                i = indices[0]
-                getter = lambda pool, i=i: (pool[i],)  # noqa: E731  (itemgetter(i) is no tuple)
-            elif not indices:
-                getter = lambda pool: ()  # noqa: E731
-            else:
-                getter = itemgetter(*indices)
-            self.builds.append((getter, kind is list))
+            self.builds.append((indices, kind is list))
             return len(self.constants) + len(self.varying) + len(self.builds) - 1
         constant, i = self._index[id(template)]
         return i if constant else len(self.constants) + i
@@ -357,15 +368,47 @@ class _Recipe:
         """The pool of the step ``(t, ws)``."""
         span = self._span
         if span is not None and span[0] <= t <= span[1]:  # every row index in range
-            pool = self.constants + [rows[t - first] for rows, first in self._moving]
+            pool = self.constants + list((self._at or self._views())[t - span[0]])
             pool += [kind.make(t, ws) for kind in self._others]
         else:  # (a view leaving its buffer raises CannotDerive)
             pool = self.constants + [kind.make(t, ws) for kind in self.varying]
-        append = pool.append
-        for getter, is_list in self.builds:
-            value = getter(pool)
-            append(list(value) if is_list else value)
         return pool
+
+    def maker(self, templates):
+        """A function of a step's pool returning its calls (``templates``:
+        the :class:`_CallTemplate` of each, compiled by :meth:`index`).
+
+        It is written out as Python source once per template -- each tuple or
+        list assembled by one expression, each call's attributes set by one
+        statement -- and compiled: per step, the bytecode does what walking
+        the templates would do, without the walk (a plan derives T steps).
+        The objects it makes are those the walk made: one tuple or list per
+        assembled template, shared by the calls that name it.
+        """
+        size = len(self.constants) + len(self.varying)
+
+        def ref(i):
+            return "pool[%d]" % i if i < size else "v%d" % i
+
+        lines = ["def make(pool):"]
+        for k, (indices, is_list) in enumerate(self.builds):
+            items = ", ".join(map(ref, indices))
+            if is_list:
+                value = "[%s]" % items
+            else:
+                value = "(%s,)" % items if len(indices) == 1 else "(%s)" % items
+            lines.append("    v%d = %s" % (size + k, value))
+        names = {"new": _new, "BoundCall": BoundCall}
+        for j, c in enumerate(templates):
+            lines.append("    c%d = new(BoundCall)" % j)
+            for attr in _PLAIN + ("_sets",):
+                names["%s_%d" % (attr, j)] = getattr(c, "sets" if attr == "_sets" else attr)
+                lines.append("    c%d.%s = %s_%d" % (j, attr, attr, j))
+            for attr, index in (("args", c.args), ("_reads", c.reads), ("_writes", c.writes)):
+                lines.append("    c%d.%s = %s" % (j, attr, ref(index)))
+        lines.append("    return [%s]" % ", ".join("c%d" % j for j in range(len(templates))))
+        exec(compile("\n".join(lines), "<derived step calls>", "exec"), names)
+        return names["make"]
 
 
 class _CallTemplate:
@@ -410,14 +453,6 @@ class _CallTemplate:
             recipe.index(x) for x in (self.args, self.reads, self.writes)
         )
 
-    def call(self, pool):
-        """The bound call whose arguments and declarations are in ``pool``."""
-        c = _new(BoundCall)
-        c.func, c.name, c.releases_gil, c.cost = self.func, self.name, self.releases_gil, self.cost
-        c._label, c.part_ops, c._sets = self._label, self.part_ops, self.sets
-        c.args, c._reads, c._writes = pool[self.args], pool[self.reads], pool[self.writes]
-        return c
-
 
 class Template:
     """The calls of one step of a loop, as a function of its timestep and
@@ -435,6 +470,7 @@ class Template:
         for c, _ in calls:
             c.compile(recipe)
         self._templates = [c for c, _ in calls]
+        self._make = recipe.maker(self._templates)
         #: names of the step workspace's own blobs whose arrays the plan
         #: relies on (guards: the executor sets them from the steps it learned)
         self.guarded = []
@@ -485,22 +521,23 @@ class Template:
         (``Blob.resize``, as the op calls it). An array the step reads but
         does not write must be there already (the forward pass's): the calls
         check (:class:`CannotDerive`)."""
+        create = ws.create_local_blob
         for name in self._local:
-            ws.create_local_blob(name)
+            create(name)
         for name, shape, dtype in self._allocated:
-            ws.get_blob(name).resize(shape, dtype)
+            create(name).resize(shape, dtype)
 
     def calls(self, t, ws):
         """The calls of the step at timestep ``t`` in step workspace ``ws``
         (after :meth:`prepare`; the op each stands for: :attr:`ops`), and the
         blobs of ``ws`` named in :attr:`guarded`, which the plan guards."""
         pool = self._recipe.pool(t, ws)
-        guarded = []
-        for name in self.guarded:
-            if not ws.has_local_blob(name):
-                raise CannotDerive("step workspace has no blob '%s'" % name)
-            guarded.append(ws.get_blob(name))
-        return [c.call(pool) for c in self._templates], guarded
+        guarded = [ws.local_blob(name) for name in self.guarded]
+        if None in guarded:
+            raise CannotDerive(
+                "step workspace has no blob '%s'" % self.guarded[guarded.index(None)]
+            )
+        return self._make(pool), guarded
 
     def matches(self, t, ws, calls):
         """Whether the derived calls of the step ``(t, ws)`` are ``calls``

@@ -80,6 +80,12 @@ MAX_STALE_PLANS = 2
 #: first step of a loop may differ (initial states).
 LEARN_STEPS = (1, 2, 3)
 
+#: A loop of fewer steps than this runs op by op on its executor's first run
+#: and builds its plan on the second: with no step to derive (LEARN_STEPS),
+#: building costs 2-3x the op-by-op loop, for nothing if the op runs once (a
+#: gradient check's probe). Longer loops build at once (derived steps).
+BUILD_ON_FIRST_RUN_FROM = LEARN_STEPS[-1] + 2
+
 #: Plans kept per kernel path: the one in use and the one before it
 #: (``RunNet`` alternates a swapped input between two arrays).
 PLANS_KEPT = 2
@@ -269,6 +275,7 @@ class StepNetExecutor:
         self.other_plans = {}  # kernel path -> the plan before it, kept (plan_pair.choose)
         self.stale_plans = 0
         self.builds = 0  # plans built so far (tests and the benchmark read it)
+        self.runs = 0  # runs with the executor on (not observed, not disabled)
         self.derivations = 0  # plans derived from another (plan_pair.derive)
         self.disabled_reason = None
         self.checked = CheckedOnce()  # the step net's instances after the first skip its checks
@@ -285,6 +292,9 @@ class StepNetExecutor:
         index_of, index_key = index
         if self.disabled_reason is not None or observers.inherited():
             # an observed recurrent op: its observers watch each step op run
+            return self._run_op_by_op(scratch, order, index_of, 0)
+        self.runs += 1
+        if self.runs == 1 and len(order) < BUILD_ON_FIRST_RUN_FROM:
             return self._run_op_by_op(scratch, order, index_of, 0)
         path = kernels.active()
         key = (order, index_key)
@@ -385,8 +395,7 @@ class StepNetExecutor:
             for s, (t, ws) in enumerate(plan_steps):
                 start = len(plan.calls)
                 if self.timestep is not None:
-                    update_timestep_blob(ws, self.timestep, t)
-                    blob = ws.create_blob(self.timestep)
+                    blob = update_timestep_blob(ws, self.timestep, t)
                     self._expect(plan, expected, blob, blob.value)
                     read_by_calls.add(id(blob))
                     plan.calls.append(BoundCall.timestep(blob.value, t))

@@ -67,12 +67,15 @@ def scratch_of(blob):
 
 
 def update_timestep_blob(ws, name, t):
-    """Set the int32 one-element ``timestep`` blob of ``ws`` to ``t``.
+    """Set the int32 one-element ``timestep`` blob of ``ws`` to ``t`` (and
+    return the blob).
 
     ``CreateBlob`` semantics: if the outer workspace already has a blob of that
     name, it is the one written (and shared by all steps), as in Caffe2.
     """
-    ws.create_blob(name).resize((1,), np.int32)[0] = t
+    blob = ws.create_blob(name)
+    blob.resize((1,), np.int32)[0] = t
+    return blob
 
 
 class CycleWhenForwardOnly:
