@@ -7,14 +7,13 @@ run that hook in a two-page Sphinx project (seconds, not the site's build) and
 check the full-size file is the page's drawing, larger.
 """
 
-import ast
 import os
 import re
 import sys
 import textwrap
 
 import pytest
-from small_site import build_html  # tests/docs/small_site.py (on sys.path)
+from small_site import build_html, conf_parts  # tests/docs/small_site.py (on sys.path)
 
 from caffe2rnn.viz.figures import FIGURES
 from caffe2rnn.viz.figures.svg import FULL_SCALE
@@ -23,21 +22,20 @@ pytest.importorskip("sphinx")
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs")
 HOOK = ("FIGURE_URI", "link_figures_to_full_size", "STEP_TITLE", "drop_step_from_titles", "setup")
+HOOK += (
+    "CALLED",
+    "ANSWER_FOLD",
+    "CHECK_FOLD",
+    "called",
+    "predict_pairs",
+    "predict_folds_on_the_site",
+)
 
 
 def hook_source():
-    """docs/conf.py's imports and its figure hook, without the rest (which builds diagrams)."""
-    with open(os.path.join(DOCS, "conf.py"), encoding="utf-8") as handle:
-        source = handle.read()
-    kept = []
-    for node in ast.parse(source).body:
-        named = getattr(node, "name", None) or next(
-            (t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)), None
-        )
-        if isinstance(node, (ast.Import, ast.ImportFrom)) or named in HOOK:
-            kept.append(ast.get_source_segment(source, node))
-    assert sum(name in "\n".join(kept) for name in HOOK) == len(HOOK), "hook not found"
-    return "\n\n".join(kept) + "\n"
+    """docs/conf.py's imports and its page hooks (figures, titles, predict folds: its
+    ``setup`` connects all three), without the rest (which builds diagrams)."""
+    return "\n\n".join(conf_parts(HOOK)) + "\n"
 
 
 @pytest.fixture(scope="module")

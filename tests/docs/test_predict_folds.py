@@ -6,13 +6,12 @@ checker's source came first and the answer only in the next fold. The site shows
 each predict, the feedback, then the answer's fold "Check your prediction", then the
 checker's source in a collapsed fold "How this check works"."""
 
-import ast
 import glob
 import os
 import re
 
 import pytest
-from small_site import build_html  # tests/docs/small_site.py (on sys.path)
+from small_site import build_html, conf_parts  # tests/docs/small_site.py (on sys.path)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONF = os.path.join(ROOT, "docs", "conf.py")
@@ -22,22 +21,9 @@ HOOK |= {"predict_folds_on_the_site"}
 nbformat = pytest.importorskip("nbformat")
 
 
-def conf_parts():
-    """conf.py's imports and the hook's own definitions (not its module-level build steps)."""
-    with open(CONF, encoding="utf-8") as handle:
-        source = handle.read()
-    return [
-        ast.get_source_segment(source, node)
-        for node in ast.parse(source).body
-        if isinstance(node, (ast.Import, ast.ImportFrom))
-        or getattr(node, "name", None) in HOOK
-        or any(getattr(t, "id", None) in HOOK for t in getattr(node, "targets", []))
-    ]
-
-
 def hook():
     names = {}
-    exec("\n\n".join(conf_parts()), names)  # noqa: S102 (our own conf.py)
+    exec("\n\n".join(conf_parts(HOOK)), names)  # noqa: S102 (our own conf.py)
     return names
 
 
@@ -76,7 +62,7 @@ def test_the_site_shows_the_answer_before_the_checker_source(tmp_path):
         'exclude_patterns = ["_build"]\n\n\n'
         "def setup(app):\n    app.add_post_transform(predict_folds_on_the_site())\n"
     )
-    (tmp_path / "conf.py").write_text("\n\n".join(conf_parts()) + "\n\n" + setup)
+    (tmp_path / "conf.py").write_text("\n\n".join(conf_parts(HOOK)) + "\n\n" + setup)
     (tmp_path / "index.md").write_text("# Top\n\n```{toctree}\nnb\n```\n")
     nbformat.write(small_notebook(), str(tmp_path / "nb.ipynb"))
     page = (build_html(tmp_path, tmp_path / "_build") / "nb.html").read_text(encoding="utf-8")
