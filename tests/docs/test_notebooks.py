@@ -964,7 +964,10 @@ def test_check_backward_says_right_or_what_is_wrong(mistake, capsys):
 
 
 def test_notebook_01_says_how_to_run_the_notebooks_and_the_others_link_there():
-    """REVIEW_ROUND3 theme 7: how to run a notebook, on the notebook pages themselves."""
+    """REVIEW_ROUND3 theme 7: how to run a notebook, on the notebook pages themselves.
+    Round 14b (readers V, W: a wall of tooling before the first idea): step 3 keeps one
+    line, its run command, and links the Reference page "How to read this site", which
+    holds the rest."""
     first = read(NOTEBOOKS[0])
     runs = [c.source for c in first.cells if c.source.startswith("## Run this notebook")]
     assert (
@@ -985,18 +988,35 @@ def test_notebook_01_says_how_to_run_the_notebooks_and_the_others_link_there():
         step = run_notebook.step_of(path)
         return "make run STEP=%d" % step if step else "make run NB=%s" % os.path.basename(path)[:2]
 
+    assert run_command(NOTEBOOKS[0]) + " PRED=" in runs[0]
+    assert "(../how-to-read.md#running-a-notebook)" in runs[0]
+    assert len(runs[0].split("\n\n")) == 2, "step 3's run section: its heading and one line"
+    with open(os.path.join(ROOT, "docs", "how-to-read.md"), encoding="utf-8") as handle:
+        how = handle.read()
+    running = re.search(r"^## Running a notebook\n.*?(?=^## )", how, re.M | re.S).group(0)
+    running = " ".join(running.split())  # words as read, not as wrapped
     for words in (
         "caffe2rnn-src.tar.gz",
         "make setup",
         "make lab",
-        run_command(NOTEBOOKS[0]),
+        "make run STEP=",
+        "PRED=",
+        "ANSWERS_FILE=",
+        "REVEAL=1",
+        "ANSWERS=1",
+        "run-out/<notebook>/index.html",
         kernel,
+        "No prediction yet",
+        "Check your prediction",
+        "How this check works",
     ):
-        assert words in runs[0], words
-    assert "No prediction yet" in runs[0]
+        assert words in running, words
     for path in NOTEBOOKS[1:]:
         top = read(path).cells[0].source
-        assert "(01_netdef_and_workspace.ipynb#run-this-notebook)" in top, path
+        assert (
+            "(01_netdef_and_workspace.ipynb#run-this-notebook)" in top
+            or "(../how-to-read.md#running-a-notebook)" in top
+        ), path
         assert run_command(path) + "`" in top, path
 
 
