@@ -1448,32 +1448,46 @@ def test_nb06_a_second_run_gives_the_same_w_grad_read_from_the_op(capsys):
 
 
 def test_nb07_the_gates_left_by_recomputation_are_measured(capsys):
-    """Step 16's two predicts (REVIEW_ROUND5 item 6: compose recompute_blobs_on_backward, the
-    parent rule and the order of the steps; round 14: split in two, forward then backward):
-    with memory_optimization=True one lstm/gates_t lives in shared_blobs_ws; the forward
-    leaves step 3's gates, the backward (3 down to 0, recomputing first) step 0's. 'Step
-    workspace 0's own' after the forward, 'the forward's last step wrote it' after the
-    backward get their own words."""
+    """Step 16's predict (REVIEW_ROUND5 item 6: compose recompute_blobs_on_backward, the
+    parent rule and the order of the steps; round 14b: one predict of the "one shared
+    buffer" kind, step 13 has the other): with memory_optimization=True one lstm/gates_t
+    lives in shared_blobs_ws; forward then backward (3 down to 0, recomputing first) leaves
+    step 0's gates. 'The forward's last step wrote it' gets its own words."""
     namespace, answer = _exercise(
-        "07_recurrent_net", ["from caffe2rnn import brew"], "check_gates_forward"
+        "07_recurrent_net", ["from caffe2rnn import brew"], "check_gates_backward"
     )
     capsys.readouterr()
-    right, wrong = _verdicts(namespace, answer, 0, capsys)
-    assert answer == "check_gates_forward(3)"
-    assert right.startswith("Right: one lstm/gates_t, in shared_blobs_ws; after the forward"), right
-    assert wrong.startswith("Not quite (you said 0)"), wrong
-    assert "holds no gates_t of its own" in " ".join(wrong.split()), wrong
-    nb = read(os.path.join(NOTEBOOK_DIR, "07_recurrent_net.ipynb"))
-    cell = _code(nb, "def check_gates_backward(").rstrip().splitlines()
-    exec(compile("\n".join(cell[:-1]), "07_recurrent_net", "exec"), namespace)
-    answer = _code(nb, "check_gates_backward(", hidden=True).strip()
-    right, wrong = _verdicts(namespace, answer.split("  # the answer")[0], 3, capsys)
-    assert answer == "check_gates_backward(0)  # the answer"
+    right, wrong = _verdicts(namespace, answer, 3, capsys)
+    assert answer == "check_gates_backward(0)"
     assert right.startswith("Right: one lstm/gates_t, in shared_blobs_ws; after the backward"), (
         right
     )
+    assert "leave timestep 3's" in " ".join(right.split()), right
     assert wrong.startswith("Not quite (you said 3)"), wrong
     assert "what the forward pass left" in " ".join(wrong.split()), wrong
+    assert namespace["gates_left"](backward=False)[0] == 3
+    nb = read(os.path.join(NOTEBOOK_DIR, "07_recurrent_net.ipynb"))
+    assert "predicted_gates_forward" not in "\n".join(c.source for c in nb.cells)
+
+
+def test_nb07_accum_of_the_skip_cell_is_measured(capsys):
+    """Step 16's reason-question (round 14b, reader V: replaces a third "one shared buffer"
+    predict): in a cell whose slow state reads the new h and, through a skip, the old one,
+    only skip/h_grad gets the _accum rewrite; skip/h_prev, read by two FCs (the torch
+    instinct), is added up by _autosplit_. Read off the op recurrent_net builds."""
+    namespace, answer = _exercise(
+        "07_recurrent_net",
+        ["from caffe2rnn import brew", 'skip_cell = core.Net("skip_cell")'],
+        "check_accum",
+    )
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, ["skip/h_prev_grad"], capsys)
+    assert answer == 'check_accum(["skip/h_grad"])'
+    assert right.startswith("Right: recurrent_net renamed skip/h_grad_accum only."), right
+    assert wrong.startswith("Not quite (you said ['skip/h_prev_grad'])"), wrong
+    assert "the torch instinct" in " ".join(wrong.split()), wrong
+    namespace["check_accum"]([])
+    assert capsys.readouterr().out.startswith("Not quite")
 
 
 def test_nb14_the_weights_wrong_without_the_accum_rewrite_are_measured(capsys):
