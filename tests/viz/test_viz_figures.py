@@ -472,10 +472,12 @@ def test_models_changes_with_the_build(monkeypatch):
 
 
 def test_recurrent_net_stages_follow_the_page_and_name_what_each_stage_made(drawn):
-    """The stages in docs/concepts/recurrent-net.md's order, each box with the function the
-    page's table names, and what the stages return for the path's LSTM."""
+    """The stages in the order of the stage table (docs/concepts/recurrent-net-gradient-rules.md,
+    "caffe2rnn's six stages", which step 15 links), each box with the function the table
+    names, and what the stages return for the path's LSTM."""
     figure = drawn["fig_recurrent_net_stages"]
-    with open(os.path.join(ROOT, "docs", "concepts", "recurrent-net.md"), encoding="utf-8") as f:
+    rules = os.path.join(ROOT, "docs", "concepts", "recurrent-net-gradient-rules.md")
+    with open(rules, encoding="utf-8") as f:
         page = f.read()
     table = dict(re.findall(r"^\| (\d) `(\w+)`", page, re.M))
     boxes = [texts for texts in _group_texts(figure, "stage")]
