@@ -473,3 +473,27 @@ def test_caffe2s_own_test_util_runs_unchanged():
     case.ws.create_blob("x").feed(ns["rand_array"](2, 3))
     assert case.ws.blobs["x"].fetch().shape == (2, 3)
     case.tearDown()
+
+
+@pytest.mark.skipif(
+    not os.path.isfile(os.path.join(CAFFE2_SOURCE, "caffe2/core/workspace.cc")),
+    reason="set $CAFFE2_SOURCE to a checkout of facebookarchive/caffe2 to read workspace.cc",
+)
+def test_create_net_refusal_is_caffe2s_message():
+    """The refusal to overwrite a net says what Workspace::CreateNet says, word for word."""
+    import re
+
+    with open(os.path.join(CAFFE2_SOURCE, "caffe2/core/workspace.cc"), encoding="utf-8") as f:
+        source = f.read()
+    throw = source[source.index("I respectfully refuse") - 1 :]
+    throw = throw[: throw.index(");")]
+    # The C++ pieces in order: string literals, and net_def.name() where the name goes.
+    pieces = re.findall(r'"((?:[^"\\]|\\.)*)"|(net_def\.name\(\))', throw)
+    expected = "".join("c-net" if name else text.replace('\\"', '"') for text, name in pieces)
+    assert "overwrite=" in expected, expected
+    ws = workspace.C.Workspace()
+    net = fill_net("c-net", value=0.5)  # core.Net keeps the name unique per process
+    ws.create_net(net)
+    with pytest.raises(errors.WorkspaceError) as info:
+        ws.create_net(net)
+    assert expected.replace("c-net", net.Proto().name) in str(info.value)

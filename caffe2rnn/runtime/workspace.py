@@ -125,10 +125,11 @@ class Workspace:
 
     # --- nets -----------------------------------------------------------------
     def create_net(self, netdef, overwrite=False, era=None, checked=False):
+        # Caffe2's own words (workspace.cc, CreateNet), C++ spelling of the flag included.
         if netdef.name in self._nets and not overwrite:
             raise WorkspaceError(
                 "I respectfully refuse to overwrite an existing net of the same "
-                'name "%s", unless you explicitly specify overwrite=True.' % netdef.name
+                'name "%s", unless you explicitly specify overwrite=true.' % netdef.name
             )
         net = NetInstance(netdef, self, era, checked)
         self._nets[netdef.name] = net
