@@ -40,6 +40,7 @@ Caffe2: caffe2/operators/pool_op.{h,cc}, pool_gradient_op.cc, lp_pool_op.cc,
 conv_pool_op_base.h (at 0cdd09da6 and 042e8ede4).
 """
 
+import functools
 import itertools
 
 import numpy as np
@@ -51,6 +52,46 @@ from .conv_pool_base import LEGACY_PADDINGS, NOTSET, ConvPoolArguments, size_and
 from .gradient_maker import GradientMaker
 
 ORDERS = ("NCHW", "NHWC")
+
+
+def _geometry_key(*geometry):
+    """A pooling geometry (sizes, kernel, stride, heads, out) as tuples of ints."""
+    return tuple(tuple(int(n) for n in v) for v in geometry)
+
+
+@functools.lru_cache(maxsize=512)
+def _window_sizes(spatial, kernel, stride, heads, out):
+    """Each output window's element count (int64) and the gradient's scale
+    ``1. / count_0 / count_1 ...`` divided in double, both read-only."""
+    counts, scales = np.ones((), np.int64), np.ones((), np.float64)
+    for size, k, s, head, n in zip(spatial, kernel, stride, heads, out):
+        start = np.arange(n) * s - head
+        count = np.minimum(start + k, size) - np.maximum(start, 0)
+        counts = np.multiply.outer(counts, count)
+        with np.errstate(divide="ignore"):
+            scales = np.divide.outer(scales, count.astype(np.float64))
+    counts.setflags(write=False)
+    scales.setflags(write=False)
+    return counts, scales
+
+
+@functools.lru_cache(maxsize=512)
+def _offsets(spatial, kernel, stride, heads, out):
+    """:meth:`PoolBase.offsets` for one geometry (tuples of ints), as a tuple."""
+    pairs = []
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        x_part, y_part = [slice(None)] * 2, [slice(None)] * 2
+        for j, size, s, head, n in zip(offset, spatial, stride, heads, out):
+            low = max(0, -((j - head) // s))
+            high = min(n, (size - 1 + head - j) // s + 1)
+            if high <= low:
+                break
+            start = low * s - head + j
+            x_part.append(slice(start, start + (high - low - 1) * s + 1, s))
+            y_part.append(slice(low, high))
+        else:
+            pairs.append((tuple(x_part), tuple(y_part)))
+    return tuple(pairs)
 
 
 class PoolBase(Operator):
@@ -126,49 +167,30 @@ class PoolBase(Operator):
         """For each offset in the kernel: the slices of X and of Y it pairs up.
 
         Output ``o`` reads X at ``o·stride − head + offset``; the outputs that
-        lands inside X form a range, and the positions a strided slice.
+        lands inside X form a range, and the positions a strided slice. The
+        pairs depend on the geometry alone, so they are worked out once per
+        geometry (a gradient check runs the op hundreds of times on one shape).
         """
-        for offset in itertools.product(*(range(k) for k in kernel)):
-            x_part, y_part = [slice(None)] * 2, [slice(None)] * 2
-            for j, size, s, head, n in zip(offset, spatial, stride, heads, out):
-                low = max(0, -((j - head) // s))
-                high = min(n, (size - 1 + head - j) // s + 1)
-                if high <= low:
-                    break
-                start = low * s - head + j
-                x_part.append(slice(start, start + (high - low - 1) * s + 1, s))
-                y_part.append(slice(low, high))
-            else:
-                yield tuple(x_part), tuple(y_part)
+        return _offsets(*_geometry_key(spatial, kernel, stride, heads, out))
 
     @classmethod
     def offsets_by_window(cls, spatial, kernel, stride, heads, out):
         """:meth:`offsets` last to first: each X element then gets its windows'
         terms in the order the C++ gradients added them (windows ascending;
         pool_gradient_op.cc, lp_pool_op.cc), so the float sums are the same."""
-        return reversed(list(cls.offsets(spatial, kernel, stride, heads, out)))
+        return reversed(cls.offsets(spatial, kernel, stride, heads, out))
 
     @staticmethod
     def scales(spatial, kernel, stride, heads, out):
         """AveragePoolGradient's ``float scale = 1. / (hend − hstart) / (wend − wstart)
-        ...``: divided in double, dim by dim, then float."""
-        total = np.ones((), np.float64)
-        for size, k, s, head, n in zip(spatial, kernel, stride, heads, out):
-            start = np.arange(n) * s - head
-            count = np.minimum(start + k, size) - np.maximum(start, 0)
-            with np.errstate(divide="ignore"):
-                total = np.divide.outer(total, count.astype(np.float64))
-        return total
+        ...``: divided in double, dim by dim, then float (read-only, one per geometry)."""
+        return _window_sizes(*_geometry_key(spatial, kernel, stride, heads, out))[1]
 
     @staticmethod
     def counts(spatial, kernel, stride, heads, out):
-        """How many elements of X each output window holds (Caffe2's ``hend − hstart``)."""
-        total = np.ones((), np.int64)
-        for size, k, s, head, n in zip(spatial, kernel, stride, heads, out):
-            start = np.arange(n) * s - head
-            count = np.minimum(start + k, size) - np.maximum(start, 0)
-            total = np.multiply.outer(total, count)
-        return total
+        """How many elements of X each output window holds (Caffe2's ``hend − hstart``;
+        read-only, one per geometry)."""
+        return _window_sizes(*_geometry_key(spatial, kernel, stride, heads, out))[0]
 
     def to_order(self, array):
         return np.moveaxis(array, 1, -1) if self.order == "NHWC" else array
