@@ -1293,7 +1293,11 @@ def test_nb01_a_created_net_runs_what_it_was_made_from(capsys):
 
     namespace, answer = _exercise(
         "01_netdef_and_workspace",
-        ["import contextlib", 'net = core.Net("tiny_mlp")', "X = rng.standard_normal"],
+        [
+            "from google.protobuf import text_format",
+            'net = core.Net("tiny_mlp")',
+            "X = rng.standard_normal",
+        ],
         "check_created_net",
     )
     before = sorted(workspace.Blobs())
@@ -1322,8 +1326,10 @@ def test_nb01_a_feed_into_a_child_writes_the_parents_blob_in_the_open(capsys):
     """Step 3's surprise, a predict of its own (round 8; REVIEW_ROUND5 F10 had it as the
     closing exercise 3): a feed into a child whose parent has a blob of that name fills the
     parent's blob, as every write does (Caffe2 E5: FeedBlob fills what CreateBlob returns, a
-    parent's blob when HasBlob finds one up the chain). The check runs it; the answer is
-    "fresh", and a wrong "child" is told so at once. Exercise 3 then runs a net after it."""
+    parent's blob when HasBlob finds one up the chain). Round 15 (readers X, Y: recall)
+    asks one step further: a second child of the parent then computes with 2 * W, so the
+    factor is 2, and a wrong 1 is told so at once. Exercise 3 asks how a child gets a
+    weight of its own: under a name the parent does not have."""
     import numpy as np
 
     from caffe2rnn import core
@@ -1331,25 +1337,32 @@ def test_nb01_a_feed_into_a_child_writes_the_parents_blob_in_the_open(capsys):
 
     namespace, answer = _exercise(
         "01_netdef_and_workspace",
-        ["import contextlib", 'net = core.Net("tiny_mlp")', "X = rng.standard_normal"],
-        "check_feed_holder",
+        [
+            "from google.protobuf import text_format",
+            'net = core.Net("tiny_mlp")',
+            "X = rng.standard_normal",
+        ],
+        "check_w_factor",
     )
     exec("from caffe2rnn.runtime import Workspace", namespace)
     capsys.readouterr()
-    right, wrong = _verdicts(namespace, answer, "child", capsys)
-    assert answer == 'check_feed_holder("fresh")'
-    assert right.startswith("Right: after child.feed('w', 2 * W), the child holds no blob")
-    assert wrong.startswith("Not quite (you said 'child').") and "Hint: " in wrong
-    assert "fresh" not in wrong  # the first wrong try gets the hint, not the answer
-    namespace["check_feed_holder"]("child")
-    assert "The answer: 'fresh'." in capsys.readouterr().out
+    right, wrong = _verdicts(namespace, answer, 1, capsys)
+    assert answer == "check_w_factor(2)"
+    right = " ".join(right.split())
+    assert right.startswith("Right: other's h is computed with 2 * W.")
+    assert "the child holds no blob and fresh's w is 2 * W." in right
+    wrong = " ".join(wrong.split())
+    assert wrong.startswith("Not quite (you said 1).") and "Hint: " in wrong
+    assert "computed with 2" not in wrong  # the first wrong try gets the hint, not the answer
+    namespace["check_w_factor"](1)
+    assert "The answer: 2." in capsys.readouterr().out
     nb = read(os.path.join(NOTEBOOK_DIR, "01_netdef_and_workspace.ipynb"))
     headings = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
     assert headings.index("### Predict, then check: a net created once") < headings.index(
         "### Predict, then check: feeding a child"
     )
     exercises = next(c.source for c in nb.cells if c.source.startswith("That loop"))
-    assert 'child.feed("w", 2 * W)' in exercises and "np.maximum(X @ (2 * W).T" in exercises
+    assert 'child.feed("w_own", 2 * W)' in exercises
     net = core.Net("tiny_mlp")
     x, w, b = net.AddExternalInputs("x", "w", "b")
     net.Sum([net.Relu(net.FC([x, w, b], "h"), "h"), x], "y")
@@ -1367,6 +1380,8 @@ def test_nb01_a_feed_into_a_child_writes_the_parents_blob_in_the_open(capsys):
     other = Workspace(parent=fresh, name="other")
     other.run_net_once(net.Proto())
     np.testing.assert_allclose(other.fetch("h"), np.maximum(X @ (2 * W).T, 0), rtol=1e-5)
+    child.feed("w_own", (3 * W).astype(np.float32))  # exercise 3: a name fresh lacks
+    assert "w_own" in child.local_blobs() and "w_own" not in fresh.local_blobs()
 
 
 NB04_SETUP = [
