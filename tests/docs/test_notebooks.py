@@ -1393,32 +1393,31 @@ NB04_SETUP = [
 ]
 
 
-def test_nb04_a_step_that_returns_a_new_array_leaves_row_1_nan(capsys):
+def test_nb04_a_step_that_returns_a_new_array_leaves_every_row_nan(capsys):
     """Step 9's predict (round 13, both cold readers: the k = 2 lists it asked before tested
-    an edge case, now on docs/concepts/initial-state-rows.md): a step that binds np.tanh's
-    new array to hidden_t (torch's ``h = torch.tanh(pre)``) writes beside the state tensor,
-    so timestep 1 reads row 1 as forward left it, NaN. The check runs the loop and says so;
-    torch's answer (a) gets words for its own mistake and the hint, not the answer; the
-    notebook's own step is back in place after the check."""
-    namespace, answer = _exercise("04_recurrent_network_in_numpy", NB04_SETUP, "check_read")
+    an edge case, now on docs/concepts/initial-state-rows.md; round 15: asking what timestep
+    1 reads was recall of the NaN sentence above it, so it asks one step further): a step
+    that binds np.tanh's new array to hidden_t (torch's ``h = torch.tanh(pre)``) writes
+    beside the state tensor. Step workspace 0's own blob holds the right h_1, no row is
+    written, and hidden_t_all is NaN in every row. torch's answer (a) gets words for its own
+    mistake and the hint, not the answer; the notebook's own step is back in place after
+    the check."""
+    namespace, answer = _exercise("04_recurrent_network_in_numpy", NB04_SETUP, "check_left")
     own_step = namespace["step"]
     capsys.readouterr()
     right, wrong = _verdicts(namespace, answer, "a", capsys)
-    assert answer == 'check_read("c")'
+    assert answer == 'check_left("c")'
     flat = " ".join(right.split())
-    assert flat.startswith("Right: timestep 1's hidden_t_prev"), right
-    assert (
-        "held NaN in all 6 values" in flat
-        and "its own hidden_t, no view of the state tensor" in flat
-    )
-    assert "5 of hidden_t_all's 5 rows are NaN" in flat, right
+    assert flat.startswith("Right: 5 of hidden_t_all's 5 rows are NaN."), right
+    assert "own hidden_t, no view of the state tensor, holds h_1" in flat, right
+    assert "its view of row 1, held NaN" in flat, right
     flat = " ".join(wrong.split())
     assert flat.startswith("Not quite (you said 'a').") and "how PyTorch hands h on" in flat
     assert "Hint: " in flat and "The answer" not in flat and "NaN" not in flat, wrong
     assert namespace["step"] is own_step
-    namespace["check_read"]("b")  # the second wrong try gives the answer
+    namespace["check_left"]("d")  # the second wrong try gives the answer
     flat = " ".join(capsys.readouterr().out.split())
-    assert "The answer: 'c'." in flat and "views row 1" in flat, flat
+    assert "The answer: 'c'." in flat and "filled with h0" in flat, flat
 
 
 def test_nb04_the_new_array_step_of_the_predict_is_the_one_the_check_runs():
@@ -1430,7 +1429,7 @@ def test_nb04_the_new_array_step_of_the_predict_is_the_one_the_check_runs():
         for c in nb.cells
         if c.cell_type == "markdown" and "a step that returns a new array" in c.source
     )
-    check = _code(nb, "def check_read(")
+    check = _code(nb, "def check_left(")
     assert 'ws["hidden_t"] = np.tanh(ws["pre_t"])' in question
     assert 'ws["hidden_t"] = np.tanh(ws["pre_t"])' in check
     assert "out=" not in check.split("def step_new_array")[1].split("global step")[0]
