@@ -1442,7 +1442,7 @@ def test_nb06_a_second_run_gives_the_same_w_grad_read_from_the_op(capsys):
     namespace, answer = _exercise(
         "06_backward_by_hand",
         [
-            "from caffe2rnn.operators.rnn import",
+            "from caffe2rnn.exercises import check_backward",
             "def forward(",
             "GRADIENT_LINKS = ",
             "def backward_step(ws):",

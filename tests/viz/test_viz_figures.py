@@ -473,24 +473,27 @@ def test_models_changes_with_the_build(monkeypatch):
 
 def test_recurrent_net_stages_follow_the_page_and_name_what_each_stage_made(drawn):
     """The stages in the order of the stage table (docs/concepts/recurrent-net-gradient-rules.md,
-    "caffe2rnn's six stages", which step 15 links), each box with the function the table
-    names, and what the stages return for the path's LSTM."""
+    "caffe2rnn's six stages", which step 15 links), each box with the Caffe2 concept the
+    table's row names in bold, and what the stages return for the path's LSTM. Round 15
+    (reader X): caffe2rnn's function names are not drawn; the table lists them."""
     figure = drawn["fig_recurrent_net_stages"]
     rules = os.path.join(ROOT, "docs", "concepts", "recurrent-net-gradient-rules.md")
     with open(rules, encoding="utf-8") as f:
         page = f.read()
-    table = dict(re.findall(r"^\| (\d) `(\w+)`", page, re.M))
+    rows = re.findall(r"^\| (\d) `(\w+)` \| (.*)$", page, re.M)
     boxes = [texts for texts in _group_texts(figure, "stage")]
-    numbered = dict((t[0], t[2]) for t in boxes if t[0].isdigit())
+    numbered = dict((t[0], t[1]) for t in boxes if t[0].isdigit())
     assert list(numbered) == ["1", "2", "3", "4", "5", "6"]
-    # every stage the page's table names by its function is the figure's (stage 6 too,
-    # once the page names it `op_arguments`), and each is a function of recurrent_stages
-    assert set(table) >= {"1", "2", "3", "4", "5"}
-    assert {n: numbered[n] for n in table} == table
+    assert {n for n, _, _ in rows} >= {"1", "2", "3", "4", "5"}
     from caffe2rnn import recurrent_stages
 
-    assert all(callable(getattr(recurrent_stages, f)) for f in numbered.values())
     texts = " | ".join(_texts(figure))
+    for number, function, what in rows:
+        assert callable(getattr(recurrent_stages, function)), function
+        assert function not in texts, function
+        if number != "6":  # the table's bold concept is the box's title
+            bold = re.search(r"\*\*(.+?)\*\*", what).group(1).replace("`", "")
+            assert bold.lower() in numbered[number].lower(), (bold, numbered[number])
     rnn = RecurrentOp(examples.rnn_cell_lstm())
     for name in list(rnn.op.input) + list(rnn.op.output) + list(rnn.states):
         assert name in texts, name

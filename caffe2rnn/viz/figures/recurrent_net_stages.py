@@ -238,8 +238,8 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
     top = parts.heading(
         canvas,
         "`recurrent_net`, stage by stage: a cell net in, one `RecurrentNetwork` op out",
-        '`caffe2rnn.recurrent_stages` on `rnn_cell.LSTM(..., scope="%s")`\'s cell: '
-        "names as returned." % scope,
+        'run on the cell of `rnn_cell.LSTM(..., scope="%s")`; the numbers are the '
+        "page's list, not Caffe2's" % scope,
     )
     # A picture of the flow (round 12: the stages drawn as rows beside their results read
     # as a table): the cell net goes in at the top, the six stages run left to right in
@@ -287,19 +287,21 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
     canvas.rect(10, y, style.WIDTH - 20, cell_bottom - y, "none", style.STEP_EDGE, 1.6, 6)
 
     # -- the six stages: two rows of three, in the order recurrent_net runs them ------------
+    # Caffe2's concepts only (round 15, reader X: caffe2rnn's function names drawn in the
+    # boxes outshone the caption saying they are not Caffe2's; recurrent_stages lists them)
     names = [
-        ("1", "references", "find_references"),
-        ("2", "backward step net", "build_backward_cell"),
-        ("3", "scratches", "find_scratches"),
-        ("4", "links and aliases", "plan_links"),
-        ("5", "the `_accum` rewrite", "accumulate_linked_gradients"),
-        ("6", "one `RecurrentNetwork` op", "op_arguments"),
+        ("1", "references", "blobs read from outside"),
+        ("2", "backward step net", "from the gradient registry"),
+        ("3", "scratches", "forward blobs kept per step"),
+        ("4", "links and aliases", "state tensors and their rows"),
+        ("5", "the `_accum` rewrite", "shares of a gradient add up"),
+        ("6", "one `RecurrentNetwork` op", "its inputs and arguments"),
     ]
     box_w, box_h, gap, row_gap = 202, 46, 23, 30
     first = cell_bottom + 30
     canvas.arrow(10 + box_w / 2, cell_bottom, 10 + box_w / 2, first - 1, style.INK, 1.6)
     places = []
-    for k, (number, concept, function) in enumerate(names):
+    for k, (number, concept, what) in enumerate(names):
         bx = 10 + (k % 3) * (box_w + gap)
         by = first + (k // 3) * (box_h + row_gap)
         places.append((bx, by))
@@ -309,7 +311,7 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
             canvas.circle(bx + 16, by + 14, 8.5, "#FFFFFF", edge, 1.5)
             canvas.text(bx + 16, by + 14, number, style.READ_NOTE, "middle", True)
             canvas.text(bx + 30, by + 14, concept, style.READ_SMALL, bold=True)
-            canvas.text(bx + 8, by + 33, "`%s`" % function, _MONO)
+            canvas.text(bx + 30, by + 33, what, style.READ_NOTE, fill=style.MUTED)
         if k % 3:
             canvas.arrow(bx - gap, by + box_h / 2, bx - 1, by + box_h / 2, style.INK, 1.6)
     # from stage 3 (end of the first row) back to stage 4 (start of the second)
