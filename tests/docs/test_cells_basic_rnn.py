@@ -25,7 +25,7 @@ T, N, D, H = 5, 2, 3, 4
 def section():
     with open(PAGE, encoding="utf-8") as handle:
         text = handle.read()
-    match = re.search(r"## BasicRNN: `torch\.nn\.RNN`[^\n]*\n(.*?)\n## ", text, re.S)
+    match = re.search(r"#{2,3} BasicRNN: `torch\.nn\.RNN`[^\n]*\n(.*?)\n#{2,3} ", text, re.S)
     assert match, "cells.md: no BasicRNN section"
     return match.group(1)
 

@@ -1667,16 +1667,20 @@ def test_nb09_the_output_gate_is_the_third_block_of_gates_t_b(capsys):
     workspace.ResetWorkspace()
 
 
-def test_nb10_attention_scores_with_the_state_the_step_wrote(capsys):
-    """Step 20's first predict: step t's attention weights are recomputed exactly from
-    h_(t+1), the state its LSTMUnit wrote (Luong's timing), not from h_t, the state it read
-    (Bahdanau's, and PyTorch's translation tutorial's)."""
+def test_nb10_attention_at_step_t_already_sees_the_input_x_t(capsys):
+    """Step 20's first predict: step t's attention scores with h_(t+1), the state its
+    LSTMUnit wrote (Luong's timing), so changing only the decoder input x_2 first changes
+    alpha_2; with h_t, the state it read (Bahdanau's, PyTorch's translation tutorial's),
+    alpha_3 would be the first."""
     from caffe2rnn import workspace
 
-    namespace, answer = _exercise("10_attention", ["op_rng.seed(0)", "def build("], "check_state")
+    namespace, answer = _exercise(
+        "10_attention", ["op_rng.seed(0)", "def build("], "check_first_changed"
+    )
     capsys.readouterr()
-    right, wrong = _verdicts(namespace, answer, "h_t", capsys)
-    assert answer == 'check_state("h_t+1")'
-    assert right.startswith("Right: h_t+1. Recomputed from each state"), right
-    assert wrong.startswith("Not quite"), wrong
+    right, wrong = _verdicts(namespace, answer, 3, capsys)
+    assert answer == "check_first_changed(2)"
+    assert right.startswith("Right: timestep 2. With x_2 changed"), right
+    assert "are 0, 0, " in right.replace("\n", " "), right
+    assert wrong.startswith("Not quite (you said 3)"), wrong
     workspace.ResetWorkspace()
