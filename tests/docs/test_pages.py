@@ -690,3 +690,18 @@ def test_the_path_length_counts_prose_not_code():
         ]
     )
     assert list(prose_lines(text)) == ["One two.", "Tip words count.", "Last line."]
+
+
+def test_no_backtick_fence_has_a_backtick_in_its_info_string():
+    """CommonMark: a backtick fence's info string may not hold a backtick, so
+    ```{admonition} The `x` rule`` opens no fence, and its closing ``` opens
+    one that swallows the rest of the page as code. Titles with code use a
+    colon fence (:::{admonition} ...)."""
+    bad = []
+    for page in site_pages():
+        with open(page, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                match = re.match(r"^\s*(`{3,})(.*)$", line)
+                if match and "`" in match.group(2):
+                    bad.append("%s:%d: %s" % (os.path.relpath(page, DOCS), number, line.strip()))
+    assert not bad, "backtick fences with a backtick in the info string:\n" + "\n".join(bad)
