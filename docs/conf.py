@@ -311,7 +311,7 @@ CALLED = re.compile(r"\s*([A-Za-z_]\w*)\(")
 
 #: The labels of a notebook predict's two folds on the site.
 ANSWER_FOLD = ("Check your prediction", "Hide the answer")
-CHECK_FOLD = ("How this check works", "Hide how this check works")
+CHECK_FOLD = ("How this check works (its code holds the answer)", "Hide how this check works")
 
 
 def called(cell, line):

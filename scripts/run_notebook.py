@@ -309,7 +309,12 @@ def summarise(summary: dict, command: str, revealed: bool = False) -> list[str]:
             "(several: separated by ;) or ANSWERS_FILE=my_answers.py, name = value lines.",
         ]
     if names and len(groups["right"]) == len(names):
-        lines.append("Every prediction was right.")
+        # the predictions, not the exercises' code: say so when code was wrong
+        lines.append(
+            "Every prediction was right; the exercise code above was not."
+            if code
+            else "Every prediction was right."
+        )
     return lines
 
 

@@ -134,8 +134,8 @@ def _link_message(wrong, outer, external):
     if not rows:
         return (
             "timestep %d's %s shares no memory with %s: it is a copy (np.array, "
-            ".copy(), arithmetic on the slice), so what the step writes into it never "
-            "reaches the tensor." % (t, internal, external)
+            ".copy(), arithmetic on the slice, a name bound to a new array), so a write "
+            "to either never reaches the other." % (t, internal, external)
         )
     if len(rows) == 1:
         return "timestep %d's %s views row %d of %s; its link says row t + offset = %d." % (

@@ -284,6 +284,11 @@ def test_the_summary_sorts_the_first_verdict_of_each_prediction():
     assert run_notebook.summarise(right, "make run NB=04", revealed=False)[-1] == (
         "Every prediction was right."
     )
+    # the predictions right, the exercise's code not: the last line says both
+    code_wrong = {"given": {"predicted_a": True}, "first": {"predicted_a": True, "forward": False}}
+    assert run_notebook.summarise(code_wrong, "make run NB=04", revealed=False)[-1] == (
+        "Every prediction was right; the exercise code above was not."
+    )
 
 
 def test_the_summary_cell_prints_json_the_run_reads():
