@@ -251,7 +251,16 @@ def _in_output(article, position):
     """Whether ``position`` is in a notebook cell's output (not its input)."""
     before = article[:position]
     output = before.rfind('<div class="cell_output')
-    return output >= 0 and output > before.rfind('<div class="cell_input')
+    if output < 0 or output < before.rfind('<div class="cell_input'):
+        return False
+    # still inside it: that output's <div> is not closed yet (a figure after a
+    # cell, e.g. after an answer fold's code cell, is not in its output)
+    depth = 0
+    for tag in re.finditer(r"<div\b|</div>", before[output:]):
+        depth += -1 if tag.group(0) == "</div>" else 1
+        if depth == 0:
+            return False
+    return True
 
 
 def page_diagrams(page_html, page_dir):
