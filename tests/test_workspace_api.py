@@ -458,14 +458,22 @@ result = unittest.TextTestRunner(stream=open("/dev/null", "w")).run(
     assert ns["result"].wasSuccessful(), ns["result"].failures + ns["result"].errors
 
 
-@pytest.mark.skipif(
-    not os.path.isfile(os.path.join(CAFFE2_SOURCE, "caffe2/python/test_util.py")),
-    reason="set $CAFFE2_SOURCE to a checkout of facebookarchive/caffe2 to run its test_util.py",
-)
+def needs_caffe2_file(path, to):
+    """Skip unless ``$CAFFE2_SOURCE`` holds Caffe2's ``path`` (read where it lies)."""
+    return pytest.mark.skipif(
+        not os.path.isfile(os.path.join(CAFFE2_SOURCE, path)),
+        reason="set $CAFFE2_SOURCE to a checkout of facebookarchive/caffe2 to %s" % to,
+    )
+
+
+def caffe2_file(path):
+    with open(os.path.join(CAFFE2_SOURCE, path), encoding="utf-8") as handle:
+        return handle.read()
+
+
+@needs_caffe2_file("caffe2/python/test_util.py", "run its test_util.py")
 def test_caffe2s_own_test_util_runs_unchanged():
-    with open(os.path.join(CAFFE2_SOURCE, "caffe2/python/test_util.py"), encoding="utf-8") as f:
-        source = f.read()
-    ns = run_caffe2_program(source)
+    ns = run_caffe2_program(caffe2_file("caffe2/python/test_util.py"))
     case_class = type("Probe", (ns["TestCase"],), {"runTest": lambda self: None})
     case_class.setUpClass()
     case = case_class()
@@ -475,16 +483,12 @@ def test_caffe2s_own_test_util_runs_unchanged():
     case.tearDown()
 
 
-@pytest.mark.skipif(
-    not os.path.isfile(os.path.join(CAFFE2_SOURCE, "caffe2/core/workspace.cc")),
-    reason="set $CAFFE2_SOURCE to a checkout of facebookarchive/caffe2 to read workspace.cc",
-)
+@needs_caffe2_file("caffe2/core/workspace.cc", "read workspace.cc")
 def test_create_net_refusal_is_caffe2s_message():
     """The refusal to overwrite a net says what Workspace::CreateNet says, word for word."""
     import re
 
-    with open(os.path.join(CAFFE2_SOURCE, "caffe2/core/workspace.cc"), encoding="utf-8") as f:
-        source = f.read()
+    source = caffe2_file("caffe2/core/workspace.cc")
     throw = source[source.index("I respectfully refuse") - 1 :]
     throw = throw[: throw.index(");")]
     # The C++ pieces in order: string literals, and net_def.name() where the name goes.
