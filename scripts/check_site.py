@@ -251,10 +251,10 @@ def _in_output(article, position):
     """Whether ``position`` is in a notebook cell's output (not its input)."""
     before = article[:position]
     output = before.rfind('<div class="cell_output')
-    if output < 0 or output < before.rfind('<div class="cell_input'):
+    if output < 0:
         return False
-    # still inside it: that output's <div> is not closed yet (a figure after a
-    # cell, e.g. after an answer fold's code cell, is not in its output)
+    # inside it while that output's <div> is still open: a figure after the cell (or
+    # in a later cell's input) is not in its output
     depth = 0
     for tag in re.finditer(r"<div\b|</div>", before[output:]):
         depth += -1 if tag.group(0) == "</div>" else 1
