@@ -33,7 +33,9 @@ A terminal cannot show a picture: each one a cell draws (a loss curve, a net dra
 run ends with a line naming ``run-out/<notebook>/index.html``, a page that shows them
 all in the notebook's order, each under its cell, to open in a browser.
 This is the way to check an exercise without a notebook server (``make lab`` opens
-JupyterLab for the same notebooks).
+JupyterLab for the same notebooks). On a loaded machine the kernel may take a while to
+start, or die before it answers: the run waits up to three minutes for it and, when it
+dies, starts one more, once, saying so in one line.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ import base64
 import contextlib
 import glob
 import json
+import logging
 import os
 import re
 import shlex
@@ -66,6 +69,14 @@ PREDICTED = re.compile(r"predicted_\w+\Z")
 SUMMARY_MARK = "@@run_notebook summary@@"
 #: Characters a line of the summary may take (a notebook's output on the site: 78).
 WIDTH = 78
+#: Seconds a kernel may take to start and answer (nbclient's default, 60, is short on a
+#: loaded machine).
+KERNEL_START_TIMEOUT = 180
+#: What jupyter_client raises when the kernel's process ends before it answered: on a
+#: loaded machine a second start works, so the run tries once more (:func:`start_kernel`).
+KERNEL_DIED = "Kernel died before replying to kernel_info"
+#: Printed, to stdout, before that one more try.
+KERNEL_RETRY = "kernel slow to start; retrying once"
 
 
 def path_steps(index: str = INDEX) -> list[str]:
@@ -397,6 +408,41 @@ def write_picture_index(folder: str, title: str, shown: list) -> str:
     return target
 
 
+def start_kernel(client, **kwargs) -> None:
+    """Start ``client``'s kernel and its client, as ``client.setup_kernel`` would
+    (``kwargs`` go to the kernel's start: ``stderr``), so that ``setup_kernel`` then
+    finds them running. When the kernel dies before it answers (:data:`KERNEL_DIED`,
+    seen on a loaded machine), print :data:`KERNEL_RETRY` and start a new one, once;
+    any other error, or a second death, is raised. nbclient's own log of the failed
+    start is kept out of the transcript."""
+    log = client.log
+    quiet = logging.getLogger("run_notebook.kernel_start")
+    quiet.propagate = False
+    if not quiet.handlers:
+        quiet.addHandler(logging.NullHandler())
+    for attempt in (1, 2):
+        client.log = quiet
+        try:
+            if client.km is None:
+                client.km = client.create_kernel_manager()
+            if not client.km.has_kernel:
+                client.start_new_kernel(**kwargs)
+            if client.kc is None:
+                client.start_new_kernel_client()  # waits for the kernel's answer
+            return
+        except RuntimeError as error:
+            if attempt == 2 or KERNEL_DIED not in str(error):
+                raise
+            # nbclient has shut the dead kernel down; make sure, and forget it
+            if client.km is not None:
+                with contextlib.suppress(Exception):
+                    client.km.shutdown_kernel(now=True)
+            client.km = client.kc = None
+            print(KERNEL_RETRY, flush=True)
+        finally:
+            client.log = log
+
+
 def execute(client, notebook, first=None, last=None):
     """Run ``first`` (a cell or None), the notebook's cells and ``last`` in one kernel;
     the error of the cell that raised, or None. ``last`` runs even then; the two
@@ -407,6 +453,7 @@ def execute(client, notebook, first=None, last=None):
     failed = None
     client.reset_execution_trackers()
     # the kernel's own log lines (connection warnings) are not the notebook's output
+    start_kernel(client, stderr=subprocess.DEVNULL)
     with client.setup_kernel(stderr=subprocess.DEVNULL):
         try:
             for index, cell in enumerate(notebook.cells[:-1]):
@@ -468,6 +515,7 @@ def main(argv=None) -> int:
     client = NotebookClient(
         notebook,
         timeout=args.timeout,
+        startup_timeout=KERNEL_START_TIMEOUT,
         kernel_name="python3",
         resources={"metadata": {"path": os.path.dirname(os.path.abspath(path))}},
     )
