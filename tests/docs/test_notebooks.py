@@ -1326,10 +1326,13 @@ def test_nb01_a_feed_into_a_child_writes_the_parents_blob_in_the_open(capsys):
     """Step 3's surprise, a predict of its own (round 8; REVIEW_ROUND5 F10 had it as the
     closing exercise 3): a feed into a child whose parent has a blob of that name fills the
     parent's blob, as every write does (Caffe2 E5: FeedBlob fills what CreateBlob returns, a
-    parent's blob when HasBlob finds one up the chain). Round 15 (readers X, Y: recall)
-    asks one step further: a second child of the parent then computes with 2 * W, so the
-    factor is 2, and a wrong 1 is told so at once. Exercise 3 asks how a child gets a
-    weight of its own: under a name the parent does not have."""
+    parent's blob when HasBlob finds one up the chain). Round 16 (readers Z, Q: step 2's
+    "a child cannot keep a private copy" answered the factor by recall) asks one step
+    further: the child already holds a y from its first run, the parent then gets one, and
+    the child's next run writes its own y, the nearest (GetBlob looks in the workspace's
+    own map first). So (2, "child"); the torch scope's (1, "child") and the recalled
+    (2, "fresh") are each told what they take for granted. Exercise 3 asks how a child gets
+    a weight of its own: under a name the parent does not have."""
     import numpy as np
 
     from caffe2rnn import core
@@ -1342,20 +1345,22 @@ def test_nb01_a_feed_into_a_child_writes_the_parents_blob_in_the_open(capsys):
             'net = core.Net("tiny_mlp")',
             "X = rng.standard_normal",
         ],
-        "check_w_factor",
+        "check_child_writes",
     )
     exec("from caffe2rnn.runtime import Workspace", namespace)
     capsys.readouterr()
-    right, wrong = _verdicts(namespace, answer, 1, capsys)
-    assert answer == "check_w_factor(2)"
+    right, wrong = _verdicts(namespace, answer, (2, "fresh"), capsys)
+    assert answer == 'check_child_writes((2, "child"))'
     right = " ".join(right.split())
-    assert right.startswith("Right: other's h is computed with 2 * W.")
-    assert "the child holds no blob and fresh's w is 2 * W." in right
+    assert right.startswith("Right: fresh's w is 2 * W, and the run wrote the child's y:")
+    assert "fresh's y holds zeros still. The child holds h, y." in right
     wrong = " ".join(wrong.split())
-    assert wrong.startswith("Not quite (you said 1).") and "Hint: " in wrong
-    assert "computed with 2" not in wrong  # the first wrong try gets the hint, not the answer
-    namespace["check_w_factor"](1)
-    assert "The answer: 2." in capsys.readouterr().out
+    assert wrong.startswith("Not quite (you said (2, 'fresh')).") and "Hint: " in wrong
+    assert "Your answer (2, 'fresh'): that takes" in wrong
+    assert "wrote the child's" not in wrong  # the first wrong try gets the hint, not the answer
+    namespace["check_child_writes"]((1, "child"))
+    out = " ".join(capsys.readouterr().out.split())
+    assert "The answer: (2, 'child')." in out and "shadow fresh's" in out
     nb = read(os.path.join(NOTEBOOK_DIR, "01_netdef_and_workspace.ipynb"))
     headings = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
     assert headings.index("### Predict, then check: a net created once") < headings.index(
@@ -1373,15 +1378,41 @@ def test_nb01_a_feed_into_a_child_writes_the_parents_blob_in_the_open(capsys):
         fresh.feed(name, value.astype(np.float32))
     child = Workspace(parent=fresh, name="child")
     child.run_net_once(net.Proto())
+    fresh.feed("y", np.zeros((2, 3), np.float32))
     child.feed("w", (2 * W).astype(np.float32))
     child.run_net_once(net.Proto())
     assert child.local_blobs() == ["h", "y"]
     np.testing.assert_array_equal(fresh.fetch("w"), (2 * W).astype(np.float32))
+    np.testing.assert_array_equal(fresh.fetch("y"), np.zeros((2, 3), np.float32))
+    expected = np.maximum(X @ (2 * W).T, 0) + X
+    np.testing.assert_allclose(child.fetch("y"), expected, rtol=1e-5)
     other = Workspace(parent=fresh, name="other")
     other.run_net_once(net.Proto())
     np.testing.assert_allclose(other.fetch("h"), np.maximum(X @ (2 * W).T, 0), rtol=1e-5)
+    assert other.local_blobs() == ["h"]  # other's Sum wrote fresh's y
     child.feed("w_own", (3 * W).astype(np.float32))  # exercise 3: a name fresh lacks
     assert "w_own" in child.local_blobs() and "w_own" not in fresh.local_blobs()
+
+
+def test_nb03_a_blob_reference_keeps_its_name_in_another_scope(capsys):
+    """Step 7's predict (round 16, readers Z and Q: step 6's "the inputs too" answered it
+    by recall). Step 6 now asks about a string input itself and no longer says what a
+    BlobReference does; step 7 asks it: h keeps encoder/h in the decoder's scope (Caffe2
+    E5 core._RectifyInputOutput scopes strings only), while the string "h" is decoder/h.
+    Re-prefixing h, or reading "h" as the encoder's h, is each told its own mistake."""
+    namespace, answer = _exercise(
+        "03_models_and_brew", ["import matplotlib", "chain = ModelHelper"], "check_feeds"
+    )
+    capsys.readouterr()
+    right, wrong = _verdicts(namespace, answer, {"encoder/a", "decoder/encoder/h"}, capsys)
+    assert answer == 'check_feeds({"encoder/a", "decoder/h"})'
+    assert right.startswith("Right: chain.net needs decoder/h and encoder/a fed.")
+    wrong = " ".join(wrong.split())
+    assert "prefixes the BlobReference h again" in wrong and "Hint: " in wrong
+    namespace["check_feeds"]({"encoder/a"})
+    out = " ".join(capsys.readouterr().out.split())
+    assert "as a Python variable would be" in out
+    assert "The answer: ['decoder/h', 'encoder/a']" in out
 
 
 NB04_SETUP = [
