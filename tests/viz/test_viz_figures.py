@@ -1128,8 +1128,11 @@ def _elman_op_run(T=5, N=2, D=3):
     back.Copy("pre_t_grad", "input_t_grad")
     states = "hidden_t_prev_states"
     links = [("hidden_t_prev", states, 0), ("hidden_t", states, 1), ("input_t", "x", 0)]
-    grad_links = [("hidden_t_grad", states + "_grad", 1),
-                  ("hidden_t_prev_grad", states + "_grad", 0), ("input_t_grad", "x_grad", 0)]
+    grad_links = [
+        ("hidden_t_grad", states + "_grad", 1),
+        ("hidden_t_prev_grad", states + "_grad", 0),
+        ("input_t_grad", "x_grad", 0),
+    ]
     net = core.Net("elman")
     net.RecurrentNetwork(
         ["x", "h0", "W", "b"], ["hidden_t_all", "hidden_t_last", "step_workspaces"],
@@ -1162,9 +1165,21 @@ def _elman_op_run(T=5, N=2, D=3):
 def test_shared_blobs_ws_labels(drawn):
     figure = drawn["fig_shared_blobs_ws"]
     texts = " | ".join(_texts(figure))
-    for label in ["op's workspace", "shared_blobs_ws", "one for all timesteps", "pre_t_grad",
-                  "one blob, created", "TanhGradient", "step ws 4", "step ws 0", "runs 1st",
-                  "runs 5th", "hidden_t, pre_t", "W_grad", "hidden_t_prev_states_grad"]:
+    for label in [
+        "op's workspace",
+        "shared_blobs_ws",
+        "one for all timesteps",
+        "pre_t_grad",
+        "one blob, created",
+        "TanhGradient",
+        "step ws 4",
+        "step ws 0",
+        "runs 1st",
+        "runs 5th",
+        "hidden_t, pre_t",
+        "W_grad",
+        "hidden_t_prev_states_grad",
+    ]:
         assert label in texts, label  # fmt: skip
     assert len(_group_texts(figure, "write")) == 5  # one write per timestep, to one blob
     assert len(_group_texts(figure, "step_workspace")) == 5
