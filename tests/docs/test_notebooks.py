@@ -393,8 +393,8 @@ def test_feedback_speaks_to_an_expected_wrong_answer_in_its_own_words(capsys):
 
 
 def test_notebook_checks_name_the_mistake_of_expected_wrong_answers(capsys):
-    """Notebook 06's W_grad_tmpstep check: the answer (5, 0) (one per step workspace, as
-    the NumPy loop had) gets its own words."""
+    """Notebook 06's W_grad_tmpstep check: the answer (5, 3) (one per step workspace, each
+    holding its own timestep's share, as the NumPy loop had) gets its own words."""
     nb = read(os.path.join(NOTEBOOK_DIR, "06_backward_by_hand.ipynb"))
     namespace = {}
     for cell in nb.cells:  # every code cell up to the check, as the notebook runs them
@@ -407,13 +407,14 @@ def test_notebook_checks_name_the_mistake_of_expected_wrong_answers(capsys):
         if "def check_tmpstep(" in cell.source:
             break
     capsys.readouterr()
-    namespace["check_tmpstep"]((5, 0))  # the first try: the words and the hint
+    namespace["check_tmpstep"]((5, 3))  # the first try: the words and the hint
     out = " ".join(capsys.readouterr().out.split())
-    assert "Not quite (you said (5, 0)). Your answer (5, 0): five is what our NumPy" in out
+    assert "Not quite (you said (5, 3)). Your answer (5, 3): that is our NumPy loop" in out
     assert "Hint: " in out and "The answer" not in out
-    namespace["check_tmpstep"]((5, 0))  # the second: the answer too
+    namespace["check_tmpstep"]((5, 3))  # the second: the answer too
     out = " ".join(capsys.readouterr().out.split())
-    assert "The answer: (1, 0). Your answer (5, 0): five is what our NumPy loop left" in out
+    assert "The answer: (1, 0). Your answer (5, 3): that is our NumPy loop" in out
+    assert "step workspace 3 sees timestep 0's share" in out
 
 
 def test_learners_code_is_run_in_one_place_that_says_no_answer_or_what_it_raised(capsys):
@@ -1466,10 +1467,12 @@ def test_nb04_the_new_array_step_of_the_predict_is_the_one_the_check_runs():
     assert "out=" not in check.split("def step_new_array")[1].split("global step")[0]
 
 
-def test_nb06_a_second_run_gives_the_same_w_grad_read_from_the_op(capsys):
-    """Step 13's predict where torch's instinct is wrong (round 13): torch's .grad adds up
-    across backward() calls, but the gradient op zeroes W_grad at the start of each run, so
-    running the net twice gives the same W_grad; "doubled" is refused with its own words."""
+def test_nb06_a_second_run_gives_its_own_w_grad_read_from_the_op(capsys):
+    """Step 13's predict where torch's instinct is wrong (round 13; round 16: one step
+    further than recalling the zeroing): torch's .grad adds up across backward() calls, but
+    the gradient op zeroes W_grad at the start of each run, so a second run with three times
+    the output gradients leaves three times the first W_grad; torch's 4 is refused with its
+    own words."""
     namespace, answer = _exercise(
         "06_backward_by_hand",
         [
@@ -1484,11 +1487,11 @@ def test_nb06_a_second_run_gives_the_same_w_grad_read_from_the_op(capsys):
         "check_second",
     )
     capsys.readouterr()
-    right, wrong = _verdicts(namespace, answer, "doubled", capsys)
-    assert answer == 'check_second("same")'
-    assert right.startswith("Right: after the second run W_grad is the same, bit for bit"), right
-    assert "(sum |W_grad| second / first = 1.000)" in right.replace("\n", " ")
-    assert wrong.startswith("Not quite (you said 'doubled')"), wrong
+    right, wrong = _verdicts(namespace, answer, 4, capsys)
+    assert answer == "check_second(3)"
+    assert right.startswith("Right: after the second run W_grad is 3.000 times what"), right
+    assert "and so is b_grad" in " ".join(right.split())
+    assert wrong.startswith("Not quite (you said 4)"), wrong
     assert "torch's .grad" in " ".join(wrong.split())
 
 

@@ -29,6 +29,7 @@ from caffe2rnn.viz.figures import (
     recurrent_gradient_op,
     recurrent_net_stages,
     recurrent_op,
+    shared_blobs_ws,
     step_net_idea,
 )
 from caffe2rnn.viz.figures import style as figure_style
@@ -75,6 +76,7 @@ def test_the_figures_of_the_plan_exist():
         "fig_name_prefixes",
         "fig_bptt",
         "fig_tmpstep",
+        "fig_shared_blobs_ws",
         "fig_backward_step_net",
         "fig_recurrent_gradient_op",
         "fig_lstm_cell",
@@ -328,6 +330,8 @@ def test_bptt_labels(drawn):
     assert "tail_rows" not in texts  # the gallery's id, undefined where this figure stands
     # one + per step into the state gradient (GO), one into the weight gradient
     assert len(_group_texts(figure, "accumulate_input")) == 3
+    # which way the loop runs, on the figure itself (round 15, reader Q needed the title)
+    assert _group_texts(figure, "loop_direction") == [["the loop runs upward"]]
 
 
 def test_bptt_draws_the_backward_links_and_the_tmpstep_rename_of_the_paths_lstm():
@@ -1104,6 +1108,108 @@ def test_bptt_in_a_notebooks_own_names():
     assert figures.fig_bptt(3, names={}).svg == figures.fig_bptt(3).svg
     with pytest.raises(DrawingError, match="unknown key"):
         figures.fig_bptt(3, names={"W": "x"})
+
+
+def _elman_op_run(T=5, N=2, D=3):
+    """Step 13's Elman op (notebooks/06_backward_by_hand.ipynb), built by hand with its
+    backward step net and links, run forward and backward: (op's workspace, the op's
+    ScratchWorkspaces)."""
+    from caffe2rnn import workspace
+
+    step = core.Net("elman_step")
+    step.AddExternalInputs("input_t", "hidden_t_prev", "W", "b")
+    step.FC(["hidden_t_prev", "W", "b"], "pre_t", axis=2)
+    step.Sum(["pre_t", "input_t"], "pre_t")
+    step.AddExternalOutputs(step.Tanh("pre_t", "hidden_t"))
+    back = core.Net("elman_step_backward")
+    back.TanhGradient(["hidden_t", "hidden_t_grad"], "pre_t_grad")
+    back.FCGradient(["hidden_t_prev", "W", "pre_t_grad"],
+                    ["W_grad", "b_grad", "hidden_t_prev_grad"], axis=2)  # fmt: skip
+    back.Copy("pre_t_grad", "input_t_grad")
+    states = "hidden_t_prev_states"
+    links = [("hidden_t_prev", states, 0), ("hidden_t", states, 1), ("input_t", "x", 0)]
+    grad_links = [
+        ("hidden_t_grad", states + "_grad", 1),
+        ("hidden_t_prev_grad", states + "_grad", 0),
+        ("input_t_grad", "x_grad", 0),
+    ]
+    net = core.Net("elman")
+    net.RecurrentNetwork(
+        ["x", "h0", "W", "b"], ["hidden_t_all", "hidden_t_last", "step_workspaces"],
+        step_net=str(step.Proto()), recurrent_states=[states],
+        initial_recurrent_state_ids=[1],
+        link_internal=[l[0] for l in links], link_external=[l[1] for l in links],
+        link_offset=[l[2] for l in links],
+        alias_src=[states, states], alias_dst=["hidden_t_all", "hidden_t_last"],
+        alias_offset=[1, -1], timestep="timestep",
+        backward_step_net=str(back.Proto()),
+        backward_link_internal=[l[0] for l in grad_links],
+        backward_link_external=[l[1] for l in grad_links],
+        backward_link_offset=[l[2] for l in grad_links],
+        param=[2, 3], outputs_with_grads=[0, 1],
+    )  # fmt: skip
+    net.AddExternalInputs("hidden_t_all_grad", "hidden_t_last_grad")
+    net.AddGradientOperators({"hidden_t_all": "hidden_t_all_grad",
+                              "hidden_t_last": "hidden_t_last_grad"})  # fmt: skip
+    rng = np.random.default_rng(0)
+    feeds = {"x": (T, N, D), "h0": (1, N, D), "W": (D, D), "b": (D,),
+             "hidden_t_all_grad": (T, N, D), "hidden_t_last_grad": (1, N, D)}  # fmt: skip
+    workspace.ResetWorkspace()
+    for name, shape in feeds.items():
+        workspace.FeedBlob(name, rng.standard_normal(shape).astype(np.float32))
+    workspace.RunNetOnce(net)
+    ws = workspace.C_Workspace()
+    return ws, ws.blob("step_workspaces").value
+
+
+def test_shared_blobs_ws_labels(drawn):
+    figure = drawn["fig_shared_blobs_ws"]
+    texts = " | ".join(_texts(figure))
+    for label in [
+        "op's workspace",
+        "shared_blobs_ws",
+        "one for all timesteps",
+        "pre_t_grad",
+        "one blob, created",
+        "TanhGradient",
+        "step ws 4",
+        "step ws 0",
+        "runs 1st",
+        "runs 5th",
+        "hidden_t, pre_t",
+        "W_grad",
+        "hidden_t_prev_states_grad",
+    ]:
+        assert label in texts, label  # fmt: skip
+    assert len(_group_texts(figure, "write")) == 5  # one write per timestep, to one blob
+    assert len(_group_texts(figure, "step_workspace")) == 5
+    assert len(_group_texts(figures.fig_shared_blobs_ws(3), "write")) == 3
+    with pytest.raises(DrawingError, match="2 to 5"):
+        figures.fig_shared_blobs_ws(6)
+
+
+def test_shared_blobs_ws_draws_where_the_op_keeps_each_blob_of_step_13s_elman_cell():
+    """Each level holds what the figure draws in it, after the op's forward and backward
+    pass: the totals and gradient tensors in the op's workspace, one pre_t_grad in
+    shared_blobs_ws and none in a step workspace, the forward's blobs in every step
+    workspace."""
+    from caffe2rnn import workspace
+
+    try:
+        op_ws, spaces = _elman_op_run()
+        for name in shared_blobs_ws.FOUND:
+            assert op_ws.has_local_blob(name), name
+        shared = spaces.shared_blobs_ws
+        assert shared.parent is op_ws
+        assert shared.has_local_blob(shared_blobs_ws.SHARED)
+        for step in spaces.step_workspaces:
+            assert step.parent is shared
+            assert not step.has_local_blob(shared_blobs_ws.SHARED)
+            for name in shared_blobs_ws.PER_STEP:
+                assert step.has_local_blob(name), name
+        assert not op_ws.has_local_blob(shared_blobs_ws.SHARED)
+    finally:
+        workspace.ResetWorkspace()
 
 
 # -- fig_masking: every claim measured ---------------------------------------------------------

@@ -15,6 +15,8 @@ the cell the figure is about) creates, checked by ``tests/viz``:
 * :func:`fig_recurrent_net_stages` — ``recurrent_net``'s stages: a cell in, one op out;
 * :func:`fig_name_prefixes` — why ``lstm/lstm/...``: three prefixes, added by three pieces of code;
 * :func:`fig_bptt` — backpropagation through time, row by row;
+* :func:`fig_shared_blobs_ws` — the gradient op's three levels of workspaces: a blob no step
+  workspace has is created once, in ``shared_blobs_ws`` (step 13);
 * :func:`fig_tmpstep` — one ``_tmpstep`` buffer, in ``shared_blobs_ws``, for all timesteps;
 * :func:`fig_backward_step_net` — what the gradient op runs at each step;
 * :func:`fig_recurrent_gradient_op` — the RecurrentNetworkGradient op's inputs and outputs,
@@ -42,6 +44,7 @@ from .parent_workspace import fig_parent_workspace
 from .recurrent_gradient_op import fig_recurrent_gradient_op
 from .recurrent_net_stages import fig_recurrent_net_stages
 from .recurrent_op import fig_recurrent_op
+from .shared_blobs_ws import fig_shared_blobs_ws
 from .step_net_idea import fig_step_net_idea
 from .tmpstep import fig_tmpstep
 
@@ -54,6 +57,7 @@ FIGURES = {
     "fig_forward_rows": fig_forward_rows,
     "fig_recurrent_op": fig_recurrent_op,
     "fig_bptt": fig_bptt,
+    "fig_shared_blobs_ws": fig_shared_blobs_ws,
     "fig_tmpstep": fig_tmpstep,
     "fig_backward_step_net": fig_backward_step_net,
     "fig_recurrent_gradient_op": fig_recurrent_gradient_op,

@@ -44,6 +44,8 @@ WEIGHT_GRAD = "lstm/gates_t_w_grad"
 TMPSTEP = "lstm/gates_t_w_grad_tmpstep"
 
 _ORDINALS = ("1st", "2nd", "3rd", "4th", "5th")
+#: The broad arrow behind the step boxes that says which way the loop runs.
+_LOOP_FILL, _LOOP_EDGE = "#FCE9D2", "#F2C38F"
 
 #: The names :func:`fig_bptt` draws by default (the path's LSTM); ``names=``
 #: replaces any of them, e.g. with notebook 04's own (its one-state cell:
@@ -176,6 +178,21 @@ def fig_bptt(steps=3, names=None):
 
     # one box per step: it reads row t + 1 and writes row t
     box_h = 68  # three lines and the heading; the gap above holds the "then" arrow
+    # the loop's direction, readable without the title (round 15, reader Q): one broad
+    # arrow behind the boxes, from below the first box that runs to above the last
+    with canvas.group("loop_direction"):
+        shaft_l, shaft_r = step_x - 4, step_x + step_w + 4
+        head_l, head_r = step_x - 14, step_x + step_w + 14
+        tip_y, base_y = y0 + 2, middles[0] - box_h / 2 - 6
+        tail_y = middles[-1] + box_h / 2 + 46
+        canvas.polygon(
+            [(shaft_l, tail_y), (shaft_l, base_y), (head_l, base_y),
+             ((head_l + head_r) / 2, tip_y), (head_r, base_y), (shaft_r, base_y),
+             (shaft_r, tail_y)],
+            _LOOP_FILL, _LOOP_EDGE, 1.0,
+        )  # fmt: skip
+        canvas.text((head_l + head_r) / 2, base_y - 12, "the loop runs upward",
+                    style.READ_SMALL, "middle", True, style.BACKWARD_EDGE)  # fmt: skip
     for t in range(steps):
         middle = middles[t]
         box_y = middle - box_h / 2
