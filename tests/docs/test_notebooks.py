@@ -1132,20 +1132,26 @@ def _nb05_exercise(check):
     )
 
 
-def test_nb05_rnn_hidden_t0_of_a_forward_only_op_is_step_2s(capsys):
-    """Step 11's predict (REVIEW_ROUND6 G8: ask what the notebook newly shows): after a
-    forward-only run of T = 4, the copy rnn_hidden_t0 is step 2's output (the 0 indexes the
-    step workspace, and workspace 0 last ran step 2); the reader's 'step 0' is wrong. The
-    check copies into a child workspace, so the listing after it sees ours unchanged."""
+def test_nb05_rnn_hidden_t1_of_a_forward_only_op_is_the_last_row(capsys):
+    """Step 11's predict (round 16: "t mod 2 from step 8" was recall, so it asks one step
+    further, and not about the workspace between the op's and the step workspaces): after a
+    forward-only run of T = 4, the copy rnn_hidden_t1 equals row 4, the last row (the 1
+    indexes the step workspace, which last ran timestep 3, whose hidden_t views row t + 1).
+    The torch reading "timestep 1's output", row 2, gets words for its own mistake. The check
+    copies into a child workspace, so the listing after it sees ours unchanged."""
     from caffe2rnn import workspace
 
-    namespace, answer = _nb05_exercise("check_step")
+    namespace, answer = _nb05_exercise("check_row")
     before = sorted(workspace.Blobs())
     capsys.readouterr()
-    right, wrong = _verdicts(namespace, answer, 0, capsys)
-    assert answer == "check_step(2)"
-    assert right.startswith("Right: rnn_hidden_t0 is step 2's output, row 3 of"), right
-    assert wrong.startswith("Not quite (you said 0)"), wrong
+    right, wrong = _verdicts(namespace, answer, 2, capsys)
+    assert answer == "check_row(4)"
+    flat = " ".join(right.split())
+    assert flat.startswith("Right: rnn_hidden_t1 equals row 4 of the state tensor"), right
+    assert "rnn_timestep1 holds 3" in flat, right
+    flat = " ".join(wrong.split())
+    assert flat.startswith("Not quite (you said 2)") and "reads the 1 as a timestep" in flat
+    assert "The answer" not in flat and "row 4" not in flat, wrong
     assert sorted(workspace.Blobs()) == before
     workspace.ResetWorkspace()
 

@@ -1316,3 +1316,27 @@ def test_masking_torch_side_is_torchs():
     assert not output[3:, 1].any() and torch.equal(h_n[0, 1], output[2, 1])
     output.sum().backward()
     assert not x.grad[3:, 1].any()
+
+
+def test_forward_rows_draws_step_9s_elman_cell_in_its_own_names():
+    """Step 9's figure (round 16, reader Z: it was labelled with the LSTM's names): the
+    variant cell="elman" draws notebook 04's lists, the ones caffe2rnn.exercises checks
+    the learner's loop with, and nothing of the LSTM; step 8's default is unchanged."""
+    from caffe2rnn import exercises
+
+    names = forward_rows.ELMAN_NAMES
+    drawn = {(names["input"], names["sequence"], 0),
+             (names["prev"], names["states"], 0),
+             (names["written"], names["states"], 1)}  # fmt: skip
+    assert drawn == set(exercises.LINKS)
+    assert {(names["states"], names["all"], 1), (names["states"], names["last"], -1)} == set(
+        exercises.ALIASES
+    )
+    texts = " | ".join(_texts(figures.fig_forward_rows(5, cell="elman")))
+    for label in ["x: T rows", "hidden_t_prev = row 4", "hidden_t = row 5", "hidden_t_all",
+                  "hidden_t_last", "step(ws) above", "hidden_t_prev_states"]:  # fmt: skip
+        assert label in texts, label
+    assert "lstm" not in texts and "LSTMUnit" not in texts and "cell state" not in texts
+    assert "lstm/i2h" in " | ".join(_texts(figures.fig_forward_rows(3)))
+    with pytest.raises(DrawingError, match="cell='gru'"):
+        figures.fig_forward_rows(3, cell="gru")

@@ -53,22 +53,46 @@ DEFAULT_NAMES = {
     "cell": '`rnn_cell.LSTM(..., scope="lstm")`, the LSTM of step 1',
 }
 
+#: The Elman cell of step 9 (notebook 04): its lists ``LINKS``/``ALIASES`` (the same as
+#: :mod:`caffe2rnn.exercises`', checked by ``tests/viz``) name no scope, its input sequence is
+#: ``x`` and its step is the function ``step(ws)``, which the notebook writes in NumPy.
+ELMAN_NAMES = {
+    "sequence": "x",
+    "input": "input_t",
+    "states": "hidden_t_prev_states",
+    "prev": "hidden_t_prev",
+    "written": "hidden_t",
+    "all": "hidden_t_all",
+    "last": "hidden_t_last",
+    "initial": "h0",
+    "ops": "`step(ws)` above",
+    "cell": "the Elman cell of step 9",
+}
 
-def fig_forward_rows(steps=3, names=None):
+#: ``cell=`` of :func:`fig_forward_rows`: whose names the figure draws.
+CELLS = {"lstm": DEFAULT_NAMES, "elman": ELMAN_NAMES}
+
+
+def fig_forward_rows(steps=3, names=None, cell="lstm"):
     """The forward loop for ``steps`` timesteps (2 to 5) as rows of the states tensor.
 
-    ``names`` (a dict, keys of :data:`DEFAULT_NAMES`) draws the same loop with
-    other blob names: the page draws the path's LSTM, a notebook its own cell
-    (then the note about the LSTM's second state, its cell state, is left out).
+    ``cell`` picks whose names are drawn: ``"lstm"``, the path's LSTM (step 8's page), or
+    ``"elman"``, the Elman cell step 9's notebook writes (:data:`ELMAN_NAMES`). ``names``
+    (a dict, keys of :data:`DEFAULT_NAMES`) replaces any of them. With other names than the
+    LSTM's, the note about the LSTM's second state, its cell state, is left out.
     """
     steps = parts.check_steps("fig_forward_rows", steps)
+    if cell not in CELLS:
+        raise DrawingError(
+            "fig_forward_rows(cell=%r): expected one of %s" % (cell, ", ".join(sorted(CELLS)))
+        )
     unknown = sorted(set(names or {}) - set(DEFAULT_NAMES))
     if unknown:
         raise DrawingError(
             "fig_forward_rows(names=...): unknown key(s) %s; expected some of %s"
             % (", ".join(unknown), ", ".join(DEFAULT_NAMES))
         )
-    n = dict(DEFAULT_NAMES, **(names or {}))
+    n = dict(CELLS[cell], **(names or {}))
     input_blob, sequence, prev, states, written = (
         n["input"], n["sequence"], n["prev"], n["states"], n["written"])  # fmt: skip
     all_rows, last_row, initial = n["all"], n["last"], n["initial"]
@@ -176,7 +200,7 @@ def fig_forward_rows(steps=3, names=None):
         ],
         size=style.READ_NOTE,
     )
-    if not names:
+    if not names and cell == "lstm":
         canvas.text(10, y + 12, "The cell state: `%s`, linked the same way." % CELL_STATES[0],
                     style.READ_NOTE)  # fmt: skip
     return Figure("fig_forward_rows", canvas.svg())
