@@ -1676,9 +1676,10 @@ def test_nb08_drop_states_zeroes_a_short_rows_last_state(capsys):
 
 
 def test_nb09_the_output_gate_is_the_third_block_of_gates_t_b(capsys):
-    """Step 19's predict: closing block 2 of lstm/gates_t_b (Caffe2's order i, f, o, g) is
-    what zeroes every hidden state; torch's last block (3) is the candidate. Untrained
-    weights do: a closed output gate gives h = 0 whatever the weights."""
+    """Step 19's predict: closing torch's output block, the last of lstm/gates_t_b, does
+    not zero the hidden states (it is Caffe2's candidate g, tanh = -1); block 2 does
+    (Caffe2's order i, f, o, g). Untrained weights do: a closed output gate gives h = 0
+    whatever the weights."""
     import numpy as np
 
     from caffe2rnn import workspace
@@ -1696,14 +1697,16 @@ def test_nb09_the_output_gate_is_the_third_block_of_gates_t_b(capsys):
                         ("h0", zeros), ("c0", zeros)]:  # fmt: skip
         workspace.FeedBlob(name, value)
     workspace.CreateNet(model.net, overwrite=True)
-    cell = _code(nb, "def check_block(").rstrip().splitlines()
+    cell = _code(nb, "def check_closed(").rstrip().splitlines()
     exec(compile("\n".join(cell[:-1]), "09", "exec"), namespace)
-    answer = _code(nb, "check_block(", hidden=True).split("  # the answer")[0]
+    answer = _code(nb, "check_closed(", hidden=True).split("  # the answer")[0]
     capsys.readouterr()
-    right, wrong = _verdicts(namespace, answer, 3, capsys)
-    assert answer == "check_block(2)"
-    assert right.startswith("Right: block 2, rows 16:24."), right
-    assert wrong.startswith("Not quite (you said 3)"), wrong
+    right, wrong = _verdicts(namespace, answer, ("yes", 3), capsys)
+    assert answer == 'check_closed(("no", 2))'
+    assert right.startswith("Right: closing rows 24:32 leaves max |h| = "), right
+    assert "block 2, rows 16:24, zeroes every hidden state" in right.replace("\n", " ")
+    assert wrong.startswith("Not quite (you said ('yes', 3))"), wrong
+    assert "torch's order" in wrong, wrong
     workspace.ResetWorkspace()
 
 

@@ -370,6 +370,10 @@ def test_lstm_cell_labels_and_gate_orders(drawn):
         "lstm/i2h_b + lstm/gates_t_b",
         "PackedSequence",
         "before the loop",
+        # the path's row numbering (step 8's row-convention), torch's named once
+        ": row t",
+        ": row t + 1",
+        "torch's docs number from h",
     ]:
         assert label in texts, label
     caffe2, torch = _group_texts(figure, "gates")
@@ -383,7 +387,7 @@ def test_lstm_cell_table_and_labels_read_at_the_column_width(drawn):
     (table,) = [g for g in _root(figure).iter(SVG + "g") if g.get("class") == "mapping"]
     table_sizes = [size for size, _ in label_sizes(ET.tostring(table, encoding="unicode"))]
     assert table_sizes and min(table_sizes) >= lstm_cell.TABLE >= 11
-    subscripts = {"t", "t−1", "hh", "ih"}
+    subscripts = {"t", "t−1", "t+1", "hh", "ih"}
     small = [(s, t) for s, t in label_sizes(figure.svg) if s < 10 and t not in subscripts]
     assert not small, small
 

@@ -12,8 +12,15 @@ What the figure says:
   (``lstm_unit_op.h``: ``X[0..D)`` input, ``X[D..2D)`` forget (+ ``forget_bias``),
   ``X[2D..3D)`` output, ``X[3D..4D)`` the tanh candidate);
 * **PyTorch** (``torch.nn.LSTM``'s documented formula): ``W_ih x_t + b_ih +
-  W_hh h_{t-1} + b_hh`` with the gate blocks in the order **i, f, g, o**;
-* the rest is the same: ``c_t = f ⊙ c_{t-1} + i ⊙ g``, ``h_t = o ⊙ tanh(c_t)``.
+  W_hh h + b_hh`` with the gate blocks in the order **i, f, g, o**;
+* the rest is the same: ``c' = f ⊙ c + i ⊙ g``, ``h' = o ⊙ tanh(c')``.
+
+Both sides number states as the path does from step 8 on
+(``docs/concepts/links-and-aliases.md``, label ``row-convention``): timestep t
+reads ``h_t``, ``c_t`` (row t of the state tensors) and writes ``h_{t+1}``,
+``c_{t+1}`` (row t + 1), so Caffe2's ``hidden_t_prev`` is ``h_t`` and its
+``hidden_t`` is ``h_{t+1}``. One line under the formula says that torch's
+documentation numbers the same step ``h_{t-1} -> h_t``.
 
 The blob names are those of the learner's path, ``rnn_cell.LSTM(model, "x",
 "seq_lengths", ("h0", "c0"), ..., scope="lstm")``, scope included.
@@ -110,6 +117,7 @@ def fig_lstm_cell():
     y = top + 18
     canvas.text(left + col / 2, y, "Caffe2: blobs of `rnn_cell.LSTM`", style.LABEL, "middle",
                 True)  # fmt: skip
+    # Rows as the path numbers them (step 8's row-convention): t reads h_t, writes h_{t+1}.
     canvas.text(right + col / 2, y, "PyTorch: `torch.nn.LSTM`", style.LABEL, "middle", True)
 
     # -- before the loop -------------------------------------------------------------
@@ -133,14 +141,15 @@ def fig_lstm_cell():
 
     # -- one step ----------------------------------------------------------------------
     b2 = b1 + 86
-    step_h = 232
-    _band(canvas, left, b2, col, step_h, "the step net, at each t", style.STEP_FILL,
+    step_h = 262
+    _band(canvas, left, b2, col, step_h, "the step net, at timestep t", style.STEP_FILL,
           style.STEP_EDGE)  # fmt: skip
-    _band(canvas, right, b2, col, step_h, "each step t", style.STEP_FILL, style.STEP_EDGE)
+    _band(canvas, right, b2, col, step_h, "timestep t", style.STEP_FILL, style.STEP_EDGE)
 
     # Caffe2: hidden_t_prev -> FC -> (+ input_t) Sum -> gates_t -> LSTMUnit
     r1 = b2 + 34
     _pill(canvas, left + 6, r1, 122, "`%s`" % b["hidden_t_prev"])
+    canvas.text(left + 67, r1 + 22, "h_{t}: row t", style.NOTE, "middle", fill=style.LINK)
     canvas.arrow(left + 129, r1, left + 143, r1)
     _op(canvas, left + 144, r1, 40, "FC", style.COMPUTE)
     canvas.box(left + 114, r1 + 15, 100, 30, "`%s`\n`%s`" % b["params"][2:], style.PARAM_FILL,
@@ -162,7 +171,7 @@ def fig_lstm_cell():
     unit_x = left + 176
     canvas.arrow(left + col / 2 + 30, gates_y + 27, unit_x + 50, r3 - 13)
     _op(canvas, unit_x, r3, 100, "LSTMUnit", style.ACTIVATION)
-    for k, line in enumerate(("+ `%s`" % b["hidden_t_prev"], "+ `%s`" % b["cell_t_prev"],
+    for k, line in enumerate(("+ `%s`" % b["hidden_t_prev"], "+ `%s` (c_{t})" % b["cell_t_prev"],
                               "+ `seq_lengths`, `timestep`")):  # fmt: skip
         canvas.text(left + 12, r3 - 13 + k * 12.5, line, style.NOTE, fill=style.MUTED)
     r4 = r3 + 40
@@ -170,11 +179,14 @@ def fig_lstm_cell():
     canvas.arrow(unit_x + 70, r3 + 12, left + 262, r4 - 11)
     _pill(canvas, left + 104, r4, 96, "`%s`" % b["hidden_t"])
     _pill(canvas, left + 218, r4, 88, "`%s`" % b["cell_t"])
+    canvas.text(left + 152, r4 + 22, "h_{t+1}: row t + 1", style.NOTE, "middle",
+                fill=style.LINK)  # fmt: skip
+    canvas.text(left + 262, r4 + 22, "c_{t+1}", style.NOTE, "middle", fill=style.LINK)
 
-    # torch: x_t -> W_ih x_t + b_ih, h_{t-1} -> W_hh h_{t-1} + b_hh, + -> gates
-    _pill(canvas, right + 10, r1, 62, "h_{t−1}")
+    # torch, numbered as the path numbers rows: x_t, h_t -> W_ih x_t + W_hh h_t (+ biases)
+    _pill(canvas, right + 10, r1, 62, "h_{t}")
     canvas.arrow(right + 73, r1, right + 86, r1)
-    canvas.box(right + 87, r1 - 12, 120, 24, "W_{hh} h_{t−1} + b_{hh}", "#FFFFFF", style.COMPUTE,
+    canvas.box(right + 87, r1 - 12, 120, 24, "W_{hh} h_{t} + b_{hh}", "#FFFFFF", style.COMPUTE,
                style.NOTE, width=1.4)  # fmt: skip
     _pill(canvas, right + 244, r1, 62, "x_{t}")
     canvas.box(right + 196, r1 + 22, 110, 24, "W_{ih} x_{t} + b_{ih}", "#FFFFFF", style.COMPUTE,
@@ -191,11 +203,11 @@ def fig_lstm_cell():
     canvas.arrow(right + col / 2, gates_y + 27, right + col / 2, r3 - 13)
     canvas.box(right + col / 2 - 86, r3 - 12, 172, 24, "σ(i), σ(f), tanh(g), σ(o)",
                style.ACTIVATION, style.ACTIVATION, style.NOTE, True, "#FFFFFF", 3)  # fmt: skip
-    canvas.text(right + 10, r3, "+ c_{t−1}", style.NOTE, fill=style.MUTED)
+    canvas.text(right + 10, r3, "+ c_{t}", style.NOTE, fill=style.MUTED)
     canvas.arrow(right + col / 2 - 20, r3 + 12, right + col / 2 - 50, r4 - 11)
     canvas.arrow(right + col / 2 + 20, r3 + 12, right + col / 2 + 50, r4 - 11)
-    _pill(canvas, right + col / 2 - 100, r4, 84, "h_{t}")
-    _pill(canvas, right + col / 2 + 16, r4, 84, "c_{t}")
+    _pill(canvas, right + col / 2 - 100, r4, 84, "h_{t+1}")
+    _pill(canvas, right + col / 2 + 16, r4, 84, "c_{t+1}")
 
     # -- the same arithmetic ---------------------------------------------------------------
     y = b2 + step_h + 20
@@ -203,14 +215,23 @@ def fig_lstm_cell():
         style.WIDTH / 2,
         y,
         "in both:  i, f, o = σ(·),  g = tanh(·),  "
-        "c_{t} = f ⊙ c_{t−1} + i ⊙ g,  h_{t} = o ⊙ tanh(c_{t})",
+        "c_{t+1} = f ⊙ c_{t} + i ⊙ g,  h_{t+1} = o ⊙ tanh(c_{t+1})",
         style.SMALL,
         "middle",
         True,
     )
     canvas.text(
         style.WIDTH / 2,
-        y + 15,
+        y + 16,
+        "torch's docs number from h_{t−1}: they write this step h_{t−1}, c_{t−1} → h_{t}, "
+        "c_{t}; the rows are the same",
+        style.NOTE,
+        "middle",
+        fill=style.ACCUMULATE,
+    )
+    canvas.text(
+        style.WIDTH / 2,
+        y + 31,
         "(LSTMUnit adds its argument `forget_bias`, default 0, to f before the σ)",
         style.NOTE,
         "middle",
@@ -218,7 +239,7 @@ def fig_lstm_cell():
     )
 
     # -- the map: a table read at the page's column width, its text at TABLE px ----------------
-    y += 36
+    y += 52
     heads = ("Caffe2 blob", "torch.nn.LSTM", "")
     widths = [max(text_width(row[k], TABLE) for row in MAPPING + (heads,)) for k in range(2)]
     columns = (left, left + widths[0] + 18, left + widths[0] + widths[1] + 36)
