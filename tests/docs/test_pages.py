@@ -565,7 +565,8 @@ def test_step_15_keeps_what_a_user_needs_and_sends_the_two_rules_to_their_page()
     # round 14 (cold reader T): each rule is taught on the step in a few sentences, so the
     # reference page is optional; the three renames' table is step 12's, linked by its label
     # (round 15: the site's stage numbers are the plain list's, "(4)", not "(stage 4)")
-    for rule in ("**A state's backward link (4).**", "**The `_accum` rewrite (5).**"):
+    # (round 16, reader Z: the backward-link rule is worked on the Elman cell's input_t)
+    for rule in ("**Which blob a backward link views (4).**", "**The `_accum` rewrite (5).**"):
         assert rule in path_page, "%s no longer teaches %r" % (step, rule)
     assert "<three-renames>`" in path_page and "| `<param>_grad_tmpstep` |" not in path_page
     with open(os.path.join(DOCS, rules), encoding="utf-8") as handle:

@@ -73,6 +73,7 @@ def test_the_figures_of_the_plan_exist():
         "fig_models",
         "fig_recurrent_op",
         "fig_recurrent_net_stages",
+        "fig_pass_through_link",
         "fig_name_prefixes",
         "fig_bptt",
         "fig_tmpstep",
@@ -540,6 +541,27 @@ def test_recurrent_net_stages_refuses_a_stage_that_disagrees_with_the_op(monkeyp
     monkeypatch.setattr(recurrent_stages, "accumulate_linked_gradients", lambda net: None)
     with pytest.raises(DrawingError, match="backward_step_net"):
         recurrent_net_stages.run_stages(op)
+
+
+def test_pass_through_link_draws_what_recurrent_net_built(drawn, monkeypatch):
+    """Step 15's worked example, read off the op: input_t's only reader is the Sum, no
+    backward op writes input_t_grad, x's backward link views elman/pre_t_grad (Caffe2
+    0cdd09da6, recurrent.py: backward_mapping[input_t]); a different op cannot be drawn."""
+    from caffe2rnn.viz.figures import pass_through_link
+
+    cell_ops, backward_ops, links = pass_through_link.run()
+    assert [t for t, ins, _ in cell_ops if "input_t" in ins] == ["Sum"]
+    assert not [t for t, _, outs in backward_ops if "input_t_grad" in outs]
+    assert ("elman/pre_t_grad", "x_grad", 0) in links
+    texts = " | ".join(_texts(drawn["fig_pass_through_link"]))
+    for label in ("input_t_grad", "elman/pre_t_grad = row t of x_grad", "TanhGradient",
+                  "the only op that reads input_t", "so no op writes it"):  # fmt: skip
+        assert label in texts, label
+    links = [link for link in links if link[1] != "x_grad"]
+    links.append(("input_t_grad", "x_grad", 0))  # as if an op wrote input_t_grad
+    monkeypatch.setattr(pass_through_link, "run", lambda: (cell_ops, backward_ops, links))
+    with pytest.raises(DrawingError, match="input_t"):
+        pass_through_link.fig_pass_through_link()
 
 
 def _drawn_names(figure):

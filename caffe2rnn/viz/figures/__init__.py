@@ -13,6 +13,7 @@ the cell the figure is about) creates, checked by ``tests/viz``:
 * :func:`fig_forward_rows` — the forward loop as rows of the states tensor;
 * :func:`fig_recurrent_op` — one RecurrentNetwork op: inputs, insides, outputs;
 * :func:`fig_recurrent_net_stages` — ``recurrent_net``'s stages: a cell in, one op out;
+* :func:`fig_pass_through_link` — after a pass-through ``Sum``, which blob a backward link views;
 * :func:`fig_name_prefixes` — why ``lstm/lstm/...``: three prefixes, added by three pieces of code;
 * :func:`fig_bptt` — backpropagation through time, row by row;
 * :func:`fig_shared_blobs_ws` — the gradient op's three levels of workspaces: a blob no step
@@ -41,6 +42,7 @@ from .masking import fig_masking
 from .models import fig_models
 from .name_prefixes import fig_name_prefixes
 from .parent_workspace import fig_parent_workspace
+from .pass_through_link import fig_pass_through_link
 from .recurrent_gradient_op import fig_recurrent_gradient_op
 from .recurrent_net_stages import fig_recurrent_net_stages
 from .recurrent_op import fig_recurrent_op
@@ -62,6 +64,7 @@ FIGURES = {
     "fig_backward_step_net": fig_backward_step_net,
     "fig_recurrent_gradient_op": fig_recurrent_gradient_op,
     "fig_recurrent_net_stages": fig_recurrent_net_stages,
+    "fig_pass_through_link": fig_pass_through_link,
     "fig_name_prefixes": fig_name_prefixes,
     "fig_lstm_cell": fig_lstm_cell,
     "fig_gru_cell": fig_gru_cell,
