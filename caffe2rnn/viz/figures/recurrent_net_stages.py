@@ -365,8 +365,12 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
     canvas.text(left, line, "`backward_step_net`:", _MONO, bold=True)
     chips_x = left + text_width("`backward_step_net`:", _MONO) + 10
     _chips(canvas, chips_x, line, [t for t, _, _ in stages.backward_ops], style.BACKWARD_EDGE)
-    line = _note(canvas, left, line + 20, "the gradient registry (step 4) on the cell's ops, "
-                 "given %s" % _code(stages.given.values()), right - 12)  # fmt: skip
+    note = "the gradient registry (step 4) on the cell's ops, given %s" % _code(
+        stages.given.values()
+    )
+    if any(t == "Sum" for t, _, _ in stages.backward_ops):  # a blob two ops read: step 4
+        note += "; the `Sum` adds the two shares of an `_autosplit_` gradient"
+    line = _note(canvas, left, line + 20, note, right - 12)
     line += 8
     tag(line, "3")
     if stages.scratches:
