@@ -1,4 +1,5 @@
-"""Pieces several figures draw: a heading, a tensor as a stack of rows, a one-line key."""
+"""Pieces several figures draw: a heading, a tensor as a stack of rows, a one-line key, a blob
+as a pill, and the gradient op's nested workspaces."""
 
 import contextlib
 import numbers
@@ -13,6 +14,42 @@ def check_steps(figure, steps):
     if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or not 2 <= steps <= 5:
         raise DrawingError("%s(steps=%r): expected 2 to 5 steps" % (figure, steps))
     return int(steps)
+
+
+#: The order the step workspaces run in, written out (at most 5 are drawn).
+ORDINALS = ("1st", "2nd", "3rd", "4th", "5th")
+
+
+def pill(canvas, cx, y, name, edge, width=1.4, h=24, pad=22, fill=style.GRADIENT_FILL):
+    """A blob ``name`` as a pill centred on (cx, y); returns its left and right x."""
+    w = text_width("`%s`" % name, style.LABEL) + pad
+    with canvas.group("blob"):
+        canvas.box(cx - w / 2, y - h / 2, w, h, "`%s`" % name, fill, edge, style.LABEL,
+                   rx=h / 2, width=width)  # fmt: skip
+    return cx - w / 2, cx + w / 2
+
+
+def workspace_levels(canvas, left, right, tops, shared_stroke=1.3):
+    """The gradient op's workspace and, inside it, ``shared_blobs_ws`` (step 13).
+
+    ``tops`` is (op's top, shared's top, shared's bottom, op's bottom); the step
+    workspaces, which the caller draws, sit inside the inner frame. Returns the x
+    range that holds the step workspaces.
+    """
+    op_top, sh_top, sh_bottom, op_bottom = tops
+    canvas.rect(left, op_top, right - left, op_bottom - op_top, "#FAFAFA", style.MUTED, 1.2, 8)
+    canvas.text(left + 14, op_top + 16, "op's workspace", style.LABEL, bold=True)
+    canvas.rect(left + 18, sh_top, right - left - 36, sh_bottom - sh_top, "#FFFFFF",
+                style.BACKWARD_EDGE, shared_stroke, 8)  # fmt: skip
+    canvas.text(left + 32, sh_top + 16, "`shared_blobs_ws`", style.LABEL, bold=True)
+    canvas.text(left + 32, sh_top + 32, "one for all timesteps", style.SMALL, fill=style.MUTED)
+    return left + 34, right - 34
+
+
+def columns(inner_left, inner_right, count, gap=10):
+    """The left x of ``count`` equal boxes across [inner_left, inner_right], and their width."""
+    width = (inner_right - inner_left - gap * (count - 1)) / count
+    return [inner_left + i * (width + gap) for i in range(count)], width
 
 
 def heading(canvas, title, subtitle="", x=10, y=14):

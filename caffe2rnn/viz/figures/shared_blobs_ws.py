@@ -38,16 +38,6 @@ SHARED = "pre_t_grad"
 WRITER = "TanhGradient"
 PER_STEP = ("hidden_t", "pre_t")
 
-_ORDINALS = ("1st", "2nd", "3rd", "4th", "5th")
-
-
-def _pill(canvas, cx, y, name, edge, width=1.4, h=24, fill=style.GRADIENT_FILL):
-    w = text_width("`%s`" % name, _NAME) + 22
-    with canvas.group("blob"):
-        canvas.box(cx - w / 2, y - h / 2, w, h, "`%s`" % name, fill, edge, _NAME, rx=h / 2,
-                   width=width)  # fmt: skip
-    return cx - w / 2, cx + w / 2
-
 
 def fig_shared_blobs_ws(steps=5):
     """The op's workspace, ``shared_blobs_ws`` with its one ``pre_t_grad``, and
@@ -78,9 +68,10 @@ def fig_shared_blobs_ws(steps=5):
     sh_bottom = st_top + st_h + 12
     op_bottom = sh_bottom + 12
 
-    # the op's workspace: the totals and the gradient tensors, found there
-    canvas.rect(left, op_top, right - left, op_bottom - op_top, "#FAFAFA", style.MUTED, 1.2, 8)
-    canvas.text(left + 14, op_top + 16, "op's workspace", _NAME, bold=True)
+    # the op's workspace (the totals and the gradient tensors, found there), shared_blobs_ws
+    inner_l, inner_r = parts.workspace_levels(
+        canvas, left, right, (op_top, sh_top, sh_bottom, op_bottom), shared_stroke=1.6
+    )
     canvas.text(left + 120, op_top + 16, "found here: the totals and the gradient tensors",
                 _NOTE, fill=style.MUTED)  # fmt: skip
     with canvas.group("found"):
@@ -88,33 +79,26 @@ def fig_shared_blobs_ws(steps=5):
         gap = (right - left - 28 - sum(widths)) / (len(FOUND) - 1)
         x = left + 14
         for name, w in zip(FOUND, widths):
-            _pill(canvas, x + w / 2, found_y, name, style.GRADIENT_EDGE)
+            parts.pill(canvas, x + w / 2, found_y, name, style.GRADIENT_EDGE)
             x += w + gap
 
-    # shared_blobs_ws: one blob for every timestep
-    canvas.rect(left + 18, sh_top, right - left - 36, sh_bottom - sh_top, "#FFFFFF",
-                style.BACKWARD_EDGE, 1.6, 8)  # fmt: skip
-    canvas.text(left + 32, sh_top + 16, "`shared_blobs_ws`", _NAME, bold=True)
-    canvas.text(left + 32, sh_top + 32, "one for all timesteps", _NOTE, fill=style.MUTED)
+    # one blob for every timestep
     cx = style.WIDTH / 2
     with canvas.group("shared"):
-        buf_l, buf_r = _pill(canvas, cx, buffer_y, SHARED, style.GRADIENT_EDGE, 2.0)
+        buf_l, buf_r = parts.pill(canvas, cx, buffer_y, SHARED, style.GRADIENT_EDGE, 2.0)
         canvas.text(buf_r + 10, buffer_y - 7, "one blob, created", _NOTE, fill=style.MUTED)
         canvas.text(buf_r + 10, buffer_y + 8, "before the loop", _NOTE, fill=style.MUTED)
 
     # the step workspaces, in the order they run
-    inner_l, inner_r = left + 34, right - 34
-    gap = 10
-    box_w = (inner_r - inner_l - gap * (steps - 1)) / steps
-    for i, t in enumerate(order):
-        x = inner_l + i * (box_w + gap)
+    xs, box_w = parts.columns(inner_l, inner_r, steps)
+    for i, (t, x) in enumerate(zip(order, xs)):
         mid = x + box_w / 2
         with canvas.group("step_workspace"):
             canvas.rect(x, st_top, box_w, st_h, style.STEP_FILL, style.STEP_EDGE, 1.2, 6)
             canvas.box(mid - 46, st_top + 8, 92, 20, WRITER, style.ACTIVATION, style.ACTIVATION,
                        _NOTE, True, "#FFFFFF", 4)  # fmt: skip
             canvas.text(mid, st_top + 42, "step ws %d" % t, _NOTE, "middle", True)
-            canvas.text(mid, st_top + 57, "runs %s" % _ORDINALS[i], _NOTE, "middle",
+            canvas.text(mid, st_top + 57, "runs %s" % parts.ORDINALS[i], _NOTE, "middle",
                         fill=style.MUTED)  # fmt: skip
             canvas.text(mid, st_top + 76, "forward's, its own:", _NOTE, "middle",
                         fill=style.STEP_EDGE)  # fmt: skip

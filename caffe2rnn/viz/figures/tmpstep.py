@@ -20,18 +20,10 @@ The timesteps are drawn left to right in the order they run, ``T-1`` first.
 """
 
 from . import parts, style
-from .svg import Canvas, Figure, text_width
+from .svg import Canvas, Figure
 
 _NAME = style.LABEL  # a blob, an op, a workspace
 _NOTE = style.SMALL  # every note: 11 px at page width
-
-
-def _pill(canvas, cx, y, name, edge, width=1.4, h=24):
-    w = text_width("`%s`" % name, _NAME) + 24
-    with canvas.group("blob"):
-        canvas.box(cx - w / 2, y - h / 2, w, h, "`%s`" % name, style.GRADIENT_FILL, edge,
-                   _NAME, rx=h / 2, width=width)  # fmt: skip
-    return cx - w / 2, cx + w / 2
 
 
 def fig_tmpstep(steps=5, param="W"):
@@ -64,28 +56,22 @@ def fig_tmpstep(steps=5, param="W"):
     op_bottom = sh_bottom + 12
 
     # the three levels of workspaces, each inside its parent
-    canvas.rect(left, op_top, right - left, op_bottom - op_top, "#FAFAFA", style.MUTED, 1.2, 8)
-    canvas.text(left + 14, op_top + 16, "op's workspace", _NAME, bold=True)
-    canvas.rect(left + 18, sh_top, right - left - 36, sh_bottom - sh_top, "#FFFFFF",
-                style.BACKWARD_EDGE, 1.3, 8)  # fmt: skip
-    canvas.text(left + 32, sh_top + 16, "`shared_blobs_ws`", _NAME, bold=True)
-    canvas.text(left + 32, sh_top + 32, "one for all timesteps", _NOTE, fill=style.MUTED)
+    inner_l, inner_r = parts.workspace_levels(
+        canvas, left, right, (op_top, sh_top, sh_bottom, op_bottom)
+    )
 
     cx = style.WIDTH / 2
     with canvas.group("total"):
-        _, total_r = _pill(canvas, cx, total_y, total, style.ACCUMULATE, 2.0)
+        _, total_r = parts.pill(canvas, cx, total_y, total, style.ACCUMULATE, 2.0, pad=24)
         canvas.text(total_r + 10, total_y, "the total: zeroed, then += at every t", _NOTE,
                     fill=style.ACCUMULATE)  # fmt: skip
     with canvas.group("buffer"):
-        buf_l, buf_r = _pill(canvas, cx, buffer_y, buffer, style.GRADIENT_EDGE, 2.0)
+        buf_l, buf_r = parts.pill(canvas, cx, buffer_y, buffer, style.GRADIENT_EDGE, 2.0, pad=24)
         canvas.text(buf_r + 10, buffer_y, "one blob", _NOTE, fill=style.MUTED)
 
     # the step workspaces, in the order they run
-    inner_l, inner_r = left + 34, right - 34
-    gap = 10
-    box_w = (inner_r - inner_l - gap * (steps - 1)) / steps
-    for i, t in enumerate(order):
-        x = inner_l + i * (box_w + gap)
+    xs, box_w = parts.columns(inner_l, inner_r, steps)
+    for i, (t, x) in enumerate(zip(order, xs)):
         mid = x + box_w / 2
         with canvas.group("step_workspace"):
             canvas.rect(x, st_top, box_w, st_h, style.STEP_FILL, style.STEP_EDGE, 1.2, 6)
@@ -94,7 +80,7 @@ def fig_tmpstep(steps=5, param="W"):
             canvas.box(mid - 44, st_top + 32, 88, 20, "Sum +=", "#FFFFFF", style.ACCUMULATE,
                        _NOTE, True, style.ACCUMULATE, 4)  # fmt: skip
             canvas.text(mid, st_top + 64, "step ws %d" % t, _NOTE, "middle", True)
-            canvas.text(mid, st_top + 80, "runs %s" % ("1st", "2nd", "3rd", "4th", "5th")[i],
+            canvas.text(mid, st_top + 80, "runs %s" % parts.ORDINALS[i],
                         _NOTE, "middle", fill=style.MUTED)  # fmt: skip
         # FCGradient writes the one buffer (its own workspace has none)
         with canvas.group("write"):
