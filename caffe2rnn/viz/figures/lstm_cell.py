@@ -117,7 +117,6 @@ def fig_lstm_cell():
     y = top + 18
     canvas.text(left + col / 2, y, "Caffe2: blobs of `rnn_cell.LSTM`", style.LABEL, "middle",
                 True)  # fmt: skip
-    # Rows as the path numbers them (step 8's row-convention): t reads h_t, writes h_{t+1}.
     canvas.text(right + col / 2, y, "PyTorch: `torch.nn.LSTM`", style.LABEL, "middle", True)
 
     # -- before the loop -------------------------------------------------------------

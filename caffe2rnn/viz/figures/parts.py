@@ -20,13 +20,16 @@ def check_steps(figure, steps):
 ORDINALS = ("1st", "2nd", "3rd", "4th", "5th")
 
 
-def pill(canvas, cx, y, name, edge, width=1.4, h=24, pad=22, fill=style.GRADIENT_FILL):
-    """A blob ``name`` as a pill centred on (cx, y); returns its left and right x."""
+def pill(canvas, cx, y, name, edge, width=1.4, h=24, pad=22, fill=style.GRADIENT_FILL,
+         dash=None, left=None):  # fmt: skip
+    """A blob ``name`` as a pill centred on (cx, y), or starting at x = ``left`` when
+    given; returns its left and right x."""
     w = text_width("`%s`" % name, style.LABEL) + pad
+    x = cx - w / 2 if left is None else left
     with canvas.group("blob"):
-        canvas.box(cx - w / 2, y - h / 2, w, h, "`%s`" % name, fill, edge, style.LABEL,
-                   rx=h / 2, width=width)  # fmt: skip
-    return cx - w / 2, cx + w / 2
+        canvas.box(x, y - h / 2, w, h, "`%s`" % name, fill, edge, style.LABEL, rx=h / 2,
+                   dash=dash, width=width)  # fmt: skip
+    return x, x + w
 
 
 def workspace_levels(canvas, left, right, tops, shared_stroke=1.3):

@@ -73,12 +73,9 @@ def _chip(canvas, x, y, op_type, fill=style.COMPUTE, h=22):
 
 
 def _pill(canvas, x, y, name, edge=style.GRADIENT_EDGE, fill=style.GRADIENT_FILL, width=1.4,
-          dash=None, h=22):  # fmt: skip
-    w = text_width("`%s`" % name, _NAME) + 20
-    with canvas.group("blob"):
-        canvas.box(x, y - h / 2, w, h, "`%s`" % name, fill, edge, _NAME, rx=h / 2, dash=dash,
-                   width=width)  # fmt: skip
-    return x + w
+          dash=None):  # fmt: skip
+    """A blob pill starting at x (parts.pill, this figure's size); returns its right x."""
+    return parts.pill(canvas, None, y, name, edge, width, 22, 20, fill, dash, left=x)[1]
 
 
 def fig_pass_through_link():
