@@ -33,12 +33,19 @@ round — one thread) of
   with nothing between them: the part of caffe2rnn's time no dispatch or
   kernel work can remove while the step net computes what Caffe2's does
   (:func:`blas_products`);
+* "its products and cell alone": those products and, in their places, the
+  LSTM cell's kernels (forward: σ, tanh and the state update of every step;
+  backward: their gradients): the work any run that gives caffe2rnn's bits
+  does — the products through NumPy's BLAS, the cell by the operations of
+  its Python twin — with nothing else (:func:`products_and_cell`). Where it
+  takes longer than torch.nn.LSTM, no dispatch, fusion or copy saved can
+  bring caffe2rnn to torch's time;
 
 each also as a ratio to the floor and to torch.nn.LSTM (``--clock cpu``: CPU
 time of this process instead of wall time, without the two-thread rows). A summary gives, per
 shape, the user's path against torch.nn.LSTM and against its own nets'
-``net.run()`` (what the journal costs), and the executor against its BLAS
-products. A last table gives the per-operator dispatch cost: microseconds per
+``net.run()`` (what the journal costs), the executor against its BLAS
+products, and its products and cell against torch.nn.LSTM. A last table gives the per-operator dispatch cost: microseconds per
 run of each operator inside the step nets (of the op-by-op loop). The load
 average of the machine is printed before and after: the machine this was
 written on is shared, and every number drifts with it.
@@ -58,6 +65,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
+import copy  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -86,6 +94,10 @@ RUN_NET = "caffe2rnn workspace.RunNet (user)"
 #: The same nets' own runs (``net.run()``: no rollback journal), to see
 #: what RunNet's journal costs.
 NET_RUN = "caffe2rnn net.run(), no journal"
+#: Every matrix product of one run, alone (:func:`blas_products`).
+BLAS_ALONE = "its BLAS products alone"
+#: The products and the LSTM cell's kernels, alone (:func:`products_and_cell`).
+PRODUCTS_AND_CELL = "its products and cell alone"
 #: The contender whose parameter gradients are batched over time (a caffe2rnn
 #: option, recurrent.set_batch_param_gradients; equal up to float rounding).
 BATCHED = "batched"
@@ -373,28 +385,80 @@ class Caffe2RNNLSTM:
         )
 
 
-def blas_products(model):
-    """The matrix products of one run of ``model``'s net, as zero-argument
-    calls: ``(forward, forward and backward)``, compiled as the plan compiles
-    them (NumPy's matmul loop, on the compiled path).
+#: The LSTM cell's kernels in a plan's calls (inside a fused step: its unit
+#: part), each with the index of its first output argument.
+CELL_KERNELS = {"lstm_unit_forward": 7, "lstm_unit_backward": 9}
+
+
+def _plan_parts(model):
+    """``(forward, part)`` for every call one run of ``model``'s net makes,
+    in order, a fused call as its parts (``forward``: made by a forward op).
 
     The outer FC and FCGradient give theirs by ``bind()`` (what their last run
-    computed, on the same arrays); each recurrent op gives the products of its
-    executor's plan (per timestep: the hidden FC forward, dW, db and dX
-    backward), inside the fused LSTM steps too. Run after the net has run
-    twice with the executor on (thrice for a loop of fewer than five steps:
-    it builds on its second run), so that the plans are built and steady.
-    """
-    both, n_forward = [], 0
+    computed, on the same arrays); each recurrent op gives the calls of its
+    executor's plan. Run after the net has run twice with the executor on
+    (thrice for a loop of fewer than five steps: it builds on its second
+    run), so that the plans are built and steady."""
     for i, op in enumerate(model.net.ops):  # the forward ops come first
         executor = getattr(op, "executor", None)
         calls = executor.plan.steady_bound if executor is not None else op.bind() or []
-        parts = [p for c in calls for p in ([q for q, _ in c.parts] if c.parts else [c])]
-        both += [c for c in parts if c.name == "matmul"]
-        if i < model.n_forward_ops:
-            n_forward = len(both)
-    both = kernels.current().compile_calls(both)
-    return both[:n_forward], both
+        for call in calls:
+            for part in [q for q, _ in call.parts] if call.parts else [call]:
+                yield i < model.n_forward_ops, part
+
+
+def _compiled(pairs):
+    """``(forward calls, all calls)`` of ``(forward, call)`` pairs, compiled as
+    the plan compiles them (NumPy's matmul loop and the bound kernels, on
+    the compiled path)."""
+    both = kernels.current().compile_calls([call for _, call in pairs])
+    return both[: sum(forward for forward, _ in pairs)], both
+
+
+def blas_products(model):
+    """The matrix products of one run of ``model``'s net, as zero-argument
+    calls: ``(forward, forward and backward)`` — per timestep the hidden FC
+    forward, dW, db and dX backward, inside the fused LSTM steps too, and the
+    outer FC's and FCGradient's."""
+    return _compiled([(f, c) for f, c in _plan_parts(model) if c.name == "matmul"])
+
+
+def products_and_cell(model):
+    """:func:`blas_products` and, in their places, the LSTM cell's kernels —
+    σ, tanh and the state update of every step forward, their gradients
+    backward: the work of any run that gives caffe2rnn's bits (the same
+    products through NumPy's BLAS, the cell by its Python twin's
+    operations), and nothing else.
+
+    Each cell kernel reads the run's arrays but writes scratch arrays of its
+    outputs' shapes, one set shared by every step: run without the sums and
+    adds between them, the kernels would otherwise feed each other values
+    no run computes (subnormal numbers among them, which slow every product
+    that reads them). Scratch that stays in the cache makes this a floor
+    that is, if anything, too low."""
+    scratch, pairs = {}, []
+    for forward, call in _plan_parts(model):
+        if call.name == "matmul":
+            pairs.append((forward, call))
+        elif call.name in CELL_KERNELS:
+            pairs.append((forward, _writing_scratch(call, CELL_KERNELS[call.name], scratch)))
+    return _compiled(pairs)
+
+
+def _writing_scratch(call, first_output, scratch):
+    """A copy of the bound ``call`` whose outputs (its arguments from
+    ``first_output`` on) are arrays of ``scratch``, one per position, shape
+    and dtype."""
+    args = list(call.args)
+    for k in range(first_output, len(args)):
+        if args[k] is not None:
+            key = (k, args[k].shape, args[k].dtype.str)
+            if key not in scratch:
+                scratch[key] = np.zeros_like(args[k])
+            args[k] = scratch[key]
+    private = copy.copy(call)
+    private.args = tuple(args)
+    return private
 
 
 def with_rnn_executor(netdef, on):
@@ -598,12 +662,20 @@ def time_shape(shape, repeat, with_torch=True):
         model.use_executor(True).forward_backward()
         model.forward_backward()
         forward, both = blas_products(model)
+        forward_cell, both_cell = products_and_cell(model)
         run_step_plan = kernels.current().run_step_plan  # the loop of the path that built them
     contenders.append(
         (
-            "its BLAS products alone",
+            BLAS_ALONE,
             lambda: run_step_plan(forward, 0, []),
             lambda: run_step_plan(both, 0, []),
+        )
+    )
+    contenders.append(
+        (
+            PRODUCTS_AND_CELL,
+            lambda: run_step_plan(forward_cell, 0, []),
+            lambda: run_step_plan(both_cell, 0, []),
         )
     )
     if with_torch:
@@ -708,12 +780,20 @@ def print_timings(shape, rows):
 
 def print_summary(summary):
     """Per shape, fwd / fwd+bwd: the user's path (RunNet) against torch.nn.LSTM
-    and against the same nets' net.run(), and the executor on against its
-    BLAS products alone."""
+    and against the same nets' net.run(), the executor on against its
+    BLAS products alone, and its products and cell alone against
+    torch.nn.LSTM (above 1: no run that gives caffe2rnn's bits through
+    NumPy's BLAS reaches torch there)."""
     print("\nsummary, fwd / fwd+bwd (ratios of medians of the same rounds)")
     print(
-        "  %-16s %-24s %-24s %-24s"
-        % ("T,N,D,H", "RunNet / torch.nn.LSTM", "RunNet / net.run()", "on / BLAS alone")
+        "  %-16s %-24s %-24s %-24s %-24s"
+        % (
+            "T,N,D,H",
+            "RunNet / torch.nn.LSTM",
+            "RunNet / net.run()",
+            "on / BLAS alone",
+            "products+cell / torch",
+        )
     )
     on = "caffe2rnn executor on (cython)"
     for shape, rows in summary:
@@ -726,12 +806,13 @@ def print_summary(summary):
             return "%.2fx / %.2fx" % (times[a][0] / times[b][0], times[a][1] / times[b][1])
 
         print(
-            "  %-16s %-24s %-24s %-24s"
+            "  %-16s %-24s %-24s %-24s %-24s"
             % (
                 ",".join(map(str, shape)),
                 ratio(RUN_NET, "torch.nn.LSTM"),
                 ratio(RUN_NET, NET_RUN),
-                ratio(on, "its BLAS products alone"),
+                ratio(on, BLAS_ALONE),
+                ratio(PRODUCTS_AND_CELL, "torch.nn.LSTM"),
             )
         )
 

@@ -32,7 +32,7 @@ def test_floor_matches_caffe2rnn_and_every_contender_is_timed(bench):
     rows, model = bench.time_shape((3, 2, 5, 4), repeat=1, with_torch=False)
     names = [name for name, _, _ in rows]
     assert names[0] == "NumPy floor" and "caffe2rnn executor on (python)" in names
-    assert "its BLAS products alone" in names
+    assert {bench.BLAS_ALONE, bench.PRODUCTS_AND_CELL} <= set(names)
     if bench.kernels.cython_available():
         assert {
             "caffe2rnn executor off (cython)",
@@ -84,3 +84,27 @@ def test_blas_products_are_every_matmul_of_one_run(bench):
     assert len(forward) == 1 + T and len(both) == (1 + T) + 3 * (1 + T)
     assert all(call.func is np.matmul for call in both)
     assert forward == both[: len(forward)]
+
+
+def test_products_and_cell_adds_one_cell_kernel_per_step_and_changes_no_array_of_the_run(bench):
+    T = 6
+    model = bench.Caffe2RNNLSTM(bench.make_problem(T, 2, 5, 4)).use_executor(True)
+    for _ in range(3):  # the plans built and steady (a loop this short builds on its 2nd run)
+        model.forward_backward()
+    forward, both = bench.blas_products(model)
+    forward_cell, both_cell = bench.products_and_cell(model)
+    assert len(forward_cell) == len(forward) + T
+    assert len(both_cell) == len(both) + 2 * T
+    # the cell kernels write scratch: the run's arrays keep the run's values
+    run_arrays = {id(a): a for _, call in bench._plan_parts(model) for a in call.args
+                  if isinstance(a, np.ndarray)}
+    run_arrays.update((id(a), a) for _, call in bench._plan_parts(model)
+                      if call.name in bench.CELL_KERNELS for a in call.args[0]
+                      if isinstance(a, np.ndarray))
+    before = {k: a.copy() for k, a in run_arrays.items()}
+    bench.kernels.current().run_step_plan(both_cell, 0, [])
+    changed = [k for k, a in run_arrays.items() if not np.array_equal(a, before[k], equal_nan=True)]
+    written = [c.args[2] for _, c in bench._plan_parts(model) if c.name == "matmul"]
+    # only memory a product writes (its output: gates in place, the products' temporaries)
+    assert all(any(np.shares_memory(run_arrays[k], w) for w in written) for k in changed)
+    assert len(changed) < len(run_arrays)
