@@ -45,8 +45,9 @@ each also as a ratio to the floor and to torch.nn.LSTM (``--clock cpu``: CPU
 time of this process instead of wall time, without the two-thread rows). A summary gives, per
 shape, the user's path against torch.nn.LSTM and against its own nets'
 ``net.run()`` (what the journal costs), the executor against its BLAS
-products, and its products and cell against torch.nn.LSTM. A last table gives the per-operator dispatch cost: microseconds per
-run of each operator inside the step nets (of the op-by-op loop). The load
+products, and its products and cell against torch.nn.LSTM. A last table
+gives the per-operator dispatch cost: microseconds per run of each operator
+inside the step nets (of the op-by-op loop). The load
 average of the machine is printed before and after: the machine this was
 written on is shared, and every number drifts with it.
 """
