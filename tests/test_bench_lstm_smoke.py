@@ -96,15 +96,13 @@ def test_products_and_cell_adds_one_cell_kernel_per_step_and_changes_no_array_of
     assert len(forward_cell) == len(forward) + T
     assert len(both_cell) == len(both) + 2 * T
     # the cell kernels write scratch: the run's arrays keep the run's values
-    run_arrays = {id(a): a for _, call in bench._plan_parts(model) for a in call.args
-                  if isinstance(a, np.ndarray)}
-    run_arrays.update((id(a), a) for _, call in bench._plan_parts(model)
-                      if call.name in bench.CELL_KERNELS for a in call.args[0]
-                      if isinstance(a, np.ndarray))
+    parts = [call for _, call in bench._plan_parts(model)]
+    run_arrays = {id(a): a for call in parts for a in call.args if isinstance(a, np.ndarray)}
+    assert sum(call.name in bench.CELL_KERNELS for call in parts) == 2 * T
     before = {k: a.copy() for k, a in run_arrays.items()}
     bench.kernels.current().run_step_plan(both_cell, 0, [])
     changed = [k for k, a in run_arrays.items() if not np.array_equal(a, before[k], equal_nan=True)]
-    written = [c.args[2] for _, c in bench._plan_parts(model) if c.name == "matmul"]
+    written = [c.args[2] for c in parts if c.name == "matmul"]
     # only memory a product writes (its output: gates in place, the products' temporaries)
     assert all(any(np.shares_memory(run_arrays[k], w) for w in written) for k in changed)
     assert len(changed) < len(run_arrays)
