@@ -39,6 +39,21 @@ def _is_machinery(filename):
     return filename.startswith(_LIBRARY_DIRS) and not filename.startswith(_PACKAGE_DIR)
 
 
+def _place(frame):
+    """``file:line`` of a frame — or, for code a notebook cell ran, the name
+    IPython's own tracebacks give it (``Cell In[4], line 3``): its file is a
+    temporary one named after the cell's hash (``/tmp/ipykernel_81/2729.py``),
+    which says nothing to the reader of the notebook."""
+    filename, line = frame[0], frame[1]
+    ipython = sys.modules.get("IPython")  # only when a notebook or IPython runs us
+    shell = ipython.get_ipython() if hasattr(ipython, "get_ipython") else None
+    name_of = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    label = name_of(filename) if callable(name_of) else None
+    if label:
+        return "%s %s, line %d" % (label[0], label[1], line)
+    return "%s:%d" % (filename, line)
+
+
 def creation_report(net_name, op_index):
     """Where op ``op_index`` of net ``net_name`` was created, as text; "" if unknown.
 
@@ -52,14 +67,15 @@ def creation_report(net_name, op_index):
     "Traceback for operator 1 in network train"; it is not the traceback of
     the error). Unlike Caffe2, the frames of the interpreter and of installed
     packages (runpy, IPython, pytest...) are left out, caffe2rnn's own are
-    kept, and at most :data:`REPORT_FRAMES` are shown.
+    kept, at most :data:`REPORT_FRAMES` are shown, and a notebook cell's line
+    is named as IPython names it (``Cell In[4], line 3``).
     """
     frames = operator_tracebacks.get(net_name, {}).get(op_index)
     if not frames:
         return ""
     shown = [f for f in frames if not _is_machinery(f[0])] or frames[:1]
     lines = ["Operator %d of network %s was created at:" % (op_index, net_name)]
-    lines += ["%s:%d" % frame[:2] for frame in shown[:REPORT_FRAMES]]
+    lines += [_place(frame) for frame in shown[:REPORT_FRAMES]]
     if len(shown) > REPORT_FRAMES:
         lines.append("... and %d outer frames" % (len(shown) - REPORT_FRAMES))
     return "\n".join(lines)

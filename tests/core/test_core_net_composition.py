@@ -1,5 +1,7 @@
 """Net.AppendNet, Net.ClonePartial, PopulateProtoWithFileName, _CheckLookupTables."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -280,3 +282,28 @@ def test_creation_report_leaves_out_the_interpreters_frames():
     workspace.operator_tracebacks["deep"][0] = [("/x.py", i) for i in range(10)]
     lines = tracebacks.creation_report("deep", 0).splitlines()
     assert len(lines) == 1 + tracebacks.REPORT_FRAMES + 1 and lines[-1] == "... and 2 outer frames"
+
+
+def test_creation_report_names_a_notebook_cells_line_as_ipython_does(monkeypatch):
+    """In a notebook, code of a cell runs from a temporary file named after the cell's hash;
+    the report names it as IPython's tracebacks do ("Cell In[7], line 3")."""
+    import types
+
+    from caffe2rnn.runtime import tracebacks
+
+    cell = "/tmp/ipykernel_4242/2729249041.py"
+    known = {cell: 7}
+    compiler = types.SimpleNamespace(
+        format_code_name=lambda name: ("Cell", "In[%d]" % known[name]) if name in known else None
+    )
+    shell = types.SimpleNamespace(compile=compiler)
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    workspace.operator_tracebacks["in_a_notebook"][0] = [(cell, 3), ("/home/me/lib.py", 9)]
+    assert tracebacks.creation_report("in_a_notebook", 0).splitlines() == [
+        "Operator 0 of network in_a_notebook was created at:",
+        "Cell In[7], line 3",
+        "/home/me/lib.py:9",
+    ]
+    # outside a notebook (no shell), file and line as before
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: None))
+    assert tracebacks.creation_report("in_a_notebook", 0).splitlines()[1] == cell + ":3"
