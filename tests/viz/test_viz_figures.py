@@ -516,6 +516,12 @@ def test_recurrent_net_stages_follow_the_page_and_name_what_each_stage_made(draw
         assert label in texts, label
     (scratch,) = _group_texts(figure, "scratch")
     assert scratch == ["lstm/gates_t"]
+    # the op's box reads top down in stage order (round 16, reader S: its tags had run
+    # 6, 1, 6, 2, ...): the stage tags after its title, in document order
+    all_texts = _texts(figure)
+    out = next(i for i, t in enumerate(all_texts) if t.startswith("out: one"))
+    tags = [t for t in all_texts[out:] if t in {"1", "2", "3", "4", "5", "6"}]
+    assert tags == ["1", "2", "3", "4", "5", "6"], tags
 
 
 def test_recurrent_net_stages_are_rerun_on_the_op_and_give_it_back():

@@ -334,30 +334,18 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
         canvas.circle(inner + 6, yy, 8.5, fill, edge, 1.5)
         canvas.text(inner + 6, yy, number, style.READ_NOTE, "middle", True)
 
-    # inputs in order (6), the references among them (1)
+    # the references (1): the op's inputs read at every step
     line += 26
-    tag(line, "6")
-    canvas.text(left, line, "inputs:", style.READ_NOTE, bold=True)
+    tag(line, "1")
+    canvas.text(left, line, "refs:", style.READ_NOTE, bold=True)
     x = left + 48
-    for name in stages.op_inputs:
-        if name in stages.references:
-            fill, edge = (style.PARAM_FILL, style.PARAM_EDGE) if name in stages.params else (
-                "#FFFFFF", style.MUTED)  # fmt: skip
-        else:
-            fill, edge = "#FFFFFF", style.RNN_OP
-        if name == stages.references[0]:
-            line, x = line + 26, left + 48
-            tag(line, "1")
-            canvas.text(left, line, "refs:", style.READ_NOTE, bold=True)
+    for name in stages.references:
+        fill, edge = (style.PARAM_FILL, style.PARAM_EDGE) if name in stages.params else (
+            "#FFFFFF", style.MUTED)  # fmt: skip
         line, x = _pills(canvas, x, line, [name], fill, edge, right - 12, cls="input",
                          wrap_x=left + 48)  # fmt: skip
     canvas.text(x + 2, line, "read every step; blue: a `param`", style.READ_NOTE,
                 fill=style.MUTED)  # fmt: skip
-    line += 26
-    tag(line, "6")
-    canvas.text(left, line, "outputs:", style.READ_NOTE, bold=True)
-    line, _ = _pills(canvas, left + 58, line, stages.op_outputs, "#FFFFFF", style.RNN_OP,
-                     right - 12, cls="output", wrap_x=left + 58)  # fmt: skip
 
     # the backward step net (2) and its scratches (3)
     line += 28
@@ -429,9 +417,22 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
                      "writes its gradient as `…%s`, then a `Sum` adds it"
                      % (op_type, renamed[len(blob):]), right - 12) - 6  # fmt: skip
 
-    # every argument (6)
+    # the op itself (6): its inputs in order (the references last), outputs, arguments
     line += 14
     tag(line, "6")
+    canvas.text(left, line, "inputs:", style.READ_NOTE, bold=True)
+    others = [name for name in stages.op_inputs if name not in stages.references]
+    if stages.op_inputs != others + list(stages.references):
+        raise DrawingError("fig_recurrent_net_stages: the op's inputs are not its sequence "
+                           "and states, then its references: %s" % stages.op_inputs)
+    line, x = _pills(canvas, left + 48, line, others, "#FFFFFF", style.RNN_OP, right - 12,
+                     cls="input", wrap_x=left + 48)  # fmt: skip
+    canvas.text(x + 2, line, "then the refs (1)", style.READ_NOTE, fill=style.MUTED)
+    line += 26
+    canvas.text(left, line, "outputs:", style.READ_NOTE, bold=True)
+    line, _ = _pills(canvas, left + 58, line, stages.op_outputs, "#FFFFFF", style.RNN_OP,
+                     right - 12, cls="output", wrap_x=left + 58)  # fmt: skip
+    line += 24
     families = _argument_families(stages.op_arguments)
     line = _note(canvas, left, line, "%d arguments: %s" % (len(stages.op_arguments), families),
                  right - 12)  # fmt: skip
