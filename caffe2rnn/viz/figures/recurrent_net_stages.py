@@ -423,8 +423,10 @@ def fig_recurrent_net_stages(scope="lstm", dim_out=4):
     canvas.text(left, line, "inputs:", style.READ_NOTE, bold=True)
     others = [name for name in stages.op_inputs if name not in stages.references]
     if stages.op_inputs != others + list(stages.references):
-        raise DrawingError("fig_recurrent_net_stages: the op's inputs are not its sequence "
-                           "and states, then its references: %s" % stages.op_inputs)
+        raise DrawingError(
+            "fig_recurrent_net_stages: the op's inputs are not its sequence "
+            "and states, then its references: %s" % stages.op_inputs
+        )
     line, x = _pills(canvas, left + 48, line, others, "#FFFFFF", style.RNN_OP, right - 12,
                      cls="input", wrap_x=left + 48)  # fmt: skip
     canvas.text(x + 2, line, "then the refs (1)", style.READ_NOTE, fill=style.MUTED)
