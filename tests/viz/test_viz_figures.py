@@ -549,6 +549,21 @@ def test_recurrent_net_stages_refuses_a_stage_that_disagrees_with_the_op(monkeyp
         recurrent_net_stages.run_stages(op)
 
 
+def test_recurrent_net_stages_refuses_references_that_are_not_the_ops_last_inputs(monkeypatch):
+    """The op's box lists the sequence and the states, then says the references of stage 1
+    follow: an op whose inputs are in another order cannot be drawn that way."""
+    run_stages = recurrent_net_stages.run_stages
+
+    def reordered(op):
+        stages = run_stages(op)
+        stages.op_inputs = stages.op_inputs[-1:] + stages.op_inputs[:-1]
+        return stages
+
+    monkeypatch.setattr(recurrent_net_stages, "run_stages", reordered)
+    with pytest.raises(DrawingError, match="then its references"):
+        recurrent_net_stages.fig_recurrent_net_stages()
+
+
 def test_pass_through_link_draws_what_recurrent_net_built(drawn, monkeypatch):
     """Step 15's worked example, read off the op: input_t's only reader is the Sum, no
     backward op writes input_t_grad, x's backward link views elman/pre_t_grad (Caffe2
