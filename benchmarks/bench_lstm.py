@@ -386,9 +386,8 @@ class Caffe2RNNLSTM:
         )
 
 
-#: The LSTM cell's kernels in a plan's calls (inside a fused step: its unit
-#: part), each with the index of its first output argument.
-CELL_KERNELS = {"lstm_unit_forward": 7, "lstm_unit_backward": 9}
+#: The LSTM cell's kernels in a plan's calls (inside a fused step: its unit part).
+CELL_KERNELS = ("lstm_unit_forward", "lstm_unit_backward")
 
 
 def _plan_parts(model):
@@ -442,20 +441,21 @@ def products_and_cell(model):
         if call.name == "matmul":
             pairs.append((forward, call))
         elif call.name in CELL_KERNELS:
-            pairs.append((forward, _writing_scratch(call, CELL_KERNELS[call.name], scratch)))
+            pairs.append((forward, _writing_scratch(call, scratch)))
     return _compiled(pairs)
 
 
-def _writing_scratch(call, first_output, scratch):
-    """A copy of the bound ``call`` whose outputs (its arguments from
-    ``first_output`` on) are arrays of ``scratch``, one per position, shape
-    and dtype."""
+def _writing_scratch(call, scratch):
+    """A copy of the bound ``call`` whose arguments that it declares it writes
+    (``call.writes``) are arrays of ``scratch``, one per position, shape and
+    dtype."""
+    written = {id(a) for a in call.writes}
     args = list(call.args)
-    for k in range(first_output, len(args)):
-        if args[k] is not None:
-            key = (k, args[k].shape, args[k].dtype.str)
+    for k, a in enumerate(args):
+        if id(a) in written:
+            key = (k, a.shape, a.dtype.str)
             if key not in scratch:
-                scratch[key] = np.zeros_like(args[k])
+                scratch[key] = np.zeros_like(a)
             args[k] = scratch[key]
     private = copy.copy(call)
     private.args = tuple(args)
